@@ -1,0 +1,294 @@
+"""Text -> normalised tokens -> hashed shingles (uint64), the input of every sketch.
+
+Normalisation is Unicode NFKC, then ``casefold``, then whitespace folded to single spaces, so
+full-width/half-width forms, ligatures and case never make two copies differ.
+
+Tokens are words (``\\w+`` runs) for alphabetic scripts and *single characters* for CJK
+ideographs and kana: Chinese and Japanese have no spaces, and a word segmenter would make the
+sketch depend on a dictionary. With the default shingle size ``w = 3`` the same rule gives word
+3-grams for English and character 3-grams for Chinese, the robust default in the literature for
+both (character 2-grams repeat too often in Chinese; 4-grams break on every edit). Mixed text works:
+``"neardup 检测重复"`` tokenises to ``["neardup", "检", "测", "重", "复"]``.
+
+Every hash is deterministic across processes and machines: MurmurHash3 with a fixed seed for
+tokens, then a splitmix64-style combiner in numpy for shingles (never Python's ``hash()``, which is
+salted per process).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import mmh3
+import numpy as np
+import numpy.typing as npt
+
+U64 = npt.NDArray[np.uint64]
+F64 = npt.NDArray[np.float64]
+U8 = npt.NDArray[np.uint8]
+
+DEFAULT_SEED = 0x6E656172  # "near"
+DEFAULT_SHINGLE = 3
+DEFAULT_CHAR_NGRAM = 3
+
+_CJK = (
+    "\u2e80-\u2fdf"  # CJK radicals
+    "\u3005-\u3007"  # iteration marks, ideographic zero
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # extension A
+    "\u4e00-\u9fff"  # unified ideographs
+    "\uf900-\ufaff"  # compatibility ideographs
+    "\U00020000-\U0003134f"  # extensions B-G
+)
+_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+_CJK_RE = re.compile(f"[{_CJK}]")
+_WORD_RE = re.compile(r"\w")
+_POLY = 0x100000001B3  # FNV-64 prime, odd
+_POLY_INV = pow(_POLY, -1, 1 << 64)
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_WINDOW_MULT = np.array(
+    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
+    dtype=np.uint64,
+)
+
+
+def mix64(x: U64) -> U64:
+    """splitmix64 finaliser: a bijective, strongly avalanching map of uint64 arrays.
+
+    Structured inputs (consecutive integers, shingles that share tokens) come out looking
+    independent, which the MinHash and SimHash estimators assume.
+    """
+    z = x ^ (x >> _S30)
+    z = z * _M1
+    z = z ^ (z >> _S27)
+    z = z * _M2
+    return z ^ (z >> _S31)  # type: ignore[no-any-return]
+
+
+def normalize(text: str) -> str:
+    """NFKC, casefold, whitespace folded to one space and stripped."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def tokenize(text: str, *, normalized: bool = False) -> list[str]:
+    """Words for alphabetic scripts, single characters for CJK (see module docstring)."""
+    return _TOKEN_RE.findall(text if normalized else normalize(text))
+
+
+def token_hashes(tokens: list[str], seed: int = DEFAULT_SEED) -> U64:
+    """64-bit hash of each token, in order (duplicates kept); equal to the fast path's."""
+    if not tokens:
+        return np.empty(0, dtype=np.uint64)
+    return text_token_hashes(" ".join(tokens), seed, normalized=True)
+
+
+@cache
+def _char_classes() -> npt.NDArray[np.uint8]:
+    """Class of every BMP code point: 0 separator, 1 word character (``\\w``), 2 CJK."""
+    bmp = "".join(chr(c) if not 0xD800 <= c < 0xE000 else " " for c in range(0x10000))
+    word = np.frombuffer(re.sub(r"\W", "\0", bmp).encode("utf-32-le"), dtype=np.uint32) != 0
+    table = word.astype(np.uint8)
+    cjk = np.frombuffer(re.sub(f"[^{_CJK}]", "\0", bmp).encode("utf-32-le"), dtype=np.uint32)
+    table[cjk != 0] = 2
+    return table
+
+
+@cache
+def _powers(size: int) -> tuple[U64, U64]:
+    """``P**j`` and ``P**-j`` modulo 2**64 for j < size (P odd, so it is invertible)."""
+    p = np.full(size, _POLY, dtype=np.uint64)
+    p[0] = 1
+    q = np.full(size, _POLY_INV, dtype=np.uint64)
+    q[0] = 1
+    return np.cumprod(p, dtype=np.uint64), np.cumprod(q, dtype=np.uint64)
+
+
+def _classify(codes: npt.NDArray[np.uint32]) -> U8:
+    table = _char_classes()
+    if len(codes) == 0 or int(codes.max()) < 0x10000:
+        return np.take(table, codes)
+    cls = table[np.minimum(codes, 0xFFFF)]
+    for i in np.flatnonzero(codes >= 0x10000):
+        ch = chr(int(codes[i]))
+        cls[i] = 2 if _CJK_RE.match(ch) else (1 if _WORD_RE.match(ch) else 0)
+    return cls
+
+
+def _codes_and_classes(norm: str) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.uint32], U8]:
+    if norm.isascii():  # O(1) in CPython; the common case gets one byte per character
+        codes8 = np.frombuffer(norm.encode("ascii"), dtype=np.uint8)
+        return codes8, np.take(_char_classes()[:128], codes8)
+    codes32 = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32)
+    return codes32, _classify(codes32)
+
+
+def _spans_and_hashes(
+    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32], cls: U8, seed: int
+) -> tuple[npt.NDArray[np.intp], U64]:
+    """Token start offsets and token hashes for a classified code-point array."""
+    n = len(codes)
+    edges = np.zeros(n + 2, dtype=np.int8)
+    edges[1:-1] = cls == 1
+    step = np.diff(edges)
+    starts = np.flatnonzero(step == 1)
+    ends = np.flatnonzero(step == -1)
+    cjk = np.flatnonzero(cls == 2)
+    if len(cjk):
+        starts = np.concatenate([starts, cjk])
+        order = np.argsort(starts, kind="stable")
+        starts = starts[order]
+        ends = np.concatenate([ends, cjk + 1])[order]
+    pw, pinv = _powers(1 << max(n, 16).bit_length())
+    prefix = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(codes.astype(np.uint64) * pw[:n], out=prefix[1:])
+    poly = (prefix[ends] - prefix[starts]) * pinv[starts]
+    lengths = (ends - starts).astype(np.uint64)
+    seed_word = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
+    return starts, mix64(poly + lengths * _WINDOW_MULT[1] + seed_word)
+
+
+def text_token_hashes(text: str, seed: int = DEFAULT_SEED, *, normalized: bool = False) -> U64:
+    """Hash of every token of the text, in order, without building Python strings.
+
+    The token spans come from a code-point class table (the same classes as the ``\\w+`` / CJK
+    regex of :func:`tokenize`); each token's hash is a polynomial hash of its code points modulo
+    2**64, computed for all tokens at once from one prefix sum, then mixed with the length and
+    seed by :func:`mix64` so that tokens sharing prefixes come out independent.
+    """
+    norm = text if normalized else normalize(text)
+    if not norm:
+        return np.empty(0, dtype=np.uint64)
+    codes, cls = _codes_and_classes(norm)
+    return _spans_and_hashes(codes, cls, seed)[1]
+
+
+def batch_shingle_hashes(
+    texts: Sequence[str], *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED
+) -> tuple[U64, npt.NDArray[np.intp]]:
+    """Shingle hashes of many texts at once: ``(hashes, offsets)``, text i owning
+    ``hashes[offsets[i]:offsets[i + 1]]`` (in token order, repeats kept).
+
+    The same values as :func:`shingle_hashes` before its ``unique``, but one NFKC/casefold call and
+    one pass of numpy over the whole batch, so the per-call overhead of numpy is paid once per
+    batch instead of once per text. Texts are joined with NUL (a separator class, so no token
+    crosses a boundary; NUL inside a text is read as a space, as the tokenizer would anyway).
+    """
+    n_docs = len(texts)
+    if n_docs == 0:
+        return np.empty(0, dtype=np.uint64), np.zeros(1, dtype=np.intp)
+    joined = "\0".join(t.replace("\0", " ") for t in texts)
+    norm = unicodedata.normalize("NFKC", joined).casefold()
+    codes, cls = _codes_and_classes(norm)
+    seps = np.flatnonzero(codes == 0)
+    if len(seps) != n_docs - 1:  # normalisation produced or removed a NUL: go text by text
+        parts = [combine_windows(text_token_hashes(t, seed), w) for t in texts]
+        return _concat(parts)
+    starts, toks = _spans_and_hashes(codes, cls, seed)
+    doc = np.searchsorted(seps, starts)
+    per_doc = np.bincount(doc, minlength=n_docs)
+    if len(toks) >= w:
+        win = combine_windows(toks, w)
+        keep = doc[: len(win)] == doc[w - 1 :]
+        win, win_doc = win[keep], doc[: len(win)][keep]
+    else:
+        win, win_doc = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.intp)
+    short = np.flatnonzero((per_doc > 0) & (per_doc < w))
+    if len(short):  # fewer tokens than w: one window over all of them, as in combine_windows
+        tok_off = np.concatenate([[0], np.cumsum(per_doc)])
+        extra = [combine_windows(toks[tok_off[d] : tok_off[d + 1]], w) for d in short]
+        win = np.concatenate([win, *extra])
+        win_doc = np.concatenate([win_doc, short])
+        order = np.argsort(win_doc, kind="stable")
+        win, win_doc = win[order], win_doc[order]
+    offsets = np.zeros(n_docs + 1, dtype=np.intp)
+    np.cumsum(np.bincount(win_doc, minlength=n_docs), out=offsets[1:])
+    return win, offsets
+
+
+def _concat(parts: list[U64]) -> tuple[U64, npt.NDArray[np.intp]]:
+    offsets = np.zeros(len(parts) + 1, dtype=np.intp)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)), offsets
+
+
+def combine_windows(values: U64, w: int) -> U64:
+    """Order-sensitive hash of every window of ``w`` consecutive values (vectorised).
+
+    ``mix64(sum_j v[i+j] * M_j)`` with distinct odd multipliers ``M_j``: the values are already
+    mixed hashes, so one final mix suffices and ``(a, b, c)`` differs from ``(b, a, c)``. A sequence
+    shorter than ``w`` yields one window over all of it (a two-word comment still has a feature);
+    an empty sequence yields none.
+    """
+    n = len(values)
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    w = min(w, n)
+    m = n - w + 1
+    acc = values[:m] * _WINDOW_MULT[0]
+    for j in range(1, w):
+        acc += values[j : j + m] * _WINDOW_MULT[j % len(_WINDOW_MULT)] + np.uint64(j)
+    return mix64(acc + np.uint64(w))
+
+
+def shingle_hashes(
+    text: str, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED, normalized: bool = False
+) -> U64:
+    """Sorted, unique uint64 hashes of the text's w-token shingles."""
+    return np.unique(combine_windows(text_token_hashes(text, seed, normalized=normalized), w))
+
+
+def shingle_counts(
+    text: str, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED, normalized: bool = False
+) -> tuple[U64, npt.NDArray[np.int64]]:
+    """Sorted unique shingle hashes and their term frequencies (SimHash weights)."""
+    h = combine_windows(text_token_hashes(text, seed, normalized=normalized), w)
+    uniq, counts = np.unique(h, return_counts=True)
+    return uniq, counts.astype(np.int64)
+
+
+def char_ngram_hashes(
+    text: str, *, n: int = DEFAULT_CHAR_NGRAM, seed: int = DEFAULT_SEED, normalized: bool = False
+) -> U64:
+    """Sorted unique hashes of character n-grams of the normalised text (short-text path)."""
+    norm = text if normalized else normalize(text)
+    codes = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    return np.unique(combine_windows(mix64(codes ^ np.uint64(seed)), n))
+
+
+def idf_weights(
+    hashes: U64, counts: npt.NDArray[np.int64], doc_freq: Mapping[int, int], n_docs: int
+) -> F64:
+    """tf-idf weights ``tf * log((1 + N) / (1 + df)) + 1`` (smoothed, never zero)."""
+    df = np.fromiter((doc_freq.get(int(h), 0) for h in hashes), dtype=np.float64, count=len(hashes))
+    return counts.astype(np.float64) * (np.log((1.0 + n_docs) / (1.0 + df)) + 1.0)
+
+
+def content_hash(normalized_text: str, seed: int = DEFAULT_SEED) -> bytes:
+    """128-bit MurmurHash3 of the normalised text: the verbatim-copy key."""
+    return mmh3.hash_bytes(normalized_text.encode("utf-8"), seed, x64arch=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Everything the engine needs from one text, computed once."""
+
+    normalized: str
+    n_tokens: int
+    shingles: U64  # sorted unique word/char w-shingle hashes
+    counts: npt.NDArray[np.int64]  # term frequency of each shingle
+    exact: bytes  # 16-byte content hash
+
+
+def extract(text: str, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED) -> Features:
+    """Normalise once and derive token count, shingles and the content hash from that."""
+    norm = normalize(text)
+    toks = text_token_hashes(norm, seed, normalized=True)
+    uniq, counts = np.unique(combine_windows(toks, w), return_counts=True)
+    return Features(norm, len(toks), uniq, counts.astype(np.int64), content_hash(norm, seed))

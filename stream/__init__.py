@@ -1,0 +1,1 @@
+"""The neardup service: index, engine, CLI and streaming worker around ``sketch``."""
