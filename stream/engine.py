@@ -1,0 +1,407 @@
+"""Article -> sketches -> atomic register-and-probe -> exact verification -> verdict.
+
+No Kafka here: the worker, the HTTP check and ``neardup dedup`` all call :meth:`Engine.process`
+with a batch of articles and an :class:`~stream.index.base.Index`.
+
+Three paths, chosen by the text:
+
+* **exact**: a 128-bit hash of the normalised text; an earlier article with the same hash makes a
+  ``duplicate`` (method ``exact``). Its slot has no cap, so hot buckets never hide a verbatim copy.
+* **long** (``>= policy.short_tokens`` tokens): candidates from MinHash bands and SimHash permuted
+  tables, verified by exact Jaccard (or containment) of token 3-shingles.
+* **short** (comments, titles): candidates from MinHash bands over character n-grams, verified by
+  normalised edit similarity.
+
+A candidate that does not verify is dropped: a verdict never rests on a bucket collision alone.
+
+Clusters. An original is its own cluster; a copy joins the cluster of its best earlier match. When
+that match's own verdict is not yet stored (another worker is still deciding it), the engine
+decides it here from the match's stored record and the articles earlier than it, which is a pure
+function of data that no longer changes, so both workers reach the same cluster and a chain
+``A <- B <- C`` ends in one cluster however it is spread over workers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import orjson
+
+from sketch import features, hamming, lsh, simhash, verify
+from stream import keys
+from stream.index.base import Index, Probe, Registration
+from stream.policy import Policy
+from stream.records import Kind, Record
+
+VerdictKind = Literal["original", "near_duplicate", "duplicate"]
+Method = Literal["new", "exact", "jaccard", "containment", "edit"]
+
+_LONG_SALT = np.uint64(0x4C4F4E4742414E44)  # "LONGBAND"
+_SHORT_SALT = np.uint64(0x53484F5254424E44)  # "SHORTBND"
+_SIM_SALT = np.uint64(0x53494D5441424C45)  # "SIMTABLE"
+
+
+class NeardupError(Exception):
+    """Base of per-article errors; ``retriable`` says whether a retry can help."""
+
+    retriable = False
+    reason = "error"
+
+
+class ConflictError(NeardupError):
+    """The id was seen before with a different text: never overwritten silently."""
+
+    reason = "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    id: str
+    text: str
+    namespace: str = "default"
+    title: str | None = None
+    url: str | None = None
+    lang: str | None = None
+    published_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    id: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    id: str
+    namespace: str
+    verdict: VerdictKind
+    duplicate_of: str | None
+    cluster: str
+    similarity: float | None
+    matches: tuple[Match, ...]
+    method: Method
+    seq: int | None
+    candidates: int = field(default=0, compare=False)  # buckets' candidates (metrics only)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "namespace": self.namespace,
+            "verdict": self.verdict,
+            "duplicate_of": self.duplicate_of,
+            "cluster": self.cluster,
+            "similarity": self.similarity,
+            "matches": [{"id": m.id, "similarity": m.similarity} for m in self.matches],
+            "method": self.method,
+            "seq": self.seq,
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, blob: bytes) -> Verdict:
+        d = orjson.loads(blob)
+        return cls(
+            d["id"],
+            d["namespace"],
+            d["verdict"],
+            d["duplicate_of"],
+            d["cluster"],
+            d["similarity"],
+            tuple(Match(m["id"], m["similarity"]) for m in d["matches"]),
+            d["method"],
+            d["seq"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    article: Article
+    kind: Kind
+    content: bytes
+    buckets: tuple[int, ...]
+    shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
+    text: str  # normalised text (short path)
+    simhash: int
+
+    def record(self, at: float) -> Record:
+        return Record(
+            self.article.id,
+            self.kind,
+            at,
+            self.simhash,
+            self.content,
+            self.buckets,
+            self.shingles if self.kind is Kind.LONG else np.empty(0, np.uint32),
+            self.text if self.kind is Kind.SHORT else "",
+        )
+
+
+def _salted(h: npt.NDArray[np.uint64], salt: np.uint64) -> list[int]:
+    return [int(x) for x in features.mix64(h ^ salt)]
+
+
+def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
+    """The pure part: every sketch and bucket id of a batch, vectorised over the batch."""
+    if not articles:
+        return []
+    w = policy.shingle_size
+    hashes, offsets = features.batch_shingle_hashes(
+        [a.text for a in articles], w=w, seed=policy.seed
+    )
+    n_windows = np.diff(offsets)
+    is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
+    norms = [features.normalize(a.text) for a in articles]
+    long_idx: list[int] = np.flatnonzero(is_long).tolist()
+    short_idx: list[int] = np.flatnonzero(~is_long).tolist()
+    bands, rows = policy.bands_rows
+    sbands, srows = policy.short_bands_rows
+    hasher = policy.hasher
+    out: dict[int, _Prepared] = {}
+    if long_idx:
+        parts = [hashes[offsets[i] : offsets[i + 1]] for i in long_idx]
+        sub_off = np.zeros(len(parts) + 1, dtype=np.intp)
+        np.cumsum([len(p) for p in parts], out=sub_off[1:])
+        sigs = hasher.signatures(np.concatenate(parts), sub_off)
+        for j, i in enumerate(long_idx):
+            uniq, counts = np.unique(parts[j], return_counts=True)
+            fp = simhash.simhash(uniq, counts)
+            band_ids = _salted(lsh.band_hashes(sigs[j], bands, rows), _LONG_SALT)
+            tables = hamming.table_keys(fp, policy.table_design)
+            table_ids = _salted(
+                np.array([(t << 48) ^ key for t, key in tables], dtype=np.uint64), _SIM_SALT
+            )
+            out[i] = _Prepared(
+                articles[i],
+                Kind.LONG,
+                features.content_hash(norms[i], policy.seed),
+                tuple(band_ids + table_ids),
+                np.unique(uniq.astype(np.uint32)),
+                norms[i],
+                fp,
+            )
+    for i in short_idx:
+        grams = features.char_ngram_hashes(
+            norms[i], n=policy.char_ngram, seed=policy.seed, normalized=True
+        )
+        band_ids = (
+            _salted(lsh.band_hashes(hasher.signature(grams).values, sbands, srows), _SHORT_SALT)
+            if len(grams)
+            else []
+        )
+        out[int(i)] = _Prepared(
+            articles[i],
+            Kind.SHORT,
+            features.content_hash(norms[i], policy.seed),
+            tuple(band_ids),
+            np.empty(0, np.uint32),
+            norms[i],
+            0,
+        )
+    return [out[i] for i in range(len(articles))]
+
+
+def _similarity(policy: Policy, me: _Prepared | Record, other: Record) -> tuple[float, Method]:
+    """Exact similarity of an article (prepared, or stored) to an earlier stored one."""
+    if me.kind is not other.kind:
+        return 0.0, "new"
+    if me.kind is Kind.SHORT:
+        return verify.edit_similarity(me.text, other.text), "edit"
+    a = me.shingles.astype(np.uint64)
+    b = other.shingles.astype(np.uint64)
+    if policy.measure == "containment":
+        return verify.containment(a, b), "containment"
+    return verify.jaccard(a, b), "jaccard"
+
+
+@dataclass
+class _Batch:
+    """Per-namespace state while one batch is decided: records and verdicts seen so far."""
+
+    ns: str
+    policy: Policy
+    records: dict[int, Record] = field(default_factory=dict)
+    verdicts: dict[int, Verdict] = field(default_factory=dict)
+
+
+class Engine:
+    """Decides verdicts for batches of articles against an index (memory or Redis)."""
+
+    def __init__(
+        self,
+        index: Index,
+        policy: Policy | None = None,
+        *,
+        policies: Mapping[str, Policy] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.index = index
+        self.default_policy = policy or Policy()
+        self._policies = dict(policies or {})
+        self._clock = clock
+        self._schemes_checked: set[str] = set()
+
+    def policy_for(self, ns: str) -> Policy:
+        return self._policies.get(ns, self.default_policy)
+
+    async def _ensure(self, ns: str, policy: Policy) -> None:
+        if ns not in self._schemes_checked:
+            keys.check_namespace(ns)
+            await self.index.ensure_scheme(ns, policy.scheme_bytes())
+            self._schemes_checked.add(ns)
+
+    async def process(
+        self, articles: Sequence[Article], *, register: bool = True
+    ) -> list[Verdict | NeardupError]:
+        """Verdicts in input order; a per-article error is returned in its place, not raised."""
+        results: list[Verdict | NeardupError | None] = [None] * len(articles)
+        by_ns: dict[str, list[int]] = {}
+        for i, a in enumerate(articles):
+            by_ns.setdefault(a.namespace, []).append(i)
+        for ns, idx in by_ns.items():
+            policy = self.policy_for(ns)
+            await self._ensure(ns, policy)
+            decided = await self._process_ns(ns, policy, [articles[i] for i in idx], register)
+            for i, res in zip(idx, decided, strict=True):
+                results[i] = res
+        return [r for r in results if r is not None]
+
+    async def _process_ns(
+        self, ns: str, policy: Policy, articles: list[Article], register: bool
+    ) -> list[Verdict | NeardupError]:
+        prepared = prepare(policy, articles)
+        now = self._clock()
+        if policy.retention_s is not None and register:
+            await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
+        if register:
+            regs = [
+                Registration(p.article.id, p.content, p.buckets, p.record(now).encode(), now)
+                for p in prepared
+            ]
+            probes = await self.index.register(ns, regs, policy.bucket_cap)
+        else:
+            probes = []
+            for p in prepared:
+                first, cands = await self.index.lookup(ns, p.content, p.buckets)
+                probes.append(Probe(0, "new", first, cands))
+        batch = _Batch(ns, policy)
+        wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
+        await self._load_records(batch, wanted)
+        out: list[Verdict | NeardupError] = []
+        stored: dict[int, bytes] = {}
+        order = sorted(range(len(prepared)), key=lambda k: probes[k].seq)
+        decided: dict[int, Verdict | NeardupError] = {}
+        for k in order:
+            p, probe = prepared[k], probes[k]
+            if probe.status == "replay":
+                decided[k] = await self._replay(batch, p, probe)
+                continue
+            v = await self._decide(batch, p, probe, register)
+            decided[k] = v
+            if register:
+                batch.verdicts[probe.seq] = v
+                stored[probe.seq] = v.to_json()
+        if stored:
+            await self.index.put_verdicts(ns, stored)
+        out = [decided[k] for k in range(len(prepared))]
+        return out
+
+    async def _load_records(self, batch: _Batch, seqs: set[int]) -> None:
+        missing = [s for s in seqs if s not in batch.records]
+        if missing:
+            raw = await self.index.records(batch.ns, sorted(missing))
+            batch.records.update({s: Record.decode(b) for s, b in raw.items()})
+
+    async def _replay(self, batch: _Batch, p: _Prepared, probe: Probe) -> Verdict | NeardupError:
+        if probe.record is not None and Record.decode(probe.record).content != p.content:
+            return ConflictError(
+                f"article id {p.article.id!r} was indexed before (seq {probe.seq}) with a "
+                "different text; use a new id for a new text"
+            )
+        if probe.verdict is not None:
+            return Verdict.from_json(probe.verdict)
+        return await self._resolve(batch, probe.seq, depth=0)
+
+    async def _decide(
+        self, batch: _Batch, me: _Prepared | Record, probe: Probe, register: bool
+    ) -> Verdict:
+        policy = batch.policy
+        seq = probe.seq if register else None
+        matches: list[tuple[float, int, Method]] = []
+        exact = probe.exact_seq
+        if exact is not None and exact in batch.records:
+            matches.append((1.0, exact, "exact"))
+        for s in probe.candidates:
+            if s == exact or s not in batch.records or (seq is not None and s >= seq):
+                continue
+            sim, method = _similarity(policy, me, batch.records[s])
+            limit = policy.short_threshold if method == "edit" else policy.threshold
+            if method != "new" and sim >= limit:
+                matches.append((sim, s, method))
+        doc_id = me.article.id if isinstance(me, _Prepared) else me.doc_id
+        if not matches:
+            return Verdict(
+                doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
+                len(probe.candidates),
+            )  # fmt: skip
+        matches.sort(key=lambda m: (-m[0], m[1]))
+        sim, best, method = matches[0]
+        cluster = await self._cluster_of(batch, best, depth=0)
+        shown = tuple(
+            Match(batch.records[s].doc_id, round(x, 4)) for x, s, _ in matches[: policy.max_matches]
+        )
+        return Verdict(
+            doc_id,
+            batch.ns,
+            "duplicate" if method == "exact" else "near_duplicate",
+            batch.records[best].doc_id,
+            cluster,
+            round(sim, 4),
+            shown,
+            method,
+            seq,
+            len(probe.candidates),
+        )
+
+    async def _cluster_of(self, batch: _Batch, seq: int, depth: int) -> str:
+        v = batch.verdicts.get(seq)
+        if v is None:
+            got = await self.index.verdicts(batch.ns, [seq])
+            if seq in got:
+                v = Verdict.from_json(got[seq])
+                batch.verdicts[seq] = v
+        if v is None:
+            v = await self._resolve(batch, seq, depth + 1)
+        return v.cluster
+
+    async def _resolve(self, batch: _Batch, seq: int, depth: int) -> Verdict:
+        """Decide a stored article's verdict from its record and the articles before it."""
+        if depth > 64:  # a chain this long of undecided articles means something is stuck
+            raise RuntimeError(f"cannot resolve the cluster of seq {seq}: chain too long")
+        await self._load_records(batch, {seq})
+        rec = batch.records[seq]
+        first, cands = await self.index.lookup(batch.ns, rec.content, rec.buckets)
+        earlier = tuple(s for s in cands if s < seq)
+        exact = first if first is not None and first < seq else None
+        await self._load_records(batch, {*earlier, *([exact] if exact else [])})
+        v = await self._decide(batch, rec, Probe(seq, "new", exact, earlier), register=True)
+        batch.verdicts[seq] = v
+        return v
+
+    async def delete(self, ns: str, doc_id: str) -> bool:
+        """Takedown: the article leaves buckets, content slot, records and verdicts."""
+        keys.check_namespace(ns)
+        return await self.index.delete(ns, doc_id)
+
+    async def expire(self, ns: str) -> int:
+        policy = self.policy_for(ns)
+        if policy.retention_s is None:
+            return 0
+        return await self.index.expire(ns, self._clock() - policy.retention_s, limit=100_000)

@@ -1,0 +1,83 @@
+"""The index contract the engine relies on; memory and Redis implement it identically.
+
+The one operation that matters is :meth:`Index.register`: for each article, *in one atomic step*,
+take the next sequence number of the namespace, read the content-hash slot and the buckets, and add
+the article to them. Because reading and adding are one step, sequence order equals visibility
+order: if A's seq < B's seq, B's probe sees A. "Earlier" always means "smaller seq".
+
+Bucket semantics (both implementations): a bucket holds at most ``cap`` articles, the earliest
+ones; past the cap a new article still *reads* the bucket but is not added (hot buckets are
+boilerplate, empty or error pages: their later members add nothing but cost). The content-hash slot
+has no cap, so a verbatim copy of a document in a hot bucket is still found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+
+class IndexStoreError(Exception):
+    """Base of index errors; ``retriable`` says whether trying again can help."""
+
+    retriable = False
+
+
+class SchemeMismatchError(IndexStoreError):
+    """The namespace was built with other sketch parameters; mixing them is meaningless."""
+
+
+class IndexUnavailableError(IndexStoreError):
+    """The backing store cannot be reached (retry with backoff)."""
+
+    retriable = True
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    doc_id: str
+    content: bytes  # 16-byte hash of the normalised text
+    buckets: tuple[int, ...]  # 64-bit bucket ids (band keys, SimHash table keys)
+    record: bytes  # stream.records.Record.encode()
+    at: float  # registration time, unix seconds (retention)
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    seq: int
+    status: Literal["new", "replay"]
+    exact_seq: int | None  # the first article with the same content, if earlier than seq
+    candidates: tuple[int, ...]  # earlier articles sharing a bucket, ascending, no repeats
+    hot: int = 0  # buckets that were at their cap
+    record: bytes | None = None  # replay: the stored record
+    verdict: bytes | None = None  # replay: the stored verdict, if decided
+
+
+class Index(Protocol):
+    async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
+        """Record the scheme on first use; raise SchemeMismatchError if it differs."""
+
+    async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
+        """Register-and-probe each article atomically, in the given order."""
+
+    async def lookup(
+        self, ns: str, content: bytes, buckets: Sequence[int]
+    ) -> tuple[int | None, tuple[int, ...]]:
+        """Read-only probe: first seq with this content, and all seqs in these buckets."""
+
+    async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
+
+    async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
+
+    async def put_verdicts(self, ns: str, items: Mapping[int, bytes]) -> None: ...
+
+    async def seq_of(self, ns: str, doc_id: str) -> int | None: ...
+
+    async def delete(self, ns: str, doc_id: str) -> bool:
+        """Remove an article from its buckets, content slot, records and verdicts."""
+
+    async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
+        """Delete up to ``limit`` articles registered before ``before``; return how many."""
+
+    async def count(self, ns: str) -> int: ...

@@ -1,0 +1,111 @@
+#!lua name=neardup
+-- neardup index functions. Every key of one call shares the hash tag {ns} (one cluster slot).
+-- Sequence numbers are packed as 4 big-endian bytes; a bucket value is a run of them, earliest
+-- first, so membership never needs decoding here and removal keeps 4-byte alignment.
+
+local function pack(seq)
+  return struct.pack('>I4', seq)
+end
+
+-- register: KEYS = meta, ids, docs, times, verdicts, exact shard, bucket shard 1..n
+--           ARGV = id, content hash, registered_at, cap (members), record, bucket field 1..n
+-- Returns {'new', seq, exact_seq_packed or '', hot, bucket value 1, ..., bucket value n}
+--      or {'replay', seq, record, verdict or ''}.
+local function register(keys, args)
+  local known = redis.call('HGET', keys[2], args[1])
+  if known then
+    local seq = struct.unpack('>I4', known)
+    local rec = redis.call('HGET', keys[3], known) or ''
+    local verdict = redis.call('HGET', keys[5], known) or ''
+    return {'replay', seq, rec, verdict}
+  end
+  local seq = redis.call('HINCRBY', keys[1], 'seq', 1)
+  local me = pack(seq)
+  local first = redis.call('HGET', keys[6], args[2])
+  if not first then
+    redis.call('HSET', keys[6], args[2], me)
+    first = ''
+  end
+  local cap = 4 * tonumber(args[4])
+  local out = {'new', seq, first, 0}
+  local hot = 0
+  for i = 7, #keys do
+    local field = args[i - 1]
+    local v = redis.call('HGET', keys[i], field)
+    if not v then
+      redis.call('HSET', keys[i], field, me)
+      out[#out + 1] = ''
+    else
+      out[#out + 1] = v
+      if #v < cap then
+        redis.call('HSET', keys[i], field, v .. me)
+      else
+        hot = hot + 1
+      end
+    end
+  end
+  out[4] = hot
+  redis.call('HSET', keys[2], args[1], me)
+  redis.call('HSET', keys[3], me, args[5])
+  redis.call('ZADD', keys[4], args[3], me)
+  return out
+end
+
+-- lookup (read only): KEYS = exact shard, bucket shard 1..n; ARGV = content hash, field 1..n
+local function lookup(keys, args)
+  local out = {redis.call('HGET', keys[1], args[1]) or ''}
+  for i = 2, #keys do
+    out[#out + 1] = redis.call('HGET', keys[i], args[i]) or ''
+  end
+  return out
+end
+
+-- remove one packed seq from a bucket value, respecting 4-byte alignment
+local function without(v, me)
+  local pos = 1
+  while true do
+    local s = string.find(v, me, pos, true)
+    if not s then return v end
+    if (s - 1) % 4 == 0 then
+      return string.sub(v, 1, s - 1) .. string.sub(v, s + 4)
+    end
+    pos = s + 1
+  end
+end
+
+-- remove: KEYS = ids, docs, times, verdicts, exact shard, bucket shard 1..n
+--         ARGV = packed seq, id, content hash, field 1..n
+-- Deletes the article everywhere, buckets included. Returns 1 if it was there.
+local function remove(keys, args)
+  local me = args[1]
+  if redis.call('HEXISTS', keys[2], me) == 0 then return 0 end
+  for i = 6, #keys do
+    local field = args[i - 2]
+    local v = redis.call('HGET', keys[i], field)
+    if v then
+      local rest = without(v, me)
+      if #rest == 0 then
+        redis.call('HDEL', keys[i], field)
+      elseif #rest ~= #v then
+        redis.call('HSET', keys[i], field, rest)
+      end
+    end
+  end
+  if redis.call('HGET', keys[5], args[3]) == me then redis.call('HDEL', keys[5], args[3]) end
+  if redis.call('HGET', keys[1], args[2]) == me then redis.call('HDEL', keys[1], args[2]) end
+  redis.call('HDEL', keys[2], me)
+  redis.call('HDEL', keys[4], me)
+  redis.call('ZREM', keys[3], me)
+  return 1
+end
+
+-- scheme: KEYS = meta; ARGV = scheme bytes. Returns the stored scheme (set if absent).
+local function scheme(keys, args)
+  redis.call('HSETNX', keys[1], 'scheme', args[1])
+  return redis.call('HGET', keys[1], 'scheme')
+end
+
+redis.register_function('neardup_register', register)
+redis.register_function{function_name='neardup_lookup', callback=lookup, flags={'no-writes'}}
+redis.register_function('neardup_remove', remove)
+redis.register_function('neardup_scheme', scheme)

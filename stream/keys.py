@@ -1,0 +1,65 @@
+"""Every Redis key neardup writes, in one place.
+
+All keys of a namespace carry the hash tag ``{ns}`` so a namespace lives in one Redis Cluster slot:
+the per-article FUNCTION call touches several keys atomically, which a cluster allows only within
+one slot, and different namespaces still spread over shards.
+
+``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters), ``created``
+``nd:{ns}:i``            hash: article id -> seq (4 bytes, big-endian)
+``nd:{ns}:d``            hash: seq -> record (see :mod:`stream.records`)
+``nd:{ns}:v``            hash: seq -> verdict (JSON)
+``nd:{ns}:t``            sorted set: seq scored by registration time (retention)
+``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> seq of its first article
+``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs (4 bytes each), earliest first
+"""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = "nd"
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+ID_MAX_BYTES = 512
+
+
+def check_namespace(ns: str) -> str:
+    """Namespaces become part of key names: a strict charset keeps tenants' keys apart."""
+    if not NAMESPACE_RE.fullmatch(ns):
+        raise ValueError(f"namespace must match {NAMESPACE_RE.pattern}, got {ns!r}")
+    return ns
+
+
+def base(ns: str) -> str:
+    return f"{PREFIX}:{{{ns}}}:"
+
+
+def meta(ns: str) -> str:
+    return base(ns) + "m"
+
+
+def ids(ns: str) -> str:
+    return base(ns) + "i"
+
+
+def docs(ns: str) -> str:
+    return base(ns) + "d"
+
+
+def verdicts(ns: str) -> str:
+    return base(ns) + "v"
+
+
+def times(ns: str) -> str:
+    return base(ns) + "t"
+
+
+def exact_shard(ns: str, content: bytes, shard_bits: int) -> str:
+    return f"{base(ns)}x:{int.from_bytes(content[:4], 'big') >> (32 - shard_bits):x}"
+
+
+def bucket_shard(ns: str, bucket: int, shard_bits: int) -> str:
+    return f"{base(ns)}b:{bucket >> (64 - shard_bits):x}"
+
+
+def bucket_field(bucket: int) -> bytes:
+    return bucket.to_bytes(8, "big")

@@ -1,0 +1,117 @@
+"""Similarity settings of a namespace, and the sketch scheme they imply.
+
+The default long-text measure is the Jaccard similarity of token 3-shingles (word 3-grams;
+character 3-grams for CJK) with threshold 0.8, so a similarity number means exactly that. Banding
+is chosen by the *recall floor* (:func:`sketch.lsh.recall_floor_params`): pairs at or above the
+threshold become candidates with probability >= ``recall`` (0.99), not merely "half of the pairs
+at the threshold", which is all an S-curve midpoint promises.
+
+Texts with fewer than ``short_tokens`` tokens (comments, titles) take the short-text path:
+character n-grams for candidates and normalised edit similarity to decide, because with a few
+dozen features the binomial models behind MinHash and SimHash are too coarse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from typing import Literal
+
+import orjson
+
+from sketch import hamming, lsh
+from sketch.minhash import MinHasher
+
+Measure = Literal["jaccard", "containment"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Per-namespace similarity policy. Everything in :meth:`scheme` must match the index."""
+
+    threshold: float = 0.8
+    measure: Measure = "jaccard"
+    recall: float = 0.99
+    short_threshold: float = 0.8
+    short_tokens: int = 30
+    max_matches: int = 10
+    bucket_cap: int = 256
+    retention_s: float | None = None
+    max_size_ratio: float = 4.0  # containment: how much longer an earlier text may be
+    # scheme parameters (stored in the index, refused if they differ)
+    shingle_size: int = 3
+    char_ngram: int = 3
+    num_perm: int = 128
+    minhash_scheme: Literal["oph", "kperm"] = "oph"
+    seed: int = 0x6E656172
+    simhash_k: int = 3
+    simhash_blocks: int = 5
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if not 0.0 < self.short_threshold <= 1.0:
+            raise ValueError(f"short_threshold must be in (0, 1], got {self.short_threshold}")
+        if not 0.0 < self.recall < 1.0:
+            raise ValueError(f"recall must be in (0, 1), got {self.recall}")
+        if self.measure not in ("jaccard", "containment"):
+            raise ValueError(f"measure must be 'jaccard' or 'containment', got {self.measure!r}")
+        if self.bucket_cap < 1 or self.max_matches < 1 or self.short_tokens < 0:
+            raise ValueError("bucket_cap and max_matches must be >= 1, short_tokens >= 0")
+
+    @cached_property
+    def candidate_jaccard(self) -> float:
+        """The Jaccard similarity that banding must find with probability ``recall``.
+
+        For Jaccard it is the threshold. Containment ``C = |A∩B| / |A|`` of the new text ``A`` in
+        an earlier ``B`` with ``|B| <= R |A|`` implies ``J >= C / (1 + R - C)``, so a containment
+        namespace bands for that lower similarity (more candidates, all verified exactly).
+        """
+        if self.measure == "jaccard":
+            return self.threshold
+        c, r = self.threshold, self.max_size_ratio
+        return c / (1.0 + r - c)
+
+    @cached_property
+    def bands_rows(self) -> tuple[int, int]:
+        return lsh.recall_floor_params(self.candidate_jaccard, self.recall, self.num_perm)
+
+    @cached_property
+    def short_bands_rows(self) -> tuple[int, int]:
+        # Edit similarity s roughly keeps char-n-gram Jaccard above s/(2-s); aim recall there.
+        s = self.short_threshold
+        return lsh.recall_floor_params(max(0.05, s / (2 - s) - 0.05), self.recall, self.num_perm)
+
+    @cached_property
+    def hasher(self) -> MinHasher:
+        return MinHasher(self.num_perm, seed=self.seed, scheme=self.minhash_scheme)
+
+    @cached_property
+    def table_design(self) -> hamming.TableDesign:
+        return hamming.design(64, self.simhash_k, blocks=self.simhash_blocks)
+
+    def scheme(self) -> dict[str, object]:
+        """The parameters that decide stored keys and records."""
+        bands, rows = self.bands_rows
+        sbands, srows = self.short_bands_rows
+        return {
+            "format": 1,
+            "features": {"shingle": self.shingle_size, "char_ngram": self.char_ngram},
+            "minhash": {"scheme": self.minhash_scheme, "num_perm": self.num_perm},
+            "seed": self.seed,
+            "bands": [bands, rows],
+            "short_bands": [sbands, srows],
+            "simhash": {"bits": 64, "k": self.simhash_k, "blocks": self.simhash_blocks},
+            "short_tokens": self.short_tokens,
+            "measure": self.measure,
+        }
+
+    def scheme_bytes(self) -> bytes:
+        return orjson.dumps(self.scheme(), option=orjson.OPT_SORT_KEYS)
+
+    def scheme_id(self) -> str:
+        return hashlib.sha256(self.scheme_bytes()).hexdigest()[:16]
+
+    def describe(self) -> dict[str, object]:
+        return asdict(self)
