@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import mmh3
 import numpy as np
@@ -94,7 +94,7 @@ def _char_classes() -> npt.NDArray[np.uint8]:
     """Class of every BMP code point: 0 separator, 1 word character (``\\w``), 2 CJK."""
     bmp = "".join(chr(c) if not 0xD800 <= c < 0xE000 else " " for c in range(0x10000))
     word = np.frombuffer(re.sub(r"\W", "\0", bmp).encode("utf-32-le"), dtype=np.uint32) != 0
-    table = word.astype(np.uint8)
+    table: U8 = word.astype(np.uint8)
     cjk = np.frombuffer(re.sub(f"[^{_CJK}]", "\0", bmp).encode("utf-32-le"), dtype=np.uint32)
     table[cjk != 0] = 2
     return table

@@ -49,7 +49,9 @@ class SchemeMismatch(ValueError):
 
 
 def _seed_word(seed: int, salt: int) -> np.uint64:
-    return np.uint64(int(mix64(np.array([(seed * 0x9E3779B97F4A7C15 + salt) % 2**64], np.uint64))[0]))
+    return np.uint64(
+        int(mix64(np.array([(seed * 0x9E3779B97F4A7C15 + salt) % 2**64], np.uint64))[0])
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -111,13 +113,10 @@ class MinHasher:
         idx = np.arange(k, dtype=np.uint64)
         a = mix64(idx + _seed_word(self.seed, 1)) | np.uint64(1)
         b = mix64(idx + _seed_word(self.seed, 2))
-        # Probe sequences for densification: row i lists the bins that empty bin i tries in order.
-        t = np.arange(32, dtype=np.uint64)
-        grid = idx[:, None] * np.uint64(0x100000001B3) + t[None, :] + _seed_word(self.seed, 3)
-        probes = ((mix64(grid) >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
         object.__setattr__(self, "_a", a[:, None])
         object.__setattr__(self, "_b", b[:, None])
-        object.__setattr__(self, "_probes", probes.astype(np.int64))
+        # Probe sequences for densification: row i lists the bins that empty bin i tries in order.
+        object.__setattr__(self, "_probes", self._probe_columns(0, 32))
         object.__setattr__(self, "_seed_mix", _seed_word(self.seed, 0))
 
     def signature(self, hashes: U64) -> Signature:
@@ -161,27 +160,27 @@ class MinHasher:
         filled = sig != EMPTY
         rows, pending = np.nonzero(~filled & filled.any(axis=1)[:, None])
         out = sig.copy()
-        for t in range(self._probes.shape[1]):
-            if len(rows) == 0:
-                return out
-            src = self._probes[pending, t]
-            ok = filled[rows, src]
-            out[rows[ok], pending[ok]] = sig[rows[ok], src[ok]]
-            rows, pending = rows[~ok], pending[~ok]
-        for r, i in zip(rows.tolist(), pending.tolist(), strict=True):
-            out[r, i] = sig[r, self._probe_on(i, filled[r])]
+        probes = self._probes
+        t0 = 0
+        while len(rows):
+            for t in range(probes.shape[1]):
+                src = probes[pending, t]
+                ok = filled[rows, src]
+                out[rows[ok], pending[ok]] = sig[rows[ok], src[ok]]
+                rows, pending = rows[~ok], pending[~ok]
+                if len(rows) == 0:
+                    break
+            t0 += probes.shape[1]
+            probes = self._probe_columns(t0, t0 + 32)  # rare: a nearly empty set
         return out
 
-    def _probe_on(self, i: int, filled: npt.NDArray[np.bool_]) -> int:
-        """Continue bin i's probe sequence past the precomputed 32 steps (rare)."""
-        k = self.num_perm
-        t = self._probes.shape[1]
-        while True:
-            word = np.array([(i * 0x100000001B3 + t) % 2**64], dtype=np.uint64)
-            j = (int(mix64(word + _seed_word(self.seed, 3))[0]) >> 32) * k >> 32
-            if filled[j]:
-                return j
-            t += 1
+    def _probe_columns(self, t0: int, t1: int) -> npt.NDArray[np.int64]:
+        """Steps ``t0..t1-1`` of every bin's probe sequence (columns of ``_probes`` for t < 32)."""
+        idx = np.arange(self.num_perm, dtype=np.uint64)
+        t = np.arange(t0, t1, dtype=np.uint64)
+        grid = idx[:, None] * np.uint64(0x100000001B3) + t[None, :] + _seed_word(self.seed, 3)
+        cols = ((mix64(grid) >> np.uint64(32)) * np.uint64(self.num_perm)) >> np.uint64(32)
+        return cols.astype(np.int64)
 
     def _kperm(self, x: U64) -> U64:
         out = np.full(self.num_perm, EMPTY, dtype=np.uint64)
@@ -195,7 +194,8 @@ class MinHasher:
         bins = ((x >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
         sig = np.full(k, EMPTY, dtype=np.uint64)
         np.minimum.at(sig, bins.astype(np.intp), x)
-        return self._densify(sig[None, :])[0]
+        row: U64 = self._densify(sig[None, :])[0]
+        return row
 
 
 def estimate_jaccard(sig_a: Signature, sig_b: Signature) -> float:

@@ -44,6 +44,7 @@ Method = Literal["new", "exact", "jaccard", "containment", "edit"]
 _LONG_SALT = np.uint64(0x4C4F4E4742414E44)  # "LONGBAND"
 _SHORT_SALT = np.uint64(0x53484F5254424E44)  # "SHORTBND"
 _SIM_SALT = np.uint64(0x53494D5441424C45)  # "SIMTABLE"
+_TABLE_MULT = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: distinct tables never share a bucket id
 
 
 class NeardupError(Exception):
@@ -144,67 +145,67 @@ class _Prepared:
         )
 
 
-def _salted(h: npt.NDArray[np.uint64], salt: np.uint64) -> list[int]:
-    return [int(x) for x in features.mix64(h ^ salt)]
+def _offsets(sizes: Sequence[int]) -> npt.NDArray[np.intp]:
+    off = np.zeros(len(sizes) + 1, dtype=np.intp)
+    np.cumsum(sizes, out=off[1:])
+    return off
 
 
 def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
     """The pure part: every sketch and bucket id of a batch, vectorised over the batch."""
     if not articles:
         return []
-    w = policy.shingle_size
-    hashes, offsets = features.batch_shingle_hashes(
-        [a.text for a in articles], w=w, seed=policy.seed
-    )
+    w, seed = policy.shingle_size, policy.seed
+    hashes, offsets = features.batch_shingle_hashes([a.text for a in articles], w=w, seed=seed)
     n_windows = np.diff(offsets)
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
     norms = [features.normalize(a.text) for a in articles]
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
-    bands, rows = policy.bands_rows
-    sbands, srows = policy.short_bands_rows
     hasher = policy.hasher
     out: dict[int, _Prepared] = {}
     if long_idx:
-        parts = [hashes[offsets[i] : offsets[i + 1]] for i in long_idx]
-        sub_off = np.zeros(len(parts) + 1, dtype=np.intp)
-        np.cumsum([len(p) for p in parts], out=sub_off[1:])
-        sigs = hasher.signatures(np.concatenate(parts), sub_off)
+        uniq, counts = zip(
+            *(np.unique(hashes[offsets[i] : offsets[i + 1]], return_counts=True) for i in long_idx),
+            strict=True,
+        )
+        flat = np.concatenate(uniq)
+        off = _offsets([len(u) for u in uniq])
+        sigs = hasher.signatures(flat, off)
+        fps = simhash.simhash_many(flat, np.concatenate(counts), off)
+        bands = lsh.band_hashes(sigs, *policy.bands_rows)
+        tables = hamming.table_keys_many(fps, policy.table_design)
+        table_no = np.arange(tables.shape[1], dtype=np.uint64) * _TABLE_MULT
+        band_ids = features.mix64(bands ^ _LONG_SALT)
+        table_ids = features.mix64(features.mix64(tables ^ _SIM_SALT) + table_no)
+        bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
         for j, i in enumerate(long_idx):
-            uniq, counts = np.unique(parts[j], return_counts=True)
-            fp = simhash.simhash(uniq, counts)
-            band_ids = _salted(lsh.band_hashes(sigs[j], bands, rows), _LONG_SALT)
-            tables = hamming.table_keys(fp, policy.table_design)
-            table_ids = _salted(
-                np.array([(t << 48) ^ key for t, key in tables], dtype=np.uint64), _SIM_SALT
-            )
             out[i] = _Prepared(
                 articles[i],
                 Kind.LONG,
-                features.content_hash(norms[i], policy.seed),
-                tuple(band_ids + table_ids),
-                np.unique(uniq.astype(np.uint32)),
+                features.content_hash(norms[i], seed),
+                tuple(bucket_ids[j]),
+                np.unique(uniq[j].astype(np.uint32)),
                 norms[i],
-                fp,
+                int(fps[j]),
             )
-    for i in short_idx:
-        grams = features.char_ngram_hashes(
-            norms[i], n=policy.char_ngram, seed=policy.seed, normalized=True
-        )
-        band_ids = (
-            _salted(lsh.band_hashes(hasher.signature(grams).values, sbands, srows), _SHORT_SALT)
-            if len(grams)
-            else []
-        )
-        out[int(i)] = _Prepared(
-            articles[i],
-            Kind.SHORT,
-            features.content_hash(norms[i], policy.seed),
-            tuple(band_ids),
-            np.empty(0, np.uint32),
-            norms[i],
-            0,
-        )
+    if short_idx:
+        grams = [
+            features.char_ngram_hashes(norms[i], n=policy.char_ngram, seed=seed, normalized=True)
+            for i in short_idx
+        ]
+        sigs = hasher.signatures(np.concatenate(grams), _offsets([len(g) for g in grams]))
+        ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ _SHORT_SALT)
+        for j, i in enumerate(short_idx):
+            out[i] = _Prepared(
+                articles[i],
+                Kind.SHORT,
+                features.content_hash(norms[i], seed),
+                tuple(ids[j].tolist()) if len(grams[j]) else (),
+                np.empty(0, np.uint32),
+                norms[i],
+                0,
+            )
     return [out[i] for i in range(len(articles))]
 
 

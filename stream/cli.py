@@ -1,0 +1,263 @@
+"""The ``neardup`` command line: ``dedup`` (batch), ``params`` (what a setting means), ``worker``.
+
+Exit status of ``dedup``: 0 when every line was processed, 2 when some lines were invalid (they
+are reported on stderr with their line numbers and skipped), 1 on a fatal error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import IO, Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from sketch import lsh
+from stream.engine import Article, Engine, NeardupError, Verdict
+from stream.index.base import Index
+from stream.index.memory import MemoryIndex
+from stream.policy import Policy
+from stream.schema import InvalidMessage, article_from_obj
+
+app = typer.Typer(
+    name="neardup",
+    help="Streaming near-duplicate detection (MinHash LSH + SimHash) over Kafka and Redis.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+err = Console(stderr=True)
+
+BATCH = 512
+
+
+def _open_input(path: Path) -> IO[bytes]:
+    if str(path) == "-":
+        return sys.stdin.buffer
+    if not path.exists():
+        raise typer.BadParameter(f"no such file: {path}", param_hint="INPUT")
+    raw = path.open("rb")
+    if path.suffix == ".gz":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _position(stream: IO[bytes], path: Path) -> int:
+    """Bytes consumed of the file on disk (compressed bytes for .gz), for the progress bar."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        inner = getattr(stream, "fileobj", stream)
+        return int(inner.tell())
+    return 0
+
+
+@contextlib.asynccontextmanager
+async def _index(store: str) -> AsyncIterator[Index]:
+    if store == "memory":
+        yield MemoryIndex()
+        return
+    if not store.startswith(("redis://", "rediss://", "unix://")):
+        raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
+    import redis.asyncio as aioredis
+
+    from stream.index.redis import RedisIndex
+
+    client = aioredis.Redis.from_url(store)
+    try:
+        index = RedisIndex(client)
+        await index.load_functions()
+        yield index
+    finally:
+        await client.aclose()
+
+
+def _size(path: Path) -> int | None:
+    return path.stat().st_size if str(path) != "-" else None
+
+
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(stream, start=1):
+        if line.strip():
+            yield number, line
+
+
+async def _dedup(
+    path: Path,
+    out: IO[bytes],
+    store: str,
+    policy: Policy,
+    namespace: str,
+    id_field: str,
+    text_field: str,
+    show_progress: bool,
+) -> tuple[Counter[str], int, float, set[str]]:
+    counts: Counter[str] = Counter()
+    clusters: set[str] = set()
+    invalid = 0
+    started = time.perf_counter()
+    stream = _open_input(path)
+    total = _size(path)
+    progress = Progress(
+        TextColumn("[bold]dedup"),
+        BarColumn(),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not show_progress,
+    )
+    async with _index(store) as index:
+        engine = Engine(index, policy)
+        with progress, stream:
+            task = progress.add_task("dedup", total=total, rate="")
+            pending: list[tuple[int, Article]] = []
+
+            async def flush() -> None:
+                results = await engine.process([a for _, a in pending])
+                for (number, _), res in zip(pending, results, strict=True):
+                    if isinstance(res, NeardupError):
+                        nonlocal invalid
+                        invalid += 1
+                        err.print(f"line {number}: {res.reason}: {res}", markup=False)
+                        continue
+                    _count(res, counts, clusters)
+                    out.write(res.to_json() + b"\n")
+                pending.clear()
+
+            for number, line in _lines(stream):
+                try:
+                    obj = orjson.loads(line)
+                    article = article_from_obj(
+                        obj, default_namespace=namespace, id_field=id_field, text_field=text_field
+                    )
+                except (orjson.JSONDecodeError, InvalidMessage) as exc:
+                    invalid += 1
+                    reason = getattr(exc, "reason", "invalid_json")
+                    err.print(f"line {number}: {reason}: {exc}", markup=False)
+                    continue
+                pending.append((number, article))
+                if len(pending) >= BATCH:
+                    await flush()
+                    done = sum(counts.values())
+                    rate = done / max(time.perf_counter() - started, 1e-9)
+                    progress.update(
+                        task, completed=_position(stream, path), rate=f"{rate:,.0f} docs/s"
+                    )
+            if pending:
+                await flush()
+            progress.update(task, completed=total)
+    return counts, invalid, time.perf_counter() - started, clusters
+
+
+def _count(v: Verdict, counts: Counter[str], clusters: set[str]) -> None:
+    counts[v.verdict] += 1
+    clusters.add(f"{v.namespace}\x00{v.cluster}")
+
+
+@app.command()
+def dedup(
+    input: Annotated[Path, typer.Argument(help="JSON lines (.jsonl or .jsonl.gz); - for stdin")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="verdict JSON lines (default stdout)")
+    ] = None,
+    store: Annotated[str, typer.Option(help="'memory' or a redis:// URL")] = "memory",
+    namespace: Annotated[str, typer.Option(help="namespace of lines without one")] = "default",
+    threshold: Annotated[float, typer.Option(help="similarity threshold")] = 0.8,
+    measure: Annotated[str, typer.Option(help="jaccard | containment")] = "jaccard",
+    recall: Annotated[float, typer.Option(help="candidate recall at the threshold")] = 0.99,
+    id_field: Annotated[str, typer.Option(help="name of the id field")] = "id",
+    text_field: Annotated[str, typer.Option(help="name of the text field")] = "text",
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="default: on a terminal")
+    ] = None,
+) -> None:
+    """Decide a verdict for every line, in input order, against earlier lines (and the store)."""
+    try:
+        policy = Policy(threshold=threshold, measure=measure, recall=recall)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    show = err.is_terminal if progress is None else progress
+    sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
+    try:
+        counts, invalid, seconds, clusters = asyncio.run(
+            _dedup(input, sink, store, policy, namespace, id_field, text_field, show)
+        )
+    finally:
+        if output:
+            sink.close()
+        else:
+            sink.flush()
+    total = sum(counts.values())
+    table = Table(title="neardup dedup", show_header=False)
+    for label, key in (
+        ("originals", "original"),
+        ("near-duplicates", "near_duplicate"),
+        ("duplicates", "duplicate"),
+    ):
+        table.add_row(label, f"{counts[key]:,}")
+    table.add_row("clusters", f"{len(clusters):,}")
+    table.add_row("invalid lines", f"{invalid:,}")
+    table.add_row("docs/s", f"{total / max(seconds, 1e-9):,.0f}")
+    err.print(table)
+    if invalid:
+        raise typer.Exit(2)
+
+
+@app.command()
+def params(
+    threshold: Annotated[float, typer.Option(help="similarity threshold")] = 0.8,
+    recall: Annotated[
+        float, typer.Option(help="required candidate recall at the threshold")
+    ] = 0.99,
+    num_perm: Annotated[int, typer.Option(help="MinHash signature size")] = 128,
+) -> None:
+    """Show the (bands, rows) chosen for a threshold and the S-curve they give."""
+    try:
+        b, r = lsh.recall_floor_params(threshold, recall, num_perm)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    ob, orr = lsh.optimal_params(threshold, num_perm)
+    console = Console()
+    console.print(
+        f"recall floor: bands={b} rows={r} (P({threshold}) = "
+        f"{lsh.candidate_probability(threshold, b, r):.4f}, midpoint {lsh.half_point(b, r):.3f})"
+    )
+    console.print(
+        f"area-optimal (datasketch style): bands={ob} rows={orr} (P({threshold}) = "
+        f"{lsh.candidate_probability(threshold, ob, orr):.4f}, midpoint "
+        f"{lsh.half_point(ob, orr):.3f})"
+    )
+    table = Table("similarity", f"P candidate ({b}x{r})", f"P candidate ({ob}x{orr})")
+    for s in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0):
+        table.add_row(
+            f"{s:.2f}",
+            f"{lsh.candidate_probability(s, b, r):.4f}",
+            f"{lsh.candidate_probability(s, ob, orr):.4f}",
+        )
+    console.print(table)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Input validation: raw message bytes -> :class:`~stream.engine.Article`, or a reason why not.
+
+Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
+``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
+``published_at`` (strings). Every rejection carries a short machine-readable ``reason`` (for the
+dead-letter topic and metrics) and a human message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from stream import keys
+from stream.engine import Article
+
+MAX_TEXT_BYTES = 1_000_000
+_OPTIONAL = ("title", "url", "lang", "published_at")
+
+
+class InvalidMessage(ValueError):
+    """A message that cannot become an article; it goes to the dead-letter topic."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def parse_article(
+    raw: bytes | str,
+    *,
+    default_namespace: str = "default",
+    id_field: str = "id",
+    text_field: str = "text",
+    max_text_bytes: int = MAX_TEXT_BYTES,
+) -> Article:
+    """Validate one message; raise :class:`InvalidMessage` with the reason."""
+    if isinstance(raw, bytes):
+        if len(raw) > max_text_bytes * 2 + 65536:
+            raise InvalidMessage("oversize", f"message of {len(raw)} bytes is too large")
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidMessage("invalid_utf8", f"message is not valid UTF-8: {exc}") from None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidMessage("invalid_json", f"message is not JSON: {exc}") from None
+    return article_from_obj(
+        obj,
+        default_namespace=default_namespace,
+        id_field=id_field,
+        text_field=text_field,
+        max_text_bytes=max_text_bytes,
+    )
+
+
+def article_from_obj(
+    obj: Any,
+    *,
+    default_namespace: str = "default",
+    id_field: str = "id",
+    text_field: str = "text",
+    max_text_bytes: int = MAX_TEXT_BYTES,
+) -> Article:
+    if not isinstance(obj, dict):
+        raise InvalidMessage("not_object", f"expected a JSON object, got {type(obj).__name__}")
+    doc_id = obj.get(id_field)
+    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        doc_id = str(doc_id)
+    if not isinstance(doc_id, str) or not doc_id:
+        raise InvalidMessage("missing_id", f"field {id_field!r} must be a non-empty string")
+    if len(doc_id.encode("utf-8", "surrogatepass")) > keys.ID_MAX_BYTES or not doc_id.isprintable():
+        raise InvalidMessage(
+            "invalid_id", f"id must be printable and at most {keys.ID_MAX_BYTES} bytes"
+        )
+    text = obj.get(text_field)
+    if not isinstance(text, str):
+        raise InvalidMessage("missing_text", f"field {text_field!r} must be a string")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidMessage("invalid_utf8", "text contains unpaired surrogates") from None
+    if size > max_text_bytes:
+        raise InvalidMessage("oversize", f"text of {size} bytes exceeds {max_text_bytes}")
+    if not text.strip():
+        raise InvalidMessage("empty_text", "text is empty")
+    ns = obj.get("namespace", default_namespace)
+    if ns is None:
+        ns = default_namespace
+    if not isinstance(ns, str) or not keys.NAMESPACE_RE.fullmatch(ns):
+        raise InvalidMessage(
+            "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
+        )
+    extra: dict[str, str | None] = {}
+    for name in _OPTIONAL:
+        value = obj.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidMessage("invalid_field", f"field {name!r} must be a string or null")
+        extra[name] = value
+    return Article(doc_id, text, ns, **extra)
