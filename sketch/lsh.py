@@ -16,11 +16,11 @@ the complement of "none does". ``P`` rises from 0 to 1 around its midpoint
 candidates) against the area above it right of ``t`` (missed pairs). That puts ``t`` near the
 curve's steep middle, where ``P(t)`` is far from 1: for ``t = 0.8`` and 128 values the choice
 ``(9, 13)`` has its midpoint at 0.819 and finds a pair at exactly ``s = 0.8`` with probability
-0.40 only. ``recall_floor_params(0.8, 0.99, 128)`` gives ``(16, 6)`` instead: ``P(0.8) = 0.992``,
-midpoint 0.59. When pairs above
-``s_min`` must be found with probability at least ``recall`` (originality checks, corpus dedup),
-use :func:`recall_floor_params`: it puts the whole curve above ``recall`` for ``s >= s_min`` and
-pays in extra candidates below ``s_min``, which exact verification then drops.
+0.40 only. When pairs above ``s_min`` must be found with probability at least ``recall``
+(originality checks, corpus dedup), use :func:`recall_floor_params`: it puts the whole curve above
+``recall`` for ``s >= s_min`` and pays in extra candidates below ``s_min``, which exact
+verification then drops. ``recall_floor_params(0.8, 0.99, 128)`` gives ``(16, 6)``:
+``P(0.8) = 0.992``, midpoint 0.59, 96 of the 128 values used.
 
 Band keys come from one function family with one byte order (:func:`band_hashes`,
 :func:`band_keys`); every index implementation must use these and nothing else.
@@ -195,12 +195,14 @@ def recall_floor_params(
         raise ValueError(f"max_bands must be >= 1, got {max_bands}")
     rows_all = np.arange(1, num_perm + 1)
     x = float(s_min) ** rows_all.astype(np.float64)
-    with np.errstate(divide="ignore"):
-        need = np.ceil(math.log1p(-recall) / np.log1p(-x))  # inf where s_min**r underflows
+    need = np.full(num_perm, np.inf)  # stays inf where s_min**r underflows to 0
+    with np.errstate(over="ignore"):  # subnormal s_min**r: b would overflow, inf is right
+        np.divide(math.log1p(-recall), np.log1p(-x), out=need, where=x > 0.0)
+    need = np.ceil(need)
     band_list: list[int] = []
     row_list: list[int] = []
     for r, b_est in zip(rows_all.tolist(), need.tolist(), strict=True):
-        if not b_est * r <= 2 * num_perm:  # also drops inf/nan; slack for the rounding fix below
+        if b_est * r > 2 * num_perm:  # slack for the rounding fix below
             continue
         b = max(1, int(b_est))
         while candidate_probability(s_min, b, r) < recall:

@@ -1,0 +1,144 @@
+"""Features: normalisation, tokens (words; CJK characters), shingles, determinism, Chinese."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sketch import features
+from sketch.minhash import MinHasher, estimate_jaccard
+from sketch.simhash import hamming, simhash
+from sketch.verify import jaccard
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def test_normalisation_folds_width_case_and_space() -> None:
+    assert features.normalize("  Ｈｅｌｌｏ\u00a0\tWORLD\n ﬁne ") == "hello world fine"
+
+
+def test_tokens_words_and_cjk_characters() -> None:
+    assert features.tokenize("Neardup 检测重复, it's 2026!") == [
+        "neardup", "检", "测", "重", "复", "it", "s", "2026",
+    ]  # fmt: skip
+    assert features.tokenize("日本語のテキスト") == list("日本語のテキスト")
+    assert features.tokenize("") == []
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_fast_token_hashes_agree_with_the_regex_tokenizer(text: str) -> None:
+    """The vectorised path must split exactly where ``\\w+`` / CJK says, and hash by content."""
+    toks = features.tokenize(text)
+    hashes = features.text_token_hashes(text).tolist()
+    assert len(hashes) == len(toks)
+    seen: dict[str, int] = {}
+    for tok, h in zip(toks, hashes, strict=True):
+        assert seen.setdefault(tok, h) == h
+    assert len(set(hashes)) == len(set(toks))
+
+
+@given(st.lists(st.text(max_size=60), max_size=12))
+@settings(max_examples=150, deadline=None)
+def test_batch_shingles_equal_per_text_shingles(texts: list[str]) -> None:
+    hashes, offsets = features.batch_shingle_hashes(texts)
+    assert len(offsets) == len(texts) + 1
+    for i, t in enumerate(texts):
+        one = features.combine_windows(features.text_token_hashes(t), 3)
+        assert np.array_equal(hashes[offsets[i] : offsets[i + 1]], one)
+
+
+def test_shingles_are_sorted_unique_and_order_sensitive() -> None:
+    h = features.shingle_hashes("a b c d a b c d")
+    assert np.all(np.diff(h.astype(np.float64)) > 0) or len(h) == 1
+    assert len(h) == 4  # abc bcd cda dab
+    assert not np.array_equal(features.shingle_hashes("a b c"), features.shingle_hashes("c b a"))
+    assert len(features.shingle_hashes("two words")) == 1  # shorter than w: one shingle
+
+
+def test_char_ngrams_for_short_text() -> None:
+    assert len(features.char_ngram_hashes("abcab")) == 3  # abc bca cab
+    assert len(features.char_ngram_hashes("")) == 0
+
+
+def test_idf_weights_downweight_common_shingles() -> None:
+    h, c = features.shingle_counts("x y z x y z q")
+    w = features.idf_weights(h, c, {int(h[0]): 1000}, 1000)
+    assert w[0] < w[1:].min()
+
+
+GOLDEN_SCRIPT = """
+import json
+from sketch import features
+from sketch.minhash import MinHasher
+from sketch.simhash import simhash
+text = "The quick brown fox jumps over the lazy dog. 敏捷的棕色狐狸跳过了懒狗。"
+h = features.shingle_hashes(text)
+s, c = features.shingle_counts(text)
+print(json.dumps({
+    "shingles": [str(x) for x in h[:4]],
+    "sig": [str(x) for x in MinHasher(4, seed=9).signature(h).values],
+    "simhash": str(simhash(s, c)),
+    "content": features.content_hash(features.normalize(text)).hex(),
+}))
+"""
+
+GOLDEN = {
+    "shingles": [
+        "3638546167328568241",
+        "3772924874209129610",
+        "4489028084584926410",
+        "4637459889628410786",
+    ],
+    "sig": [
+        "415543320861275301",
+        "5138014240625032071",
+        "10376273949155119046",
+        "15580796950304340750",
+    ],
+    "simhash": "4494105485352827111",
+    "content": "6bf5958d656bcdc1cd416ffa0417e78f",
+}
+
+
+def test_golden_values_in_a_fresh_process() -> None:
+    """Same text, new interpreter (new str-hash salt): same shingles, signature, fingerprint."""
+    out = subprocess.run(
+        [sys.executable, "-c", GOLDEN_SCRIPT],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={"PYTHONHASHSEED": "random", "PATH": ""},
+    )
+    assert json.loads(out.stdout) == GOLDEN
+
+
+def _zh_paragraph(start: int, n: int = 8) -> str:
+    rows = (DATA / "zh_reviews_pos" / "docs.jsonl").read_text(encoding="utf-8").splitlines()
+    return "".join(json.loads(r)["text"] for r in rows[start : start + n])
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="shared data directory not present")
+def test_chinese_edited_copy_scores_high_and_unrelated_low() -> None:
+    para = _zh_paragraph(100)
+    assert len(para) > 150
+    chars = list(para)
+    for i in range(10, len(chars), 40):  # a light edit: one character in forty replaced
+        chars[i] = "好"
+    edited = "".join(chars)
+    other = _zh_paragraph(5000)
+    a, b, c = (features.shingle_hashes(t) for t in (para, edited, other))
+    assert jaccard(a, b) > 0.75
+    assert jaccard(a, c) < 0.1
+    h = MinHasher()
+    assert estimate_jaccard(h.signature(a), h.signature(b)) > 0.6
+    assert estimate_jaccard(h.signature(a), h.signature(c)) < 0.15
+    fa, fb, fc = (simhash(*features.shingle_counts(t)) for t in (para, edited, other))
+    assert hamming(fa, fb) < hamming(fa, fc)
