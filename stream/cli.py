@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, Annotated, Any
 
 import orjson
 import typer
@@ -252,6 +252,55 @@ def params(
             f"{lsh.candidate_probability(s, ob, orr):.4f}",
         )
     console.print(table)
+
+
+@app.command()
+def worker(
+    create_topics: Annotated[
+        bool, typer.Option(help="create missing input/verdict/DLQ topics at start")
+    ] = True,
+) -> None:
+    """Run a streaming worker (faust); configured by NEARDUP_* environment variables."""
+    import logging
+
+    from pydantic import ValidationError
+
+    from stream.config import Settings
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for e in exc.errors():
+            name = "NEARDUP_" + "_".join(str(p) for p in e["loc"]).upper()
+            err.print(f"invalid setting {name or 'NEARDUP_*'}: {e['msg']}", markup=False)
+        raise typer.Exit(2) from None
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    import faust
+
+    from stream.app import Worker, ensure_topics
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    if create_topics:
+        loop.run_until_complete(_with_retry(lambda: ensure_topics(settings), "Kafka"))
+    service = Worker(settings)
+    faust.Worker(service.app, loop=loop, loglevel=settings.log_level).execute_from_commandline()
+
+
+async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
+    delay = 0.5
+    for attempt in range(1, attempts + 1):
+        try:
+            await make()
+            return
+        except Exception as exc:  # unreachable broker: say why, wait, try again
+            if attempt == attempts:
+                raise
+            err.print(f"waiting for {what}: {exc} (retry in {delay:.1f}s)", markup=False)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
 def main() -> None:

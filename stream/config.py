@@ -1,0 +1,106 @@
+"""Worker settings: environment variables ``NEARDUP_*``, validated once at start, then frozen.
+
+Secrets (Kafka SASL password, Redis password, the /check bearer token) are ``SecretStr`` and
+never appear in logs or ``repr``. See the README's configuration reference for every setting.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stream.keys import NAMESPACE_RE
+from stream.policy import Policy
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="NEARDUP_", frozen=True, extra="ignore")
+
+    # Kafka
+    kafka_bootstrap: str = Field("localhost:9092", description="comma-separated host:port list")
+    input_topic: str = "articles"
+    verdict_topic: str = "verdicts"
+    dlq_topic: str = "articles.dlq"
+    topic_partitions: int = Field(8, ge=1, description="partitions when neardup creates topics")
+    consumer_group: str = "neardup"
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: SecretStr | None = None
+    kafka_ssl_cafile: str | None = None
+    kafka_ssl_certfile: str | None = None
+    kafka_ssl_keyfile: str | None = None
+    kafka_session_timeout_s: float = Field(30.0, gt=0)
+    kafka_heartbeat_interval_s: float = Field(3.0, gt=0)
+
+    # Redis
+    redis_url: str = Field("redis://localhost:6379/0", description="redis:// or rediss://")
+    redis_password: SecretStr | None = None
+    redis_ssl_ca_certs: str | None = None
+    redis_timeout_s: float = Field(5.0, gt=0)
+    redis_shard_bits: int = Field(16, ge=1, le=24)
+
+    # Worker
+    web_port: int = Field(6066, ge=0, le=65535)
+    web_host: str = "0.0.0.0"  # noqa: S104 - a pod serves probes and metrics on all interfaces
+    batch_size: int = Field(256, ge=1, le=10_000)
+    batch_within_ms: int = Field(50, ge=1)
+    max_message_bytes: int = Field(1_000_000, ge=1024)
+    retry_backoff_max_s: float = Field(5.0, gt=0)
+    check_token: SecretStr | None = None
+    check_max_body_bytes: int = Field(1_000_000, ge=1024)
+    data_dir: str = "/tmp/neardup"  # noqa: S108 - faust's local state dir; set it in production
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    # Similarity (the default namespace policy)
+    namespace: str = "default"
+    threshold: float = Field(0.8, gt=0, le=1)
+    measure: Literal["jaccard", "containment"] = "jaccard"
+    recall: float = Field(0.99, gt=0, lt=1)
+    short_threshold: float = Field(0.8, gt=0, le=1)
+    short_tokens: int = Field(30, ge=0)
+    bucket_cap: int = Field(256, ge=1)
+    retention_s: float | None = Field(None, gt=0)
+    max_matches: int = Field(10, ge=1)
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        if not NAMESPACE_RE.fullmatch(v):
+            raise ValueError(f"must match {NAMESPACE_RE.pattern}")
+        return v
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, v: str) -> str:
+        if not v.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return v
+
+    @model_validator(mode="after")
+    def _sasl(self) -> Settings:
+        if self.kafka_security_protocol.startswith("SASL") and not (
+            self.kafka_sasl_username and self.kafka_sasl_password
+        ):
+            raise ValueError(
+                "NEARDUP_KAFKA_SASL_USERNAME and NEARDUP_KAFKA_SASL_PASSWORD are required "
+                f"with NEARDUP_KAFKA_SECURITY_PROTOCOL={self.kafka_security_protocol}"
+            )
+        return self
+
+    def policy(self) -> Policy:
+        return Policy(
+            threshold=self.threshold,
+            measure=self.measure,
+            recall=self.recall,
+            short_threshold=self.short_threshold,
+            short_tokens=self.short_tokens,
+            bucket_cap=self.bucket_cap,
+            retention_s=self.retention_s,
+            max_matches=self.max_matches,
+        )
+
+    def bootstrap_servers(self) -> list[str]:
+        return [s.strip() for s in self.kafka_bootstrap.split(",") if s.strip()]
