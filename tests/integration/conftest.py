@@ -1,0 +1,198 @@
+"""Integration fixtures: a real Redis and a real Kafka-protocol broker (Tansu) on 127.0.0.1.
+
+If ``NEARDUP_TEST_REDIS_URL`` / ``NEARDUP_TEST_KAFKA_BOOTSTRAP`` are set (the Makefile starts
+the servers once with ``scripts/services.py start``), the session uses them; otherwise it starts
+its own in a temporary directory and stops them when the session ends, pass or fail.
+
+Fixtures:
+
+- ``redis_url``, ``kafka_bootstrap`` (session): where the shared servers are.
+- ``redis_client`` (function): ``redis.asyncio.Redis`` on ``redis_url``, bytes responses; the
+  database and all Redis functions are flushed before the test, the client is closed after.
+- ``make_topic`` (function): ``await make_topic(partitions=4)`` creates a uniquely named topic
+  on the shared broker and returns its name; topics are deleted after the test.
+- ``make_redis``, ``make_broker`` (function): private servers (``services.Service``) for tests
+  that stop, kill or restart them; ``make_redis(aof=True)`` survives ``restart(kill=True)``.
+
+Every test under tests/integration gets the ``integration`` marker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import re
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import redis
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, for_code
+from redis.asyncio import Redis
+
+_HERE = Path(__file__).resolve().parent
+_SERVICES_PY = _HERE.parents[1] / "scripts" / "services.py"
+
+
+def _load_services() -> ModuleType:
+    """Import scripts/services.py (not a package) under a private name."""
+    name = "neardup_test_services"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, _SERVICES_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+services = _load_services()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.integration)
+
+
+# --------------------------------------------------------------------------- shared servers
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    external = os.environ.get("NEARDUP_TEST_REDIS_URL")
+    if external:
+        try:
+            with redis.Redis.from_url(external, socket_timeout=5) as client:
+                client.ping()
+        except redis.RedisError as exc:
+            pytest.fail(f"NEARDUP_TEST_REDIS_URL={external} does not answer: {exc}", False)
+        yield external
+        return
+    service = services.start_redis(tmp_path_factory.mktemp("redis"))
+    try:
+        yield service.url
+    finally:
+        service.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    external = os.environ.get("NEARDUP_TEST_KAFKA_BOOTSTRAP")
+    if external:
+        host, _, port = external.split(",")[0].rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as exc:
+            pytest.fail(f"NEARDUP_TEST_KAFKA_BOOTSTRAP={external} does not answer: {exc}", False)
+        yield external
+        return
+    service = services.start_broker(tmp_path_factory.mktemp("kafka"))
+    try:
+        yield service.bootstrap
+    finally:
+        service.stop()
+
+
+# --------------------------------------------------------------------------- clients
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    try:
+        await client.flushdb()
+        await client.function_flush("SYNC")
+        yield client
+    finally:
+        await client.aclose()
+
+
+def _topic_base(node_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", node_name).strip("-")[:40] or "topic"
+
+
+async def _wait_for_partitions(admin: AIOKafkaAdminClient, topic: str, partitions: int) -> None:
+    """Wait until metadata shows every partition with a leader (instant on Tansu)."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:
+        (described,) = await admin.describe_topics([topic])
+        led = [p for p in described["partitions"] if p["leader"] >= 0]
+        if described["error_code"] == 0 and len(led) == partitions:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"topic {topic}: {described}")
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def make_topic(
+    kafka_bootstrap: str, request: pytest.FixtureRequest
+) -> AsyncIterator[Callable[..., Awaitable[str]]]:
+    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap, client_id="neardup-tests")
+    await admin.start()
+    created: list[str] = []
+    base = _topic_base(request.node.name)
+
+    async def make(partitions: int = 4, *, prefix: str | None = None) -> str:
+        name = f"{prefix or base}-{uuid.uuid4().hex[:10]}"
+        new = NewTopic(name, num_partitions=partitions, replication_factor=1)
+        response = await admin.create_topics([new])
+        for topic, code, *_ in response.topic_errors:
+            if code:
+                raise for_code(code)(f"create topic {topic}")
+        created.append(name)
+        await _wait_for_partitions(admin, name, partitions)
+        return name
+
+    try:
+        yield make
+    finally:
+        if created:
+            with contextlib.suppress(KafkaError):
+                await admin.delete_topics(created)
+        await admin.close()
+
+
+# --------------------------------------------------------------------------- private servers
+
+
+@pytest.fixture
+def make_redis(tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    started: list[Any] = []
+
+    def make(aof: bool = False) -> Any:
+        service = services.start_redis(tmp_path / f"redis-{len(started)}", aof=aof)
+        started.append(service)
+        return service
+
+    try:
+        yield make
+    finally:
+        for service in started:
+            service.stop()
+
+
+@pytest.fixture
+def make_broker(tmp_path: Path) -> Iterator[Callable[[], Any]]:
+    started: list[Any] = []
+
+    def make() -> Any:
+        service = services.start_broker(tmp_path / f"kafka-{len(started)}")
+        started.append(service)
+        return service
+
+    try:
+        yield make
+    finally:
+        for service in started:
+            service.stop()
