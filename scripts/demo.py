@@ -29,10 +29,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import services  # noqa: E402 - the sibling script that starts the servers
+import services
 
-from stream.app import ensure_topics  # noqa: E402
-from stream.config import Settings  # noqa: E402
+from stream.app import ensure_topics
+from stream.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 console = Console()
@@ -62,17 +62,16 @@ def wait_ready(ports: list[int], timeout_s: float = 90.0) -> None:
     pending = set(ports)
     while pending and time.monotonic() < deadline:
         for port in list(pending):
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:  # noqa: S310
-                    if r.status == 200:
-                        pending.discard(port)
+            url = f"http://127.0.0.1:{port}/health"
+            with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as r:
+                if r.status == 200:
+                    pending.discard(port)
         time.sleep(0.5)
     if pending:
         raise RuntimeError(f"workers on ports {sorted(pending)} did not become ready")
 
 
-async def stream_sample(bootstrap: str, settings: Settings, sample: Path) -> None:
-    lines = [x for x in gzip.decompress(sample.read_bytes()).splitlines() if x.strip()]
+async def stream_sample(bootstrap: str, settings: Settings, lines: list[bytes]) -> None:
     total = len(lines)
     consumer = AIOKafkaConsumer(
         settings.verdict_topic,
@@ -187,7 +186,8 @@ def main() -> int:
         workers.extend(start_worker(n, env, port, workdir) for n, port in enumerate(ports))
         wait_ready(ports)
         console.print(f"[bold]streaming {args.sample.name} through '{settings.input_topic}'...")
-        asyncio.run(stream_sample(broker.bootstrap, settings, args.sample))
+        lines = [x for x in gzip.decompress(args.sample.read_bytes()).splitlines() if x.strip()]
+        asyncio.run(stream_sample(broker.bootstrap, settings, lines))
         return 0
     except KeyboardInterrupt:
         console.print("[yellow]interrupted: stopping everything")
