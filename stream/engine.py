@@ -231,6 +231,13 @@ class _Batch:
     records: dict[int, Record] = field(default_factory=dict)
     verdicts: dict[int, Verdict] = field(default_factory=dict)
 
+    def live(self, seq: int, at: float) -> bool:
+        rec = self.records.get(seq)
+        if rec is None:
+            return False
+        r = self.policy.retention_s
+        return r is None or rec.registered_at >= at - r
+
 
 class Engine:
     """Decides verdicts for batches of articles against an index (memory or Redis)."""
@@ -290,6 +297,12 @@ class Engine:
         else:
             probes = []
             for p in prepared:
+                known = await self.index.seq_of(ns, p.article.id)
+                if known is not None:
+                    rec = (await self.index.records(ns, [known])).get(known)
+                    ver = (await self.index.verdicts(ns, [known])).get(known)
+                    probes.append(Probe(known, "replay", None, (), record=rec, verdict=ver))
+                    continue
                 first, cands = await self.index.lookup(ns, p.content, p.buckets)
                 probes.append(Probe(0, "new", first, cands))
         batch = _Batch(ns, policy)
@@ -304,7 +317,7 @@ class Engine:
             if probe.status == "replay":
                 decided[k] = await self._replay(batch, p, probe)
                 continue
-            v = await self._decide(batch, p, probe, register)
+            v = await self._decide(batch, p, probe, register, now)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
@@ -331,16 +344,16 @@ class Engine:
         return await self._resolve(batch, probe.seq, depth=0)
 
     async def _decide(
-        self, batch: _Batch, me: _Prepared | Record, probe: Probe, register: bool
+        self, batch: _Batch, me: _Prepared | Record, probe: Probe, register: bool, at: float
     ) -> Verdict:
         policy = batch.policy
         seq = probe.seq if register else None
         matches: list[tuple[float, int, Method]] = []
         exact = probe.exact_seq
-        if exact is not None and exact in batch.records:
+        if exact is not None and batch.live(exact, at):
             matches.append((1.0, exact, "exact"))
         for s in probe.candidates:
-            if s == exact or s not in batch.records or (seq is not None and s >= seq):
+            if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
             sim, method = _similarity(policy, me, batch.records[s])
             limit = policy.short_threshold if method == "edit" else policy.threshold
@@ -352,7 +365,7 @@ class Engine:
                 doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
                 len(probe.candidates),
             )  # fmt: skip
-        matches.sort(key=lambda m: (-m[0], m[1]))
+        matches.sort(key=lambda m: (-m[0], m[2] != "exact", m[1]))
         sim, best, method = matches[0]
         cluster = await self._cluster_of(batch, best, depth=0)
         shown = tuple(
@@ -392,7 +405,9 @@ class Engine:
         earlier = tuple(s for s in cands if s < seq)
         exact = first if first is not None and first < seq else None
         await self._load_records(batch, {*earlier, *([exact] if exact else [])})
-        v = await self._decide(batch, rec, Probe(seq, "new", exact, earlier), register=True)
+        v = await self._decide(
+            batch, rec, Probe(seq, "new", exact, earlier), register=True, at=rec.registered_at
+        )
         batch.verdicts[seq] = v
         return v
 

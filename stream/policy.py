@@ -59,6 +59,18 @@ class Policy:
             raise ValueError(f"measure must be 'jaccard' or 'containment', got {self.measure!r}")
         if self.bucket_cap < 1 or self.max_matches < 1 or self.short_tokens < 0:
             raise ValueError("bucket_cap and max_matches must be >= 1, short_tokens >= 0")
+        if self.num_perm < 1 or self.shingle_size < 1 or self.char_ngram < 1:
+            raise ValueError("num_perm, shingle_size and char_ngram must be >= 1")
+        if self.minhash_scheme not in ("oph", "kperm"):
+            raise ValueError(
+                f"minhash_scheme must be 'oph' or 'kperm', got {self.minhash_scheme!r}"
+            )
+        if self.retention_s is not None and self.retention_s <= 0:
+            raise ValueError(f"retention_s must be > 0 or None, got {self.retention_s}")
+        if self.max_size_ratio < 1.0:
+            raise ValueError(f"max_size_ratio must be >= 1, got {self.max_size_ratio}")
+        # derived parameters fail here, at start, rather than on the first article
+        _ = self.bands_rows, self.short_bands_rows, self.table_design
 
     @cached_property
     def candidate_jaccard(self) -> float:
@@ -75,7 +87,10 @@ class Policy:
 
     @cached_property
     def bands_rows(self) -> tuple[int, int]:
-        return lsh.recall_floor_params(self.candidate_jaccard, self.recall, self.num_perm)
+        # recall_floor_params needs s_min < 1; threshold 1.0 bands for 0.999 (verified exactly)
+        return lsh.recall_floor_params(
+            min(self.candidate_jaccard, 0.999), self.recall, self.num_perm
+        )
 
     @cached_property
     def short_bands_rows(self) -> tuple[int, int]:

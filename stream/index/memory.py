@@ -17,7 +17,7 @@ class _Space:
     docs: dict[int, bytes] = field(default_factory=dict)
     verdicts: dict[int, bytes] = field(default_factory=dict)
     times: dict[int, float] = field(default_factory=dict)
-    exact: dict[bytes, int] = field(default_factory=dict)
+    exact: dict[bytes, list[int]] = field(default_factory=dict)
     buckets: dict[int, list[int]] = field(default_factory=dict)
 
 
@@ -56,7 +56,9 @@ class MemoryIndex:
             )
         space.seq += 1
         seq = space.seq
-        exact = space.exact.setdefault(reg.content, seq)
+        holders = space.exact.setdefault(reg.content, [])
+        exact = holders[0] if holders else seq
+        holders.append(seq)
         found: set[int] = set()
         hot = 0
         for b in reg.buckets:
@@ -78,7 +80,8 @@ class MemoryIndex:
         found: set[int] = set()
         for b in buckets:
             found.update(space.buckets.get(b, ()))
-        return space.exact.get(content), tuple(sorted(found))
+        holders = space.exact.get(content)
+        return (holders[0] if holders else None), tuple(sorted(found))
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         docs = self._space(ns).docs
@@ -113,8 +116,11 @@ class MemoryIndex:
                 members.remove(seq)
                 if not members:
                     del space.buckets[b]
-        if space.exact.get(rec.content) == seq:
-            del space.exact[rec.content]
+        holders = space.exact.get(rec.content)
+        if holders is not None and seq in holders:
+            holders.remove(seq)
+            if not holders:
+                del space.exact[rec.content]
         space.ids.pop(rec.doc_id, None)
         space.verdicts.pop(seq, None)
         space.times.pop(seq, None)

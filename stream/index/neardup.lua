@@ -21,10 +21,13 @@ local function register(keys, args)
   end
   local seq = redis.call('HINCRBY', keys[1], 'seq', 1)
   local me = pack(seq)
-  local first = redis.call('HGET', keys[6], args[2])
-  if not first then
+  local copies = redis.call('HGET', keys[6], args[2])
+  local first = ''
+  if copies then
+    first = string.sub(copies, 1, 4)
+    redis.call('HSET', keys[6], args[2], copies .. me)
+  else
     redis.call('HSET', keys[6], args[2], me)
-    first = ''
   end
   local cap = 4 * tonumber(args[4])
   local out = {'new', seq, first, 0}
@@ -53,7 +56,7 @@ end
 
 -- lookup (read only): KEYS = exact shard, bucket shard 1..n; ARGV = content hash, field 1..n
 local function lookup(keys, args)
-  local out = {redis.call('HGET', keys[1], args[1]) or ''}
+  local out = {string.sub(redis.call('HGET', keys[1], args[1]) or '', 1, 4)}
   for i = 2, #keys do
     out[#out + 1] = redis.call('HGET', keys[i], args[i]) or ''
   end
@@ -91,7 +94,15 @@ local function remove(keys, args)
       end
     end
   end
-  if redis.call('HGET', keys[5], args[3]) == me then redis.call('HDEL', keys[5], args[3]) end
+  local copies = redis.call('HGET', keys[5], args[3])
+  if copies then
+    local rest = without(copies, me)
+    if #rest == 0 then
+      redis.call('HDEL', keys[5], args[3])
+    elseif #rest ~= #copies then
+      redis.call('HSET', keys[5], args[3], rest)
+    end
+  end
   if redis.call('HGET', keys[1], args[2]) == me then redis.call('HDEL', keys[1], args[2]) end
   redis.call('HDEL', keys[2], me)
   redis.call('HDEL', keys[4], me)
@@ -105,6 +116,19 @@ local function scheme(keys, args)
   return redis.call('HGET', keys[1], 'scheme')
 end
 
+-- put_verdicts: KEYS = docs, verdicts; ARGV = packed seq 1, verdict 1, ... Skips deleted seqs.
+local function put_verdicts(keys, args)
+  local n = 0
+  for i = 1, #args, 2 do
+    if redis.call('HEXISTS', keys[1], args[i]) == 1 then
+      redis.call('HSET', keys[2], args[i], args[i + 1])
+      n = n + 1
+    end
+  end
+  return n
+end
+
+redis.register_function('neardup_put_verdicts', put_verdicts)
 redis.register_function('neardup_register', register)
 redis.register_function{function_name='neardup_lookup', callback=lookup, flags={'no-writes'}}
 redis.register_function('neardup_remove', remove)

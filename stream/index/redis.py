@@ -136,8 +136,11 @@ class RedisIndex:
 
     async def put_verdicts(self, ns: str, items: Mapping[int, bytes]) -> None:
         if items:
-            mapping = {_pack(s): v for s, v in items.items()}
-            await self._call(self._r.hset(keys.verdicts(ns), mapping=mapping))  # type: ignore[arg-type]
+            await self._ready()
+            args = [x for s, v in items.items() for x in (_pack(s), v)]
+            await self._call(
+                self._r.fcall("neardup_put_verdicts", 2, keys.docs(ns), keys.verdicts(ns), *args)
+            )
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
         v = await self._call(self._r.hget(keys.ids(ns), doc_id))
