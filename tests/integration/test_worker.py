@@ -1,0 +1,437 @@
+"""The streaming service as users run it: ``neardup worker`` on a real broker and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from bench.corpus import generate
+from stream.app import ensure_topics
+from stream.config import Settings
+
+NEARDUP = Path(sys.executable).parent / "neardup"
+TOKEN = "s3cret-token"
+
+
+@dataclass
+class Topics:
+    bootstrap: str
+    input: str
+    verdicts: str
+    dlq: str
+
+
+@dataclass
+class WorkerProc:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(self.url(path), timeout=5) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
+    def post(
+        self, path: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        req = urllib.request.Request(self.url(path), data=body, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def wait_ready(self, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited: {self.log.read_text()[-3000:]}")
+            with contextlib.suppress(OSError):
+                if self.get("/health")[0] == 200:
+                    return
+            time.sleep(0.3)
+        raise TimeoutError(f"worker not ready: {self.log.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def make_topics(bootstrap: str, partitions: int = 4) -> Topics:
+    """Fresh input/verdict/DLQ topics (sync: module fixtures have no event loop)."""
+    return asyncio.run(make_topics_async(bootstrap, partitions))
+
+
+async def make_topics_async(bootstrap: str, partitions: int = 4) -> Topics:
+    tag = uuid.uuid4().hex[:8]
+    t = Topics(bootstrap, f"articles-{tag}", f"verdicts-{tag}", f"dlq-{tag}")
+    settings = Settings(
+        kafka_bootstrap=bootstrap,
+        input_topic=t.input,
+        verdict_topic=t.verdicts,
+        dlq_topic=t.dlq,
+        topic_partitions=partitions,
+    )
+    await ensure_topics(settings)
+    return t
+
+
+def start_worker(topics: Topics, redis_url: str, tmp: Path, group: str, **extra: str) -> WorkerProc:
+    port = _free_port()
+    log = tmp / f"worker-{port}.log"
+    env = {
+        **os.environ,
+        "NEARDUP_KAFKA_BOOTSTRAP": topics.bootstrap,
+        "NEARDUP_REDIS_URL": redis_url,
+        "NEARDUP_INPUT_TOPIC": topics.input,
+        "NEARDUP_VERDICT_TOPIC": topics.verdicts,
+        "NEARDUP_DLQ_TOPIC": topics.dlq,
+        "NEARDUP_CONSUMER_GROUP": group,
+        "NEARDUP_WEB_PORT": str(port),
+        "NEARDUP_WEB_HOST": "127.0.0.1",
+        "NEARDUP_DATA_DIR": str(tmp / f"data-{port}"),
+        "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",
+        "NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S": "1",
+        "NEARDUP_MAX_MESSAGE_BYTES": "100000",
+        **extra,
+    }
+    with log.open("wb") as out:  # the child keeps its own handle
+        proc = subprocess.Popen(
+            [str(NEARDUP), "worker", "--no-create-topics"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    return WorkerProc(proc, port, log)
+
+
+async def produce(
+    bootstrap: str, topic: str, items: list[tuple[bytes | None, bytes | None, int | None]]
+) -> None:
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=4_000_000)
+    await producer.start()
+    try:
+        for key, value, partition in items:
+            await producer.send(topic, key=key, value=value, partition=partition)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def collect(
+    bootstrap: str, topic: str, want: set[str], timeout_s: float = 90, key_of: Any = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept)."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"test-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    got: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not want <= got.keys() and time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=500)
+            for msgs in batch.values():
+                for m in msgs:
+                    value = json.loads(m.value or b"{}")
+                    ident = key_of(m, value) if key_of else value["id"]
+                    got[ident].append(value)
+    finally:
+        await consumer.stop()
+    return got
+
+
+def groups_of_copies(n_groups: int, size: int, seed: int) -> list[list[dict[str, str]]]:
+    """Near-duplicate groups: an original and light edits of it, groups unrelated to each other."""
+    docs = generate(n_groups, seed=seed, dup_rate=0.0)
+    rng = random.Random(seed)
+    out = []
+    for g, d in enumerate(docs):
+        words = d["text"].split()
+        group = [{"id": f"g{g}-0", "text": d["text"]}]
+        for c in range(1, size):
+            w = list(words)
+            for _ in range(max(1, len(w) // 60)):
+                w[rng.randrange(len(w))] = rng.choice(["alpha", "beta", "gamma", "delta"])
+            group.append({"id": f"g{g}-{c}", "text": " ".join(w)})
+        out.append(group)
+    return out
+
+
+@pytest.fixture(scope="module")
+def pair(
+    redis_url: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Topics, list[WorkerProc]]]:
+    """Two workers in one group on a 4-partition topic, shared by the tests of this module."""
+    tmp = tmp_path_factory.mktemp("workers")
+    topics = make_topics(kafka_bootstrap)
+    group = f"neardup-{uuid.uuid4().hex[:6]}"
+    workers = [
+        start_worker(topics, redis_url, tmp, group, NEARDUP_CHECK_TOKEN=TOKEN) for _ in range(2)
+    ]
+    try:
+        for w in workers:
+            w.wait_ready()
+        yield topics, workers
+    finally:
+        for w in workers:
+            w.stop()
+
+
+def _metric(worker: WorkerProc, name: str) -> float:
+    status, body = worker.get("/metrics")
+    assert status == 200
+    total = 0.0
+    for line in body.decode().splitlines():
+        if line.startswith(name) and not line.startswith("#"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+async def test_two_workers_split_partitions_and_agree_with_batch_dedup(
+    pair: tuple[Topics, list[WorkerProc]], tmp_path: Path
+) -> None:
+    topics, workers = pair
+    ns = f"split-{uuid.uuid4().hex[:6]}"
+    groups = groups_of_copies(16, 4, seed=1)
+    items = []
+    for g, group in enumerate(groups):
+        for art in group:
+            value = json.dumps({**art, "namespace": ns}).encode()
+            items.append((art["id"].encode(), value, g % 4))  # a group keeps its order
+    before = [_metric(w, "neardup_articles_in_total") for w in workers]
+    await produce(topics.bootstrap, topics.input, items)
+    got = await collect(topics.bootstrap, topics.verdicts, {a["id"] for g in groups for a in g})
+    assert len(got) == 64
+    after = [_metric(w, "neardup_articles_in_total") for w in workers]
+    assert all(a > b for a, b in zip(after, before, strict=True)), "both workers must consume"
+
+    batch_input = tmp_path / "in.jsonl"
+    batch_input.write_text("".join(json.dumps(a) + "\n" for g in groups for a in g))
+    cli = await asyncio.create_subprocess_exec(
+        str(NEARDUP),
+        "dedup",
+        str(batch_input),
+        "--namespace",
+        ns,
+        "--no-progress",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, _ = await cli.communicate()
+    assert cli.returncode == 0
+    expected = {v["id"]: v for v in map(json.loads, stdout.splitlines())}
+    fields = ("verdict", "duplicate_of", "cluster", "similarity", "matches", "method", "namespace")
+    for ident, verdicts in got.items():
+        for v in verdicts:
+            assert {f: v[f] for f in fields} == {f: expected[ident][f] for f in fields}
+
+
+async def test_groups_spread_over_partitions_have_exactly_one_original(
+    pair: tuple[Topics, list[WorkerProc]],
+) -> None:
+    topics, _ = pair
+    ns = f"spread-{uuid.uuid4().hex[:6]}"
+    groups = groups_of_copies(20, 5, seed=2)
+    flat = [(g, a) for g, group in enumerate(groups) for a in group]
+    random.Random(3).shuffle(flat)
+    items = [
+        (a["id"].encode(), json.dumps({**a, "namespace": ns}).encode(), i % 4)
+        for i, (_, a) in enumerate(flat)
+    ]
+    await produce(topics.bootstrap, topics.input, items)
+    got = await collect(topics.bootstrap, topics.verdicts, {a["id"] for _, a in flat})
+    for group in groups:
+        verdicts = [got[a["id"]][-1] for a in group]
+        originals = [v for v in verdicts if v["verdict"] == "original"]
+        assert len(originals) == 1, [(v["id"], v["verdict"], v["duplicate_of"]) for v in verdicts]
+        assert {v["cluster"] for v in verdicts} == {originals[0]["id"]}
+
+
+async def test_poison_messages_go_to_the_dead_letter_topic_and_the_stream_goes_on(
+    pair: tuple[Topics, list[WorkerProc]],
+) -> None:
+    topics, _ = pair
+    ns = f"poison-{uuid.uuid4().hex[:6]}"
+    tag = uuid.uuid4().hex[:6]
+    poison: dict[str, bytes | None] = {
+        "invalid_json": b"{not json",
+        "missing_id": json.dumps({"text": "no id here", "namespace": ns}).encode(),
+        "empty_text": json.dumps({"id": "e", "text": "   ", "namespace": ns}).encode(),
+        "oversize": json.dumps({"id": "o", "text": "word " * 40_000, "namespace": ns}).encode(),
+        "invalid_utf8": b'{"id": "u", "text": "\xff\xfe bad bytes"}',
+        "not_object": b"[1, 2, 3]",
+        "empty_message": None,
+        "invalid_namespace": json.dumps({"id": "n", "text": "x y z", "namespace": "../x"}).encode(),
+    }
+    items: list[tuple[bytes | None, bytes | None, int | None]] = []
+    for reason, value in poison.items():
+        items.append((f"{tag}-{reason}".encode(), value, 1))
+    good = [
+        {
+            "id": f"{tag}-good-{i}",
+            "text": f"a fine article number {i} about things",
+            "namespace": ns,
+        }
+        for i in range(6)
+    ]
+    items += [(g["id"].encode(), json.dumps(g).encode(), 1) for g in good]
+    await produce(topics.bootstrap, topics.input, items)
+    verdicts = await collect(topics.bootstrap, topics.verdicts, {g["id"] for g in good})
+    assert {g["id"] for g in good} <= verdicts.keys()
+    dead = await collect(
+        topics.bootstrap,
+        topics.dlq,
+        {f"{tag}-{r}" for r in poison},
+        key_of=lambda m, v: (m.key or b"").decode(),
+    )
+    for reason in poison:
+        entries = dead[f"{tag}-{reason}"]
+        assert entries, f"no dead letter for {reason}"
+        entry = entries[0]
+        assert entry["reason"] == reason
+        assert entry["source"]["topic"] == topics.input
+        assert entry["source"]["partition"] == 1
+        assert isinstance(entry["source"]["offset"], int)
+    assert dead[f"{tag}-oversize"][0]["value_bytes"] > 100_000
+
+
+async def test_check_endpoint_health_and_metrics(
+    pair: tuple[Topics, list[WorkerProc]], redis_url: str
+) -> None:
+    topics, workers = pair
+    ns = f"check-{uuid.uuid4().hex[:6]}"
+    (group,) = groups_of_copies(1, 2, seed=4)
+    await produce(
+        topics.bootstrap,
+        topics.input,
+        [(group[0]["id"].encode(), json.dumps({**group[0], "namespace": ns}).encode(), 0)],
+    )
+    await collect(topics.bootstrap, topics.verdicts, {group[0]["id"]})
+    w = workers[1]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    body = json.dumps({"text": group[1]["text"], "namespace": ns}).encode()
+    assert w.post("/check", body)[0] == 401
+    assert w.post("/check", body, {"Authorization": "Bearer wrong"})[0] == 401
+    r = redis.Redis.from_url(redis_url)
+    try:
+        docs_key = f"nd:{{{ns}}}:d"
+        count = r.hlen(docs_key)
+        status, verdict = w.post("/check", body, auth)
+        assert status == 200
+        assert verdict["verdict"] == "near_duplicate"
+        assert verdict["duplicate_of"] == group[0]["id"]
+        assert verdict["registered"] is False
+        assert r.hlen(docs_key) == count  # register=false leaves the index unchanged
+        status, verdict = w.post(
+            "/check",
+            json.dumps(
+                {"id": "submitted-1", "text": group[1]["text"], "namespace": ns, "register": True}
+            ).encode(),
+            auth,
+        )
+        assert status == 200 and verdict["seq"] is not None
+        assert r.hlen(docs_key) == count + 1
+    finally:
+        r.close()
+    assert w.post("/check", b"{nope", auth)[0] == 400
+    big = json.dumps({"text": "x " * 600_000}).encode()
+    assert w.post("/check", big, auth)[0] == 413
+    status, health = w.get("/health")
+    assert status == 200 and json.loads(health) == {"ready": True, "redis": True, "kafka": True}
+    assert _metric(w, "neardup_verdicts_total") > 0
+    status, text = w.get("/metrics")
+    for name in (
+        "neardup_articles_in_total",
+        "neardup_dead_letters_total",
+        "neardup_batch_seconds_bucket",
+        "neardup_redis_round_trips_total",
+        "neardup_candidates_per_article_bucket",
+    ):
+        assert name.encode() in text
+
+
+async def test_kill_9_one_worker_the_other_takes_over_and_nothing_is_lost(
+    redis_url: str, kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    topics = await make_topics_async(kafka_bootstrap)
+    group = f"neardup-{uuid.uuid4().hex[:6]}"
+    workers = [start_worker(topics, redis_url, tmp_path, group) for _ in range(2)]
+    try:
+        for w in workers:
+            w.wait_ready()
+        ns = f"kill-{uuid.uuid4().hex[:6]}"
+        groups = groups_of_copies(60, 5, seed=5)
+        flat = [a for g in groups for a in g]
+        random.Random(6).shuffle(flat)
+        items = [
+            (a["id"].encode(), json.dumps({**a, "namespace": ns}).encode(), None) for a in flat
+        ]
+        producer_task = asyncio.create_task(_produce_slowly(topics, items))
+        await asyncio.sleep(1.5)
+        workers[0].proc.send_signal(signal.SIGKILL)
+        workers[0].proc.wait()
+        assert not producer_task.done(), "articles must still arrive after the kill"
+        await producer_task
+        got = await collect(
+            topics.bootstrap, topics.verdicts, {a["id"] for a in flat}, timeout_s=120
+        )
+        assert {a["id"] for a in flat} <= got.keys(), "every article gets a verdict"
+        for ident, verdicts in got.items():
+            assert all(v == verdicts[0] for v in verdicts), f"conflicting verdicts for {ident}"
+        for g in groups:
+            vs = [got[a["id"]][0] for a in g]
+            assert sum(v["verdict"] == "original" for v in vs) == 1
+            assert len({v["cluster"] for v in vs}) == 1
+    finally:
+        for w in workers:
+            w.stop()
+
+
+async def _produce_slowly(
+    topics: Topics, items: list[tuple[bytes | None, bytes | None, int | None]]
+) -> None:
+    for i in range(0, len(items), 20):
+        await produce(topics.bootstrap, topics.input, items[i : i + 20])
+        await asyncio.sleep(0.3)  # ~4.5 s in all: most articles arrive after the kill
