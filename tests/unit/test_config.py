@@ -1,0 +1,100 @@
+"""Settings: NEARDUP_* from the environment, validated at start, secrets never shown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import faust
+import pytest
+from pydantic import ValidationError
+
+from stream.app import _safe_url, kafka_options
+from stream.config import Settings
+
+NEARDUP = Path(sys.executable).parent / "neardup"
+
+
+def test_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in list(__import__("os").environ):
+        if var.startswith("NEARDUP_"):
+            monkeypatch.delenv(var)
+    s = Settings()
+    assert (s.input_topic, s.verdict_topic, s.dlq_topic) == ("articles", "verdicts", "articles.dlq")
+    assert s.policy().threshold == 0.8
+
+
+def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARDUP_KAFKA_BOOTSTRAP", "a:1, b:2")
+    monkeypatch.setenv("NEARDUP_THRESHOLD", "0.9")
+    monkeypatch.setenv("NEARDUP_RETENTION_S", "3600")
+    s = Settings()
+    assert s.bootstrap_servers() == ["a:1", "b:2"]
+    assert s.policy().threshold == 0.9 and s.policy().retention_s == 3600
+
+
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("NEARDUP_THRESHOLD", "1.5"),
+        ("NEARDUP_REDIS_URL", "http://x"),
+        ("NEARDUP_NAMESPACE", "a b"),
+        ("NEARDUP_BATCH_SIZE", "0"),
+        ("NEARDUP_KAFKA_SECURITY_PROTOCOL", "SASL_SSL"),  # without username/password
+    ],
+)
+def test_invalid_settings_are_refused(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str
+) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValidationError):
+        Settings()
+
+
+def test_secrets_never_appear_in_repr() -> None:
+    s = Settings(
+        kafka_security_protocol="SASL_SSL",
+        kafka_sasl_username="u",
+        kafka_sasl_password="hunter2",  # type: ignore[arg-type]
+        redis_password="pw-123",  # type: ignore[arg-type]
+        check_token="tok-456",  # type: ignore[arg-type]
+    )
+    text = repr(s) + str(s.model_dump())
+    for secret in ("hunter2", "pw-123", "tok-456"):
+        assert secret not in text
+
+
+def test_sasl_settings_become_faust_credentials() -> None:
+    s = Settings(
+        kafka_bootstrap="k1:9093,k2:9093",
+        kafka_security_protocol="SASL_SSL",
+        kafka_sasl_mechanism="SCRAM-SHA-512",
+        kafka_sasl_username="svc",
+        kafka_sasl_password="pw",  # type: ignore[arg-type]
+    )
+    opts = kafka_options(s)
+    assert opts["broker"] == ["kafka://k1:9093", "kafka://k2:9093"]
+    cred = opts["broker_credentials"]
+    assert isinstance(cred, faust.SASLCredentials)
+    assert cred.username == "svc" and cred.password == "pw"
+    assert cred.mechanism.value == "SCRAM-SHA-512"
+    assert cred.ssl_context is not None
+    assert "broker_credentials" not in kafka_options(Settings())
+
+
+def test_urls_are_logged_without_credentials() -> None:
+    assert _safe_url("redis://user:pw@host:6379/0") == "redis://***@host:6379/0"
+    assert _safe_url("redis://host:6379/0") == "redis://host:6379/0"
+
+
+def test_worker_refuses_bad_settings_with_a_clear_message() -> None:
+    out = subprocess.run(
+        [str(NEARDUP), "worker"],
+        env={"NEARDUP_THRESHOLD": "2", "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "NEARDUP_THRESHOLD" in out.stderr
