@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 import ssl
 import uuid
 from collections.abc import Sequence
@@ -136,7 +137,7 @@ class Worker:
         async def decide(stream: StreamT[bytes]) -> None:
             batches = stream.take_events(s.batch_size, within=s.batch_within_ms / 1000)  # type: ignore[attr-defined]
             async for events in batches:
-                await self.process_events(events)
+                await self.process_in_flight(events)
 
         @app.task  # type: ignore[untyped-decorator]
         async def on_start() -> None:
@@ -166,6 +167,38 @@ class Worker:
         app.page("/health")(Health)
         app.page("/metrics")(MetricsView)
         return app
+
+    async def process_in_flight(self, events: Sequence[Any]) -> None:
+        """Process one batch to the end, even when the worker is being stopped.
+
+        faust acks a batch's events as soon as the agent leaves its loop body, so a batch must
+        never leave it unpublished: on SIGTERM the batch in flight is finished (published) first,
+        then the stop proceeds (commit, leave the group). If a batch cannot be published at all
+        (stopping while Redis is away, a broken broker), the process exits at once *without*
+        committing, and Kafka redelivers the batch to another worker: at-least-once, never lost.
+        """
+        task = asyncio.ensure_future(self.process_events(events))
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            log.info("stopping: finishing the batch in flight (%d articles)", len(events))
+            try:
+                await task
+            except Exception:
+                self._abort_uncommitted(len(events))
+            raise
+        except Exception:
+            self._abort_uncommitted(len(events))
+
+    def _abort_uncommitted(self, n: int) -> None:
+        log.critical(
+            "a batch of %d articles could not be published; exiting without committing its "
+            "offsets so that Kafka redelivers it",
+            n,
+            exc_info=True,
+        )
+        logging.shutdown()
+        os._exit(70)  # EX_SOFTWARE; never run faust's ack-and-commit on this path
 
     async def process_events(self, events: Sequence[Any]) -> None:
         batch = [

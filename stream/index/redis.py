@@ -61,6 +61,12 @@ class RedisIndex:
             return await awaitable
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
+        except ResponseError as exc:
+            if "function not found" in str(exc).lower():
+                # A restarted server without persistence lost the library: reload, then retry.
+                self._loaded = False
+                raise IndexUnavailableError(f"Redis lost the neardup functions: {exc}") from exc
+            raise
 
     async def _ready(self) -> None:
         if not self._loaded:
@@ -181,4 +187,4 @@ class RedisIndex:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
 
 
-__all__ = ["RedisIndex", "ResponseError"]
+__all__ = ["RedisIndex"]
