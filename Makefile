@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SERVICES := .services
 
-.PHONY: run test unit integration lint bench install services-up services-down clean
+.PHONY: run test unit lint bench install deploy-tools validate-deploy clean
+HELM_VENV := .venv-helm
 
 install: $(STAMP)
 
@@ -27,7 +28,7 @@ run: $(STAMP)
 
 # The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
 # (tests/integration/conftest.py) and stop them even when a test fails.
-test: $(STAMP)
+test: $(STAMP) deploy-tools
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
@@ -41,5 +42,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
+# Tools that validate Dockerfile, compose and the helm chart offline (no container engine needed).
+deploy-tools:
+	bash scripts/validate_deploy.sh --install-only
+
+validate-deploy:
+	bash scripts/validate_deploy.sh
+
 clean:
-	rm -rf $(VENV) $(SERVICES) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(HELM_VENV) $(SERVICES) .pytest_cache .mypy_cache .ruff_cache *.egg-info
