@@ -138,14 +138,17 @@ def simhash_many(
 ) -> U64:
     """64-bit SimHash of many documents; document i owns ``hashes[offsets[i]:offsets[i+1]]``.
 
-    Equal to ``simhash(hashes[i], weights[i])`` for each document (integer weights, exact sums),
-    but one pass of numpy per block of documents instead of one per document. Empty documents
-    give 0.
+    Equal to ``simhash(hashes[i], weights[i])`` for each document with non-negative integer
+    weights (term frequencies). Instead of a ±w matrix it sums ``w`` over the features whose bit
+    is set: bit b is 1 iff ``2 * Σ_{bit set} w > Σ w`` (the same sign test, the same tie rule).
+    Sums are exact in float64 for any realistic total weight (< 2**53). Empty documents give 0.
     """
     n_docs = len(offsets) - 1
     out = np.zeros(n_docs, dtype=np.uint64)
+    w = np.asarray(weights)
+    if len(w) and int(w.min()) < 0:
+        raise ValueError("simhash_many takes non-negative weights; use simhash for signed ones")
     keys = _word_keys(seed, 1)
-    w = np.asarray(weights, dtype=np.int64)
     lo = 0
     while lo < n_docs:
         hi = lo + 1  # grow the block up to ~_CHUNK * 4 features (bounded memory)
@@ -153,13 +156,14 @@ def simhash_many(
             hi += 1
         a, b = int(offsets[lo]), int(offsets[hi])
         if b > a:
-            sign = _sign_bits(hashes[a:b], keys).astype(bool)
-            wc = w[a:b, None]
-            contrib = np.where(sign, wc, -wc)
-            starts = offsets[lo:hi] - a
-            nonempty = np.diff(offsets[lo : hi + 1]) > 0
-            acc = np.add.reduceat(contrib, starts[nonempty], axis=0)
-            packed = np.packbits(acc > 0, axis=1, bitorder="little")
-            out[lo:hi][nonempty] = np.ascontiguousarray(packed).view("<u8").reshape(-1)
+            bits = _sign_bits(hashes[a:b], keys).astype(np.float64)  # (n, 64) of 0/1
+            wf = w[a:b].astype(np.float64)
+            rows = np.zeros((hi - lo, 64), dtype=bool)
+            for j in range(hi - lo):
+                s, e = int(offsets[lo + j]) - a, int(offsets[lo + j + 1]) - a
+                if e > s:  # integer sums, exact in float64 whatever the summation order
+                    rows[j] = 2 * (wf[s:e] @ bits[s:e]) > wf[s:e].sum()
+            packed = np.packbits(rows, axis=1, bitorder="little")
+            out[lo:hi] = np.ascontiguousarray(packed).view("<u8").reshape(-1)
         lo = hi
     return out

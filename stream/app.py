@@ -253,16 +253,25 @@ class Worker:
     async def check(self, view: View, request: Request) -> Response:
         token = self.settings.check_token
         if token is not None:
-            got = request.headers.get("Authorization", "")
-            want = f"Bearer {token.get_secret_value()}"
-            if not hmac.compare_digest(got.encode(), want.encode()):
+            # aiohttp decodes header bytes with surrogateescape: encode them back the same way,
+            # or a non-UTF-8 header raises here (a 500) instead of being refused.
+            got = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+            want = f"Bearer {token.get_secret_value()}".encode()
+            if not hmac.compare_digest(got, want):
                 return view.json({"error": "unauthorized"}, status=401)
         raw: Any = request  # faust's Request protocol hides aiohttp's streaming body
         length = raw.content_length
         limit = self.settings.check_max_body_bytes
         if length is not None and length > limit:  # refused before reading anything
             return view.json({"error": "oversize", "limit_bytes": limit}, status=413)
-        body = await raw.content.read(limit + 1)  # never more than limit + 1 bytes in memory
+        # StreamReader.read(n) returns what has arrived so far, not n bytes: read to the end of
+        # the body (chunked bodies have no Content-Length), never more than limit + 1 bytes.
+        body = bytearray()
+        while len(body) <= limit:
+            chunk = await raw.content.read(limit + 1 - len(body))
+            if not chunk:
+                break
+            body += chunk
         if len(body) > limit:
             return view.json({"error": "oversize", "limit_bytes": limit}, status=413)
         try:

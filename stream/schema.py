@@ -68,6 +68,10 @@ def article_from_obj(
         raise InvalidMessage("not_object", f"expected a JSON object, got {type(obj).__name__}")
     doc_id = obj.get(id_field)
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+        # More than 4 bits a digit: a longer int cannot fit ID_MAX_BYTES, and str() of a huge
+        # int is slow or refused outright (ValueError past sys.get_int_max_str_digits()).
+        if abs(doc_id).bit_length() > 4 * keys.ID_MAX_BYTES:
+            raise InvalidMessage("invalid_id", f"id must be at most {keys.ID_MAX_BYTES} bytes")
         doc_id = str(doc_id)
     if not isinstance(doc_id, str) or not doc_id:
         raise InvalidMessage("missing_id", f"field {id_field!r} must be a non-empty string")

@@ -7,8 +7,9 @@ order: if A's seq < B's seq, B's probe sees A. "Earlier" always means "smaller s
 
 Bucket semantics (both implementations): a bucket holds at most ``cap`` articles, the earliest
 ones; past the cap a new article still *reads* the bucket but is not added (hot buckets are
-boilerplate, empty or error pages: their later members add nothing but cost). The content-hash slot
-has no cap, so a verbatim copy of a document in a hot bucket is still found.
+boilerplate, empty or error pages: their later members add nothing but cost). The content-hash
+slot lists the first ``COPIES_CAP`` copies of each text and is always read, so a verbatim copy of
+a document in a hot bucket is still found, and deleting the first copy leaves the next to match.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+COPIES_CAP = 1024  # copies of one text the content slot lists (4 KB in Redis)
 
 
 class IndexStoreError(Exception):

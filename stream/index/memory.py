@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stream.index.base import Probe, Registration, SchemeMismatchError
+from stream.index.base import COPIES_CAP, Probe, Registration, SchemeMismatchError
 from stream.records import Record
 
 
@@ -58,7 +58,8 @@ class MemoryIndex:
         seq = space.seq
         holders = space.exact.setdefault(reg.content, [])
         exact = holders[0] if holders else seq
-        holders.append(seq)
+        if len(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
+            holders.append(seq)
         found: set[int] = set()
         hot = 0
         for b in reg.buckets:

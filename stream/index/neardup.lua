@@ -8,9 +8,12 @@ local function pack(seq)
 end
 
 -- register: KEYS = meta, ids, docs, times, verdicts, exact shard, bucket shard 1..n
---           ARGV = id, content hash, registered_at, cap (members), record, bucket field 1..n
--- Returns {'new', seq, exact_seq_packed or '', hot, bucket value 1, ..., bucket value n}
+--           ARGV = id, content hash, registered_at, cap (members), record,
+--                  bucket fields 1..n packed as one string of 8-byte fields, copies cap
+-- Returns {'new', seq, first copy's seq packed or '', hot, all bucket values concatenated}
 --      or {'replay', seq, record, verdict or ''}.
+-- The content slot lists the first copies of a text (up to the copies cap), so deleting the
+-- first copy still leaves the next one to match verbatim.
 local function register(keys, args)
   local known = redis.call('HGET', keys[2], args[1])
   if known then
@@ -21,25 +24,27 @@ local function register(keys, args)
   end
   local seq = redis.call('HINCRBY', keys[1], 'seq', 1)
   local me = pack(seq)
+  local cap = 4 * tonumber(args[4])
   local copies = redis.call('HGET', keys[6], args[2])
   local first = ''
   if copies then
     first = string.sub(copies, 1, 4)
-    redis.call('HSET', keys[6], args[2], copies .. me)
+    if #copies < 4 * tonumber(args[7]) then
+      redis.call('HSET', keys[6], args[2], copies .. me)
+    end
   else
     redis.call('HSET', keys[6], args[2], me)
   end
-  local cap = 4 * tonumber(args[4])
-  local out = {'new', seq, first, 0}
+  local found = {}
   local hot = 0
+  local fields = args[6]
   for i = 7, #keys do
-    local field = args[i - 1]
+    local field = string.sub(fields, (i - 7) * 8 + 1, (i - 7) * 8 + 8)
     local v = redis.call('HGET', keys[i], field)
     if not v then
       redis.call('HSET', keys[i], field, me)
-      out[#out + 1] = ''
     else
-      out[#out + 1] = v
+      found[#found + 1] = v
       if #v < cap then
         redis.call('HSET', keys[i], field, v .. me)
       else
@@ -47,20 +52,22 @@ local function register(keys, args)
       end
     end
   end
-  out[4] = hot
   redis.call('HSET', keys[2], args[1], me)
   redis.call('HSET', keys[3], me, args[5])
   redis.call('ZADD', keys[4], args[3], me)
-  return out
+  return {'new', seq, first, hot, table.concat(found)}
 end
 
--- lookup (read only): KEYS = exact shard, bucket shard 1..n; ARGV = content hash, field 1..n
+-- lookup (read only): KEYS = exact shard, bucket shard 1..n; ARGV = content hash, packed fields
+-- Returns {first copy's seq packed or '', all bucket values concatenated}
 local function lookup(keys, args)
-  local out = {string.sub(redis.call('HGET', keys[1], args[1]) or '', 1, 4)}
+  local first = string.sub(redis.call('HGET', keys[1], args[1]) or '', 1, 4)
+  local found = {}
   for i = 2, #keys do
-    out[#out + 1] = redis.call('HGET', keys[i], args[i]) or ''
+    local field = string.sub(args[2], (i - 2) * 8 + 1, (i - 2) * 8 + 8)
+    found[#found + 1] = redis.call('HGET', keys[i], field) or ''
   end
-  return out
+  return {first, table.concat(found)}
 end
 
 -- remove one packed seq from a bucket value, respecting 4-byte alignment

@@ -22,11 +22,17 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoPermissionError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream import keys
-from stream.index.base import IndexUnavailableError, Probe, Registration, SchemeMismatchError
+from stream.index.base import (
+    COPIES_CAP,
+    IndexUnavailableError,
+    Probe,
+    Registration,
+    SchemeMismatchError,
+)
 from stream.records import Record
 
 _LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
@@ -52,9 +58,31 @@ class RedisIndex:
         self._loaded = False
 
     async def load_functions(self) -> None:
-        """Load (or replace) the Lua library; idempotent, called once at start."""
-        await self._call(self._r.function_load(_LUA, replace=True))
+        """Load (or replace) the Lua library; idempotent, called once at start.
+
+        An ACL user without ``FUNCTION LOAD`` (the operator loads the library: see SECURITY.md)
+        gets NOPERM; then the library must already be loaded, and be exactly this version
+        (checked with ``FUNCTION LIST``). Until it is, the index is unavailable (retriable).
+        """
+        try:
+            await self._call(self._r.function_load(_LUA, replace=True))
+        except NoPermissionError:
+            await self._check_preloaded()
         self._loaded = True
+
+    async def _check_preloaded(self) -> None:
+        libs = await self._call(self._r.function_list(library="neardup", withcode=True))
+        for lib in libs:
+            info = lib if isinstance(lib, dict) else dict(zip(lib[::2], lib[1::2], strict=True))
+            info = {k.decode() if isinstance(k, bytes) else k: v for k, v in info.items()}
+            code = info.get("library_code")
+            code = code.decode() if isinstance(code, bytes) else code
+            if info.get("library_name") in (b"neardup", "neardup") and code == _LUA:
+                return
+        raise IndexUnavailableError(
+            "this Redis user may not FUNCTION LOAD and the 'neardup' library is missing or "
+            "another version: load stream/index/neardup.lua as an admin (FUNCTION LOAD REPLACE)"
+        )
 
     async def _call(self, awaitable: Any) -> Any:
         try:
@@ -101,7 +129,8 @@ class RedisIndex:
         pipe = self._r.pipeline(transaction=False)
         for reg in regs:
             ks, fields = self._register_keys(ns, reg)
-            args = [reg.doc_id, reg.content, repr(reg.at), cap, reg.record, *fields]
+            args = [reg.doc_id, reg.content, repr(reg.at), cap, reg.record, b"".join(fields)]
+            args.append(COPIES_CAP)
             pipe.fcall("neardup_register", len(ks), *ks, *args)
         replies = await self._call(pipe.execute())
         return [self._probe(reply) for reply in replies]
@@ -113,7 +142,7 @@ class RedisIndex:
         if status == "replay":
             return Probe(seq, "replay", None, (), record=reply[2] or None, verdict=reply[3] or None)
         first = int.from_bytes(reply[2], "big") if reply[2] else None
-        found = _unpack_many(reply[4:])
+        found = _unpack_many([reply[4]])
         found.discard(seq)
         return Probe(seq, "new", first, tuple(sorted(found)), int(reply[3]))
 
@@ -123,10 +152,10 @@ class RedisIndex:
         await self._ready()
         ks = [keys.exact_shard(ns, content, self._bits)]
         ks += [keys.bucket_shard(ns, b, self._bits) for b in buckets]
-        args = [content, *(keys.bucket_field(b) for b in buckets)]
+        args = [content, b"".join(keys.bucket_field(b) for b in buckets)]
         reply = await self._call(self._r.fcall_ro("neardup_lookup", len(ks), *ks, *args))
         first = int.from_bytes(reply[0], "big") if reply[0] else None
-        return first, tuple(sorted(_unpack_many(reply[1:])))
+        return first, tuple(sorted(_unpack_many([reply[1]])))
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         if not seqs:

@@ -1,0 +1,696 @@
+"""Security against real servers: tenants' Redis keys, ``/check`` under hostile requests, and the
+Redis ACL of ``deploy/redis-acl.conf``.
+
+One ``neardup worker`` runs for the whole module, on a Redis of its own where it logs in as the
+ACL user of ``deploy/redis-acl.conf`` (variant A): the worker itself shows that the line is
+enough to start (FUNCTION LOAD), to report healthy (PING) and to serve ``/check``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import importlib.util
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from aiokafka.admin import AIOKafkaAdminClient
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from redis.exceptions import NoPermissionError, ResponseError
+
+from bench.corpus import generate
+from stream.app import ensure_topics
+from stream.config import Settings
+from stream.engine import Article, Engine, Verdict
+from stream.index.base import IndexUnavailableError
+from stream.index.redis import RedisIndex
+from stream.policy import Policy
+
+ROOT = Path(__file__).resolve().parents[2]
+ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
+NEARDUP = Path(sys.executable).parent / "neardup"
+TOKEN = "t0ken-for-tests"
+PASSWORD = "pw-for-tests"
+BODY_LIMIT = 16_384
+CHECK_STATUSES = {200, 400, 401, 409, 413}
+LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
+
+
+def _services() -> ModuleType:
+    """scripts/services.py, the same module object the conftest loaded (not a package)."""
+    name = "neardup_test_services"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "services.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# --------------------------------------------------------------------------- the ACL lines
+
+
+def acl_rules() -> dict[str, list[str]]:
+    """The rules of deploy/redis-acl.conf: variant A (the active line), B (the commented one).
+
+    The password placeholder becomes this module's password.
+    """
+    found = []
+    for line in ACL_FILE.read_text().splitlines():
+        m = re.fullmatch(r"(#\s*)?user neardup (.+)", line.strip())
+        if m:
+            rules = [">" + PASSWORD if r.startswith(("#", ">")) else r for r in m[2].split()]
+            found.append((m[1] is None, rules))
+    active = [rules for on, rules in found if on]
+    commented = [rules for on, rules in found if not on]
+    assert len(active) == 1 and len(commented) == 1, found
+    return {"neardup": active[0], "neardup-preloaded": commented[0]}
+
+
+@pytest.fixture(scope="module")
+def acl_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private Redis with both ACL users; yields its admin URL (the default user)."""
+    service = _services().start_redis(tmp_path_factory.mktemp("acl-redis"))
+    try:
+        with redis.Redis.from_url(service.url) as admin:
+            for user, rules in acl_rules().items():
+                admin.acl_setuser(user, reset=True)
+                admin.execute_command("ACL", "SETUSER", user, *rules)
+        yield service.url
+    finally:
+        service.stop()
+
+
+def user_url(admin_url: str, user: str) -> str:
+    return admin_url.replace("redis://", f"redis://{user}@", 1)
+
+
+# --------------------------------------------------------------------------- the worker
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    def request(
+        self, body: bytes, headers: dict[str, str] | None = None, path: str = "/check"
+    ) -> tuple[int, bytes, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+        try:
+            conn.request("POST" if path == "/check" else "GET", path, body, headers or {})
+            r = conn.getresponse()
+            return r.status, r.read(), r.getheader("Content-Type", "")
+        finally:
+            conn.close()
+
+    def check(self, body: bytes, token: str | None = TOKEN) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        status, raw, ctype = self.request(body, headers)
+        assert ctype.startswith("application/json"), (status, raw)
+        return status, json.loads(raw)
+
+    def raw(self, data: bytes, *, then: bytes = b"", pause_s: float = 0.0) -> tuple[float, bytes]:
+        """Send bytes on a raw socket (optionally more after a pause); the first full response."""
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as s:
+            s.sendall(data)
+            if then:
+                time.sleep(pause_s)
+                s.sendall(then)
+            got = b""
+            while True:
+                head, sep, body = got.partition(b"\r\n\r\n")
+                m = re.search(rb"(?im)^content-length:\s*(\d+)", head) if sep else None
+                if m and len(body) >= int(m[1]):
+                    break
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        return time.monotonic() - started, got
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size
+
+    def assert_healthy(self, log_from: int) -> None:
+        assert self.proc.poll() is None, self.log.read_text()[-3000:]
+        status, body, _ = self.request(b"", path="/health")
+        assert status == 200, body
+        with self.log.open("rb") as f:
+            f.seek(log_from)
+            new = f.read().decode(errors="replace")
+        assert "Traceback" not in new and "Error handling request" not in new, new[-3000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _delete_topics(bootstrap: str, topics: list[str]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        with contextlib.suppress(Exception):
+            await admin.delete_topics(topics)
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(scope="module")
+def worker(
+    acl_redis: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Worker]:
+    tmp = tmp_path_factory.mktemp("security-worker")
+    tag = uuid.uuid4().hex[:8]
+    topics = {
+        "NEARDUP_INPUT_TOPIC": f"sec-in-{tag}",
+        "NEARDUP_VERDICT_TOPIC": f"sec-verdicts-{tag}",
+        "NEARDUP_DLQ_TOPIC": f"sec-dlq-{tag}",
+    }
+    settings = Settings(
+        kafka_bootstrap=kafka_bootstrap,
+        input_topic=topics["NEARDUP_INPUT_TOPIC"],
+        verdict_topic=topics["NEARDUP_VERDICT_TOPIC"],
+        dlq_topic=topics["NEARDUP_DLQ_TOPIC"],
+        topic_partitions=1,
+    )
+    asyncio.run(ensure_topics(settings))
+    port = _free_port()
+    log = tmp / "worker.log"
+    env = {
+        **os.environ,
+        **topics,
+        "NEARDUP_KAFKA_BOOTSTRAP": kafka_bootstrap,
+        "NEARDUP_REDIS_URL": user_url(acl_redis, "neardup"),
+        "NEARDUP_REDIS_PASSWORD": PASSWORD,
+        "NEARDUP_CONSUMER_GROUP": f"sec-{tag}",
+        "NEARDUP_WEB_PORT": str(port),
+        "NEARDUP_WEB_HOST": "127.0.0.1",
+        "NEARDUP_DATA_DIR": str(tmp / "data"),
+        "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",
+        "NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S": "1",
+        "NEARDUP_CHECK_TOKEN": TOKEN,
+        "NEARDUP_CHECK_MAX_BODY_BYTES": str(BODY_LIMIT),
+        "NEARDUP_MAX_MESSAGE_BYTES": "100000",
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(NEARDUP), "worker", "--no-create-topics"], env=env, stdout=out, stderr=out
+        )
+    w = Worker(proc, port, log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"worker exited: {log.read_text()[-3000:]}")
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if w.request(b"", path="/health")[0] == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"worker not ready: {log.read_text()[-3000:]}")
+            time.sleep(0.3)
+        yield w
+    finally:
+        w.stop()
+        asyncio.run(_delete_topics(kafka_bootstrap, list(topics.values())))
+
+
+def _article(text: str, **extra: Any) -> bytes:
+    return json.dumps({"text": text, **extra}).encode()
+
+
+LONG_TEXT = " ".join(f"word{i % 97} token{i % 13}" for i in range(200))
+
+# --------------------------------------------------------------------------- /check: auth
+
+
+def test_check_requires_the_bearer_token(worker: Worker) -> None:
+    mark = worker.log_size()
+    body = _article(LONG_TEXT, namespace="auth")
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": f"Bearer {TOKEN}x"},
+        {"Authorization": f"Bearer {TOKEN[:-1]}"},
+        {"Authorization": TOKEN},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"Authorization": "Bearer"},
+        {"Authorization": ""},
+        {"X-Authorization": f"Bearer {TOKEN}"},
+    ):
+        status, raw, ctype = worker.request(body, headers)
+        assert status == 401, (headers, raw)
+        assert ctype.startswith("application/json") and json.loads(raw) == {"error": "unauthorized"}
+    status, out = worker.check(body)
+    assert status == 200 and out["verdict"] == "original" and out["registered"] is False
+    worker.assert_healthy(mark)
+
+
+def test_check_registers_and_finds_copies_as_the_acl_user(worker: Worker) -> None:
+    mark = worker.log_size()
+    ns = f"reg-{uuid.uuid4().hex[:6]}"
+    status, first = worker.check(_article(LONG_TEXT, id="orig", namespace=ns, register=True))
+    assert status == 200 and first["verdict"] == "original" and first["registered"] is True
+    status, copy = worker.check(_article(LONG_TEXT, namespace=ns))
+    assert status == 200 and copy["verdict"] == "duplicate" and copy["duplicate_of"] == "orig"
+    status, out = worker.check(
+        _article(LONG_TEXT + " changed", id="orig", namespace=ns, register=True)
+    )
+    assert status == 409 and out["error"] == "conflict"
+    worker.assert_healthy(mark)
+
+
+def test_worker_log_holds_no_secret(worker: Worker) -> None:
+    worker.check(_article(LONG_TEXT), token="not-" + TOKEN)
+    log = worker.log.read_text(errors="replace")
+    assert "faust" in log.lower() or "worker" in log.lower()  # the log is the worker's
+    assert PASSWORD not in log and TOKEN not in log
+
+
+def test_check_refuses_unauthenticated_requests_before_reading_the_body(worker: Worker) -> None:
+    mark = worker.log_size()
+    head = b"POST /check HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n"
+    elapsed, got = worker.raw(head + b'{"text"')
+    assert got.startswith(b"HTTP/1.1 401 "), got[:300]
+    assert elapsed < 3
+    worker.assert_healthy(mark)
+
+
+@pytest.mark.parametrize(
+    "value", [b"Bearer \xff\xfe", b"Bearer " + TOKEN.encode() + b"\xc3", b"\xe2\x80\xae"]
+)
+def test_check_non_utf8_authorization_is_refused_not_a_crash(worker: Worker, value: bytes) -> None:
+    mark = worker.log_size()
+    body = _article(LONG_TEXT)
+    head = b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Length: %d\r\n\r\n"
+    _, got = worker.raw(head % (value, len(body)) + body)
+    assert got.startswith(b"HTTP/1.1 401 "), got[:300]
+    worker.assert_healthy(mark)
+
+
+# --------------------------------------------------------------------------- /check: size
+
+
+def test_check_refuses_a_huge_content_length_before_reading_the_body(worker: Worker) -> None:
+    """Only 20 bytes of a declared terabyte are sent: the answer cannot wait for the rest."""
+    mark = worker.log_size()
+    head = (
+        b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    )
+    for declared in (10**12, BODY_LIMIT * 100, BODY_LIMIT + 1):
+        elapsed, got = worker.raw(head % (TOKEN.encode(), declared) + b'{"text": "aaaaaaaaa')
+        assert got.startswith(b"HTTP/1.1 413 "), got[:300]
+        assert json.loads(got.partition(b"\r\n\r\n")[2]) == {
+            "error": "oversize",
+            "limit_bytes": BODY_LIMIT,
+        }
+        assert elapsed < 3
+    worker.assert_healthy(mark)
+
+
+def test_check_body_limit_is_exact(worker: Worker) -> None:
+    mark = worker.log_size()
+    at_limit = _article(LONG_TEXT, namespace="limit")
+    at_limit += b" " * (BODY_LIMIT - len(at_limit))
+    assert worker.check(at_limit)[0] == 200
+    assert worker.check(at_limit + b" ") == (413, {"error": "oversize", "limit_bytes": BODY_LIMIT})
+    worker.assert_healthy(mark)
+
+
+def _chunked(body: bytes, size: int = 4096) -> bytes:
+    parts = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+def test_check_refuses_an_oversize_chunked_body(worker: Worker) -> None:
+    """No Content-Length to refuse up front: the view must stop reading past the limit."""
+    mark = worker.log_size()
+    body = _article("word " * BODY_LIMIT)
+    head = b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+    head += b"Transfer-Encoding: chunked\r\n\r\n"
+    payload = head % TOKEN.encode() + _chunked(body)
+    cut = len(head) + 4096  # the first piece is under the limit; the rest comes a moment later
+    _, got = worker.raw(payload[:cut], then=payload[cut:], pause_s=0.3)
+    assert got.startswith(b"HTTP/1.1 413 "), got[:400]
+    worker.assert_healthy(mark)
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_check_reads_a_body_that_arrives_in_pieces(worker: Worker, chunked: bool) -> None:
+    """Slow clients and large bodies arrive in several TCP segments; all of it is the body."""
+    mark = worker.log_size()
+    body = _article(LONG_TEXT, namespace="pieces")
+    head = b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % TOKEN.encode()
+    if chunked:
+        payload = head + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(body, 512)
+    else:
+        payload = head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    cut = len(payload) - len(body) // 2
+    _, got = worker.raw(payload[:cut], then=payload[cut:], pause_s=0.3)
+    assert got.startswith(b"HTTP/1.1 200 "), got[:400]
+    worker.assert_healthy(mark)
+
+
+# --------------------------------------------------------------------------- /check: fuzz
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(),
+        st.text(max_size=30),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+check_bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.one_of(st.text(max_size=20), st.integers(), st.sampled_from(["x}:d", "*"])),
+        "text": st.one_of(st.text(max_size=200), st.just(LONG_TEXT), json_values),
+        "namespace": st.one_of(
+            st.sampled_from(["fuzz", "f.u-z_z", "a}", "{b}", "x" * 65]), json_values
+        ),
+        "register": st.one_of(st.booleans(), json_values),
+        "title": json_values,
+    },
+)
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value).encode("utf-8", "surrogatepass")
+
+
+bodies = st.one_of(
+    st.binary(max_size=300),
+    json_values.map(_encode),
+    check_bodies.map(_encode),
+    st.builds(
+        bytes.__mul__, st.sampled_from([b" ", b"["]), st.integers(BODY_LIMIT - 2, BODY_LIMIT + 2)
+    ),
+)
+
+
+def test_check_fuzz_answers_json_and_never_500(worker: Worker) -> None:
+    mark = worker.log_size()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+    @given(body=bodies)
+    @example(body=b"")
+    @example(body=b"[" * 5000)
+    @example(body=b'{"text": "' + "\u202e\u0000".encode() + b'"}')
+    @example(body=b'{"text": "a", "id": "dup", "register": true}')
+    @example(body=b'{"text": "b", "id": "dup", "register": true}')  # a conflict: 409
+    def one(body: bytes) -> None:
+        status, raw, ctype = worker.request(body, auth)
+        assert status in CHECK_STATUSES, (status, raw)
+        assert ctype.startswith("application/json"), (status, raw)
+        out = json.loads(raw)
+        assert isinstance(out, dict)
+        if status == 200:
+            assert out["verdict"] in {"original", "near_duplicate", "duplicate"}
+        else:
+            assert isinstance(out["error"], str) and out["error"]
+
+    one()
+    worker.assert_healthy(mark)
+
+
+# --------------------------------------------------------------------------- tenants in Redis
+
+KEY_RE = re.compile(rb"nd:\{([A-Za-z0-9_.-]{1,64})\}:(?:m|i|d|v|t|x:[0-9a-f]+|b:[0-9a-f]+)")
+HOSTILE_IDS = [
+    "x}:d",
+    "{b}",
+    "*",
+    "nd:{b}:d",
+    "nd:{b}:i",
+    "}{b}",
+    "b",
+    "b0",
+    "?*[ab]",
+    "\\",
+    "a b",
+    "é" * 100,
+]
+
+
+async def snapshot(r: aioredis.Redis) -> dict[bytes, tuple[bytes, Any]]:
+    """Every key with its type and full value, read type by type (byte for byte)."""
+    out: dict[bytes, tuple[bytes, Any]] = {}
+    async for key in r.scan_iter(count=1000):
+        kind = await r.type(key)
+        if kind == b"hash":
+            value: Any = await r.hgetall(key)
+        elif kind == b"zset":
+            value = await r.zrange(key, 0, -1, withscores=True)
+        else:
+            value = await r.dump(key)
+        out[key] = (kind, value)
+    return out
+
+
+def tag_of(key: bytes) -> str:
+    m = KEY_RE.fullmatch(key)
+    assert m is not None and key.count(b"{") == 1 and key.count(b"}") == 1, key
+    return m[1].decode()
+
+
+def _comparable(v: Verdict | Exception) -> dict[str, Any]:
+    assert isinstance(v, Verdict), v
+    d = v.to_dict()
+    del d["namespace"]
+    return d
+
+
+async def test_tenants_with_identical_texts_never_touch_each_others_keys(
+    redis_client: aioredis.Redis,
+) -> None:
+    docs = [d["text"] for d in generate(4, seed=11, words=150, dup_rate=0.0)]
+    texts = [*docs, *(d + " and a few more words" for d in docs), "short one", "short one!"]
+    index = RedisIndex(redis_client, shard_bits=4)
+    engine = Engine(index, Policy())
+
+    b_articles = [Article(f"b{i}", t, "b") for i, t in enumerate(texts)]
+    b_articles += [Article(h, texts[i % len(texts)], "b") for i, h in enumerate(HOSTILE_IDS[:3])]
+    await engine.process(b_articles)
+    before = await snapshot(redis_client)
+    assert before and {tag_of(k) for k in before} == {"b"}
+
+    # Namespace "a": the same texts under ids shaped like b's keys, hash tags and glob patterns.
+    a_ids = [*HOSTILE_IDS, *(x.id for x in b_articles if x.id not in HOSTILE_IDS)]
+    a_articles = [Article(i, texts[n % len(texts)], "a") for n, i in enumerate(a_ids)]
+    in_a = await engine.process(a_articles)
+    assert [_comparable(v) for v in await engine.process(a_articles)] == [
+        _comparable(v) for v in in_a
+    ]  # replayed
+    # "a" sees nothing of "b": its verdicts are those of a namespace alone on the server.
+    alone = await engine.process([Article(x.id, x.text, "c") for x in a_articles])
+    assert [_comparable(v) for v in in_a] == [_comparable(v) for v in alone]
+    assert in_a[0].verdict == "original"  # type: ignore[union-attr]
+
+    during = await snapshot(redis_client)
+    assert {tag_of(k) for k in during} == {"a", "b", "c"}
+    assert set((await redis_client.hgetall("nd:{a}:i")).keys()) == {i.encode() for i in a_ids}
+
+    checked = await engine.process(a_articles[:4], register=False)
+    assert [_comparable(v) for v in checked] == [_comparable(v) for v in in_a[:4]]
+    for doc_id in HOSTILE_IDS[:6]:
+        assert await index.delete("a", doc_id)
+    assert await index.expire("a", time.time() + 10) == len(a_ids) - 6
+    assert await index.count("a") == 0
+
+    after = await snapshot(redis_client)
+    for key in set(before) | set(after):
+        assert tag_of(key) in {"a", "b", "c"}
+    assert {k: v for k, v in after.items() if tag_of(k) == "b"} == before
+    assert {k for k in after if tag_of(k) == "a"} <= {b"nd:{a}:m"}  # only the scheme is left
+
+
+@pytest.mark.parametrize("ns", ["b}", "{b}", "b}:d", "nd:{b}", "*", "b ", "b\n", "x" * 65, ""])
+async def test_a_hostile_namespace_writes_no_key(redis_client: aioredis.Redis, ns: str) -> None:
+    engine = Engine(RedisIndex(redis_client, shard_bits=4))
+    for register in (True, False):
+        with pytest.raises(ValueError, match="namespace"):
+            await engine.process([Article("a", LONG_TEXT, ns)], register=register)
+    assert await redis_client.dbsize() == 0
+
+
+# --------------------------------------------------------------------------- the Redis ACL
+
+
+@pytest.fixture
+async def connect(acl_redis: str) -> AsyncIterator[Any]:
+    clients: list[aioredis.Redis] = []
+
+    def make(user: str | None = None) -> aioredis.Redis:
+        url = user_url(acl_redis, user) if user else acl_redis
+        client = aioredis.Redis.from_url(url, password=PASSWORD if user else None)
+        clients.append(client)
+        return client
+
+    try:
+        yield make
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+async def exercise(index: RedisIndex, ns: str) -> None:
+    """Everything the worker does with the index: register, replay, check, delete, expire."""
+    await index.load_functions()
+    engine = Engine(index, Policy(retention_s=3600))
+    docs = [d["text"] for d in generate(3, seed=5, words=120, dup_rate=0.0)]
+    articles = [Article(f"d{i}", t, ns) for i, t in enumerate(docs)]
+    articles += [Article("copy", docs[0], ns), Article("short", "a short one", ns)]
+    first = await engine.process(articles)
+    assert [v.verdict for v in first if isinstance(v, Verdict)] == [
+        "original",
+        "original",
+        "original",
+        "duplicate",
+        "original",
+    ]
+    assert await engine.process(articles) == first
+    (checked,) = await engine.process([Article("probe", docs[1], ns)], register=False)
+    assert isinstance(checked, Verdict) and checked.duplicate_of == "d1"
+    assert await index.count(ns) == 5
+    assert await index.delete(ns, "d1")
+    assert not await index.delete(ns, "d1")
+    (checked,) = await engine.process([Article("probe", docs[1], ns)], register=False)
+    assert isinstance(checked, Verdict) and checked.verdict == "original"
+    assert await index.expire(ns, time.time() + 10) == 4
+    assert await index.count(ns) == 0
+
+
+async def test_acl_variant_a_worker_loads_its_functions(connect: Any) -> None:
+    await exercise(RedisIndex(connect("neardup"), shard_bits=4), "acl-a")
+
+
+async def test_acl_variant_b_operator_preloads_the_functions(make_redis: Any, connect: Any) -> None:
+    """A user without FUNCTION LOAD works once an admin loaded the library, and only then."""
+    service = make_redis()
+    admin = aioredis.Redis.from_url(service.url)
+    user = aioredis.Redis.from_url(user_url(service.url, "neardup"), password=PASSWORD)
+    try:
+        await admin.execute_command("ACL", "SETUSER", "neardup", *acl_rules()["neardup-preloaded"])
+        with pytest.raises(NoPermissionError):
+            await user.function_load(LUA, replace=True)
+        with pytest.raises(IndexUnavailableError, match="neardup"):  # not loaded yet: wait
+            await RedisIndex(user).load_functions()
+        await admin.function_load(LUA)
+        await exercise(RedisIndex(user, shard_bits=4), "acl-b")
+        other = LUA + "\n-- another version of the library\n"
+        await admin.function_load(other, replace=True)
+        with pytest.raises(IndexUnavailableError, match="neardup"):  # not this version: wait
+            await RedisIndex(user).load_functions()
+    finally:
+        await user.aclose()
+        await admin.aclose()
+
+
+DENIED: list[tuple[Any, ...]] = [
+    ("FLUSHALL",),
+    ("FLUSHDB",),
+    ("CONFIG", "GET", "*"),
+    ("CONFIG", "SET", "appendonly", "no"),
+    ("KEYS", "*"),
+    ("SCAN", "0"),
+    ("INFO",),
+    ("CLIENT", "LIST"),
+    ("CLIENT", "KILL", "TYPE", "normal"),
+    ("ACL", "LIST"),
+    ("ACL", "SETUSER", "neardup", "+@all"),
+    ("EVAL", "return redis.call('GET', 'secret')", "0"),
+    ("FUNCTION", "FLUSH"),
+    ("FUNCTION", "DELETE", "neardup"),
+    ("FUNCTION", "DUMP"),
+    ("SELECT", "1"),
+    ("PUBLISH", "chan", "x"),
+    ("GET", "secret"),
+    ("SET", "secret", "x"),
+    ("SET", "nd:{a}:x", "x"),
+    ("DEL", "nd:{a}:d"),
+    ("RENAME", "nd:{a}:d", "other"),
+    ("HGET", "secret", "f"),
+    ("HGET", "ND:{a}:d", "f"),
+    ("HGET", "x:nd:{a}:d", "f"),
+    ("HSET", "other", "f", "v"),
+    ("HLEN", "secret"),
+    ("HMGET", "secret", "f"),
+    ("ZRANGEBYSCORE", "other", "-inf", "+inf"),
+    ("FCALL", "neardup_scheme", "1", "other:m", "x"),
+    ("FCALL_RO", "neardup_lookup", "2", "nd:{a}:x:0", "secret", "c", "f"),
+]
+
+
+@pytest.mark.parametrize("user", ["neardup", "neardup-preloaded"])
+async def test_acl_user_is_confined_to_its_keys_and_commands(connect: Any, user: str) -> None:
+    admin, client = connect(), connect(user)
+    await admin.set("secret", "s3")
+    assert await client.ping()
+    assert await client.hget("nd:{elsewhere}:d", "f") is None  # its own pattern: allowed
+    for command in DENIED:
+        with pytest.raises(NoPermissionError):
+            await client.execute_command(*command)
+    assert await admin.get("secret") == b"s3"
+
+
+async def test_acl_functions_loaded_by_the_user_run_with_its_rights(connect: Any) -> None:
+    """Variant A may load code, but that code reaches no other key nor command either."""
+    admin, client = connect(), connect("neardup")
+    await admin.hset("secret-hash", "f", "s3")
+    lib = (
+        "#!lua name=probe\n"
+        "redis.register_function('probe_hget',"
+        " function(k, a) return redis.call('HGET', a[1], 'f') end)\n"
+        "redis.register_function('probe_del', function(k, a) return redis.call('DEL', k[1]) end)\n"
+    )
+    try:
+        await client.function_load(lib, replace=True)
+        with pytest.raises(ResponseError, match="can't access at least one of the keys"):
+            await client.fcall("probe_hget", 0, "secret-hash")
+        with pytest.raises(NoPermissionError):  # declared keys are checked before the call
+            await client.fcall("probe_hget", 1, "secret-hash", "secret-hash")
+        with pytest.raises(ResponseError, match="can't run this command"):
+            await client.fcall("probe_del", 1, "nd:{a}:d")
+        assert await admin.hget("secret-hash", "f") == b"s3"
+    finally:
+        await admin.function_delete("probe")
