@@ -26,6 +26,8 @@ Fixed conventions (every stored fingerprint depends on them; changing one is a s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -141,7 +143,9 @@ def simhash_many(
     Equal to ``simhash(hashes[i], weights[i])`` for each document with non-negative integer
     weights (term frequencies). Instead of a ±w matrix it sums ``w`` over the features whose bit
     is set: bit b is 1 iff ``2 * Σ_{bit set} w > Σ w`` (the same sign test, the same tie rule).
-    Sums are exact in float64 for any realistic total weight (< 2**53). Empty documents give 0.
+    Integer sums are exact in float32 below 2**24 and in float64 below 2**53 (the total weight
+    of a block decides which is used), so BLAS's summation order cannot change a bit. Empty
+    documents give 0.
     """
     n_docs = len(offsets) - 1
     out = np.zeros(n_docs, dtype=np.uint64)
@@ -156,12 +160,15 @@ def simhash_many(
             hi += 1
         a, b = int(offsets[lo]), int(offsets[hi])
         if b > a:
-            bits = _sign_bits(hashes[a:b], keys).astype(np.float64)  # (n, 64) of 0/1
-            wf = w[a:b].astype(np.float64)
+            # float32 sums of integers are exact below 2**24 per document; beyond, use float64
+            exact32 = float(w[a:b].sum()) < 2**24
+            ftype: type[np.floating[Any]] = np.float32 if exact32 else np.float64
+            bits: npt.NDArray[np.floating[Any]] = _sign_bits(hashes[a:b], keys).astype(ftype)
+            wf: npt.NDArray[np.floating[Any]] = w[a:b].astype(ftype)
             rows = np.zeros((hi - lo, 64), dtype=bool)
             for j in range(hi - lo):
                 s, e = int(offsets[lo + j]) - a, int(offsets[lo + j + 1]) - a
-                if e > s:  # integer sums, exact in float64 whatever the summation order
+                if e > s:  # integer sums, exact whatever the summation order
                     rows[j] = 2 * (wf[s:e] @ bits[s:e]) > wf[s:e].sum()
             packed = np.packbits(rows, axis=1, bitorder="little")
             out[lo:hi] = np.ascontiguousarray(packed).view("<u8").reshape(-1)

@@ -156,10 +156,10 @@ def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
     if not articles:
         return []
     w, seed = policy.shingle_size, policy.seed
-    hashes, offsets = features.batch_shingle_hashes([a.text for a in articles], w=w, seed=seed)
+    norms = features.batch_normalize([a.text for a in articles])
+    hashes, offsets = features.batch_shingle_hashes(norms, w=w, seed=seed, normalized=True)
     n_windows = np.diff(offsets)
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
-    norms = [features.normalize(a.text) for a in articles]
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     hasher = policy.hasher
