@@ -19,6 +19,8 @@ def _sketch(argv: list[str]) -> int:
 
 BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "sketch": _sketch,
+    "engine": lambda argv: __import__("bench.engine_bench", fromlist=["main"]).main(argv),
+    "stream": lambda argv: __import__("bench.stream_bench", fromlist=["main"]).main(argv),
 }
 
 

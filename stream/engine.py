@@ -315,7 +315,14 @@ class Engine:
         for k in order:
             p, probe = prepared[k], probes[k]
             if probe.status == "replay":
-                decided[k] = await self._replay(batch, p, probe)
+                v_or_err = await self._replay(batch, p, probe)
+                decided[k] = v_or_err
+                if register and probe.verdict is None and isinstance(v_or_err, Verdict):
+                    # registered by an attempt that never stored its verdict (timed out, or
+                    # killed in between): store it now, so later copies take their cluster from
+                    # what was published instead of re-deriving it from data that may expire
+                    batch.verdicts[probe.seq] = v_or_err
+                    stored[probe.seq] = v_or_err.to_json()
                 continue
             v = await self._decide(batch, p, probe, register, now)
             decided[k] = v
