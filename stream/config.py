@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     kafka_ssl_keyfile: str | None = None
     kafka_session_timeout_s: float = Field(30.0, gt=0)
     kafka_heartbeat_interval_s: float = Field(3.0, gt=0)
+    kafka_fetch_max_wait_ms: int = Field(20, ge=1, le=10_000)
 
     # Redis
     redis_url: str = Field("redis://localhost:6379/0", description="redis:// or rediss://")
@@ -46,7 +47,7 @@ class Settings(BaseSettings):
     web_port: int = Field(6066, ge=0, le=65535)
     web_host: str = "0.0.0.0"  # noqa: S104 - a pod serves probes and metrics on all interfaces
     batch_size: int = Field(256, ge=1, le=10_000)
-    batch_within_ms: int = Field(50, ge=1)
+    batch_within_ms: int = Field(20, ge=1)
     max_message_bytes: int = Field(1_000_000, ge=1024)
     retry_backoff_max_s: float = Field(5.0, gt=0)
     check_token: SecretStr | None = None
