@@ -286,7 +286,9 @@ def worker(
     if create_topics:
         loop.run_until_complete(_with_retry(lambda: ensure_topics(settings), "Kafka"))
     service = Worker(settings)
-    faust.Worker(service.app, loop=loop, loglevel=settings.log_level).execute_from_commandline()
+    runner = faust.Worker(service.app, loop=loop, loglevel=settings.log_level)
+    runner.spinner = None  # its log handler would set the root logger to DEBUG
+    runner.execute_from_commandline()
 
 
 async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:

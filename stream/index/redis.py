@@ -56,6 +56,7 @@ class RedisIndex:
         self._r = client
         self._bits = shard_bits
         self._loaded = False
+        self.round_trips = 0  # calls that waited for Redis (metrics)
 
     async def load_functions(self) -> None:
         """Load (or replace) the Lua library; idempotent, called once at start.
@@ -85,6 +86,7 @@ class RedisIndex:
         )
 
     async def _call(self, awaitable: Any) -> Any:
+        self.round_trips += 1
         try:
             return await awaitable
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:

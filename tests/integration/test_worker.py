@@ -381,6 +381,7 @@ async def test_check_endpoint_health_and_metrics(
     status, health = w.get("/health")
     assert status == 200 and json.loads(health) == {"ready": True, "redis": True, "kafka": True}
     assert _metric(w, "neardup_verdicts_total") > 0
+    assert _metric(w, "neardup_redis_round_trips_total") > 0
     status, text = w.get("/metrics")
     for name in (
         "neardup_articles_in_total",
