@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "sketch": _sketch,
     "engine": lambda argv: __import__("bench.engine_bench", fromlist=["main"]).main(argv),
     "stream": lambda argv: __import__("bench.stream_bench", fromlist=["main"]).main(argv),
+    "soak": lambda argv: __import__("bench.soak_bench", fromlist=["main"]).main(argv),
 }
 
 

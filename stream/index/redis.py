@@ -183,10 +183,7 @@ class RedisIndex:
         v = await self._call(self._r.hget(keys.ids(ns), doc_id))
         return int.from_bytes(v, "big") if v else None
 
-    async def _remove(self, ns: str, seq: int) -> bool:
-        raw = await self._call(self._r.hget(keys.docs(ns), _pack(seq)))
-        if raw is None:
-            return False
+    def _remove_call(self, ns: str, seq: int, raw: bytes) -> tuple[list[str], list[Any]]:
         rec = Record.decode(raw)
         ks = [
             keys.ids(ns),
@@ -197,22 +194,37 @@ class RedisIndex:
         ]
         ks += [keys.bucket_shard(ns, b, self._bits) for b in rec.buckets]
         args = [_pack(seq), rec.doc_id, rec.content, *(keys.bucket_field(b) for b in rec.buckets)]
-        return bool(await self._call(self._r.fcall("neardup_remove", len(ks), *ks, *args)))
+        return ks, args
+
+    async def _remove_many(self, ns: str, seqs: Sequence[int]) -> int:
+        """Remove articles everywhere: two round trips for any number of them.
+
+        The records are read first (they say which buckets to clean), then one pipelined
+        ``neardup_remove`` per article; each removal is atomic, and one whose article is already
+        gone (a concurrent delete or expiry) does nothing.
+        """
+        if not seqs:
+            return 0
+        raws = await self.records(ns, seqs)
+        if not raws:
+            return 0
+        pipe = self._r.pipeline(transaction=False)
+        for seq, raw in raws.items():
+            ks, args = self._remove_call(ns, seq, raw)
+            pipe.fcall("neardup_remove", len(ks), *ks, *args)
+        return sum(bool(x) for x in await self._call(pipe.execute()))
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         await self._ready()
         seq = await self.seq_of(ns, doc_id)
-        return seq is not None and await self._remove(ns, seq)
+        return seq is not None and await self._remove_many(ns, [seq]) == 1
 
     async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
         await self._ready()
         old = await self._call(
             self._r.zrangebyscore(keys.times(ns), "-inf", f"({before!r}", start=0, num=limit)
         )
-        done = 0
-        for packed in old:
-            done += await self._remove(ns, int.from_bytes(packed, "big"))
-        return done
+        return await self._remove_many(ns, [int.from_bytes(p, "big") for p in old])
 
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
