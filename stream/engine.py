@@ -308,11 +308,18 @@ class Engine:
         batch = _Batch(ns, policy)
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
-        out: list[Verdict | NeardupError] = []
+        # Verify every new article first (pure), then read the stored verdicts of all best
+        # matches decided before this batch in one call: their clusters are what copies join.
+        found = {
+            k: self._matches(batch, p, probe, register, now)
+            for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
+            if probe.status == "new"
+        }
+        ours = {pr.seq for pr in probes}
+        await self._load_verdicts(batch, {m[0][1] for m in found.values() if m} - ours)
         stored: dict[int, bytes] = {}
-        order = sorted(range(len(prepared)), key=lambda k: probes[k].seq)
         decided: dict[int, Verdict | NeardupError] = {}
-        for k in order:
+        for k in sorted(range(len(prepared)), key=lambda k: probes[k].seq):
             p, probe = prepared[k], probes[k]
             if probe.status == "replay":
                 v_or_err = await self._replay(batch, p, probe)
@@ -324,15 +331,20 @@ class Engine:
                     batch.verdicts[probe.seq] = v_or_err
                     stored[probe.seq] = v_or_err.to_json()
                 continue
-            v = await self._decide(batch, p, probe, register, now)
+            v = await self._verdict(batch, p, probe, found[k], register)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
                 stored[probe.seq] = v.to_json()
         if stored:
             await self.index.put_verdicts(ns, stored)
-        out = [decided[k] for k in range(len(prepared))]
-        return out
+        return [decided[k] for k in range(len(prepared))]
+
+    async def _load_verdicts(self, batch: _Batch, seqs: set[int]) -> None:
+        missing = [s for s in seqs if s not in batch.verdicts]
+        if missing:
+            raw = await self.index.verdicts(batch.ns, sorted(missing))
+            batch.verdicts.update({s: Verdict.from_json(b) for s, b in raw.items()})
 
     async def _load_records(self, batch: _Batch, seqs: set[int]) -> None:
         missing = [s for s in seqs if s not in batch.records]
@@ -350,9 +362,10 @@ class Engine:
             return Verdict.from_json(probe.verdict)
         return await self._resolve(batch, probe.seq, depth=0)
 
-    async def _decide(
+    def _matches(
         self, batch: _Batch, me: _Prepared | Record, probe: Probe, register: bool, at: float
-    ) -> Verdict:
+    ) -> list[tuple[float, int, Method]]:
+        """Every earlier, live candidate that verifies, best first (exact copies win ties)."""
         policy = batch.policy
         seq = probe.seq if register else None
         matches: list[tuple[float, int, Method]] = []
@@ -366,17 +379,29 @@ class Engine:
             limit = policy.short_threshold if method == "edit" else policy.threshold
             if method != "new" and sim >= limit:
                 matches.append((sim, s, method))
+        matches.sort(key=lambda m: (-m[0], m[2] != "exact", m[1]))
+        return matches
+
+    async def _verdict(
+        self,
+        batch: _Batch,
+        me: _Prepared | Record,
+        probe: Probe,
+        matches: list[tuple[float, int, Method]],
+        register: bool,
+    ) -> Verdict:
+        seq = probe.seq if register else None
         doc_id = me.article.id if isinstance(me, _Prepared) else me.doc_id
         if not matches:
             return Verdict(
                 doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
                 len(probe.candidates),
             )  # fmt: skip
-        matches.sort(key=lambda m: (-m[0], m[2] != "exact", m[1]))
         sim, best, method = matches[0]
         cluster = await self._cluster_of(batch, best, depth=0)
         shown = tuple(
-            Match(batch.records[s].doc_id, round(x, 4)) for x, s, _ in matches[: policy.max_matches]
+            Match(batch.records[s].doc_id, round(x, 4))
+            for x, s, _ in matches[: batch.policy.max_matches]
         )
         return Verdict(
             doc_id,
@@ -392,12 +417,8 @@ class Engine:
         )
 
     async def _cluster_of(self, batch: _Batch, seq: int, depth: int) -> str:
+        await self._load_verdicts(batch, {seq})  # no round trip when already loaded
         v = batch.verdicts.get(seq)
-        if v is None:
-            got = await self.index.verdicts(batch.ns, [seq])
-            if seq in got:
-                v = Verdict.from_json(got[seq])
-                batch.verdicts[seq] = v
         if v is None:
             v = await self._resolve(batch, seq, depth + 1)
         return v.cluster
@@ -412,9 +433,9 @@ class Engine:
         earlier = tuple(s for s in cands if s < seq)
         exact = first if first is not None and first < seq else None
         await self._load_records(batch, {*earlier, *([exact] if exact else [])})
-        v = await self._decide(
-            batch, rec, Probe(seq, "new", exact, earlier), register=True, at=rec.registered_at
-        )
+        probe = Probe(seq, "new", exact, earlier)
+        found = self._matches(batch, rec, probe, register=True, at=rec.registered_at)
+        v = await self._verdict(batch, rec, probe, found, register=True)
         batch.verdicts[seq] = v
         return v
 

@@ -131,9 +131,9 @@ class BatchHandler:
         started = time.perf_counter()
         self.metrics.articles_in.inc(len(batch))
         good, dead = self.parse(batch)
-        trips = getattr(self.engine.index, "round_trips", 0)
+        trips = self.engine.index.round_trips
         results = await self.decide([a for _, a in good]) if good else []
-        self.metrics.redis_round_trips.inc(getattr(self.engine.index, "round_trips", 0) - trips)
+        self.metrics.redis_round_trips.inc(self.engine.index.round_trips - trips)
         verdicts: list[Outgoing] = []
         for (i, article), res in zip(good, results, strict=True):
             if isinstance(res, NeardupError):

@@ -2,14 +2,23 @@
 -- neardup index functions. Every key of one call shares the hash tag {ns} (one cluster slot).
 -- Sequence numbers are packed as 4 big-endian bytes; a bucket value is a run of them, earliest
 -- first, so membership never needs decoding here and removal keeps 4-byte alignment.
+--
+-- register, lookup and remove take the same KEYS, one article's keys:
+--   meta, ids, docs, times, verdicts, exact shard, bucket shard 1..n
+-- and the article's n bucket fields packed as one string of 8-byte fields.
+
+local FIRST_BUCKET = 7
 
 local function pack(seq)
   return struct.pack('>I4', seq)
 end
 
--- register: KEYS = meta, ids, docs, times, verdicts, exact shard, bucket shard 1..n
---           ARGV = id, content hash, registered_at, cap (members), record,
---                  bucket fields 1..n packed as one string of 8-byte fields, copies cap
+local function field(fields, i)
+  local at = (i - FIRST_BUCKET) * 8
+  return string.sub(fields, at + 1, at + 8)
+end
+
+-- register: ARGV = id, content hash, registered_at, cap (members), record, fields, copies cap
 -- Returns {'new', seq, first copy's seq packed or '', hot, all bucket values concatenated}
 --      or {'replay', seq, record, verdict or ''}.
 -- The content slot lists the first copies of a text (up to the copies cap), so deleting the
@@ -37,16 +46,15 @@ local function register(keys, args)
   end
   local found = {}
   local hot = 0
-  local fields = args[6]
-  for i = 7, #keys do
-    local field = string.sub(fields, (i - 7) * 8 + 1, (i - 7) * 8 + 8)
-    local v = redis.call('HGET', keys[i], field)
+  for i = FIRST_BUCKET, #keys do
+    local f = field(args[6], i)
+    local v = redis.call('HGET', keys[i], f)
     if not v then
-      redis.call('HSET', keys[i], field, me)
+      redis.call('HSET', keys[i], f, me)
     else
       found[#found + 1] = v
       if #v < cap then
-        redis.call('HSET', keys[i], field, v .. me)
+        redis.call('HSET', keys[i], f, v .. me)
       else
         hot = hot + 1
       end
@@ -58,62 +66,50 @@ local function register(keys, args)
   return {'new', seq, first, hot, table.concat(found)}
 end
 
--- lookup (read only): KEYS = exact shard, bucket shard 1..n; ARGV = content hash, packed fields
+-- lookup (read only): ARGV = content hash, fields
 -- Returns {first copy's seq packed or '', all bucket values concatenated}
 local function lookup(keys, args)
-  local first = string.sub(redis.call('HGET', keys[1], args[1]) or '', 1, 4)
+  local first = string.sub(redis.call('HGET', keys[6], args[1]) or '', 1, 4)
   local found = {}
-  for i = 2, #keys do
-    local field = string.sub(args[2], (i - 2) * 8 + 1, (i - 2) * 8 + 8)
-    found[#found + 1] = redis.call('HGET', keys[i], field) or ''
+  for i = FIRST_BUCKET, #keys do
+    found[#found + 1] = redis.call('HGET', keys[i], field(args[2], i)) or ''
   end
   return {first, table.concat(found)}
 end
 
--- remove one packed seq from a bucket value, respecting 4-byte alignment
-local function without(v, me)
+-- take one packed seq out of a hash field's run of seqs (4-byte aligned); drop emptied fields
+local function take_out(key, f, me)
+  local v = redis.call('HGET', key, f)
+  if not v then return end
   local pos = 1
   while true do
     local s = string.find(v, me, pos, true)
-    if not s then return v end
+    if not s then return end
     if (s - 1) % 4 == 0 then
-      return string.sub(v, 1, s - 1) .. string.sub(v, s + 4)
+      if #v == 4 then
+        redis.call('HDEL', key, f)
+      else
+        redis.call('HSET', key, f, string.sub(v, 1, s - 1) .. string.sub(v, s + 4))
+      end
+      return
     end
     pos = s + 1
   end
 end
 
--- remove: KEYS = ids, docs, times, verdicts, exact shard, bucket shard 1..n
---         ARGV = packed seq, id, content hash, field 1..n
+-- remove: ARGV = packed seq, id, content hash, fields
 -- Deletes the article everywhere, buckets included. Returns 1 if it was there.
 local function remove(keys, args)
   local me = args[1]
-  if redis.call('HEXISTS', keys[2], me) == 0 then return 0 end
-  for i = 6, #keys do
-    local field = args[i - 2]
-    local v = redis.call('HGET', keys[i], field)
-    if v then
-      local rest = without(v, me)
-      if #rest == 0 then
-        redis.call('HDEL', keys[i], field)
-      elseif #rest ~= #v then
-        redis.call('HSET', keys[i], field, rest)
-      end
-    end
+  if redis.call('HEXISTS', keys[3], me) == 0 then return 0 end
+  for i = FIRST_BUCKET, #keys do
+    take_out(keys[i], field(args[4], i), me)
   end
-  local copies = redis.call('HGET', keys[5], args[3])
-  if copies then
-    local rest = without(copies, me)
-    if #rest == 0 then
-      redis.call('HDEL', keys[5], args[3])
-    elseif #rest ~= #copies then
-      redis.call('HSET', keys[5], args[3], rest)
-    end
-  end
-  if redis.call('HGET', keys[1], args[2]) == me then redis.call('HDEL', keys[1], args[2]) end
-  redis.call('HDEL', keys[2], me)
-  redis.call('HDEL', keys[4], me)
-  redis.call('ZREM', keys[3], me)
+  take_out(keys[6], args[3], me)
+  if redis.call('HGET', keys[2], args[2]) == me then redis.call('HDEL', keys[2], args[2]) end
+  redis.call('HDEL', keys[3], me)
+  redis.call('HDEL', keys[5], me)
+  redis.call('ZREM', keys[4], me)
   return 1
 end
 

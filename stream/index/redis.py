@@ -112,17 +112,21 @@ class RedisIndex:
                 f"{stored!r}, this process uses {mine!r}; use another namespace or re-index"
             )
 
-    def _register_keys(self, ns: str, reg: Registration) -> tuple[list[str], list[Any]]:
+    def _article_keys(
+        self, ns: str, content: bytes, buckets: Sequence[int]
+    ) -> tuple[list[str], bytes]:
+        """The KEYS of every per-article function (one layout, see neardup.lua) and the
+        article's bucket fields packed into one argument."""
         ks = [
             keys.meta(ns),
             keys.ids(ns),
             keys.docs(ns),
             keys.times(ns),
             keys.verdicts(ns),
-            keys.exact_shard(ns, reg.content, self._bits),
+            keys.exact_shard(ns, content, self._bits),
         ]
-        ks += [keys.bucket_shard(ns, b, self._bits) for b in reg.buckets]
-        return ks, [keys.bucket_field(b) for b in reg.buckets]
+        ks += [keys.bucket_shard(ns, b, self._bits) for b in buckets]
+        return ks, b"".join(keys.bucket_field(b) for b in buckets)
 
     async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
         await self._ready()
@@ -130,9 +134,8 @@ class RedisIndex:
             return []
         pipe = self._r.pipeline(transaction=False)
         for reg in regs:
-            ks, fields = self._register_keys(ns, reg)
-            args = [reg.doc_id, reg.content, repr(reg.at), cap, reg.record, b"".join(fields)]
-            args.append(COPIES_CAP)
+            ks, fields = self._article_keys(ns, reg.content, reg.buckets)
+            args = [reg.doc_id, reg.content, repr(reg.at), cap, reg.record, fields, COPIES_CAP]
             pipe.fcall("neardup_register", len(ks), *ks, *args)
         replies = await self._call(pipe.execute())
         return [self._probe(reply) for reply in replies]
@@ -152,10 +155,8 @@ class RedisIndex:
         self, ns: str, content: bytes, buckets: Sequence[int]
     ) -> tuple[int | None, tuple[int, ...]]:
         await self._ready()
-        ks = [keys.exact_shard(ns, content, self._bits)]
-        ks += [keys.bucket_shard(ns, b, self._bits) for b in buckets]
-        args = [content, b"".join(keys.bucket_field(b) for b in buckets)]
-        reply = await self._call(self._r.fcall_ro("neardup_lookup", len(ks), *ks, *args))
+        ks, fields = self._article_keys(ns, content, buckets)
+        reply = await self._call(self._r.fcall_ro("neardup_lookup", len(ks), *ks, content, fields))
         first = int.from_bytes(reply[0], "big") if reply[0] else None
         return first, tuple(sorted(_unpack_many([reply[1]])))
 
@@ -183,19 +184,6 @@ class RedisIndex:
         v = await self._call(self._r.hget(keys.ids(ns), doc_id))
         return int.from_bytes(v, "big") if v else None
 
-    def _remove_call(self, ns: str, seq: int, raw: bytes) -> tuple[list[str], list[Any]]:
-        rec = Record.decode(raw)
-        ks = [
-            keys.ids(ns),
-            keys.docs(ns),
-            keys.times(ns),
-            keys.verdicts(ns),
-            keys.exact_shard(ns, rec.content, self._bits),
-        ]
-        ks += [keys.bucket_shard(ns, b, self._bits) for b in rec.buckets]
-        args = [_pack(seq), rec.doc_id, rec.content, *(keys.bucket_field(b) for b in rec.buckets)]
-        return ks, args
-
     async def _remove_many(self, ns: str, seqs: Sequence[int]) -> int:
         """Remove articles everywhere: two round trips for any number of them.
 
@@ -210,8 +198,9 @@ class RedisIndex:
             return 0
         pipe = self._r.pipeline(transaction=False)
         for seq, raw in raws.items():
-            ks, args = self._remove_call(ns, seq, raw)
-            pipe.fcall("neardup_remove", len(ks), *ks, *args)
+            rec = Record.decode(raw)
+            ks, fields = self._article_keys(ns, rec.content, rec.buckets)
+            pipe.fcall("neardup_remove", len(ks), *ks, _pack(seq), rec.doc_id, rec.content, fields)
         return sum(bool(x) for x in await self._call(pipe.execute()))
 
     async def delete(self, ns: str, doc_id: str) -> bool:
