@@ -50,12 +50,9 @@ import argparse
 import asyncio
 import cProfile
 import gc
-import importlib.metadata
-import importlib.util
 import io
 import json
 import os
-import platform
 import pstats
 import re
 import resource
@@ -69,7 +66,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any, TypeVar
 
 import orjson
@@ -78,13 +74,14 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.corpus import Doc, exact_similarities, generate
+from bench.report import machine_info, md_table, write_atomic
+from scripts import services
 from stream.engine import Article, Engine, NeardupError, Verdict
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
 from stream.policy import Policy
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SERVICES_PY = Path(__file__).resolve().parents[1] / "scripts" / "services.py"
 THRESHOLD = 0.8
 NUM_PERM = 128
 BATCH = 512  # stream.cli.BATCH: the `neardup dedup` batch
@@ -201,19 +198,6 @@ def verdict_pairs(verdicts: Sequence[Verdict], index_of: Mapping[str, int]) -> P
 
 
 # --------------------------------------------------------------------------- Redis helpers
-
-
-def load_services() -> ModuleType:
-    """Import scripts/services.py (not a package) under a private name."""
-    name = "neardup_bench_services"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SERVICES_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass
@@ -500,30 +484,8 @@ def profile_engine_memory(docs: Sequence[Doc], top: int = 20) -> str:
 # --------------------------------------------------------------------------- run
 
 
-def machine_info(r: redis.Redis | None = None) -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions: dict[str, str] = {}
-    for pkg in ("neardup", "numpy", "mmh3", "datasketch", "redis"):
-        try:
-            versions[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            versions[pkg] = "not installed"
-    info: dict[str, Any] = {
-        "load_average_1m_at_start": os.getloadavg()[0],
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        **versions,
-    }
+def engine_machine_info(r: redis.Redis | None = None) -> dict[str, Any]:
+    info = machine_info(("neardup", "numpy", "mmh3", "datasketch", "redis"))
     if r is not None:
         server: dict[str, Any] = r.info("server")
         cfg = r.config_get("hash-max-listpack-*")
@@ -534,7 +496,7 @@ def machine_info(r: redis.Redis | None = None) -> dict[str, Any]:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[Any]:
-    service = load_services().start_redis(workdir / "redis")
+    service = services.start_redis(workdir / "redis")
     try:
         yield service
     finally:
@@ -615,7 +577,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with redis_server(workdir) as service:
             r = redis.Redis(host="127.0.0.1", port=service.port)
             try:
-                machine = machine_info(r)
+                machine = engine_machine_info(r)
                 _stage(f"neardup Engine + RedisIndex (best of {reps})")
                 red = run_engine_redis(service.url, r, docs, reps)
                 row = Row(
@@ -933,15 +895,6 @@ def print_tables(result: Mapping[str, Any]) -> None:
         console.print(result["profile_engine_memory"], markup=False, highlight=False)
 
 
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = [
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|",
-    ]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-    return "\n".join(lines)
-
-
 def markdown(result: Mapping[str, Any]) -> str:
     m, c, meth, ch = result["machine"], result["corpus"], result["method"], result["checks"]
     nb, nr = meth["neardup_bands_rows"]
@@ -974,7 +927,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         "",
         "## Results",
         "",
-        _md_table(_HEAD, [cells for cells, _ in _marked(result)]),
+        md_table(_HEAD, [cells for cells, _ in _marked(result)]),
         "",
         *[f"{note}  " for _, note in _marked(result)],
         "",
@@ -991,15 +944,9 @@ def markdown(result: Mapping[str, Any]) -> str:
     ]
     for system, parts in _breakdowns(result):
         out += [f"## Redis bytes per document by key class: {system}", ""]
-        out += [_md_table(["key class", "bytes/doc"], [[k, f"{v:,.0f}"] for k, v in parts.items()])]
+        out += [md_table(["key class", "bytes/doc"], [[k, f"{v:,.0f}"] for k, v in parts.items()])]
         out += [""]
     return "\n".join(out)
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1029,7 +976,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     print_tables(result)
     args.out.mkdir(parents=True, exist_ok=True)
-    _write(args.out / "engine.json", json.dumps(result, indent=2) + "\n")
-    _write(args.out / "engine.md", markdown(result))
+    write_atomic(args.out / "engine.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "engine.md", markdown(result))
     console.print(f"wrote {args.out / 'engine.json'} and {args.out / 'engine.md'}")
     return 0

@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.metadata
 import json
-import os
-import platform
 import random
 import re
 import time
@@ -45,6 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard
+from bench.report import machine_info, md_table, write_atomic
 from sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
 from sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
 
@@ -242,31 +240,6 @@ def _estimates(matrix: U64, a: npt.NDArray[np.intp], b: npt.NDArray[np.intp]) ->
     return est
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {}
-    for pkg in ("numpy", "mmh3", "datasketch", "simhash"):
-        try:
-            versions[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            versions[pkg] = "not installed"
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        **versions,
-    }
-
-
 def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
     t_start = time.perf_counter()
     docs = generate(n_docs, seed=seed)
@@ -388,7 +361,7 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
     return {
         "benchmark": "sketch",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine_info(),
+        "machine": machine_info(("numpy", "mmh3", "datasketch", "simhash")),
         "corpus": {
             "generator": "bench.corpus.generate",
             "lang": "en",
@@ -473,15 +446,6 @@ def print_tables(result: dict[str, Any]) -> None:
     )
 
 
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = [
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|",
-    ]
-    lines += ["| " + " | ".join(cells) + " |" for cells in rows]
-    return "\n".join(lines)
-
-
 def markdown(result: dict[str, Any]) -> str:
     m, c, meth = result["machine"], result["corpus"], result["method"]
     out = [
@@ -511,9 +475,9 @@ def markdown(result: dict[str, Any]) -> str:
         groups.setdefault(r["group"], []).append(r)
     for group, rows in groups.items():
         out += [f"## {group}", "", f"Baseline: {rows[0]['baseline'] or '—'}.", ""]
-        out += [_md_table(_SPEED_HEAD, [_speed_cells(r) for r in rows]), ""]
+        out += [md_table(_SPEED_HEAD, [_speed_cells(r) for r in rows]), ""]
     out += ["## Signature size vs accuracy", ""]
-    out += [_md_table(_SIZE_HEAD, [_size_cells(s) for s in result["size"]]), ""]
+    out += [md_table(_SIZE_HEAD, [_size_cells(s) for s in result["size"]]), ""]
     out += [
         "Notes: the datasketch text pipeline tokenises in Python (`\\w+` on `casefold()`, "
         "3 tokens joined, `encode()`, `update_batch`); the precomputed rows feed every library "
@@ -523,12 +487,6 @@ def markdown(result: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(out)
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -544,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args.docs, args.seed, args.reps, args.pairs)
     print_tables(result)
     args.out.mkdir(parents=True, exist_ok=True)
-    _write(args.out / "sketch.json", json.dumps(result, indent=2) + "\n")
-    _write(args.out / "sketch.md", markdown(result))
+    write_atomic(args.out / "sketch.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "sketch.md", markdown(result))
     console.print(f"wrote {args.out / 'sketch.json'} and {args.out / 'sketch.md'}")
     return 0

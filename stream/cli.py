@@ -12,7 +12,7 @@ import gzip
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Annotated, Any
 
@@ -171,6 +171,23 @@ def _count(v: Verdict, counts: Counter[str], clusters: set[str]) -> None:
     clusters.add(f"{v.namespace}\x00{v.cluster}")
 
 
+def summary_table(
+    title: str, counts: Mapping[str, int], clusters: int, extra: Sequence[tuple[str, str]]
+) -> Table:
+    """The end-of-run table: verdicts by kind, clusters, then ``extra`` rows."""
+    table = Table(title=title, show_header=False)
+    for label, key in (
+        ("originals", "original"),
+        ("near-duplicates", "near_duplicate"),
+        ("duplicates", "duplicate"),
+    ):
+        table.add_row(label, f"{counts.get(key, 0):,}")
+    table.add_row("clusters", f"{clusters:,}")
+    for label, value in extra:
+        table.add_row(label, value)
+    return table
+
+
 @app.command()
 def dedup(
     input: Annotated[Path, typer.Argument(help="JSON lines (.jsonl or .jsonl.gz); - for stdin")],
@@ -205,16 +222,12 @@ def dedup(
         else:
             sink.flush()
     total = sum(counts.values())
-    table = Table(title="neardup dedup", show_header=False)
-    for label, key in (
-        ("originals", "original"),
-        ("near-duplicates", "near_duplicate"),
-        ("duplicates", "duplicate"),
-    ):
-        table.add_row(label, f"{counts[key]:,}")
-    table.add_row("clusters", f"{len(clusters):,}")
-    table.add_row("invalid lines", f"{invalid:,}")
-    table.add_row("docs/s", f"{total / max(seconds, 1e-9):,.0f}")
+    table = summary_table(
+        "neardup dedup",
+        counts,
+        len(clusters),
+        [("invalid lines", f"{invalid:,}"), ("docs/s", f"{total / max(seconds, 1e-9):,.0f}")],
+    )
     err.print(table)
     if invalid:
         raise typer.Exit(2)

@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import re
 import socket
-import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -38,24 +35,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, for_code
 from redis.asyncio import Redis
 
+from scripts import services
+
 _HERE = Path(__file__).resolve().parent
-_SERVICES_PY = _HERE.parents[1] / "scripts" / "services.py"
-
-
-def _load_services() -> ModuleType:
-    """Import scripts/services.py (not a package) under a private name."""
-    name = "neardup_test_services"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, _SERVICES_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-services = _load_services()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -33,6 +33,7 @@ from stream.engine import Article, Engine, Verdict, prepare
 from stream.index.base import Registration
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
+from tests.integration.stalling import StallingIndex
 
 # --------------------------------------------------------------------------- corpus
 
@@ -268,20 +269,6 @@ def test_concurrent_processes_one_original_per_group(redis_url: str) -> None:
     asyncio.run(_check_serial(articles, by_id))
 
 
-class _StallingIndex(RedisIndex):
-    """A worker that registered its batch and decided it, but has not stored the verdicts yet."""
-
-    def __init__(self, client: Redis) -> None:
-        super().__init__(client)
-        self.stalled = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def put_verdicts(self, ns: str, items: Any) -> None:
-        self.stalled.set()
-        await self.release.wait()
-        await super().put_verdicts(ns, items)
-
-
 async def test_chain_with_an_undecided_middle_is_one_cluster(
     redis_url: str, redis_client: Redis
 ) -> None:
@@ -291,7 +278,7 @@ async def test_chain_with_an_undecided_middle_is_one_cluster(
     stalling_client = Redis.from_url(redis_url)
     third_client = Redis.from_url(redis_url)
     try:
-        stalling = _StallingIndex(stalling_client)
+        stalling = StallingIndex(stalling_client)
         slow = asyncio.create_task(Engine(stalling).process([b]))
         await asyncio.wait_for(stalling.stalled.wait(), 10)
         b_seq = await RedisIndex(redis_client).seq_of("default", b.id)

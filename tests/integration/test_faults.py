@@ -12,27 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import redis
 from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis as AsyncRedis
 
+from scripts import services
 from stream.app import ensure_topics
 from stream.config import Settings
-from tests.integration.test_worker import (
+from tests.integration.workers import (
     Topics,
     WorkerProc,
     groups_of_copies,
@@ -48,22 +46,6 @@ FAST = {  # short timeouts so that a dead peer or server is noticed within secon
 }
 
 Item = tuple[bytes | None, bytes | None, int | None]
-
-
-def _services() -> ModuleType:
-    """scripts/services.py, as the integration conftest loaded it (same private module name)."""
-    name = "neardup_test_services"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "scripts" / "services.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-services = _services()
 
 
 # --------------------------------------------------------------------------- helpers

@@ -26,6 +26,7 @@ from stream.index.base import SchemeMismatchError
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
+from tests.integration.stalling import StallingIndex
 
 # --------------------------------------------------------------------------- data
 
@@ -298,20 +299,6 @@ async def test_verbatim_copy_survives_deleting_the_first_copy(redis_client: Redi
     assert (v.verdict, v.method, v.duplicate_of) == ("duplicate", "exact", "b")
 
 
-class _StallingIndex(RedisIndex):
-    """Registers and decides, then waits before storing its verdicts (a slow worker)."""
-
-    def __init__(self, client: Redis) -> None:
-        super().__init__(client)
-        self.stalled = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def put_verdicts(self, ns: str, items: Any) -> None:
-        self.stalled.set()
-        await self.release.wait()
-        await super().put_verdicts(ns, items)
-
-
 async def test_delete_while_deciding_leaves_no_verdict_behind(
     redis_url: str, redis_client: Redis
 ) -> None:
@@ -319,7 +306,7 @@ async def test_delete_while_deciding_leaves_no_verdict_behind(
     orphan verdict (MemoryIndex.put_verdicts skips deleted seqs; Redis must too)."""
     slow_client = Redis.from_url(redis_url)
     try:
-        slow = _StallingIndex(slow_client)
+        slow = StallingIndex(slow_client)
         task = asyncio.create_task(Engine(slow).process([Article("x", _clough()[4])]))
         await asyncio.wait_for(slow.stalled.wait(), 10)
         assert await Engine(RedisIndex(redis_client)).delete("default", "x")

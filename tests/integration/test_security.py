@@ -11,21 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
-import importlib.util
 import json
-import os
 import re
-import signal
 import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -37,33 +30,20 @@ from hypothesis import strategies as st
 from redis.exceptions import NoPermissionError, ResponseError
 
 from bench.corpus import generate
-from stream.app import ensure_topics
-from stream.config import Settings
+from scripts import services
 from stream.engine import Article, Engine, Verdict
 from stream.index.base import IndexUnavailableError
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
+from tests.integration.workers import WorkerProc, make_topics, start_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
-NEARDUP = Path(sys.executable).parent / "neardup"
 TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
 CHECK_STATUSES = {200, 400, 401, 409, 413}
 LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
-
-
-def _services() -> ModuleType:
-    """scripts/services.py, the same module object the conftest loaded (not a package)."""
-    name = "neardup_test_services"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "services.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 # --------------------------------------------------------------------------- the ACL lines
@@ -89,7 +69,7 @@ def acl_rules() -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def acl_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A private Redis with both ACL users; yields its admin URL (the default user)."""
-    service = _services().start_redis(tmp_path_factory.mktemp("acl-redis"))
+    service = services.start_redis(tmp_path_factory.mktemp("acl-redis"))
     try:
         with redis.Redis.from_url(service.url) as admin:
             for user, rules in acl_rules().items():
@@ -107,11 +87,8 @@ def user_url(admin_url: str, user: str) -> str:
 # --------------------------------------------------------------------------- the worker
 
 
-@dataclass
-class Worker:
-    proc: subprocess.Popen[bytes]
-    port: int
-    log: Path
+class Worker(WorkerProc):
+    """A worker with raw-HTTP probes for the hostile-input tests."""
 
     def request(
         self, body: bytes, headers: dict[str, str] | None = None, path: str = "/check"
@@ -162,21 +139,6 @@ class Worker:
             new = f.read().decode(errors="replace")
         assert "Traceback" not in new and "Error handling request" not in new, new[-3000:]
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 async def _delete_topics(bootstrap: str, topics: list[str]) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
@@ -192,59 +154,23 @@ async def _delete_topics(bootstrap: str, topics: list[str]) -> None:
 def worker(
     acl_redis: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Worker]:
-    tmp = tmp_path_factory.mktemp("security-worker")
-    tag = uuid.uuid4().hex[:8]
-    topics = {
-        "NEARDUP_INPUT_TOPIC": f"sec-in-{tag}",
-        "NEARDUP_VERDICT_TOPIC": f"sec-verdicts-{tag}",
-        "NEARDUP_DLQ_TOPIC": f"sec-dlq-{tag}",
-    }
-    settings = Settings(
-        kafka_bootstrap=kafka_bootstrap,
-        input_topic=topics["NEARDUP_INPUT_TOPIC"],
-        verdict_topic=topics["NEARDUP_VERDICT_TOPIC"],
-        dlq_topic=topics["NEARDUP_DLQ_TOPIC"],
-        topic_partitions=1,
+    topics = make_topics(kafka_bootstrap, partitions=1)
+    w = start_worker(
+        topics,
+        user_url(acl_redis, "neardup"),
+        tmp_path_factory.mktemp("security-worker"),
+        f"sec-{uuid.uuid4().hex[:8]}",
+        Worker,
+        NEARDUP_REDIS_PASSWORD=PASSWORD,
+        NEARDUP_CHECK_TOKEN=TOKEN,
+        NEARDUP_CHECK_MAX_BODY_BYTES=str(BODY_LIMIT),
     )
-    asyncio.run(ensure_topics(settings))
-    port = _free_port()
-    log = tmp / "worker.log"
-    env = {
-        **os.environ,
-        **topics,
-        "NEARDUP_KAFKA_BOOTSTRAP": kafka_bootstrap,
-        "NEARDUP_REDIS_URL": user_url(acl_redis, "neardup"),
-        "NEARDUP_REDIS_PASSWORD": PASSWORD,
-        "NEARDUP_CONSUMER_GROUP": f"sec-{tag}",
-        "NEARDUP_WEB_PORT": str(port),
-        "NEARDUP_WEB_HOST": "127.0.0.1",
-        "NEARDUP_DATA_DIR": str(tmp / "data"),
-        "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",
-        "NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S": "1",
-        "NEARDUP_CHECK_TOKEN": TOKEN,
-        "NEARDUP_CHECK_MAX_BODY_BYTES": str(BODY_LIMIT),
-        "NEARDUP_MAX_MESSAGE_BYTES": "100000",
-    }
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(NEARDUP), "worker", "--no-create-topics"], env=env, stdout=out, stderr=out
-        )
-    w = Worker(proc, port, log)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"worker exited: {log.read_text()[-3000:]}")
-            with contextlib.suppress(OSError, http.client.HTTPException):
-                if w.request(b"", path="/health")[0] == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"worker not ready: {log.read_text()[-3000:]}")
-            time.sleep(0.3)
+        w.wait_ready()
         yield w
     finally:
         w.stop()
-        asyncio.run(_delete_topics(kafka_bootstrap, list(topics.values())))
+        asyncio.run(_delete_topics(kafka_bootstrap, [topics.input, topics.verdicts, topics.dlq]))
 
 
 def _article(text: str, **extra: Any) -> bytes:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,7 +124,6 @@ def _zh_paragraph(start: int, n: int = 8) -> str:
     return "".join(json.loads(r)["text"] for r in rows[start : start + n])
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="shared data directory not present")
 def test_chinese_edited_copy_scores_high_and_unrelated_low() -> None:
     para = _zh_paragraph(100)
     assert len(para) > 150

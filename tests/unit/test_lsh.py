@@ -7,6 +7,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 import pytest
+from datasketch.lsh import _optimal_param as ds_optimal_param  # a dev dependency
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,10 +114,9 @@ def test_optimal_params_known_values() -> None:
 
 @pytest.mark.parametrize("num_perm", [32, 128, 256])
 def test_optimal_params_matches_datasketch(num_perm: int) -> None:
-    ds_lsh = pytest.importorskip("datasketch.lsh")
     for t in (0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95):
-        assert optimal_params(t, num_perm) == ds_lsh._optimal_param(t, num_perm, 0.5, 0.5)
-    assert optimal_params(0.6, num_perm, 0.2, 0.8) == ds_lsh._optimal_param(0.6, num_perm, 0.2, 0.8)
+        assert optimal_params(t, num_perm) == ds_optimal_param(t, num_perm, 0.5, 0.5)
+    assert optimal_params(0.6, num_perm, 0.2, 0.8) == ds_optimal_param(0.6, num_perm, 0.2, 0.8)
 
 
 def test_optimal_params_higher_threshold_more_rows() -> None:

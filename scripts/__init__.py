@@ -1,0 +1,1 @@
+"""Developer scripts: local servers (services.py), the demo behind make run, the sample builder."""
