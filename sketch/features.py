@@ -136,9 +136,8 @@ def _spans_and_hashes(
     n = len(codes)
     edges = np.zeros(n + 2, dtype=np.int8)
     edges[1:-1] = cls == 1
-    step = np.diff(edges)
-    starts = np.flatnonzero(step == 1)
-    ends = np.flatnonzero(step == -1)
+    flips = np.flatnonzero(np.diff(edges))  # word runs start and end alternately
+    starts, ends = flips[0::2], flips[1::2]
     cjk = np.flatnonzero(cls == 2)
     if len(cjk):
         starts = np.concatenate([starts, cjk])
@@ -147,7 +146,8 @@ def _spans_and_hashes(
         ends = np.concatenate([ends, cjk + 1])[order]
     pw, pinv = _powers(1 << max(n, 16).bit_length())
     prefix = np.zeros(n + 1, dtype=np.uint64)
-    np.cumsum(codes.astype(np.uint64) * pw[:n], out=prefix[1:])
+    np.multiply(codes, pw[:n], out=prefix[1:], dtype=np.uint64)
+    np.cumsum(prefix[1:], out=prefix[1:])
     poly = (prefix[ends] - prefix[starts]) * pinv[starts]
     lengths = (ends - starts).astype(np.uint64)
     seed_word = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
@@ -180,7 +180,7 @@ def _fold(text: str) -> str:
 
 
 def batch_normalize(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` of many texts (the same strings, with per-text fast paths)."""
+    """:func:`normalize` of many texts as strings (see :func:`normalize_batch` for arrays)."""
     return [" ".join(_fold(t).split()) for t in texts]
 
 
@@ -194,42 +194,141 @@ def batch_shingle_hashes(
     """Shingle hashes of many texts at once: ``(hashes, offsets)``, text i owning
     ``hashes[offsets[i]:offsets[i + 1]]`` (in token order, repeats kept).
 
-    The same values as :func:`shingle_hashes` before its ``unique``, but one NFKC/casefold call and
-    one pass of numpy over the whole batch, so the per-call overhead of numpy is paid once per
-    batch instead of once per text. Texts are joined with NUL (a separator class, so no token
-    crosses a boundary; NUL inside a text is read as a space, as the tokenizer would anyway).
+    The same values as :func:`shingle_hashes` before its ``unique``, but one pass of numpy over
+    the whole batch, so the per-call overhead of numpy is paid once per batch instead of once per
+    text. (Whitespace folding is skipped: it never changes tokens.)
     """
-    n_docs = len(texts)
-    if n_docs == 0:
-        return np.empty(0, dtype=np.uint64), np.zeros(1, dtype=np.intp)
-    norm = "\0".join((t if normalized else _fold(t)).replace("\0", " ") for t in texts)
-    codes, cls = _codes_and_classes(norm)
-    seps = np.flatnonzero(codes == 0)
-    if len(seps) != n_docs - 1:  # normalisation produced or removed a NUL: go text by text
-        parts = [
-            combine_windows(text_token_hashes(t, seed, normalized=normalized), w) for t in texts
-        ]
-        return _concat(parts)
-    starts, toks = _spans_and_hashes(codes, cls, seed)
-    doc = np.searchsorted(seps, starts)
-    per_doc = np.bincount(doc, minlength=n_docs)
-    if len(toks) >= w:
-        win = combine_windows(toks, w)
-        keep = doc[: len(win)] == doc[w - 1 :]
-        win, win_doc = win[keep], doc[: len(win)][keep]
+    if not normalized:
+        texts = [_fold(t) for t in texts]
+    return _join(texts).shingle_hashes(w=w, seed=seed)
+
+
+_LOW_SPACE = np.array([chr(c).isspace() for c in range(33)], dtype=bool)
+
+
+@cache
+def _space_table() -> npt.NDArray[np.bool_]:
+    """``str.isspace`` of every BMP code point (every whitespace character is in the BMP)."""
+    return np.array([chr(c).isspace() for c in range(0x10000)], dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class TextBatch:
+    """Many texts as one array of code points: text i is ``codes[starts[i]:ends[i]]``.
+
+    Texts are laid end to end with one NUL between them. NUL is a separator for the tokenizer,
+    so no token crosses from one text into the next, and the bounds are explicit, so a NUL inside
+    a text stays part of it. ASCII-only batches take one byte per character.
+    """
+
+    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]
+    starts: npt.NDArray[np.intp]
+    ends: npt.NDArray[np.intp]
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def text(self, i: int) -> str:
+        part = self.codes[self.starts[i] : self.ends[i]]
+        if part.dtype == np.uint8:
+            return part.tobytes().decode("ascii")
+        return part.tobytes().decode("utf-32-le")
+
+    def content_hashes(self, seed: int = DEFAULT_SEED) -> list[bytes]:
+        """:func:`content_hash` of every text (MurmurHash3 of its UTF-8 bytes)."""
+        codes = self.codes
+        starts, ends = self.starts.tolist(), self.ends.tolist()
+        if codes.dtype == np.uint8:  # ASCII: the bytes are the UTF-8 encoding already
+            return [mmh3.hash_bytes(codes[a:b].tobytes(), seed, x64arch=True) for a, b in
+                    zip(starts, ends, strict=True)]  # fmt: skip
+        out = []
+        for a, b in zip(starts, ends, strict=True):
+            utf8 = codes[a:b].tobytes().decode("utf-32-le").encode("utf-8")
+            out.append(mmh3.hash_bytes(utf8, seed, x64arch=True))
+        return out
+
+    def shingle_hashes(
+        self, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED
+    ) -> tuple[U64, npt.NDArray[np.intp]]:
+        """``(hashes, offsets)`` of every text's w-shingles, as :func:`batch_shingle_hashes`."""
+        n_docs = len(self)
+        if n_docs == 0:
+            return np.empty(0, dtype=np.uint64), np.zeros(1, dtype=np.intp)
+        codes = self.codes
+        if codes.dtype == np.uint8:
+            cls = np.take(_char_classes()[:128], codes)
+        else:
+            cls = _classify(codes.astype(np.uint32, copy=False))
+        starts, toks = _spans_and_hashes(codes, cls, seed)
+        doc = np.searchsorted(self.starts, starts, side="right") - 1
+        per_doc = np.bincount(doc, minlength=n_docs)
+        if len(toks) >= w:
+            win = combine_windows(toks, w)
+            keep = doc[: len(win)] == doc[w - 1 :]
+            win, win_doc = win[keep], doc[: len(win)][keep]
+        else:
+            win, win_doc = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.intp)
+        short = np.flatnonzero((per_doc > 0) & (per_doc < w))
+        if len(short):  # fewer tokens than w: one window over all of them, as in combine_windows
+            tok_off = np.concatenate([[0], np.cumsum(per_doc)])
+            extra = [combine_windows(toks[tok_off[d] : tok_off[d + 1]], w) for d in short]
+            win = np.concatenate([win, *extra])
+            win_doc = np.concatenate([win_doc, short])
+            order = np.argsort(win_doc, kind="stable")
+            win, win_doc = win[order], win_doc[order]
+        offsets = np.zeros(n_docs + 1, dtype=np.intp)
+        np.cumsum(np.bincount(win_doc, minlength=n_docs), out=offsets[1:])
+        return win, offsets
+
+
+def _join(texts: Sequence[str]) -> TextBatch:
+    joined = "\0".join(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.intp, count=len(texts))
+    starts = np.zeros(len(texts), dtype=np.intp)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]
+    if joined.isascii():
+        codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     else:
-        win, win_doc = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.intp)
-    short = np.flatnonzero((per_doc > 0) & (per_doc < w))
-    if len(short):  # fewer tokens than w: one window over all of them, as in combine_windows
-        tok_off = np.concatenate([[0], np.cumsum(per_doc)])
-        extra = [combine_windows(toks[tok_off[d] : tok_off[d + 1]], w) for d in short]
-        win = np.concatenate([win, *extra])
-        win_doc = np.concatenate([win_doc, short])
-        order = np.argsort(win_doc, kind="stable")
-        win, win_doc = win[order], win_doc[order]
-    offsets = np.zeros(n_docs + 1, dtype=np.intp)
-    np.cumsum(np.bincount(win_doc, minlength=n_docs), out=offsets[1:])
-    return win, offsets
+        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    return TextBatch(codes, starts, starts + lengths)
+
+
+def normalize_batch(texts: Sequence[str]) -> TextBatch:
+    """:func:`normalize` of many texts, as one :class:`TextBatch`; ``batch.text(i)`` equals
+    ``normalize(texts[i])``.
+
+    NFKC and casefold run per text (CPython's fast paths), whitespace folding runs in numpy over
+    the whole batch: every run of ``str.isspace`` characters inside a text becomes one space, runs
+    at either end of a text go, which is exactly ``" ".join(text.split())`` without building a
+    string per word.
+    """
+    batch = _join([_fold(t) for t in texts])
+    codes, n = batch.codes, len(batch.codes)
+    space = np.zeros(n, dtype=bool)
+    low = np.flatnonzero(codes <= 32)  # most whitespace is here; look the rest up
+    space[low] = _LOW_SPACE[codes[low]]
+    if codes.dtype != np.uint8:  # ASCII batches have no whitespace above 32
+        high = np.flatnonzero(codes >= 0x85)
+        space[high] = _space_table()[np.minimum(codes[high], 0xFFFF)]
+    edges = np.zeros(n + 2, dtype=bool)
+    edges[1:-1] = space
+    flips = np.flatnonzero(edges[1:] != edges[:-1])
+    run_start, run_end = flips[0::2], flips[1::2]  # whitespace runs [start, end)
+    sep = np.zeros(n + 1, dtype=bool)  # the NUL between texts, and the end of the array
+    sep[batch.ends] = True
+    inner = (run_start > 0) & ~sep[run_end]
+    inner[inner] = ~sep[run_start[inner] - 1]
+    keep = ~space
+    keep[run_start[inner]] = True  # an inner run keeps its first character, as a space
+    folded = codes.copy()
+    folded[run_start[inner]] = 32
+    # where a text's start and end land in the output: less what the runs before them dropped
+    dropped = np.zeros(len(run_start) + 1, dtype=np.intp)
+    np.cumsum(run_end - run_start - inner, out=dropped[1:])
+    starts = batch.starts - dropped[np.searchsorted(run_end, batch.starts, side="right")]
+    ends = batch.ends - dropped[np.searchsorted(run_end, batch.ends, side="right")]
+    return TextBatch(folded[keep], starts, ends)
 
 
 def _concat(parts: list[U64]) -> tuple[U64, npt.NDArray[np.intp]]:

@@ -26,8 +26,6 @@ Fixed conventions (every stored fingerprint depends on them; changing one is a s
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
@@ -40,6 +38,9 @@ _PHI = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 _CHUNK = 8192  # features per accumulation step: bounds memory at _CHUNK * bits * 8 bytes
 
+_BYTE_SLOT = np.arange(0, 2048, 256, dtype=np.int64)  # byte position p -> bins 256 p ..
+# bit k of byte value v, as float64: turns per-byte-value totals into per-bit totals
+_BYTE_BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
 _POPCOUNT8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
 
@@ -133,7 +134,7 @@ __all__ = ["DEFAULT_SEED", "hamming", "hamming_many", "simhash"]
 
 def simhash_many(
     hashes: U64,
-    weights: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.int64] | None,
     offsets: npt.NDArray[np.intp],
     *,
     seed: int = DEFAULT_SEED,
@@ -141,36 +142,38 @@ def simhash_many(
     """64-bit SimHash of many documents; document i owns ``hashes[offsets[i]:offsets[i+1]]``.
 
     Equal to ``simhash(hashes[i], weights[i])`` for each document with non-negative integer
-    weights (term frequencies). Instead of a ±w matrix it sums ``w`` over the features whose bit
-    is set: bit b is 1 iff ``2 * Σ_{bit set} w > Σ w`` (the same sign test, the same tie rule).
-    Integer sums are exact in float32 below 2**24 and in float64 below 2**53 (the total weight
-    of a block decides which is used), so BLAS's summation order cannot change a bit. Empty
-    documents give 0.
+    weights (``None``: 1 each, so repeated hashes count as term frequency). Bit b is 1 iff
+    ``2 * Σ_{bit b set} w > Σ w`` (the sign test and tie rule of ±w sums). Rather than unpacking
+    64 bits per feature, it counts, per document, how often each byte value appears at each of
+    the 8 byte positions of the mixed features (one ``bincount``, 8 slots a feature), then turns
+    those counts into bit totals with one product by the 256 x 8 bit table. Sums are exact
+    (integers below 2**53). Empty documents give 0.
     """
     n_docs = len(offsets) - 1
-    out = np.zeros(n_docs, dtype=np.uint64)
-    w = np.asarray(weights)
-    if len(w) and int(w.min()) < 0:
+    if weights is not None and len(weights) and int(np.min(weights)) < 0:
         raise ValueError("simhash_many takes non-negative weights; use simhash for signed ones")
-    keys = _word_keys(seed, 1)
+    out = np.zeros(max(n_docs, 0), dtype=np.uint64)
+    if n_docs <= 0 or len(hashes) == 0:
+        return out
+    key = _word_keys(seed, 1)[0]
+    sizes = np.diff(offsets)
     lo = 0
-    while lo < n_docs:
-        hi = lo + 1  # grow the block up to ~_CHUNK * 4 features (bounded memory)
-        while hi < n_docs and offsets[hi + 1] - offsets[lo] <= 4 * _CHUNK:
-            hi += 1
-        a, b = int(offsets[lo]), int(offsets[hi])
-        if b > a:
-            # float32 sums of integers are exact below 2**24 per document; beyond, use float64
-            exact32 = float(w[a:b].sum()) < 2**24
-            ftype: type[np.floating[Any]] = np.float32 if exact32 else np.float64
-            bits: npt.NDArray[np.floating[Any]] = _sign_bits(hashes[a:b], keys).astype(ftype)
-            wf: npt.NDArray[np.floating[Any]] = w[a:b].astype(ftype)
-            rows = np.zeros((hi - lo, 64), dtype=bool)
-            for j in range(hi - lo):
-                s, e = int(offsets[lo + j]) - a, int(offsets[lo + j + 1]) - a
-                if e > s:  # integer sums, exact whatever the summation order
-                    rows[j] = 2 * (wf[s:e] @ bits[s:e]) > wf[s:e].sum()
-            packed = np.packbits(rows, axis=1, bitorder="little")
-            out[lo:hi] = np.ascontiguousarray(packed).view("<u8").reshape(-1)
+    while lo < n_docs:  # blocks of about 4 * _CHUNK features bound the histogram's memory
+        hi = int(np.searchsorted(offsets, offsets[lo] + 4 * _CHUNK, side="right")) - 1
+        hi = min(max(hi, lo + 1), n_docs)
+        a, b, m = int(offsets[lo]), int(offsets[hi]), hi - lo
+        raw = np.ascontiguousarray(mix64(hashes[a:b] ^ key), dtype="<u8").view(np.uint8)
+        row = np.repeat(np.arange(0, m * 2048, 2048, dtype=np.int64), sizes[lo:hi])
+        slot = np.add((row[:, None] + _BYTE_SLOT), raw.reshape(-1, 8), dtype=np.int64).ravel()
+        wb = None if weights is None else np.repeat(np.asarray(weights[a:b], np.float64), 8)
+        hist = np.bincount(slot, weights=wb, minlength=m * 2048).astype(np.float64)
+        counts = hist.reshape(m, 8, 256)
+        total = counts[:, 0, :].sum(axis=1)  # every feature has one byte at position 0
+        if float(total.max()) >= 2**52:
+            raise ValueError("weights too large to sum exactly")
+        ones = counts @ _BYTE_BITS  # total weight with bit (8 p + k) set
+        rows = 2 * ones.reshape(m, 64) > total[:, None]
+        packed = np.packbits(rows, axis=1, bitorder="little")
+        out[lo:hi] = np.ascontiguousarray(packed).view("<u8").reshape(-1)
         lo = hi
     return out

@@ -129,7 +129,7 @@ class _Prepared:
     content: bytes
     buckets: tuple[int, ...]
     shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
-    text: str  # normalised text (short path)
+    text: str  # normalised text (short path; "" on the long path, which never reads it)
     simhash: int
 
     def record(self, at: float) -> Record:
@@ -145,10 +145,48 @@ class _Prepared:
         )
 
 
-def _offsets(sizes: Sequence[int]) -> npt.NDArray[np.intp]:
+def _offsets(sizes: Sequence[int] | npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
     off = np.zeros(len(sizes) + 1, dtype=np.intp)
     np.cumsum(sizes, out=off[1:])
     return off
+
+
+def _unique_per_doc(
+    hashes: npt.NDArray[np.uint64],
+    offsets: npt.NDArray[np.intp],
+    docs: list[int],
+    sizes: npt.NDArray[np.intp],
+) -> tuple[
+    npt.NDArray[np.uint64], npt.NDArray[np.intp], npt.NDArray[np.uint64], npt.NDArray[np.intp]
+]:
+    """Sorted unique shingles of each chosen document (one sort per document, which numpy does
+    fast; uniqueness for the whole batch at once). Returns ``(unique, offsets)`` and the sorted
+    windows with repeats ``(windows, offsets)``, whose repeats are the term frequencies."""
+    woff = _offsets(sizes)
+    windows = np.concatenate([np.sort(hashes[offsets[i] : offsets[i + 1]]) for i in docs])
+    first = np.ones(len(windows), dtype=bool)
+    first[1:] = windows[1:] != windows[:-1]
+    first[woff[:-1]] = True  # a document's first shingle is new even if the last one equals it
+    running = np.cumsum(first)
+    uoff = np.zeros(len(docs) + 1, dtype=np.intp)
+    uoff[1:] = running[woff[1:] - 1]
+    return windows[first], uoff, windows, woff
+
+
+def _truncated_sets(
+    flat: npt.NDArray[np.uint64], uoff: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.uint32], list[int]]:
+    """Each document's shingles truncated to their low 32 bits, sorted and unique (what records
+    store), for the whole batch with one sort: the document number sits above the 32 bits."""
+    n = len(uoff) - 1
+    doc = np.repeat(np.arange(n, dtype=np.uint64), np.diff(uoff))
+    key = (doc << np.uint64(32)) | (flat & np.uint64(0xFFFFFFFF))
+    key.sort()
+    keep = np.ones(len(key), dtype=bool)
+    keep[1:] = key[1:] != key[:-1]
+    key = key[keep]
+    counts = np.bincount((key >> np.uint64(32)).astype(np.intp), minlength=n)
+    return key.astype(np.uint32), _offsets(counts.tolist()).tolist()
 
 
 def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
@@ -156,8 +194,9 @@ def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
     if not articles:
         return []
     w, seed = policy.shingle_size, policy.seed
-    norms = features.batch_normalize([a.text for a in articles])
-    hashes, offsets = features.batch_shingle_hashes(norms, w=w, seed=seed, normalized=True)
+    batch = features.normalize_batch([a.text for a in articles])
+    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
+    contents = batch.content_hashes(seed)
     n_windows = np.diff(offsets)
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
@@ -165,31 +204,30 @@ def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
     hasher = policy.hasher
     out: dict[int, _Prepared] = {}
     if long_idx:
-        uniq, counts = zip(
-            *(np.unique(hashes[offsets[i] : offsets[i + 1]], return_counts=True) for i in long_idx),
-            strict=True,
-        )
-        flat = np.concatenate(uniq)
-        off = _offsets([len(u) for u in uniq])
-        sigs = hasher.signatures(flat, off)
-        fps = simhash.simhash_many(flat, np.concatenate(counts), off)
+        sizes = np.diff(offsets)[long_idx]
+        flat, uoff, windows, woff = _unique_per_doc(hashes, offsets, long_idx, sizes)
+        sigs = hasher.signatures(flat, uoff)
+        fps = simhash.simhash_many(windows, None, woff)  # repeats weigh as term frequency
         bands = lsh.band_hashes(sigs, *policy.bands_rows)
         tables = hamming.table_keys_many(fps, policy.table_design)
         table_no = np.arange(tables.shape[1], dtype=np.uint64) * _TABLE_MULT
         band_ids = features.mix64(bands ^ _LONG_SALT)
         table_ids = features.mix64(features.mix64(tables ^ _SIM_SALT) + table_no)
         bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
+        s32, off32 = _truncated_sets(flat, uoff)
+        fp_list = fps.tolist()
         for j, i in enumerate(long_idx):
             out[i] = _Prepared(
                 articles[i],
                 Kind.LONG,
-                features.content_hash(norms[i], seed),
+                contents[i],
                 tuple(bucket_ids[j]),
-                np.unique(uniq[j].astype(np.uint32)),
-                norms[i],
-                int(fps[j]),
+                s32[off32[j] : off32[j + 1]],
+                "",
+                fp_list[j],
             )
     if short_idx:
+        norms = {i: batch.text(i) for i in short_idx}
         grams = [
             features.char_ngram_hashes(norms[i], n=policy.char_ngram, seed=seed, normalized=True)
             for i in short_idx
@@ -200,7 +238,7 @@ def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
             out[i] = _Prepared(
                 articles[i],
                 Kind.SHORT,
-                features.content_hash(norms[i], seed),
+                contents[i],
                 tuple(ids[j].tolist()) if len(grams[j]) else (),
                 np.empty(0, np.uint32),
                 norms[i],

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from stream.index.base import COPIES_CAP, Probe, Registration, SchemeMismatchError
 from stream.records import Record
+
+K = TypeVar("K", int, bytes)
 
 
 @dataclass
@@ -17,8 +21,42 @@ class _Space:
     docs: dict[int, bytes] = field(default_factory=dict)
     verdicts: dict[int, bytes] = field(default_factory=dict)
     times: dict[int, float] = field(default_factory=dict)
-    exact: dict[bytes, list[int]] = field(default_factory=dict)
-    buckets: dict[int, list[int]] = field(default_factory=dict)
+    exact: dict[bytes, Slot] = field(default_factory=dict)
+    buckets: dict[int, Slot] = field(default_factory=dict)
+
+
+# A slot (bucket or content slot) is one seq, or several packed as int64: ints and bytes are not
+# garbage-collector objects, so the big dicts of a namespace are never tracked and never slow a
+# full collection down (a list or array per bucket would be scanned at every one).
+Slot = int | bytes
+_ORDER = sys.byteorder  # memoryview.cast reads native order
+
+
+def _seqs(slot: Slot) -> Sequence[int]:
+    return (slot,) if isinstance(slot, int) else memoryview(slot).cast("q")
+
+
+def _size(slot: Slot) -> int:
+    return 1 if isinstance(slot, int) else len(slot) // 8
+
+
+def _with(slot: Slot, seq: int) -> bytes:
+    head = slot.to_bytes(8, _ORDER) if isinstance(slot, int) else slot
+    return head + seq.to_bytes(8, _ORDER)
+
+
+def _take_out(table: dict[K, Slot], key: K, seq: int) -> None:
+    """Remove a seq from a slot; an emptied slot goes."""
+    slot = table.get(key)
+    if slot is None:
+        return
+    rest = [s for s in _seqs(slot) if s != seq]
+    if not rest:
+        del table[key]
+    elif len(rest) == 1:
+        table[key] = rest[0]
+    else:
+        table[key] = b"".join(s.to_bytes(8, _ORDER) for s in rest)
 
 
 class MemoryIndex:
@@ -57,17 +95,24 @@ class MemoryIndex:
             )
         space.seq += 1
         seq = space.seq
-        holders = space.exact.setdefault(reg.content, [])
-        exact = holders[0] if holders else seq
-        if len(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
-            holders.append(seq)
+        holders = space.exact.get(reg.content)
+        if holders is None:
+            space.exact[reg.content] = seq
+            exact = seq
+        else:
+            exact = _seqs(holders)[0]
+            if _size(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
+                space.exact[reg.content] = _with(holders, seq)
         found: set[int] = set()
         hot = 0
-        for b in reg.buckets:
-            members = space.buckets.setdefault(b, [])
-            found.update(members)
-            if len(members) < cap:
-                members.append(seq)
+        buckets = space.buckets
+        for b, members in zip(reg.buckets, list(map(buckets.get, reg.buckets)), strict=True):
+            if members is None:  # most buckets of most articles are new
+                buckets[b] = seq
+                continue
+            found.update(_seqs(members))
+            if _size(members) < cap:
+                buckets[b] = _with(members, seq)
             else:
                 hot += 1
         space.ids[reg.doc_id] = seq
@@ -81,9 +126,11 @@ class MemoryIndex:
         space = self._space(ns)
         found: set[int] = set()
         for b in buckets:
-            found.update(space.buckets.get(b, ()))
+            slot = space.buckets.get(b)
+            if slot is not None:
+                found.update(_seqs(slot))
         holders = space.exact.get(content)
-        return (holders[0] if holders else None), tuple(sorted(found))
+        return (None if holders is None else _seqs(holders)[0]), tuple(sorted(found))
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         docs = self._space(ns).docs
@@ -113,16 +160,8 @@ class MemoryIndex:
     def _remove(self, space: _Space, seq: int) -> None:
         rec = Record.decode(space.docs.pop(seq))
         for b in rec.buckets:
-            members = space.buckets.get(b)
-            if members is not None and seq in members:
-                members.remove(seq)
-                if not members:
-                    del space.buckets[b]
-        holders = space.exact.get(rec.content)
-        if holders is not None and seq in holders:
-            holders.remove(seq)
-            if not holders:
-                del space.exact[rec.content]
+            _take_out(space.buckets, b, seq)
+        _take_out(space.exact, rec.content, seq)
         space.ids.pop(rec.doc_id, None)
         space.verdicts.pop(seq, None)
         space.times.pop(seq, None)
@@ -139,4 +178,5 @@ class MemoryIndex:
 
     def bucket_members(self, ns: str, bucket: int) -> list[int]:
         """Inspection for tests: the seqs currently in a bucket."""
-        return list(self._space(ns).buckets.get(bucket, ()))
+        slot = self._space(ns).buckets.get(bucket)
+        return [] if slot is None else list(_seqs(slot))

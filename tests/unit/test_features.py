@@ -54,6 +54,27 @@ def test_batch_shingles_equal_per_text_shingles(texts: list[str]) -> None:
         assert np.array_equal(hashes[offsets[i] : offsets[i + 1]], one)
 
 
+_SPACES = " \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2000\u2028\u3000"
+_SPECIAL = st.sampled_from(_SPACES + "\x00aZ检ßﬁ")
+spacey_text = st.text(alphabet=st.one_of(st.characters(codec="utf-8"), _SPECIAL), max_size=60)
+
+
+@given(st.lists(spacey_text, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_normalize_batch_equals_normalize(texts: list[str]) -> None:
+    """The numpy whitespace folding gives exactly ``normalize`` of each text (leading, trailing
+    and inner runs of every kind of space, NUL inside a text, empty texts, CJK, expansions), the
+    same content hashes and the same shingles."""
+    batch = features.normalize_batch(texts)
+    norms = [features.normalize(t) for t in texts]
+    assert [batch.text(i) for i in range(len(texts))] == norms
+    assert batch.content_hashes(7) == [features.content_hash(n, 7) for n in norms]
+    hashes, offsets = batch.shingle_hashes(w=3, seed=7)
+    want, want_off = features.batch_shingle_hashes(norms, w=3, seed=7, normalized=True)
+    assert np.array_equal(hashes, want)
+    assert np.array_equal(offsets, want_off)
+
+
 def test_shingles_are_sorted_unique_and_order_sensitive() -> None:
     h = features.shingle_hashes("a b c d a b c d")
     assert np.all(np.diff(h.astype(np.float64)) > 0) or len(h) == 1

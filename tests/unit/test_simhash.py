@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ from sketch.simhash import (
     hamming,
     hamming_many,
     simhash,
+    simhash_many,
 )
 
 U64_MAX = (1 << 64) - 1
@@ -177,3 +179,42 @@ def test_hamming_many_rejects_bad_input() -> None:
         hamming_many(1 << 64, ARANGE)
     with pytest.raises(TypeError):
         hamming_many(0, np.arange(3, dtype=np.int64))  # type: ignore[arg-type]
+
+
+docs_st = st.lists(
+    st.lists(st.tuples(u64, st.integers(min_value=0, max_value=5)), max_size=40), max_size=12
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs_st, st.integers(min_value=0, max_value=U64_MAX))
+def test_simhash_many_equals_simhash_per_document(
+    docs: list[list[tuple[int, int]]], seed: int
+) -> None:
+    """The batch path (byte histograms) gives exactly ``simhash`` of each document, empty
+    documents and zero weights (ties) included, weighted or with repeats as weights."""
+    hashes = np.array([h for d in docs for h, _ in d], dtype=np.uint64)
+    weights = np.array([w for d in docs for _, w in d], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum([len(d) for d in docs])]).astype(np.intp)
+    got = simhash_many(hashes, weights, offsets, seed=seed).tolist()
+    want = [
+        simhash(np.array([h for h, _ in d], dtype=np.uint64), [w for _, w in d], seed=seed)
+        for d in docs
+    ]
+    assert got == want
+    repeated = [[h for h, w in d for _ in range(w)] for d in docs]
+    flat = np.array([h for d in repeated for h in d], dtype=np.uint64)
+    rep_off = np.concatenate([[0], np.cumsum([len(d) for d in repeated])]).astype(np.intp)
+    assert simhash_many(flat, None, rep_off, seed=seed).tolist() == want
+
+
+def test_simhash_many_blocks_and_refusals() -> None:
+    """Many documents span several histogram blocks; negative weights are refused."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(0, 3000, size=40)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    hashes = rng.integers(0, 2**63, size=int(offsets[-1]), dtype=np.uint64)
+    got = simhash_many(hashes, None, offsets).tolist()
+    assert got == [simhash(hashes[a:b]) for a, b in itertools.pairwise(offsets)]
+    with pytest.raises(ValueError, match="non-negative"):
+        simhash_many(hashes[:2], np.array([1, -1]), np.array([0, 2]))
