@@ -134,9 +134,9 @@ def _spans_and_hashes(
 ) -> tuple[npt.NDArray[np.intp], U64]:
     """Token start offsets and token hashes for a classified code-point array."""
     n = len(codes)
-    edges = np.zeros(n + 2, dtype=np.int8)
+    edges = np.zeros(n + 2, dtype=bool)
     edges[1:-1] = cls == 1
-    flips = np.flatnonzero(np.diff(edges))  # word runs start and end alternately
+    flips = np.flatnonzero(edges[1:] != edges[:-1])  # word runs start and end alternately
     starts, ends = flips[0::2], flips[1::2]
     cjk = np.flatnonzero(cls == 2)
     if len(cjk):
@@ -260,8 +260,9 @@ class TextBatch:
         else:
             cls = _classify(codes.astype(np.uint32, copy=False))
         starts, toks = _spans_and_hashes(codes, cls, seed)
-        doc = np.searchsorted(self.starts, starts, side="right") - 1
-        per_doc = np.bincount(doc, minlength=n_docs)
+        first_tok = np.searchsorted(starts, self.starts)  # each text's first token
+        per_doc = np.diff(np.append(first_tok, len(starts)))
+        doc = np.repeat(np.arange(n_docs, dtype=np.intp), per_doc)
         if len(toks) >= w:
             win = combine_windows(toks, w)
             keep = doc[: len(win)] == doc[w - 1 :]
@@ -305,8 +306,8 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     """
     batch = _join([_fold(t) for t in texts])
     codes, n = batch.codes, len(batch.codes)
-    space = np.zeros(n, dtype=bool)
-    low = np.flatnonzero(codes <= 32)  # most whitespace is here; look the rest up
+    space = codes <= 32  # most whitespace; controls below 28 that are not are looked up
+    low = np.flatnonzero(codes < 28)
     space[low] = _LOW_SPACE[codes[low]]
     if codes.dtype != np.uint8:  # ASCII batches have no whitespace above 32
         high = np.flatnonzero(codes >= 0x85)
@@ -317,18 +318,18 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     run_start, run_end = flips[0::2], flips[1::2]  # whitespace runs [start, end)
     sep = np.zeros(n + 1, dtype=bool)  # the NUL between texts, and the end of the array
     sep[batch.ends] = True
-    inner = (run_start > 0) & ~sep[run_end]
-    inner[inner] = ~sep[run_start[inner] - 1]
+    # inner runs: neither end touches a text boundary (sep[-1], the end sentinel, covers 0)
+    inner = ~sep[run_end] & ~sep[run_start - 1]
     keep = ~space
     keep[run_start[inner]] = True  # an inner run keeps its first character, as a space
-    folded = codes.copy()
-    folded[run_start[inner]] = 32
-    # where a text's start and end land in the output: less what the runs before them dropped
+    out = codes[keep]
+    # where a position lands in the output: less what the runs before it dropped
     dropped = np.zeros(len(run_start) + 1, dtype=np.intp)
     np.cumsum(run_end - run_start - inner, out=dropped[1:])
+    out[run_start[inner] - dropped[:-1][inner]] = 32
     starts = batch.starts - dropped[np.searchsorted(run_end, batch.starts, side="right")]
     ends = batch.ends - dropped[np.searchsorted(run_end, batch.ends, side="right")]
-    return TextBatch(folded[keep], starts, ends)
+    return TextBatch(out, starts, ends)
 
 
 def _concat(parts: list[U64]) -> tuple[U64, npt.NDArray[np.intp]]:

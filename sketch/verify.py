@@ -18,10 +18,12 @@ import numpy.typing as npt
 from rapidfuzz.distance import Levenshtein
 
 U64 = npt.NDArray[np.uint64]
+# sorted unique sets: 64-bit hashes, or the 32-bit truncations records keep (same code)
+Set = npt.NDArray[np.uint64] | npt.NDArray[np.uint32]
 F64 = npt.NDArray[np.float64]
 
 
-def intersection_size(a: U64, b: U64) -> int:
+def intersection_size(a: Set, b: Set) -> int:
     """``|A ∩ B|`` by binary search of the smaller set in the larger: ``O(m log n)``."""
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     if len(small) == 0:
@@ -31,14 +33,14 @@ def intersection_size(a: U64, b: U64) -> int:
     return int(np.count_nonzero(large[idx] == small))
 
 
-def jaccard(a: U64, b: U64) -> float:
+def jaccard(a: Set, b: Set) -> float:
     """``|A ∩ B| / |A ∪ B|`` with ``|A ∪ B| = |A| + |B| - |A ∩ B|``; 0.0 if either set is empty."""
     inter = intersection_size(a, b)
     union = len(a) + len(b) - inter
     return inter / union if union else 0.0
 
 
-def containment(a: U64, b: U64) -> float:
+def containment(a: Set, b: Set) -> float:
     """``|A ∩ B| / |A|``: how much of ``a`` appears in ``b`` (asymmetric); 0.0 if ``a`` is empty.
 
     The measure for "does this short text copy part of a longer one", where Jaccard is diluted by

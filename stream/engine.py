@@ -253,8 +253,7 @@ def _similarity(policy: Policy, me: _Prepared | Record, other: Record) -> tuple[
         return 0.0, "new"
     if me.kind is Kind.SHORT:
         return verify.edit_similarity(me.text, other.text), "edit"
-    a = me.shingles.astype(np.uint64)
-    b = other.shingles.astype(np.uint64)
+    a, b = me.shingles, other.shingles
     if policy.measure == "containment":
         return verify.containment(a, b), "containment"
     return verify.jaccard(a, b), "jaccard"
@@ -369,7 +368,9 @@ class Engine:
                     batch.verdicts[probe.seq] = v_or_err
                     stored[probe.seq] = v_or_err.to_json()
                 continue
-            v = await self._verdict(batch, p, probe, found[k], register)
+            matches, doc_id = found[k], p.article.id
+            cluster = await self._cluster_of(batch, matches[0][1], 0) if matches else doc_id
+            v = self._verdict(batch, doc_id, probe, matches, register, cluster)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
@@ -420,23 +421,23 @@ class Engine:
         matches.sort(key=lambda m: (-m[0], m[2] != "exact", m[1]))
         return matches
 
-    async def _verdict(
+    def _verdict(
         self,
         batch: _Batch,
-        me: _Prepared | Record,
+        doc_id: str,
         probe: Probe,
         matches: list[tuple[float, int, Method]],
         register: bool,
+        cluster: str,
     ) -> Verdict:
+        """The verdict, given the cluster: the best match's, or ``doc_id`` for an original."""
         seq = probe.seq if register else None
-        doc_id = me.article.id if isinstance(me, _Prepared) else me.doc_id
         if not matches:
             return Verdict(
                 doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
                 len(probe.candidates),
             )  # fmt: skip
         sim, best, method = matches[0]
-        cluster = await self._cluster_of(batch, best, depth=0)
         shown = tuple(
             Match(batch.records[s].doc_id, round(x, 4))
             for x, s, _ in matches[: batch.policy.max_matches]
@@ -463,7 +464,7 @@ class Engine:
 
     async def _resolve(self, batch: _Batch, seq: int, depth: int) -> Verdict:
         """Decide a stored article's verdict from its record and the articles before it."""
-        if depth > 64:  # a chain this long of undecided articles means something is stuck
+        if depth > 256:  # undecided articles each copying the next: stop before Python's stack
             raise RuntimeError(f"cannot resolve the cluster of seq {seq}: chain too long")
         await self._load_records(batch, {seq})
         rec = batch.records[seq]
@@ -473,7 +474,8 @@ class Engine:
         await self._load_records(batch, {*earlier, *([exact] if exact else [])})
         probe = Probe(seq, "new", exact, earlier)
         found = self._matches(batch, rec, probe, register=True, at=rec.registered_at)
-        v = await self._verdict(batch, rec, probe, found, register=True)
+        cluster = await self._cluster_of(batch, found[0][1], depth) if found else rec.doc_id
+        v = self._verdict(batch, rec.doc_id, probe, found, True, cluster)
         batch.verdicts[seq] = v
         return v
 

@@ -57,7 +57,7 @@ class Record:
             self.content,
             len(ident),
         )
-        buckets = np.asarray(self.buckets, dtype="<u8").tobytes()
+        buckets = struct.pack(f"<{len(self.buckets)}Q", *self.buckets)
         if self.kind is Kind.LONG:
             payload = self.shingles.astype("<u4").tobytes()
         else:
@@ -80,6 +80,4 @@ class Record:
         else:
             shingles = np.empty(0, dtype=np.uint32)
             text = data[pos:].decode("utf-8")
-        return cls(
-            doc_id, Kind(kind), at, sim, content, tuple(int(b) for b in buckets), shingles, text
-        )
+        return cls(doc_id, Kind(kind), at, sim, content, tuple(buckets.tolist()), shingles, text)
