@@ -592,7 +592,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     keys_per_doc=(red.after.dbsize - red.before.dbsize) / n,
                     redis_cpu_ms_per_doc=1000 * (red.after.cpu_s - red.before.cpu_s) / n,
                     note="Engine(RedisIndex(redis.asyncio client)).process in batches of "
-                    f"{BATCH} (one pipelined FCALL per article), best of {reps}",
+                    f"{BATCH} (one FCALL per chunk of 64 articles, pipelined; sketching of "
+                    f"the next chunk overlaps the server's work), best of {reps}",
                 )
                 row.memory_breakdown = memory_breakdown(r, neardup_key_class, n)
                 rows.append(row)
@@ -616,9 +617,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             "candidates",
                             score(found, truth, naive_n),
                             redis_cpu_ms_per_doc=1000 * (after.cpu_s - before.cpu_s) / naive_n,
-                            note=f"README usage (query, then insert with its duplicate check) "
-                            f"on the first {naive_n} docs, 1 run; informational, not the "
-                            "baseline",
+                            note="datasketch's documented usage, per document: query, then "
+                            "insert (with its duplicate check); "
+                            + (f"the first {naive_n} docs, " if naive_n < n else "")
+                            + "1 run; the second baseline of the Redis target",
                         )
                     )
 
@@ -707,6 +709,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "measured": nd_redis.ratio,
             "cpu_ratio_client_plus_server": ds_total / nd_total,
             "met": nd_redis.ratio >= 20.0,
+            "vs_documented_usage": (
+                nd_redis.docs_per_s / by_key["ds_redis_naive"].docs_per_s
+                if "ds_redis_naive" in by_key
+                else None
+            ),
         },
         "bytes_fewer": {
             "neardup": nd_redis.bytes_per_doc,
@@ -840,9 +847,17 @@ def _target_lines(result: Mapping[str, Any]) -> list[str]:
         f"in memory ≥ 5× datasketch: {t['memory_5x']['measured']:.2f}× docs/s "
         f"({t['memory_5x']['vs_verified_datasketch']:.2f}× vs datasketch + exact verification; "
         f"{t['memory_5x']['cpu_ratio']:.2f}× less CPU per doc) — {met[t['memory_5x']['met']]}",
-        f"on Redis ≥ 20× datasketch: {t['redis_20x']['measured']:.2f}× docs/s "
+        f"on Redis ≥ 20× datasketch: {t['redis_20x']['measured']:.2f}× docs/s against its "
+        f"batch mode (insertion_session) "
         f"({t['redis_20x']['cpu_ratio_client_plus_server']:.2f}× less client + server CPU per "
-        f"doc) — {met[t['redis_20x']['met']]}",
+        f"doc) — {met[t['redis_20x']['met']]}"
+        + (
+            f"; {t['redis_20x']['vs_documented_usage']:.1f}× against its documented per-document "
+            f"usage (query, then insert) — "
+            f"{met[t['redis_20x']['vs_documented_usage'] >= 20.0]}"
+            if t["redis_20x"].get("vs_documented_usage")
+            else ""
+        ),
         f"fewer Redis bytes/doc than datasketch: {t['bytes_fewer']['neardup']:,.0f} vs "
         f"{t['bytes_fewer']['datasketch']:,.0f} ({t['bytes_fewer']['ratio']:.2f}× fewer; neardup "
         f"includes the shingle sets exact verification needs) — {met[t['bytes_fewer']['met']]}",
@@ -964,8 +979,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ds-naive-docs",
         type=int,
-        default=2000,
-        help="datasketch-on-Redis with insert() per doc, on this prefix (0: skip; default 2000)",
+        default=20_000,
+        help="datasketch-on-Redis with insert() per doc, on this prefix (0: skip; default 20000)",
     )
     parser.add_argument("--reps", type=int, default=2, help="fresh runs of the fast systems (best)")
     parser.add_argument("--profile", action="store_true", help="cProfile one neardup pass")

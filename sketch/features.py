@@ -241,11 +241,9 @@ class TextBatch:
         if codes.dtype == np.uint8:  # ASCII: the bytes are the UTF-8 encoding already
             return [mmh3.hash_bytes(codes[a:b].tobytes(), seed, x64arch=True) for a, b in
                     zip(starts, ends, strict=True)]  # fmt: skip
-        out = []
-        for a, b in zip(starts, ends, strict=True):
-            utf8 = codes[a:b].tobytes().decode("utf-32-le").encode("utf-8")
-            out.append(mmh3.hash_bytes(utf8, seed, x64arch=True))
-        return out
+        joined = codes.tobytes().decode("utf-32-le")  # one decode for the batch
+        return [mmh3.hash_bytes(joined[a:b].encode("utf-8"), seed, x64arch=True) for a, b in
+                zip(starts, ends, strict=True)]  # fmt: skip
 
     def shingle_hashes(
         self, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED

@@ -143,37 +143,74 @@ def simhash_many(
 
     Equal to ``simhash(hashes[i], weights[i])`` for each document with non-negative integer
     weights (``None``: 1 each, so repeated hashes count as term frequency). Bit b is 1 iff
-    ``2 * Σ_{bit b set} w > Σ w`` (the sign test and tie rule of ±w sums). Rather than unpacking
-    64 bits per feature, it counts, per document, how often each byte value appears at each of
-    the 8 byte positions of the mixed features (one ``bincount``, 8 slots a feature), then turns
-    those counts into bit totals with one product by the 256 x 8 bit table. Sums are exact
-    (integers below 2**53). Empty documents give 0.
+    ``2 * Σ_{bit b set} w > Σ w`` (the sign test and tie rule of ±w sums), so all it needs is,
+    per document, the total weight of the features that have each bit set. Empty documents give
+    0. Unweighted, the counts come from :func:`_bit_counts`; weighted, from byte histograms.
     """
     n_docs = len(offsets) - 1
+    if n_docs <= 0:
+        return np.zeros(0, dtype=np.uint64)
     if weights is not None and len(weights) and int(np.min(weights)) < 0:
         raise ValueError("simhash_many takes non-negative weights; use simhash for signed ones")
-    out = np.zeros(max(n_docs, 0), dtype=np.uint64)
-    if n_docs <= 0 or len(hashes) == 0:
-        return out
-    key = _word_keys(seed, 1)[0]
+    mixed = mix64(np.asarray(hashes, dtype=np.uint64) ^ _word_keys(seed, 1)[0])
+    if weights is None:
+        rows = 2 * _bit_counts(mixed, offsets) > np.diff(offsets)[:, None]
+    else:
+        w = np.asarray(weights)
+        rows = np.empty((n_docs, 64), dtype=bool)
+        for lo in range(0, n_docs, 256):  # blocks bound the histograms at 4 MB
+            hi = min(lo + 256, n_docs)
+            a, b = offsets[lo], offsets[hi]
+            ones, total = _weighted_bit_counts(mixed[a:b], w[a:b], offsets[lo : hi + 1] - a)
+            rows[lo:hi] = 2 * ones > total[:, None]
+    return np.ascontiguousarray(np.packbits(rows, axis=1, bitorder="little")).view("<u8")[:, 0]
+
+
+# byte value -> uint64 whose byte k is bit k of the value (eight one-bit counters side by side)
+_SPREAD = np.array(
+    [sum(((v >> k) & 1) << (8 * k) for k in range(8)) for v in range(256)], dtype=np.uint64
+)
+_LANE_MAX = 255  # features summed per uint64 before its 8-bit counters could overflow
+
+
+def _bit_counts(mixed: U64, offsets: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+    """(documents, 64) counts of features with each bit set, eight counters per machine word.
+
+    Each byte of a feature becomes a word holding its 8 bits in 8 separate bytes (a table
+    lookup); adding such words adds 8 counters at once. Runs of at most 255 features are summed
+    this way (no counter overflows), then the runs of each document are added up.
+    """
+    n_docs = len(offsets) - 1
     sizes = np.diff(offsets)
-    lo = 0
-    while lo < n_docs:  # blocks of about 4 * _CHUNK features bound the histogram's memory
-        hi = int(np.searchsorted(offsets, offsets[lo] + 4 * _CHUNK, side="right")) - 1
-        hi = min(max(hi, lo + 1), n_docs)
-        a, b, m = int(offsets[lo]), int(offsets[hi]), hi - lo
-        raw = np.ascontiguousarray(mix64(hashes[a:b] ^ key), dtype="<u8").view(np.uint8)
-        row = np.repeat(np.arange(0, m * 2048, 2048, dtype=np.int64), sizes[lo:hi])
-        slot = np.add((row[:, None] + _BYTE_SLOT), raw.reshape(-1, 8), dtype=np.int64).ravel()
-        wb = None if weights is None else np.repeat(np.asarray(weights[a:b], np.float64), 8)
-        hist = np.bincount(slot, weights=wb, minlength=m * 2048).astype(np.float64)
-        counts = hist.reshape(m, 8, 256)
-        total = counts[:, 0, :].sum(axis=1)  # every feature has one byte at position 0
-        if float(total.max()) >= 2**52:
-            raise ValueError("weights too large to sum exactly")
-        ones = counts @ _BYTE_BITS  # total weight with bit (8 p + k) set
-        rows = 2 * ones.reshape(m, 64) > total[:, None]
-        packed = np.packbits(rows, axis=1, bitorder="little")
-        out[lo:hi] = np.ascontiguousarray(packed).view("<u8").reshape(-1)
-        lo = hi
+    runs = -(-sizes // _LANE_MAX)  # runs per document (0 for an empty one)
+    first_run = np.zeros(n_docs + 1, dtype=np.intp)
+    np.cumsum(runs, out=first_run[1:])
+    run_doc = np.repeat(np.arange(n_docs, dtype=np.intp), runs)
+    run_start = offsets[:-1][run_doc] + _LANE_MAX * (np.arange(len(run_doc)) - first_run[run_doc])
+    out = np.zeros((n_docs, 64), dtype=np.int64)
+    if len(run_start) == 0:
+        return out
+    raw = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    words = np.add.reduceat(_SPREAD[raw], run_start, axis=0)  # (runs, 8 byte positions)
+    counts = words.view(np.uint8).reshape(len(run_start), 64).astype(np.int64)  # [8 p + k]
+    nonempty = runs > 0
+    out[nonempty] = np.add.reduceat(counts, first_run[:-1][nonempty], axis=0)
     return out
+
+
+def _weighted_bit_counts(
+    mixed: U64, weights: npt.NDArray[np.int64], offsets: npt.NDArray[np.intp]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Total weight with each bit set, and total weight, per document (exact below 2**53):
+    per document, the weight of each byte value at each byte position (one ``bincount``), then
+    one product with the 256 x 8 bit table."""
+    n_docs = len(offsets) - 1
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64) * 2048, np.diff(offsets))
+    raw = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    slot = np.add(doc[:, None] + _BYTE_SLOT, raw, dtype=np.int64).ravel()
+    wb = np.repeat(np.asarray(weights, dtype=np.float64), 8)
+    hist = np.bincount(slot, weights=wb, minlength=n_docs * 2048).reshape(n_docs, 8, 256)
+    total = hist[:, 0, :].sum(axis=1)  # every feature has one byte at position 0
+    if len(total) and float(total.max()) >= 2**52:
+        raise ValueError("weights too large to sum exactly")
+    return (hist @ _BYTE_BITS).reshape(n_docs, 64), total

@@ -11,6 +11,15 @@ one slot, and different namespaces still spread over shards.
 ``nd:{ns}:t``            sorted set: seq scored by registration time (retention)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> seq of its first article
 ``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs (4 bytes each), earliest first
+
+``<shard>`` is the lower-case hex, without leading zeros, of the top ``shard_bits`` bits (1 to 24)
+of the content hash's first 4 bytes or of the 64-bit bucket id (:func:`exact_shard`,
+:func:`bucket_shard`). The index functions in ``stream/index/neardup.lua`` declare only the
+namespace keys above (m, i, d, t, v) and derive the ``x:`` and ``b:`` shard keys themselves, from
+the base and ``shard_bits``, byte for byte as these helpers do (the integration tests compare
+them). The derived keys carry the same ``{ns}`` hash tag, so they are in the declared keys' cluster
+slot, and start with ``nd:``, so the ACL key pattern ``~nd:*`` covers them: change a name here and
+the Lua must change with it.
 """
 
 from __future__ import annotations

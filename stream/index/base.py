@@ -59,6 +59,7 @@ class Probe:
 
 class Index(Protocol):
     round_trips: int  # calls that waited on the store; 0 for an in-process index (metrics)
+    remote: bool  # calls wait on another process (the engine overlaps its own work with them)
 
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         """Record the scheme on first use; raise SchemeMismatchError if it differs."""

@@ -65,6 +65,7 @@ class MemoryIndex:
     def __init__(self) -> None:
         self._spaces: dict[str, _Space] = {}
         self.round_trips = 0  # nothing leaves the process
+        self.remote = False
 
     def _space(self, ns: str) -> _Space:
         return self._spaces.setdefault(ns, _Space())

@@ -1,6 +1,8 @@
 """RedisIndex against a real Redis: identical verdicts to MemoryIndex, scheme refusal, replays
 that write nothing, conflicts, delete and retention that empty the buckets (inspected in Redis),
-the ``{ns}`` hash tag on every key, and Redis bytes per indexed document.
+the ``{ns}`` hash tag on every key, shard keys named in Lua exactly as :mod:`stream.keys` names
+them, the same probes whatever the chunk size, bucket and content-slot caps, and Redis bytes per
+indexed document.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from redis.asyncio import Redis
 from redis.crc import key_slot
 
 from stream import keys
 from stream.engine import Article, ConflictError, Engine, Verdict, prepare
-from stream.index.base import SchemeMismatchError
+from stream.index.base import COPIES_CAP, Probe, Registration, SchemeMismatchError
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
+from stream.records import Kind, Record
 from tests.integration.stalling import StallingIndex
 
 # --------------------------------------------------------------------------- data
@@ -409,3 +413,138 @@ async def test_bytes_per_document(redis_client: Redis) -> None:
         f"the rest is per-key overhead of sparsely filled shard hashes); {n / elapsed:.0f} docs/s"
     )
     assert 0 < per_doc < 20_000
+
+
+# --------------------------------------------------------------------------- index level
+
+
+def _reg(doc_id: str, content: bytes, buckets: Sequence[int], at: float = 1000.0) -> Registration:
+    """A registration with a real (short) record, so delete and expiry can decode it."""
+    rec = Record(doc_id, Kind.SHORT, at, 0, content, tuple(buckets), np.empty(0, np.uint32), "t")
+    return Registration(doc_id, content, tuple(buckets), rec.encode(), at)
+
+
+async def _shard_fields(client: Redis, ns: str) -> dict[str, set[bytes]]:
+    """Every exact-slot and bucket shard key of ``ns`` Redis holds, with its fields."""
+    out: dict[str, set[bytes]] = {}
+    async for key in client.scan_iter(match=keys.base(ns) + "[xb]:*", count=1000):
+        out[key.decode()] = {
+            f.encode() if isinstance(f, str) else f for f in await client.hkeys(key)
+        }
+    return out
+
+
+@pytest.mark.parametrize("bits", [1, 4, 13, 16, 24])
+async def test_shard_keys_named_in_lua_are_those_of_keys_py(redis_client: Redis, bits: int) -> None:
+    """The functions derive the shard keys themselves: the keys Redis holds must be exactly
+    ``keys.exact_shard`` / ``keys.bucket_shard`` of what was registered, for any shard_bits, and
+    lookup and removal must find them again."""
+    rng = random.Random(bits)
+    ns = f"bits-{bits}.ns"
+    edges = [0, 1, 2**64 - 1, 2**63, 2**40 - 1, 2**40, 2**41 + 5, (2**24 - 1) << 40]
+    contents = [bytes(16), b"\xff" * 16, bytes([0, 0, 1]) + bytes(13)]
+    regs = [_reg("edge", contents[0], edges)]
+    for i in range(60):
+        content = contents[i] if i < len(contents) else rng.randbytes(16)
+        regs.append(_reg(f"r{i}", content, [rng.getrandbits(64) for _ in range(26)]))
+    index = RedisIndex(redis_client, shard_bits=bits, chunk_size=16)
+    probes = await index.register(ns, regs, 256)
+    assert [p.status for p in probes] == ["new"] * len(regs)
+
+    expected: dict[str, set[bytes]] = {}
+    for reg in regs:
+        expected.setdefault(keys.exact_shard(ns, reg.content, bits), set()).add(reg.content)
+        for b in reg.buckets:
+            expected.setdefault(keys.bucket_shard(ns, b, bits), set()).add(keys.bucket_field(b))
+    held = await _shard_fields(redis_client, ns)
+    assert held == expected
+    assert keys.bucket_shard(ns, 0, bits) == keys.base(ns) + "b:0" and held[keys.base(ns) + "b:0"]
+    assert keys.bucket_shard(ns, 2**64 - 1, bits) == keys.base(ns) + f"b:{2**bits - 1:x}"
+
+    for reg, probe in zip(regs[::9], probes[::9], strict=True):
+        first, cands = await index.lookup(ns, reg.content, reg.buckets)
+        assert probe.seq in cands
+        assert first == (1 if reg.content == contents[0] else probe.seq)
+    assert await index.delete(ns, "edge")
+    assert await index.expire(ns, 2000.0) == len(regs) - 1
+    assert await _shard_fields(redis_client, ns) == {}
+    assert [k async for k in redis_client.scan_iter(match=keys.base(ns) + "*")] == [
+        keys.meta(ns).encode()
+    ]
+
+
+def _churn(seed: int, n: int) -> list[Registration]:
+    """Registrations that share buckets (some past a small cap) and contents, with ids that
+    repeat inside the batch; every tenth has no bucket at all."""
+    rng = random.Random(seed)
+    pool = [rng.getrandbits(64) for _ in range(30)]
+    texts = [rng.randbytes(16) for _ in range(8)]
+    return [
+        _reg(f"id{i % (n - 25)}", rng.choice(texts), rng.sample(pool, 5 if i % 10 else 0), 1e3 + i)
+        for i in range(n)
+    ]
+
+
+async def test_probes_do_not_depend_on_the_chunk_size(redis_client: Redis) -> None:
+    """A batch cut into chunks (and chunk boundaries inside runs of shared buckets, repeated ids
+    and replays of earlier batches) gives the probes of one article per call, and of MemoryIndex;
+    what is stored is the same too."""
+    first, second = _churn(1, 150), _churn(2, 90)
+    cap = 4
+    results: dict[str, list[Probe]] = {}
+    indexes: dict[str, Any] = {"memory": MemoryIndex()}
+    for chunk in (1, 7, 64, 1024):
+        indexes[f"c{chunk}"] = RedisIndex(redis_client, shard_bits=4, chunk_size=chunk)
+    for ns, index in indexes.items():
+        probes = await index.register(ns, first, cap)
+        await index.put_verdicts(ns, {p.seq: b"v%d" % p.seq for p in probes[::3]})
+        assert await index.delete(ns, "id7")
+        results[ns] = probes + await index.register(ns, second + first[:40], cap)
+    assert len(results["c1"]) == 150 + 90 + 40
+    statuses = {p.status for p in results["c1"]}
+    assert statuses == {"new", "replay"} and any(p.hot for p in results["c1"])
+    assert any(p.verdict for p in results["c1"]) and any(p.exact_seq for p in results["c1"])
+    for ns, probes in results.items():
+        assert probes == results["memory"], ns
+
+    def stored(dump: dict[bytes, Any], ns: str) -> dict[bytes, Any]:
+        tag = keys.base(ns).encode()
+        return {k[len(tag) :]: v for k, v in dump.items() if k.startswith(tag)}
+
+    dump = await _dump(redis_client)
+    for ns in ("c7", "c64", "c1024"):
+        assert stored(dump, ns) == stored(dump, "c1"), ns
+
+
+async def test_hot_bucket_keeps_the_earliest_and_is_still_read(redis_client: Redis) -> None:
+    """A bucket holds at most ``cap`` seqs, the earliest; later articles read it (and count it in
+    ``hot``) without being added; a deletion makes room again. Same as MemoryIndex."""
+    hot_bucket, cap = 0xDEADBEEF_00000001, 3
+    regs = [_reg(f"h{i}", bytes([i]) * 16, [hot_bucket, 1000 + i]) for i in range(7)]
+    red = RedisIndex(redis_client, chunk_size=2)
+    mem = MemoryIndex()
+    got = await red.register("hot", regs[:6], cap)
+    assert got == await mem.register("hot", regs[:6], cap)
+    seqs = [p.seq for p in got]
+    assert seqs == [1, 2, 3, 4, 5, 6]
+    assert [p.candidates for p in got] == [(), (1,), (1, 2), (1, 2, 3), (1, 2, 3), (1, 2, 3)]
+    assert [p.hot for p in got] == [0, 0, 0, 1, 1, 1]
+    shard = keys.bucket_shard("hot", hot_bucket, 16)
+    field = keys.bucket_field(hot_bucket)
+    assert await redis_client.hget(shard, field) == b"".join(_packed(s) for s in (1, 2, 3))
+    assert await red.lookup("hot", b"\x99" * 16, [hot_bucket]) == (None, (1, 2, 3))
+
+    assert await red.delete("hot", "h1") and await mem.delete("hot", "h1")
+    (late,) = await red.register("hot", regs[6:], cap)
+    assert [late] == await mem.register("hot", regs[6:], cap)
+    assert (late.seq, late.candidates, late.hot) == (7, (1, 3), 0)
+    assert await redis_client.hget(shard, field) == b"".join(_packed(s) for s in (1, 3, 7))
+
+
+async def test_content_slot_lists_the_first_copies_up_to_its_cap(redis_client: Redis) -> None:
+    text = b"\x42" * 16
+    regs = [_reg(f"copy{i}", text, [i]) for i in range(COPIES_CAP + 5)]
+    probes = await RedisIndex(redis_client).register("copies", regs, 8)
+    assert [p.exact_seq for p in probes] == [None] + [1] * (COPIES_CAP + 4)
+    slot = await redis_client.hget(keys.exact_shard("copies", text, 16), text)
+    assert slot == b"".join(_packed(s) for s in range(1, COPIES_CAP + 1))

@@ -482,6 +482,9 @@ def test_ids_are_bounded_and_printable(doc_id: str, ok: bool) -> None:
 class SpyIndex:
     """A MemoryIndex that records the namespace of every call the engine makes."""
 
+    remote = False
+    round_trips = 0
+
     def __init__(self) -> None:
         self.inner = MemoryIndex()
         self.namespaces: list[str] = []

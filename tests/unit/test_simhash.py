@@ -209,12 +209,18 @@ def test_simhash_many_equals_simhash_per_document(
 
 
 def test_simhash_many_blocks_and_refusals() -> None:
-    """Many documents span several histogram blocks; negative weights are refused."""
+    """Documents longer than one run of counters, many weighted documents (several histogram
+    blocks), and negative weights refused."""
     rng = np.random.default_rng(3)
     sizes = rng.integers(0, 3000, size=40)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
     hashes = rng.integers(0, 2**63, size=int(offsets[-1]), dtype=np.uint64)
     got = simhash_many(hashes, None, offsets).tolist()
     assert got == [simhash(hashes[a:b]) for a, b in itertools.pairwise(offsets)]
+    small = np.concatenate([[0], np.cumsum(rng.integers(0, 6, size=300))]).astype(np.intp)
+    w = rng.integers(0, 4, size=int(small[-1]))
+    got = simhash_many(hashes[: small[-1]], w, small).tolist()  # 300 documents: two blocks
+    want = [simhash(hashes[a:b], w[a:b]) for a, b in itertools.pairwise(small)]
+    assert got == want
     with pytest.raises(ValueError, match="non-negative"):
         simhash_many(hashes[:2], np.array([1, -1]), np.array([0, 2]))
