@@ -23,7 +23,6 @@ function of data that no longer changes, so both workers reach the same cluster 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -385,7 +384,8 @@ class Engine:
     ) -> tuple[list[_Prepared], list[Probe]]:
         """Sketch and register the articles. With a remote index, in chunks: while the server
         registers one chunk, this process sketches the next, so the two CPUs work at the same
-        time instead of taking turns (probes still come back in article order)."""
+        time instead of taking turns. Chunks are registered in the order sent, so sequence
+        numbers follow the articles' order, as without chunks."""
 
         def registrations(part: list[_Prepared]) -> list[Registration]:
             return [
@@ -399,18 +399,12 @@ class Engine:
                 ns, registrations(prepared), policy.bucket_cap
             )
         prepared = []
-        calls: list[asyncio.Future[list[Probe]]] = []
-        for lo in range(0, len(articles), self._overlap_chunk):
-            part = prepare(policy, articles[lo : lo + self._overlap_chunk])
-            prepared += part
-            call = self.index.register(ns, registrations(part), policy.bucket_cap)
-            calls.append(asyncio.ensure_future(call))
-            await asyncio.sleep(0)  # the call goes out now, before the next chunk is sketched
-        replies = await asyncio.gather(*calls, return_exceptions=True)
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
-        return prepared, [probe for reply in replies for probe in reply]  # type: ignore[union-attr]
+        async with self.index.registration(ns, policy.bucket_cap) as stream:
+            for lo in range(0, len(articles), self._overlap_chunk):
+                part = prepare(policy, articles[lo : lo + self._overlap_chunk])  # server busy
+                prepared += part
+                await stream.send(registrations(part))
+            return prepared, await stream.probes()
 
     async def _load_verdicts(self, batch: _Batch, seqs: set[int]) -> None:
         missing = [s for s in seqs if s not in batch.verdicts]

@@ -15,6 +15,7 @@ a document in a hot bucket is still found, and deleting the first copy leaves th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -57,6 +58,39 @@ class Probe:
     verdict: bytes | None = None  # replay: the stored verdict, if decided
 
 
+class RegistrationStream(Protocol):
+    """Chunks of one batch registered in the order sent, while the caller goes on working: the
+    engine sketches the next chunk while the store registers the last one."""
+
+    async def send(self, regs: Sequence[Registration]) -> None:
+        """Hand a chunk over; the store may start on it at once. Does not wait for probes."""
+
+    async def probes(self) -> list[Probe]:
+        """The probes of every chunk sent, in order (waits for the store)."""
+
+
+class BufferedRegistration:
+    """A :class:`RegistrationStream` for stores with nothing to overlap (or no way to): it keeps
+    the chunks and registers them all in :meth:`probes`, one ``register`` call."""
+
+    def __init__(self, index: Index, ns: str, cap: int) -> None:
+        self._index, self._ns, self._cap = index, ns, cap
+        self._regs: list[Registration] = []
+
+    async def __aenter__(self) -> BufferedRegistration:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._regs = []
+
+    async def send(self, regs: Sequence[Registration]) -> None:
+        self._regs += regs
+
+    async def probes(self) -> list[Probe]:
+        regs, self._regs = self._regs, []
+        return await self._index.register(self._ns, regs, self._cap)
+
+
 class Index(Protocol):
     round_trips: int  # calls that waited on the store; 0 for an in-process index (metrics)
     remote: bool  # calls wait on another process (the engine overlaps its own work with them)
@@ -66,6 +100,9 @@ class Index(Protocol):
 
     async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
         """Register-and-probe each article atomically, in the given order."""
+
+    def registration(self, ns: str, cap: int) -> AbstractAsyncContextManager[RegistrationStream]:
+        """A batch registered in chunks, in order (see :class:`RegistrationStream`)."""
 
     async def lookup(
         self, ns: str, content: bytes, buckets: Sequence[int]

@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from stream.index.base import COPIES_CAP, Probe, Registration, SchemeMismatchError
+from stream.index.base import (
+    COPIES_CAP,
+    BufferedRegistration,
+    Probe,
+    Registration,
+    SchemeMismatchError,
+)
 from stream.records import Record
 
 K = TypeVar("K", int, bytes)
@@ -120,6 +126,9 @@ class MemoryIndex:
         space.docs[seq] = reg.record
         space.times[seq] = reg.at
         return Probe(seq, "new", exact if exact != seq else None, tuple(sorted(found)), hot)
+
+    def registration(self, ns: str, cap: int) -> BufferedRegistration:
+        return BufferedRegistration(self, ns, cap)  # in-process: nothing to overlap
 
     async def lookup(
         self, ns: str, content: bytes, buckets: Sequence[int]

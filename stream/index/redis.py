@@ -5,7 +5,8 @@ one. Batches are cut into chunks of ``chunk_size`` articles (64 by default), one
 ``neardup_register_many`` FCALL each, pipelined (``transaction=False``): N articles cost one
 round trip for registration and one for the candidates' records. Inside a chunk the articles are
 registered in order, each exactly as if alone, and the whole chunk is atomic, which is more than
-the ordering rule needs.
+the ordering rule needs. :meth:`RedisIndex.registration` streams a batch's chunks on one
+connection as the engine sketches them, so Redis works on one chunk while the next is sketched.
 
 Storage per article: a record in ``nd:{ns}:d`` (:mod:`stream.records`), 4 bytes of seq in each of
 its buckets, an entry in the id and time indexes, and its verdict. Buckets live as fields of
@@ -30,7 +31,8 @@ touches and serves same-slot keys), and starts with ``nd:``, so the ACL key patt
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, contextmanager
 from importlib import resources
 from typing import Any
 
@@ -43,9 +45,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from stream import keys
 from stream.index.base import (
     COPIES_CAP,
+    BufferedRegistration,
     IndexUnavailableError,
     Probe,
     Registration,
+    RegistrationStream,
     SchemeMismatchError,
 )
 from stream.records import Record
@@ -131,8 +135,14 @@ class RedisIndex:
 
     async def _call(self, awaitable: Any) -> Any:
         self.round_trips += 1
-        try:
+        with self._errors():
             return await awaitable
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """redis-py's errors as the index's: unavailable (retriable) or raised as they are."""
+        try:
+            yield
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
         except ResponseError as exc:
@@ -163,29 +173,37 @@ class RedisIndex:
         (its base) and ``shard_bits``."""
         return [keys.meta(ns), keys.ids(ns), keys.docs(ns), keys.times(ns), keys.verdicts(ns)]
 
+    def _register_calls(self, ns: str, regs: Sequence[Registration], cap: int) -> list[list[Any]]:
+        """The ``neardup_register_many`` calls of some articles, ``chunk_size`` articles each."""
+        ks = self._ns_keys(ns)
+        calls = []
+        for lo in range(0, len(regs), self._chunk):
+            part = regs[lo : lo + self._chunk]
+            packed = b"".join(map(_packed_article, part))
+            head = ["FCALL", "neardup_register_many", len(ks), *ks]
+            calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed])
+        return calls
+
     async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
         await self._ready()
         if not regs:
             return []
-        ks = self._ns_keys(ns)
         pipe = self._r.pipeline(transaction=False)
-        for lo in range(0, len(regs), self._chunk):
-            part = regs[lo : lo + self._chunk]
-            packed = b"".join(map(_packed_article, part))
-            pipe.fcall(
-                "neardup_register_many",
-                len(ks),
-                *ks,
-                self._bits,
-                cap,
-                COPIES_CAP,
-                len(part),
-                packed,
-            )
+        for call in self._register_calls(ns, regs, cap):
+            pipe.execute_command(*call)
         probes: list[Probe] = []
         for reply in await self._call(pipe.execute()):
             probes += _probes(reply)
         return probes
+
+    def registration(self, ns: str, cap: int) -> AbstractAsyncContextManager[RegistrationStream]:
+        """Chunks written one after another on one connection, the replies read at the end:
+        Redis registers a chunk while the engine sketches the next, in the order sent. (A client
+        that is not a plain ``redis.asyncio.Redis``, e.g. a cluster client, registers the batch
+        in one pipeline at the end instead.)"""
+        if isinstance(self._r, aioredis.Redis):
+            return _StreamedRegistration(self, ns, cap)
+        return BufferedRegistration(self, ns, cap)
 
     async def lookup(
         self, ns: str, content: bytes, buckets: Sequence[int]
@@ -258,6 +276,46 @@ class RedisIndex:
 
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
+
+
+class _StreamedRegistration:
+    """One connection of the pool, held for a batch: :meth:`send` writes a chunk's calls and
+    returns without waiting, :meth:`probes` reads every reply in order. A connection left with
+    unread replies (an error on the way) is closed, never handed back to the pool."""
+
+    def __init__(self, index: RedisIndex, ns: str, cap: int) -> None:
+        self._index, self._ns, self._cap = index, ns, cap
+        self._conn: Any = None
+        self._unread = 0
+
+    async def __aenter__(self) -> _StreamedRegistration:
+        await self._index._ready()
+        with self._index._errors():
+            pool: Any = self._index._r.connection_pool  # its get_connection is untyped
+            self._conn = await pool.get_connection()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        conn, self._conn = self._conn, None
+        if self._unread:
+            await conn.disconnect()
+        await self._index._r.connection_pool.release(conn)
+
+    async def send(self, regs: Sequence[Registration]) -> None:
+        calls = self._index._register_calls(self._ns, regs, self._cap)
+        with self._index._errors():
+            await self._conn.send_packed_command(self._conn.pack_commands(calls))
+        self._unread += len(calls)
+
+    async def probes(self) -> list[Probe]:
+        self._index.round_trips += 1
+        probes: list[Probe] = []
+        with self._index._errors():
+            while self._unread:
+                reply = await self._conn.read_response()
+                self._unread -= 1
+                probes += _probes(reply)
+        return probes
 
 
 def _probes(reply: list[Any]) -> list[Probe]:

@@ -25,7 +25,13 @@ from redis.crc import key_slot
 
 from stream import keys
 from stream.engine import Article, ConflictError, Engine, Verdict, prepare
-from stream.index.base import COPIES_CAP, Probe, Registration, SchemeMismatchError
+from stream.index.base import (
+    COPIES_CAP,
+    IndexUnavailableError,
+    Probe,
+    Registration,
+    SchemeMismatchError,
+)
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
@@ -138,10 +144,15 @@ async def _verdicts(engine: Engine, articles: Sequence[Article]) -> list[Verdict
 # --------------------------------------------------------------------------- tests
 
 
-async def test_memory_and_redis_give_identical_verdicts(redis_client: Redis) -> None:
+@pytest.mark.parametrize(("overlap", "chunk"), [(64, 64), (5, 3)])
+async def test_memory_and_redis_give_identical_verdicts(
+    redis_client: Redis, overlap: int, chunk: int
+) -> None:
+    """Seq included: with small chunks a batch is sketched and registered chunk by chunk (the
+    engine overlapping its work with the server's), and the order must still be the articles'."""
     articles = _mixed_corpus(seed=11)
-    mem_index, red_index = MemoryIndex(), RedisIndex(redis_client)
-    mem, red = Engine(mem_index), Engine(red_index)
+    mem_index, red_index = MemoryIndex(), RedisIndex(redis_client, chunk_size=chunk)
+    mem, red = Engine(mem_index), Engine(red_index, overlap_chunk=overlap)
     rng = random.Random(3)
     mem_out: list[dict[str, Any]] = []
     red_out: list[dict[str, Any]] = []
@@ -168,6 +179,54 @@ async def test_memory_and_redis_give_identical_verdicts(redis_client: Redis) -> 
         assert await red_index.seq_of("default", p.article.id) == await mem_index.seq_of(
             "default", p.article.id
         )
+
+
+async def test_chunked_batches_register_in_article_order(
+    redis_client: Redis, redis_url: str
+) -> None:
+    """One large batch cut into many small chunks, on a client with no connection yet: every
+    article gets the seq it would get unchunked (its position), so "earlier" is still the
+    articles' order, even though the engine sketches while Redis registers."""
+    articles = _mixed_corpus(seed=5)
+    mem = await _verdicts(Engine(MemoryIndex()), articles)
+    for overlap, chunk in [(4, 2), (9, 9), (len(articles) - 1, 64)]:
+        await redis_client.flushdb()
+        fresh = Redis.from_url(redis_url)
+        try:
+            red = await _verdicts(
+                Engine(RedisIndex(fresh, chunk_size=chunk), overlap_chunk=overlap), articles
+            )
+        finally:
+            await fresh.aclose()
+        assert [v.seq for v in red] == list(range(1, len(articles) + 1))
+        assert [v.to_dict() for v in red] == [v.to_dict() for v in mem]
+
+
+async def test_streamed_registration_lost_connection(redis_client: Redis, redis_url: str) -> None:
+    """The connection of a streamed registration dies with replies unread: the index says it is
+    unavailable (retriable), the dead connection is not reused, and the retry sees the articles
+    the server registered before as replays, with the seqs they got."""
+    articles = _mixed_corpus(seed=9)[:40]
+    regs = [
+        Registration(p.article.id, p.content, p.buckets, p.record(1.0).encode(), 1.0)
+        for p in prepare(Policy(), articles)
+    ]
+    client = Redis.from_url(redis_url)
+    index = RedisIndex(client, chunk_size=8)
+    try:
+        await index.ensure_scheme("lost", Policy().scheme_bytes())
+        with pytest.raises(IndexUnavailableError):
+            async with index.registration("lost", 256) as stream:
+                await stream.send(regs)
+                await redis_client.client_kill_filter(_type="normal", skipme=True)
+                await stream.probes()
+        again = await index.register("lost", regs, 256)
+        # whatever the server registered before the kill comes back as a replay with its seq;
+        # the rest is registered now; in both cases in the articles' order
+        assert [p.seq for p in again] == list(range(1, len(regs) + 1))
+        assert await index.count("lost") == len(regs)
+    finally:
+        await client.aclose()
 
 
 async def test_identical_with_deletes_retention_and_hot_buckets(redis_client: Redis) -> None:
