@@ -679,7 +679,8 @@ class Bench:
         return result
 
 
-async def drive(bench: Bench, docs_per_phase: int, max_workers: int, diagnose: bool) -> None:
+async def drive(bench: Bench, docs_per_phase: int, max_workers: int, diagnose: bool) -> bool:
+    """Every phase, 1..max_workers workers; True once all ran (run_on_stack: None = interrupted)."""
     stack = bench.stack
     bootstrap = stack.broker.bootstrap
     await create_topics(bootstrap, bench.partitions)
@@ -734,6 +735,7 @@ async def drive(bench: Bench, docs_per_phase: int, max_workers: int, diagnose: b
                 prof = await bench.profiled(f"{tag}prof", docs_per_phase // 2)
                 if prof is not None:
                     bench.phases.append(prof)
+        return True
     finally:
         if bench.sink is not None:
             await bench.sink.stop()
@@ -1171,27 +1173,22 @@ def _share(prof: dict[str, Any], prefix: str) -> float:
 
 # What to do about each kind of CPU time, keyed by the start of the category's name. The numbers
 # in them were measured on 2026-11-29 on this machine with one-off scripts (engine.process on
-# 256-article batches against real Redis; workers built with the proposed changes), at commits
-# e5d25df and f71d624 as stated; re-measure after changes.
+# 512-article batches against real Redis, `python -m bench engine`), at the commits stated;
+# re-measure after changes.
 _FIXES = {
     "sketches": (
-        "SimHash was the top item at e5d25df (19% of busy samples: `simhash_many` built an "
-        "(n_features x 64) int64 matrix of ±w; 27.9 ms CPU per 256-article batch); f71d624 "
-        "sums the weights of set bits instead (~4 ms; a uint8 `np.add.reduceat` over "
-        "occurrences gives the same fingerprints in 4.6 ms), and f5daa2b normalises each text "
-        "once. What is left is spread out: tokenising and hashing, normalisation, and "
-        "`np.unique` twice per document (~6 ms per 256-article batch; a batch-wide `lexsort` "
-        "over (document, hash) was slower, 16 ms, so leave it)."
+        "After 7bedb21 the sketch path is about 45 us of CPU per article, spread out: NFKC and "
+        "casefold (~6.5 us, per text, CPython), whitespace folding over one code-point array per "
+        "batch (~5 us), tokenising and polynomial token hashes (~7 us), SimHash with eight "
+        "counters per machine word (~7 us), one sort per document for unique shingles (~4 us), "
+        "content hashes, MinHash, keys (~6 us). No single item is worth more than ~15% of it."
     ),
     "Redis": (
-        "At e5d25df this was 24% (redis-py's pure-Python RESP parser on nested replies); "
-        "hiredis alone cut engine.process CPU 12% (95.6 -> 84.2 ms per 256-article batch), and "
-        "f71d624 has hiredis and one packed reply per FCALL. What is left: redis-py packs ~36 "
-        "keys and ~30 bucket fields per FCALL (`pack_command`): pass the bucket ids as one "
-        "packed binary argument and derive the field names in the function. And "
-        "`Engine._cluster_of` sends one HMGET per near-duplicate whose match's verdict is not in "
-        "the batch (hmget per article in the table above), one after the other: fetch the "
-        "verdicts of all wanted sequence numbers in one HMGET next to `_load_records`."
+        "Since 3f2a1e0 a batch is one FCALL per 64 articles with the articles packed into one "
+        "argument (redis-py's cost grows with the argument count: ~36 per article before) and "
+        "the shard keys derived in the function; since 7bedb21 a large batch streams its chunks "
+        "on one connection while the engine sketches the next. What is left is parsing replies "
+        "(hiredis) and records; the client side is small next to sketching."
     ),
     "publishing": (
         "`Worker.publish` awaits faust's `Topic.send` per verdict (channel wrappers, a "
