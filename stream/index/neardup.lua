@@ -163,7 +163,8 @@ local function register_many(keys, args)
   return out
 end
 
--- lookup (read only): ARGV = shard_bits, content hash, fields
+-- lookup (read only; registered as neardup_probe, a new name for a new argument layout, like
+-- neardup_put_verdicts_packed): ARGV = shard_bits, content hash, fields
 -- Returns {first copy's seq packed or '', all bucket values concatenated}
 local function lookup(keys, args)
   local call, sub = redis.call, string.sub
@@ -230,8 +231,10 @@ local function scheme(keys, args)
   return redis.call('HGET', keys[1], 'scheme')
 end
 
--- put_verdicts: KEYS = docs, verdicts; ARGV = verdicts packed in one string, each as
--- packed seq (4 bytes), verdict length ('>I4'), verdict. Skips deleted seqs.
+-- put_verdicts (registered as neardup_put_verdicts_packed: the name changed with the argument
+-- format, so a worker of another version gets "function not found" instead of a function that
+-- would misread its arguments): KEYS = docs, verdicts; ARGV = verdicts packed in one string,
+-- each as packed seq (4 bytes), verdict length ('>I4'), verdict. Skips deleted seqs.
 local function put_verdicts(keys, args)
   local blob, sub = args[1], string.sub
   local n, pos = 0, 1
@@ -247,8 +250,8 @@ local function put_verdicts(keys, args)
   return n
 end
 
-redis.register_function('neardup_put_verdicts', put_verdicts)
+redis.register_function('neardup_put_verdicts_packed', put_verdicts)
 redis.register_function('neardup_register_many', register_many)
-redis.register_function{function_name='neardup_lookup', callback=lookup, flags={'no-writes'}}
+redis.register_function{function_name='neardup_probe', callback=lookup, flags={'no-writes'}}
 redis.register_function('neardup_remove_many', remove_many)
 redis.register_function('neardup_scheme', scheme)

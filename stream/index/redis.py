@@ -211,7 +211,7 @@ class RedisIndex:
         await self._ready()
         ks = self._ns_keys(ns)
         reply = await self._call(
-            self._r.fcall_ro("neardup_lookup", len(ks), *ks, self._bits, content, _fields(buckets))
+            self._r.fcall_ro("neardup_probe", len(ks), *ks, self._bits, content, _fields(buckets))
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
         return first, tuple(_seqs(reply[1]))
@@ -233,7 +233,9 @@ class RedisIndex:
             await self._ready()
             packed = b"".join(_pack(s) + _LEN.pack(len(v)) + v for s, v in items.items())
             await self._call(
-                self._r.fcall("neardup_put_verdicts", 2, keys.docs(ns), keys.verdicts(ns), packed)
+                self._r.fcall(
+                    "neardup_put_verdicts_packed", 2, keys.docs(ns), keys.verdicts(ns), packed
+                )
             )
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:

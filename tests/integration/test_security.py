@@ -583,7 +583,7 @@ DENIED: list[tuple[Any, ...]] = [
     ("HMGET", "secret", "f"),
     ("ZRANGEBYSCORE", "other", "-inf", "+inf"),
     ("FCALL", "neardup_scheme", "1", "other:m", "x"),
-    ("FCALL_RO", "neardup_lookup", "2", "nd:{a}:x:0", "secret", "c", "f"),
+    ("FCALL_RO", "neardup_probe", "2", "nd:{a}:m", "secret", "16", "c", "f"),
 ]
 
 
