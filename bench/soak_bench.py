@@ -21,8 +21,9 @@ Phases:
    verdicts' Kafka timestamps, which the workers' producers set): (a) into the empty index;
    (b) after waiting one retention window, so that every article of (a) is expired by the
    batches of (b), one expiry per new article on average, as in the steady state. Expiry is not
-   free (a ``ZRANGEBYSCORE`` per batch, then per expired article an ``HGET`` and a
-   ``neardup_remove`` FCALL, one after the other): (b) is the capacity the soak must stay under
+   free (per batch a ``ZRANGEBYSCORE``, one ``HMGET`` of the expired records, then a
+   ``neardup_remove_many`` FCALL per 64 of them, which takes each article out of every one of its
+   buckets): (b) is the capacity the soak must stay under
    once its first window is over. With ``--retention-s`` above 180 the wait is skipped and (a)
    is used.
 2. The probe, warm-up and capacity namespaces are deleted from Redis (``SCAN`` + ``UNLINK``), so
@@ -1128,9 +1129,10 @@ def markdown(result: dict[str, Any]) -> str:
     if len(caps) == 2:
         out += [
             f"Expiry cut the capacity to {caps[1]['rate'] / caps[0]['rate']:.2f}x: "
-            "`RedisIndex.expire` reads the expired sequence numbers, then per article an `HGET` "
-            "of its record and a `neardup_remove` FCALL (which walks all its buckets), awaited "
-            "one after the other inside the batch.",
+            "`RedisIndex.expire` reads the expired sequence numbers and their records (two round "
+            "trips), then one `neardup_remove_many` FCALL per 64 articles takes each article out "
+            "of every bucket it is in (an `HGET` and an `HSET` or `HDEL` per bucket, in the "
+            "server: the HGETs per article in the table).",
             "",
         ]
     wm = soak.get("worker_metrics", {})
