@@ -277,7 +277,12 @@ class _Batch:
 
 
 class Engine:
-    """Decides verdicts for batches of articles against an index (memory or Redis)."""
+    """Decides verdicts for batches of articles against an index (memory or Redis).
+
+    ``overlap_chunk``: with a remote index, a batch larger than this is sketched and registered
+    in chunks of this many articles, the server registering one while the engine sketches the
+    next (64: small enough to overlap well, large enough that numpy's per-call cost stays low).
+    """
 
     def __init__(
         self,
