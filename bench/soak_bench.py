@@ -92,10 +92,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import numpy as np
 import redis.asyncio as aioredis
-from aiokafka import AIOKafkaProducer
 
 from bench.corpus import Doc, generate, jaccard
 from bench.report import machine_info, md_table, write_atomic
@@ -108,7 +106,6 @@ from bench.stream_bench import (
     _binary_version,
     _tail,
     console,
-    create_topics,
     git_state,
     machine_busy_seconds,
     own_cpu_seconds,
@@ -536,21 +533,10 @@ async def burst(bench: Bench, phase: str, offset: int, n: int) -> dict[str, Any]
 async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
     bench = soak.bench
     stack = bench.stack
-    bootstrap = stack.broker.bootstrap
-    await create_topics(bootstrap, args.partitions)
-    bench.producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, linger_ms=LINGER_MS, max_batch_size=256 * 1024, acks=1
-    )
-    bench.sink = VerdictSink(bootstrap, args.partitions)
-    # Read before start(): fetch when 1 MB is there or after SINK_FETCH_WAIT_MS, not every 10 ms.
-    bench.sink.consumer._fetch_max_wait_ms = SINK_FETCH_WAIT_MS
-    bench.sink.consumer._fetch_min_bytes = SINK_FETCH_MIN_BYTES
-    bench.session = aiohttp.ClientSession()
-    bench.redis = aioredis.Redis.from_url(stack.redis.url)
     out: dict[str, Any] = {}
     try:
-        await bench.producer.start()
-        await bench.sink.start()
+        # the sink fetches when 1 MB is there or after SINK_FETCH_WAIT_MS, not every 10 ms
+        await bench.open(LINGER_MS, sink_fetch=(SINK_FETCH_WAIT_MS, SINK_FETCH_MIN_BYTES))
         for _ in range(args.workers):
             stack.start_worker()
         ready_s = await wait_healthy(bench.session, stack.workers)
@@ -586,12 +572,7 @@ async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
         out["settle"] = bench.settle
         return out
     finally:
-        if bench.sink is not None:
-            await bench.sink.stop()
-        if bench.producer is not None:
-            await bench.producer.stop()
-        await bench.session.close()
-        await bench.redis.aclose()
+        await bench.close()
 
 
 # --------------------------------------------------------------------------- analysis

@@ -439,6 +439,33 @@ class Bench:
     settle: list[dict[str, Any]] = field(default_factory=list)
     profile: dict[str, Any] | None = None
 
+    async def open(self, linger_ms: int, *, sink_fetch: tuple[int, int] | None = None) -> None:
+        """Topics, then the producer, the verdict sink, an HTTP session and a Redis client;
+        ``sink_fetch`` = (fetch wait ms, fetch min bytes) of the sink's consumer."""
+        bootstrap = self.stack.broker.bootstrap
+        await create_topics(bootstrap, self.partitions)
+        self.producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap, linger_ms=linger_ms, max_batch_size=256 * 1024, acks=1
+        )
+        self.sink = VerdictSink(bootstrap, self.partitions)
+        if sink_fetch is not None:  # read before start()
+            self.sink.consumer._fetch_max_wait_ms, self.sink.consumer._fetch_min_bytes = sink_fetch
+        self.session = aiohttp.ClientSession()
+        self.redis = aioredis.Redis.from_url(self.stack.redis.url)
+        await self.producer.start()
+        await self.sink.start()
+
+    async def close(self) -> None:
+        """Undo :meth:`open`, whatever part of it ran."""
+        if self.sink is not None:
+            await self.sink.stop()
+        if self.producer is not None:
+            await self.producer.stop()
+        if self.session is not None:
+            await self.session.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+
     @property
     def topic(self) -> str:
         """The input topic of the running workers."""
@@ -682,20 +709,11 @@ class Bench:
 async def drive(bench: Bench, docs_per_phase: int, max_workers: int, diagnose: bool) -> bool:
     """Every phase, 1..max_workers workers; True once all ran (run_on_stack: None = interrupted)."""
     stack = bench.stack
-    bootstrap = stack.broker.bootstrap
-    await create_topics(bootstrap, bench.partitions)
-    bench.producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, linger_ms=1, max_batch_size=256 * 1024, acks=1
-    )
-    bench.sink = VerdictSink(bootstrap, bench.partitions)
-    bench.session = aiohttp.ClientSession()
-    bench.redis = aioredis.Redis.from_url(stack.redis.url)
     scenarios: list[tuple[int, int | None]] = [(k, None) for k in range(1, max_workers + 1)]
     if diagnose:
         scenarios.append((1, DIAGNOSTIC_FETCH_WAIT_MS))
     try:
-        await bench.producer.start()
-        await bench.sink.start()
+        await bench.open(linger_ms=1)
         for k, fetch_wait in scenarios:
             if stack.workers and stack.workers[0].fetch_wait_ms != (
                 fetch_wait or FAUST_FETCH_WAIT_MS
@@ -737,12 +755,7 @@ async def drive(bench: Bench, docs_per_phase: int, max_workers: int, diagnose: b
                     bench.phases.append(prof)
         return True
     finally:
-        if bench.sink is not None:
-            await bench.sink.stop()
-        if bench.producer is not None:
-            await bench.producer.stop()
-        await bench.session.close()
-        await bench.redis.aclose()
+        await bench.close()
 
 
 # --------------------------------------------------------------------------- profile analysis
@@ -774,7 +787,7 @@ _KEY_FUNCTIONS = (
     "prepare",
     "simhash_many",
     "batch_shingle_hashes",
-    "batch_normalize",
+    "normalize_batch",
     "normalize",
     "unique",
     "MinHasher.signatures",

@@ -179,11 +179,6 @@ def _fold(text: str) -> str:
     return t.lower() if t.isascii() else t.casefold()
 
 
-def batch_normalize(texts: Sequence[str]) -> list[str]:
-    """:func:`normalize` of many texts as strings (see :func:`normalize_batch` for arrays)."""
-    return [" ".join(_fold(t).split()) for t in texts]
-
-
 def batch_shingle_hashes(
     texts: Sequence[str],
     *,
@@ -239,11 +234,11 @@ class TextBatch:
         codes = self.codes
         starts, ends = self.starts.tolist(), self.ends.tolist()
         if codes.dtype == np.uint8:  # ASCII: the bytes are the UTF-8 encoding already
-            return [mmh3.hash_bytes(codes[a:b].tobytes(), seed, x64arch=True) for a, b in
-                    zip(starts, ends, strict=True)]  # fmt: skip
-        joined = codes.tobytes().decode("utf-32-le")  # one decode for the batch
-        return [mmh3.hash_bytes(joined[a:b].encode("utf-8"), seed, x64arch=True) for a, b in
-                zip(starts, ends, strict=True)]  # fmt: skip
+            utf8 = [codes[a:b].tobytes() for a, b in zip(starts, ends, strict=True)]
+        else:
+            joined = codes.tobytes().decode("utf-32-le")  # one decode for the batch
+            utf8 = [joined[a:b].encode("utf-8") for a, b in zip(starts, ends, strict=True)]
+        return [_content_hash_utf8(b, seed) for b in utf8]
 
     def shingle_hashes(
         self, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED
@@ -330,12 +325,6 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     return TextBatch(out, starts, ends)
 
 
-def _concat(parts: list[U64]) -> tuple[U64, npt.NDArray[np.intp]]:
-    offsets = np.zeros(len(parts) + 1, dtype=np.intp)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint64)), offsets
-
-
 def combine_windows(values: U64, w: int) -> U64:
     """Order-sensitive hash of every window of ``w`` consecutive values (vectorised).
 
@@ -390,7 +379,11 @@ def idf_weights(
 
 def content_hash(normalized_text: str, seed: int = DEFAULT_SEED) -> bytes:
     """128-bit MurmurHash3 of the normalised text: the verbatim-copy key."""
-    return mmh3.hash_bytes(normalized_text.encode("utf-8"), seed, x64arch=True)
+    return _content_hash_utf8(normalized_text.encode("utf-8"), seed)
+
+
+def _content_hash_utf8(utf8: bytes, seed: int) -> bytes:
+    return mmh3.hash_bytes(utf8, seed, x64arch=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,7 +186,7 @@ def _truncated_sets(
     keep[1:] = key[1:] != key[:-1]
     key = key[keep]
     counts = np.bincount((key >> np.uint64(32)).astype(np.intp), minlength=n)
-    return key.astype(np.uint32), _offsets(counts.tolist()).tolist()
+    return key.astype(np.uint32), _offsets(counts).tolist()
 
 
 def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
@@ -398,15 +398,11 @@ class Engine:
                 for p in part
             ]
 
-        if not self.index.remote or len(articles) <= self._overlap_chunk:
-            prepared = prepare(policy, articles)
-            return prepared, await self.index.register(
-                ns, registrations(prepared), policy.bucket_cap
-            )
+        size = self._overlap_chunk if self.index.remote else len(articles)
         prepared = []
         async with self.index.registration(ns, policy.bucket_cap) as stream:
-            for lo in range(0, len(articles), self._overlap_chunk):
-                part = prepare(policy, articles[lo : lo + self._overlap_chunk])  # server busy
+            for lo in range(0, len(articles), size):
+                part = prepare(policy, articles[lo : lo + size])  # while the server registers
                 prepared += part
                 await stream.send(registrations(part))
             return prepared, await stream.probes()

@@ -25,6 +25,8 @@ the Lua must change with it.
 from __future__ import annotations
 
 import re
+import struct
+from collections.abc import Sequence
 
 PREFIX = "nd"
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -72,3 +74,8 @@ def bucket_shard(ns: str, bucket: int, shard_bits: int) -> str:
 
 def bucket_field(bucket: int) -> bytes:
     return bucket.to_bytes(8, "big")
+
+
+def bucket_fields(buckets: Sequence[int]) -> bytes:
+    """An article's bucket fields (:func:`bucket_field` each) packed into one function argument."""
+    return struct.pack(f">{len(buckets)}Q", *buckets)

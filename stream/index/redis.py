@@ -62,11 +62,6 @@ def _pack(seq: int) -> bytes:
     return seq.to_bytes(4, "big")
 
 
-def _fields(buckets: Sequence[int]) -> bytes:
-    """An article's bucket fields (:func:`stream.keys.bucket_field`) packed into one argument."""
-    return struct.pack(f">{len(buckets)}Q", *buckets)
-
-
 _HEAD = struct.Struct(">HBIH")  # id, registered_at, record lengths; bucket count (neardup.lua)
 _LEN = struct.Struct(">I")
 
@@ -78,7 +73,7 @@ def _packed_article(reg: Registration) -> bytes:
     if len(reg.content) != 16:
         raise ValueError("content hashes are 16 bytes")
     head = _HEAD.pack(len(ident), len(at), len(reg.record), len(reg.buckets))
-    return b"".join((head, ident, reg.content, at, reg.record, _fields(reg.buckets)))
+    return b"".join((head, ident, reg.content, at, reg.record, keys.bucket_fields(reg.buckets)))
 
 
 def _seqs(packed: bytes) -> list[int]:
@@ -211,7 +206,9 @@ class RedisIndex:
         await self._ready()
         ks = self._ns_keys(ns)
         reply = await self._call(
-            self._r.fcall_ro("neardup_probe", len(ks), *ks, self._bits, content, _fields(buckets))
+            self._r.fcall_ro(
+                "neardup_probe", len(ks), *ks, self._bits, content, keys.bucket_fields(buckets)
+            )
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
         return first, tuple(_seqs(reply[1]))
@@ -260,7 +257,7 @@ class RedisIndex:
             args: list[Any] = [self._bits]
             for seq, raw in raws[lo : lo + self._chunk]:
                 rec = Record.decode(raw)
-                args += (_pack(seq), rec.doc_id, rec.content, _fields(rec.buckets))
+                args += (_pack(seq), rec.doc_id, rec.content, keys.bucket_fields(rec.buckets))
             pipe.fcall("neardup_remove_many", len(ks), *ks, *args)
         return sum(int(x) for x in await self._call(pipe.execute()))
 

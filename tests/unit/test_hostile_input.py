@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from stream import keys
 from stream.engine import Article, Engine, Verdict
+from stream.index.base import BufferedRegistration
 from stream.index.memory import MemoryIndex
 from stream.schema import InvalidMessage, article_from_obj, parse_article
 
@@ -488,6 +489,9 @@ class SpyIndex:
     def __init__(self) -> None:
         self.inner = MemoryIndex()
         self.namespaces: list[str] = []
+
+    def registration(self, ns: str, cap: int) -> BufferedRegistration:
+        return BufferedRegistration(self, ns, cap)  # type: ignore[arg-type]  # its register is spied
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.inner, name)
