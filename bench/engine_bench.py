@@ -1,7 +1,7 @@
 """End-to-end dedup: neardup (memory, Redis, the CLI) against datasketch MinHashLSH (memory, Redis).
 
 ``python -m bench engine [--docs N] [--seed S] [--reps R] [--ds-redis-docs M]
-[--ds-naive-docs K] [--profile]``. One run, one seeded corpus (:func:`bench.corpus.generate`:
+[--ds-naive-docs K] [--profile]``. One run, one seeded corpus (:func:`harness.corpus.generate`:
 real English sentences, ~300 words, 30% near-duplicates; 20,000 documents by default, so the
 Redis bytes per document are measured past the issue's 20k), every system fed the documents in
 the same order. The benchmark starts its own Redis (``scripts/services.py``) in a temporary
@@ -25,7 +25,7 @@ Systems, each deciding for every document which *earlier* documents it nearly du
   verifies every candidate exactly, as neardup does. An informational row times the README usage
   on Redis (query, then ``insert`` per document) on a prefix.
 
-Quality against brute force (:func:`bench.corpus.exact_similarities`): the truth is every pair
+Quality against brute force (:func:`harness.corpus.exact_similarities`): the truth is every pair
 (document, earlier document) with exact word-3-shingle Jaccard >= 0.8. Pair recall = share of
 truth pairs reported; capped pair recall counts at most 10 truth pairs per document (what a
 capped ``matches`` can show); document recall = share of documents with an earlier J >= 0.8
@@ -73,8 +73,8 @@ import redis
 from rich.console import Console
 from rich.table import Table
 
-from bench.corpus import Doc, exact_similarities, generate
 from bench.report import machine_info, md_table, write_atomic
+from harness.corpus import Doc, exact_similarities, generate
 from scripts import services
 from stream.engine import Article, Engine, NeardupError, Verdict
 from stream.index.base import Index
@@ -729,7 +729,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine,
         "corpus": {
-            "generator": "bench.corpus.generate",
+            "generator": "harness.corpus.generate",
             "lang": "en",
             "docs": n,
             "seed": args.seed,
@@ -923,11 +923,11 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"- Python {m['python']}, neardup {m['neardup']}, numpy {m['numpy']}, datasketch "
         f"{m['datasketch']}, redis-py {m['redis']}; Redis server {m.get('redis_server')} "
         f"(default config, {m.get('redis_config')}), on the same machine over loopback",
-        f"- Corpus: `bench.corpus.generate({c['docs']}, seed={c['seed']})`, English real-text "
+        f"- Corpus: `harness.corpus.generate({c['docs']}, seed={c['seed']})`, English real-text "
         f"documents of ~{c['words']} words, dup_rate {c['dup_rate']}",
         f"- Truth: {c['truth_pairs_j_ge_0.8']:,} (document, earlier document) pairs with exact "
         f"word-3-shingle Jaccard ≥ {meth['threshold']} (brute force, "
-        f"`bench.corpus.exact_similarities`), over {c['truth_docs_with_earlier_j_ge_0.8']:,} "
+        f"`harness.corpus.exact_similarities`), over {c['truth_docs_with_earlier_j_ge_0.8']:,} "
         f"documents; {c['truth_docs_with_more_than_cap']:,} documents have more than "
         f"{meth['match_cap']} (the `matches` cap)",
         f"- neardup: recall-floor banding {nb}×{nr} plus 10 SimHash tables; datasketch: "

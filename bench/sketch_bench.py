@@ -1,7 +1,7 @@
 """Sketch throughput, accuracy and size: neardup against datasketch and the PyPI ``simhash``.
 
 ``python -m bench sketch [--docs N] [--seed S] [--reps R]``. One seeded corpus of real-text
-documents (:mod:`bench.corpus`), every pipeline timed on the same texts with
+documents (:mod:`harness.corpus`), every pipeline timed on the same texts with
 ``time.perf_counter``: one warm-up pass on a few documents, then the best of ``reps`` full passes,
 with the garbage collector off while timing (as ``timeit`` does). A pipeline too slow for its time
 budget runs on a prefix of the corpus, and the table says how many documents it saw.
@@ -41,8 +41,8 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
-from bench.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard
 from bench.report import machine_info, md_table, write_atomic
+from harness.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard
 from sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
 from sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
 
@@ -363,7 +363,7 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine_info(("numpy", "mmh3", "datasketch", "simhash")),
         "corpus": {
-            "generator": "bench.corpus.generate",
+            "generator": "harness.corpus.generate",
             "lang": "en",
             "docs": n_docs,
             "seed": seed,
@@ -457,7 +457,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"- Machine: {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable), {m['platform']}",
         f"- Python {m['python']}, numpy {m['numpy']}, mmh3 {m['mmh3']}, datasketch "
         f"{m['datasketch']}, simhash {m['simhash']}",
-        f"- Corpus: `bench.corpus.generate({c['docs']}, seed={c['seed']})`, English real-text "
+        f"- Corpus: `harness.corpus.generate({c['docs']}, seed={c['seed']})`, English real-text "
         f"documents of ~{c['words']} words, dup_rate {c['dup_rate']}, "
         f"{c['mean_shingles_per_doc']:.0f} distinct word 3-shingles per document, "
         f"{c['pairs_jaccard_ge_0.5']} pairs with exact J ≥ 0.5",

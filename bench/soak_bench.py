@@ -44,7 +44,7 @@ with small batches and eager consumers slows the broker down, not neardup. The s
 therefore lingers 50 ms, and the verdict reader fetches at most every 500 ms (or once 1 MB is
 there) instead of the stream benchmark's 10 ms. The broker's CPU per interval is in the report.
 
-Corpus: :func:`bench.corpus.generate` makes a pool (default 20,000 ~300-word articles, 30%
+Corpus: :func:`harness.corpus.generate` makes a pool (default 20,000 ~300-word articles, 30%
 near-duplicates of earlier ones, chains included). Pass 0 of the soak is the pool verbatim; pass
 ``p >= 1`` is the pool again under a seeded bijection of its ASCII words: the lowercase vocabulary
 is sorted by frequency, cut into bands of 16 adjacent ranks, and each band is shuffled (seed,
@@ -95,7 +95,6 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 
-from bench.corpus import Doc, generate, jaccard
 from bench.report import machine_info, md_table, write_atomic
 from bench.stream_bench import (
     RESULTS_DIR,
@@ -112,6 +111,7 @@ from bench.stream_bench import (
     run_on_stack,
     wait_healthy,
 )
+from harness.corpus import Doc, generate, jaccard
 from scripts import services
 from sketch.features import shingle_hashes
 from stream import keys
@@ -1169,7 +1169,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"soak, the probe, warm-up ({WARMUP_DOCS} articles) and capacity namespaces were "
         f"deleted from Redis ({result['scratch_keys_deleted']:,} keys), so its Redis figures "
         "start from an empty index.",
-        f"- Corpus: `bench.corpus.generate({st['pool']}, seed={st['seed']})` is the pool "
+        f"- Corpus: `harness.corpus.generate({st['pool']}, seed={st['seed']})` is the pool "
         f"({st['mean_words']:.0f} words, {st['mean_bytes']:,.0f} bytes of JSON per article on "
         f"average, 30% near-duplicates of earlier articles); the soak sends it "
         f"{st['passes']} time(s) in a row ({st['articles']:,} articles), pass 0 verbatim and "

@@ -11,7 +11,7 @@ from the beginning without a consumer group.
 For 1, then 2 workers (the second joins the first's group; the run waits until probe articles sent
 to each partition show every partition owned by exactly one worker, twice in a row):
 
-* **throughput**: ``N`` seeded ~300-word articles (:func:`bench.corpus.generate`) produced as fast
+* **throughput**: ``N`` seeded ~300-word articles (:func:`harness.corpus.generate`) produced as fast
   as the client can. Rate = ``(N - 1) / (last verdict - first verdict)``; "end to end" =
   ``N / (last verdict - start of producing)``; "drain" counts only verdicts after the producer
   finished (the client then no longer competes for the CPU).
@@ -65,8 +65,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from rich.console import Console
 from rich.table import Table
 
-from bench.corpus import Doc, generate
 from bench.report import machine_info, md_table, write_atomic
+from harness.corpus import Doc, generate
 from scripts import services
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1048,7 +1048,7 @@ def markdown(result: dict[str, Any]) -> str:
         "NEARDUP_WEB_PORT=<free port>  NEARDUP_DATA_DIR=<temp dir>/worker-N",
         "```",
         "",
-        f"- Articles: `bench.corpus.generate({s['docs']}, seed={s['seed']})`, English real-text "
+        f"- Articles: `harness.corpus.generate({s['docs']}, seed={s['seed']})`, English real-text "
         f"articles of ~300 words ({s['mean_words']:.0f} words, {s['mean_bytes']:,.0f} bytes of "
         f"JSON on average), 30% near-duplicates of earlier ones; every phase has its own ids and "
         f"namespace. Throughput: {s['docs']:,} articles produced at once (aiokafka, linger 1 ms, "

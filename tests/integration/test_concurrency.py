@@ -13,20 +13,18 @@ Invariants checked:
 from __future__ import annotations
 
 import asyncio
-import json
 import multiprocessing
-import os
 import random
 import re
 import uuid
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from redis.asyncio import Redis
 
+from harness import data
 from sketch import features, verify
 from stream import keys
 from stream.engine import Article, Engine, Verdict, prepare
@@ -38,15 +36,9 @@ from tests.integration.stalling import StallingIndex
 # --------------------------------------------------------------------------- corpus
 
 
-def _data_dir() -> Path:
-    env = os.environ.get("NEARDUP_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
 @cache
 def _sentences() -> tuple[str, ...]:
-    path = _data_dir() / "clough_stevenson" / "docs.jsonl"
-    texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines()]
+    texts = [row["text"] for row in data.clough_stevenson()]
     found = {s for t in texts for s in re.split(r"(?<=[.!?])\s+", t) if len(s.split()) >= 8}
     return tuple(sorted(found))
 

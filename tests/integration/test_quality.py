@@ -16,16 +16,13 @@ both texts, so it may land in the source's cluster or not depending on that answ
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
-import os
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 from redis.asyncio import Redis
 
+from harness import data
 from stream.engine import Article, Engine, Verdict
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
@@ -37,21 +34,10 @@ POLICIES = {
 }
 
 
-def _data_dir() -> Path:
-    env = os.environ.get("NEARDUP_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
 @cache
 def _corpus() -> tuple[dict[str, str], list[dict[str, str]]]:
-    root = _data_dir() / "clough_stevenson"
-    texts = {}
-    for line in (root / "docs.jsonl").read_text("utf-8").splitlines():
-        row = json.loads(line)
-        texts[row["id"]] = row["text"]
-    with (root / "pairs.tsv").open(encoding="utf-8", newline="") as fh:
-        pairs = list(csv.DictReader(fh, delimiter="\t"))
-    return texts, pairs
+    texts = {row["id"]: row["text"] for row in data.clough_stevenson()}
+    return texts, list(data.clough_pairs())
 
 
 async def _run(redis_client: Redis, ns: str) -> dict[str, Verdict]:

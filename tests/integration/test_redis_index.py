@@ -8,14 +8,11 @@ indexed document.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import random
 import re
 import time
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +20,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.crc import key_slot
 
+from harness import data
 from stream import keys
 from stream.engine import Article, ConflictError, Engine, Verdict, prepare
 from stream.index.base import (
@@ -41,22 +39,15 @@ from tests.integration.stalling import StallingIndex
 # --------------------------------------------------------------------------- data
 
 
-def _data_dir() -> Path:
-    env = os.environ.get("NEARDUP_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
 @cache
 def _clough() -> tuple[str, ...]:
-    path = _data_dir() / "clough_stevenson" / "docs.jsonl"
-    return tuple(json.loads(line)["text"] for line in path.read_text("utf-8").splitlines())
+    return tuple(row["text"] for row in data.clough_stevenson())
 
 
 @cache
 def _zh(n: int = 400) -> tuple[str, ...]:
     """The first ``n`` Chinese reviews, repeats included (the corpus is full of them)."""
-    with (_data_dir() / "zh_reviews_pos" / "docs.jsonl").open(encoding="utf-8") as fh:
-        return tuple(json.loads(next(fh))["text"] for _ in range(n))
+    return tuple(row["text"] for row in data.zh_reviews()[:n])
 
 
 @cache

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from redis.exceptions import NoPermissionError, ResponseError
 
-from bench.corpus import generate
+from harness.corpus import generate
 from scripts import services
 from stream.engine import Article, Engine, Verdict
 from stream.index.base import IndexUnavailableError

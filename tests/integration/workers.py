@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from bench.corpus import generate
+from harness.corpus import generate
 from stream.app import ensure_topics
 from stream.config import Settings
 

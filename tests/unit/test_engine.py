@@ -9,16 +9,15 @@ sets the records store (see :mod:`stream.records`).
 from __future__ import annotations
 
 import json
-import os
 import random
 from collections.abc import Callable, Sequence
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+from harness import data
 from sketch import features, verify
 from stream.engine import Article, ConflictError, Engine, NeardupError, Verdict, prepare
 from stream.index.base import Registration
@@ -43,24 +42,15 @@ VERDICT_FIELDS = {
 # --------------------------------------------------------------------------- data and helpers
 
 
-def _data_dir() -> Path:
-    env = os.environ.get("NEARDUP_DATA_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
 @cache
 def _clough() -> tuple[tuple[str, str], ...]:
     """``(id, text)`` of the 100 Clough & Stevenson documents, file order."""
-    path = _data_dir() / "clough_stevenson" / "docs.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return tuple((r["id"], r["text"]) for r in rows)
+    return tuple((r["id"], r["text"]) for r in data.clough_stevenson())
 
 
 @cache
 def _zh_reviews() -> tuple[str, ...]:
-    path = _data_dir() / "zh_reviews_pos" / "docs.jsonl"
-    with path.open(encoding="utf-8") as fh:
-        texts = [json.loads(next(fh))["text"] for _ in range(3000)]
+    texts = [r["text"] for r in data.zh_reviews()[:3000]]
     seen: set[str] = set()
     out = []
     for t in texts:  # the corpus repeats itself: keep distinct, paragraph-sized reviews

