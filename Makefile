@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 
 # Starts Redis + a Kafka-protocol broker, two workers, streams the bundled sample, then stops all.
 run: $(STAMP)
-	$(PY) -m scripts.demo
+	$(PY) -m harness.demo
 
 # The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
 # (tests/integration/conftest.py) and stop them even when a test fails.

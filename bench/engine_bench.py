@@ -4,8 +4,8 @@
 [--ds-naive-docs K] [--profile]``. One run, one seeded corpus (:func:`harness.corpus.generate`:
 real English sentences, ~300 words, 30% near-duplicates; 20,000 documents by default, so the
 Redis bytes per document are measured past the issue's 20k), every system fed the documents in
-the same order. The benchmark starts its own Redis (``scripts/services.py``) in a temporary
-directory and stops it at the end, also on error.
+the same order. The benchmark starts its own Redis (:mod:`harness.services`) in a temporary
+directory and stops it at the end, also on error. Tables: :mod:`bench.engine_tables`.
 
 Systems, each deciding for every document which *earlier* documents it nearly duplicates:
 
@@ -56,13 +56,10 @@ import os
 import pstats
 import re
 import resource
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,63 +67,44 @@ from typing import Any, TypeVar
 
 import orjson
 import redis
-from rich.console import Console
-from rich.table import Table
 
-from bench.report import machine_info, md_table, write_atomic
-from harness.corpus import Doc, exact_similarities, generate
-from scripts import services
-from stream.engine import Article, Engine, NeardupError, Verdict
+from bench import engine_tables
+from harness import peers, services
+from harness.corpus import Doc, exact_similarities, generate, peer_shingles
+from harness.quality import Pairs, Quality, score, truth_by_doc
+from harness.report import (
+    RedisStats,
+    Stopwatch,
+    Timing,
+    best_of,
+    console,
+    machine_info,
+    memory_breakdown,
+    redis_stats,
+    write_atomic,
+)
+from harness.workers import NEARDUP
+from stream.engine import Engine
+from stream.errors import NeardupError
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 THRESHOLD = 0.8
 NUM_PERM = 128
 BATCH = 512  # stream.cli.BATCH: the `neardup dedup` batch
+LSH = {"threshold": THRESHOLD, "num_perm": NUM_PERM, "batch": BATCH}
 WARMUP_DOCS = 256
 MATCH_CAP = Policy().max_matches
-DS_BASENAME = b"dsbench"
-_WORD = re.compile(r"\w+")
 
-console = Console()
-if not console.is_terminal:  # logs and pipes: keep the tables readable
-    console = Console(width=200)
+out = console(200)
 
-Pairs = dict[int, set[int]]  # document index -> indices of the earlier documents reported
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Timing:
-    wall_s: float  # time.perf_counter
-    cpu_s: float  # this process's user + system CPU (time.process_time), or the child's
-
-
-class Stopwatch:
-    def __init__(self) -> None:
-        self._wall, self._cpu = time.perf_counter(), time.process_time()
-
-    def stop(self) -> Timing:
-        return Timing(time.perf_counter() - self._wall, time.process_time() - self._cpu)
-
-
 # --------------------------------------------------------------------------- results
-
-
-@dataclass
-class Quality:
-    truth_pairs: int
-    truth_docs: int
-    reported_pairs: int
-    true_pairs: int
-    flagged_docs: int
-    pair_recall: float
-    pair_recall_capped: float
-    doc_recall: float
-    pair_precision: float
-    doc_precision: float
 
 
 @dataclass
@@ -156,36 +134,6 @@ class Row:
 # --------------------------------------------------------------------------- quality
 
 
-def truth_by_doc(sims: Mapping[tuple[int, int], float]) -> Pairs:
-    out: Pairs = {}
-    for i, j in sims:
-        out.setdefault(j, set()).add(i)
-    return out
-
-
-def score(reported: Pairs, truth: Pairs, n_docs: int, cap: int = MATCH_CAP) -> Quality:
-    """Pair and document recall/precision of ``reported`` on the first ``n_docs`` documents."""
-    truth = {j: s for j, s in truth.items() if j < n_docs}
-    n_truth = sum(len(s) for s in truth.values())
-    capped = sum(min(len(s), cap) for s in truth.values())
-    n_rep = sum(len(s) for s in reported.values())
-    hit = sum(len(s & truth.get(j, set())) for j, s in reported.items())
-    flagged = {j for j, s in reported.items() if s}
-    flagged_true = len(flagged & truth.keys())
-    return Quality(
-        truth_pairs=n_truth,
-        truth_docs=len(truth),
-        reported_pairs=n_rep,
-        true_pairs=hit,
-        flagged_docs=len(flagged),
-        pair_recall=hit / n_truth if n_truth else 1.0,
-        pair_recall_capped=min(1.0, hit / capped) if capped else 1.0,
-        doc_recall=flagged_true / len(truth) if truth else 1.0,
-        pair_precision=hit / n_rep if n_rep else 1.0,
-        doc_precision=flagged_true / len(flagged) if flagged else 1.0,
-    )
-
-
 def verdict_pairs(verdicts: Sequence[Verdict], index_of: Mapping[str, int]) -> Pairs:
     out: Pairs = {}
     for j, v in enumerate(verdicts):
@@ -200,53 +148,6 @@ def verdict_pairs(verdicts: Sequence[Verdict], index_of: Mapping[str, int]) -> P
 # --------------------------------------------------------------------------- Redis helpers
 
 
-@dataclass
-class RedisStats:
-    used_memory: int
-    dbsize: int
-    cpu_s: float
-
-
-def redis_stats(r: redis.Redis) -> RedisStats:
-    mem: dict[str, Any] = r.info("memory")
-    cpu: dict[str, Any] = r.info("cpu")
-    return RedisStats(
-        int(mem["used_memory"]),
-        int(r.dbsize()),
-        float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]),
-    )
-
-
-def memory_breakdown(
-    r: redis.Redis, classify: Callable[[bytes], str], n_docs: int
-) -> dict[str, float]:
-    """Bytes per document of each key class (``MEMORY USAGE key SAMPLES 0``, exact)."""
-    totals: dict[str, int] = {}
-    counts: dict[str, int] = {}
-    batch: list[bytes] = []
-
-    def flush() -> None:
-        pipe = r.pipeline(transaction=False)
-        for k in batch:
-            pipe.memory_usage(k, samples=0)
-        for k, used in zip(batch, pipe.execute(), strict=True):
-            cls = classify(k)
-            totals[cls] = totals.get(cls, 0) + int(used or 0)
-            counts[cls] = counts.get(cls, 0) + 1
-        batch.clear()
-
-    for k in r.scan_iter(count=1000):
-        batch.append(k)
-        if len(batch) >= 5000:
-            flush()
-    if batch:
-        flush()
-    return {
-        f"{cls} ({counts[cls]:,} key{'s' if counts[cls] > 1 else ''})": totals[cls] / n_docs
-        for cls in sorted(totals, key=lambda c: -totals[c])
-    }
-
-
 def neardup_key_class(key: bytes) -> str:
     """``nd:{ns}:<kind>[:shard]`` -> a readable class (see stream/keys.py)."""
     kind = key.rsplit(b"}:", 1)[-1].split(b":", 1)[0].decode()
@@ -259,15 +160,6 @@ def neardup_key_class(key: bytes) -> str:
         "x": "exact-hash shards",
         "b": "bucket shards",
     }.get(kind, kind)
-
-
-def datasketch_key_class(key: bytes) -> str:
-    """datasketch's Redis layout: per band a hash (band key -> set name) and one set per band key;
-    a keys hash (pickled key -> list name) and one list of band keys per indexed key."""
-    table = len(DS_BASENAME) + len(b"_bucket_") + 2
-    if key.startswith(DS_BASENAME + b"_bucket_"):
-        return "band hashes" if len(key) == table else "bucket sets"
-    return "keys hash" if key == DS_BASENAME + b"_keys" else "per-key band-key lists"
 
 
 # --------------------------------------------------------------------------- neardup
@@ -285,17 +177,6 @@ async def run_engine(index: Index, docs: Sequence[Doc]) -> tuple[Timing, list[Ve
                 raise RuntimeError(f"neardup rejected a benchmark document: {res}")
             verdicts.append(res)
     return clock.stop(), verdicts
-
-
-def best_of(reps: int, fn: Callable[[], tuple[Timing, T]]) -> tuple[Timing, T]:
-    """Best wall and CPU time of ``reps`` fresh runs (each builds its own index); the last run's
-    output."""
-    times: list[Timing] = []
-    for _ in range(max(1, reps)):
-        gc.collect()
-        timing, out = fn()
-        times.append(timing)
-    return Timing(min(t.wall_s for t in times), min(t.cpu_s for t in times)), out
 
 
 def run_engine_memory(docs: Sequence[Doc], reps: int) -> tuple[Timing, list[Verdict]]:
@@ -338,16 +219,6 @@ def run_engine_redis(url: str, r: redis.Redis, docs: Sequence[Doc], reps: int) -
     return asyncio.run(go())
 
 
-def neardup_executable() -> str:
-    beside = Path(sys.executable).parent / "neardup"
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("neardup")
-    if found is None:
-        raise FileNotFoundError("the neardup console script is not installed (pip install -e .)")
-    return found
-
-
 @dataclass
 class CliRun:
     timing: Timing  # wall clock and the child's CPU
@@ -362,7 +233,7 @@ def run_cli(docs: Sequence[Doc], workdir: Path) -> CliRun:
     with corpus.open("wb") as fh:
         for d in docs:
             fh.write(orjson.dumps({"id": d["id"], "text": d["text"]}) + b"\n")
-    argv = [neardup_executable(), "dedup", str(corpus), "-o", str(out), "--store", "memory"]
+    argv = [str(NEARDUP), "dedup", str(corpus), "-o", str(out), "--store", "memory"]
     argv.append("--no-progress")
     child = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -383,86 +254,6 @@ def run_cli(docs: Sequence[Doc], workdir: Path) -> CliRun:
 
 
 # --------------------------------------------------------------------------- datasketch
-
-
-def ds_shingles(text: str) -> set[bytes]:
-    """The usual datasketch-side tokenising: word 3-shingles of ``\\w+`` on ``casefold()``."""
-    tokens = _WORD.findall(text.casefold())
-    if len(tokens) < 3:
-        return {" ".join(tokens).encode()} if tokens else set()
-    return {" ".join(tokens[i : i + 3]).encode() for i in range(len(tokens) - 2)}
-
-
-def _ds_jaccard(a: set[bytes], b: set[bytes]) -> float:
-    inter = len(a & b)
-    union = len(a) + len(b) - inter
-    return inter / union if union else 0.0
-
-
-def run_ds_memory(docs: Sequence[Doc], verify: bool) -> tuple[Timing, Pairs]:
-    """Per document, in order: MinHash (bulk per batch), ``query``, ``insert``; optionally verify
-    each candidate by exact Jaccard of shingle sets kept in the process."""
-    from datasketch import MinHash, MinHashLSH
-
-    index_of = {d["id"]: j for j, d in enumerate(docs)}
-    clock = Stopwatch()
-    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
-    sets: dict[str, set[bytes]] = {}
-    found: Pairs = {}
-    for lo in range(0, len(docs), BATCH):
-        chunk = docs[lo : lo + BATCH]
-        shingles = [ds_shingles(d["text"]) for d in chunk]
-        sigs = MinHash.bulk(shingles, num_perm=NUM_PERM)
-        for j, (d, sh, m) in enumerate(zip(chunk, shingles, sigs, strict=True), start=lo):
-            cands = lsh.query(m)
-            if verify:
-                cands = [c for c in cands if _ds_jaccard(sh, sets[c]) >= THRESHOLD]
-                sets[d["id"]] = sh
-            if cands:
-                found[j] = {index_of[c] for c in cands}
-            lsh.insert(d["id"], m)
-    return clock.stop(), found
-
-
-def _ds_redis_lsh(port: int) -> Any:
-    from datasketch import MinHashLSH
-
-    return MinHashLSH(
-        threshold=THRESHOLD,
-        num_perm=NUM_PERM,
-        storage_config={
-            "type": "redis",
-            "basename": DS_BASENAME,
-            "redis": {"host": "127.0.0.1", "port": port},
-        },
-    )
-
-
-def run_ds_redis(docs: Sequence[Doc], port: int, session: bool) -> tuple[Timing, Pairs]:
-    """datasketch on Redis. ``session``: per batch, one ``insertion_session`` then a ``query`` per
-    document (candidates inserted after it are dropped); else query-then-``insert`` per document."""
-    from datasketch import MinHash
-
-    index_of = {d["id"]: j for j, d in enumerate(docs)}
-    gc.collect()
-    clock = Stopwatch()
-    lsh = _ds_redis_lsh(port)
-    found: Pairs = {}
-    for lo in range(0, len(docs), BATCH):
-        chunk = docs[lo : lo + BATCH]
-        sigs = MinHash.bulk([ds_shingles(d["text"]) for d in chunk], num_perm=NUM_PERM)
-        if session:
-            with lsh.insertion_session() as sess:
-                for d, m in zip(chunk, sigs, strict=True):
-                    sess.insert(d["id"], m, check_duplication=False)
-        for j, (d, m) in enumerate(zip(chunk, sigs, strict=True), start=lo):
-            earlier = {index_of[c] for c in lsh.query(m)}
-            earlier = {i for i in earlier if i < j}
-            if earlier:
-                found[j] = earlier
-            if not session:
-                lsh.insert(d["id"], m)
-    return clock.stop(), found
 
 
 # --------------------------------------------------------------------------- profile
@@ -494,17 +285,8 @@ def engine_machine_info(r: redis.Redis | None = None) -> dict[str, Any]:
     return info
 
 
-@contextmanager
-def redis_server(workdir: Path) -> Iterator[Any]:
-    service = services.start_redis(workdir / "redis")
-    try:
-        yield service
-    finally:
-        service.stop()
-
-
 def _stage(msg: str) -> None:
-    console.print(f"[dim]{time.strftime('%H:%M:%S')} {msg}")
+    out.print(f"[dim]{time.strftime('%H:%M:%S')} {msg}")
 
 
 def _cli_pairs(verdicts: Sequence[Mapping[str, Any]], index_of: Mapping[str, int]) -> Pairs:
@@ -543,7 +325,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             n,
             timing,
             "verified",
-            score(mem_pairs, truth, n),
+            score(mem_pairs, truth, n, MATCH_CAP),
             note=f"Engine(MemoryIndex()).process in batches of {BATCH}, best of {reps}",
         )
     )
@@ -566,7 +348,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 len(cli.verdicts),
                 cli.timing,
                 "verified",
-                score(_cli_pairs(cli.verdicts, index_of), truth, n),
+                score(_cli_pairs(cli.verdicts, index_of), truth, n, MATCH_CAP),
                 note=f"`{cli.command}` as a subprocess, wall clock incl. start-up, 1 run{own}",
             )
         )
@@ -574,7 +356,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         checks["cli_command"] = cli.command
 
         _stage("starting Redis")
-        with redis_server(workdir) as service:
+        with services.start_redis(workdir / "redis") as service:
             r = redis.Redis(host="127.0.0.1", port=service.port)
             try:
                 machine = engine_machine_info(r)
@@ -587,7 +369,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     n,
                     red.timing,
                     "verified",
-                    score(verdict_pairs(red.verdicts, index_of), truth, n),
+                    score(verdict_pairs(red.verdicts, index_of), truth, n, MATCH_CAP),
                     bytes_per_doc=(red.after.used_memory - red.before.used_memory) / n,
                     keys_per_doc=(red.after.dbsize - red.before.dbsize) / n,
                     redis_cpu_ms_per_doc=1000 * (red.after.cpu_s - red.before.cpu_s) / n,
@@ -605,7 +387,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     _stage(f"datasketch MinHashLSH on Redis, insert() per doc ({naive_n} docs)")
                     r.flushall()
                     before = redis_stats(r)
-                    timing, found = run_ds_redis(docs[:naive_n], service.port, session=False)
+                    timing, found = peers.run_redis(
+                        docs[:naive_n], service.port, session=False, **LSH
+                    )
                     after = redis_stats(r)
                     rows.append(
                         Row(
@@ -615,7 +399,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             naive_n,
                             timing,
                             "candidates",
-                            score(found, truth, naive_n),
+                            score(found, truth, naive_n, MATCH_CAP),
                             redis_cpu_ms_per_doc=1000 * (after.cpu_s - before.cpu_s) / naive_n,
                             note="datasketch's documented usage, per document: query, then "
                             "insert (with its duplicate check); "
@@ -627,7 +411,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 _stage(f"datasketch MinHashLSH on Redis, insertion_session ({ds_redis_n} docs)")
                 r.flushall()
                 before = redis_stats(r)
-                timing, found = run_ds_redis(docs[:ds_redis_n], service.port, session=True)
+                timing, found = peers.run_redis(
+                    docs[:ds_redis_n], service.port, session=True, **LSH
+                )
                 after = redis_stats(r)
                 sub = f"the first {ds_redis_n} of {n} docs, " if ds_redis_n < n else ""
                 row = Row(
@@ -637,7 +423,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     ds_redis_n,
                     timing,
                     "candidates",
-                    score(found, truth, ds_redis_n),
+                    score(found, truth, ds_redis_n, MATCH_CAP),
                     bytes_per_doc=(after.used_memory - before.used_memory) / ds_redis_n,
                     keys_per_doc=(after.dbsize - before.dbsize) / ds_redis_n,
                     redis_cpu_ms_per_doc=1000 * (after.cpu_s - before.cpu_s) / ds_redis_n,
@@ -645,7 +431,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "insertion_session, then query each doc (candidates inserted after it "
                     "dropped), 1 run",
                 )
-                row.memory_breakdown = memory_breakdown(r, datasketch_key_class, ds_redis_n)
+                row.memory_breakdown = memory_breakdown(r, peers.datasketch_key_class, ds_redis_n)
                 rows.append(row)
                 r.flushall()
             finally:
@@ -653,9 +439,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from datasketch import MinHash
 
-    MinHash.bulk([ds_shingles(d["text"]) for d in docs[:64]], num_perm=NUM_PERM)  # warm-up
+    MinHash.bulk([peer_shingles(d["text"]) for d in docs[:64]], num_perm=NUM_PERM)  # warm-up
     _stage(f"datasketch MinHashLSH in memory (best of {reps})")
-    timing, found = best_of(reps, lambda: run_ds_memory(docs, verify=False))
+    timing, found = best_of(reps, lambda: peers.run_memory(docs, verify=False, **LSH))
     rows.append(
         Row(
             "ds_mem",
@@ -664,12 +450,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             n,
             timing,
             "candidates",
-            score(found, truth, n),
+            score(found, truth, n, MATCH_CAP),
             note=f"per doc: MinHash (bulk per batch of {BATCH}), query, insert; best of {reps}",
         )
     )
     _stage(f"datasketch MinHashLSH in memory + exact verification (best of {reps})")
-    timing, found = best_of(reps, lambda: run_ds_memory(docs, verify=True))
+    timing, found = best_of(reps, lambda: peers.run_memory(docs, verify=True, **LSH))
     rows.append(
         Row(
             "ds_mem_verify",
@@ -678,7 +464,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             n,
             timing,
             "verified",
-            score(found, truth, n),
+            score(found, truth, n, MATCH_CAP),
             note="as datasketch, memory, plus exact Jaccard of every candidate against shingle "
             f"sets kept in the process (what neardup does); best of {reps}",
         )
@@ -746,7 +532,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "reps": reps,
             "match_cap": MATCH_CAP,
             "neardup_bands_rows": list(Policy().bands_rows),
-            "datasketch_bands_rows": _ds_params(),
+            "datasketch_bands_rows": peers.lsh_bands_rows(THRESHOLD, NUM_PERM),
             "datasketch_redis_docs": ds_redis_n,
             "datasketch_naive_docs": naive_n,
             "timing": "wall clock (time.perf_counter) of whole passes from text to answer, after "
@@ -763,202 +549,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["profile_engine_memory"] = profile_engine_memory(docs)
         result["elapsed_s"] = time.perf_counter() - t_start
     return result
-
-
-def _ds_params() -> list[int]:
-    from datasketch import MinHashLSH
-
-    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
-    return [int(lsh.b), int(lsh.r)]
-
-
-# --------------------------------------------------------------------------- output
-
-
-def _fmt(x: float | None, spec: str) -> str:
-    return "—" if x is None or x != x else format(x, spec)
-
-
-_HEAD = [
-    "system",
-    "docs",
-    "docs/s",
-    "vs datasketch",
-    "CPU ms/doc",
-    "pair recall",
-    "pair recall (cap 10)",
-    "doc recall",
-    "pair precision",
-    "pairs are",
-    "Redis B/doc",
-    "Redis keys/doc",
-    "Redis CPU ms/doc",
-]
-
-
-def _cells(row: Mapping[str, Any], mark: str = "") -> list[str]:
-    q = row["quality"]
-    is_base = row["key"] == row["baseline"]
-    ratio = "1.00 (base)" if is_base else _fmt(row["ratio"], ".2f") + "×"
-    return [
-        row["system"] + mark,
-        f"{row['docs']:,}",
-        f"{row['docs_per_s']:,.0f}",
-        ratio,
-        f"{row['cpu_ms_per_doc']:.3f}",
-        f"{q['pair_recall']:.4f}",
-        f"{q['pair_recall_capped']:.4f}",
-        f"{q['doc_recall']:.4f}",
-        f"{q['pair_precision']:.4f}",
-        row["reports"],
-        _fmt(row["bytes_per_doc"], ",.0f"),
-        _fmt(row["keys_per_doc"], ".2f"),
-        _fmt(row["redis_cpu_ms_per_doc"], ".3f"),
-    ]
-
-
-def _marked(result: Mapping[str, Any]) -> list[tuple[list[str], str]]:
-    """Table cells of every row, and its footnote (``[k] note``)."""
-    out = []
-    for k, row in enumerate(result["rows"], start=1):
-        out.append((_cells(row, f" [{k}]"), f"[{k}] {row['system']}: {row['note']}"))
-    return out
-
-
-_LEGEND = (
-    "pairs are: 'verified' = (document, earlier document) pairs confirmed by exact Jaccard "
-    "(neardup: duplicate_of + matches); 'candidates' = datasketch's raw LSH candidates (it "
-    "stores no sets to verify against), so their precision is candidate precision. "
-    "pair recall = truth pairs reported / truth pairs; (cap 10) = / Σ min(truth pairs of a "
-    "document, 10), what a capped `matches` can show; doc recall = documents with an earlier "
-    "J ≥ 0.8 document that are flagged (neardup: verdict not original; datasketch: any "
-    "candidate); pair precision = reported pairs with exact J ≥ 0.8 / reported pairs. "
-    "vs datasketch: docs/s against 'datasketch, memory' (candidates only, its faster row) for "
-    "memory rows, against 'datasketch, Redis' for Redis rows. CPU ms/doc = CPU time of the "
-    "benchmark process (of the child for the CLI) per document, Redis server excluded: "
-    "unlike docs/s it barely moves when other work shares the machine. Redis B/doc = "
-    "(used_memory after − before) / docs; Redis CPU = server used_cpu_user + used_cpu_sys "
-    "delta / docs."
-)
-
-
-def _target_lines(result: Mapping[str, Any]) -> list[str]:
-    t = result["targets"]
-    met = {True: "MET", False: "NOT MET"}
-    return [
-        f"in memory ≥ 5× datasketch: {t['memory_5x']['measured']:.2f}× docs/s "
-        f"({t['memory_5x']['vs_verified_datasketch']:.2f}× vs datasketch + exact verification; "
-        f"{t['memory_5x']['cpu_ratio']:.2f}× less CPU per doc) — {met[t['memory_5x']['met']]}",
-        f"on Redis ≥ 20× datasketch: {t['redis_20x']['measured']:.1f}× docs/s against "
-        f"'{t['redis_20x']['baseline']}' (its documented usage, the ~300 docs/s the target was "
-        f"set against) — {met[t['redis_20x']['met']]}; "
-        f"{t['redis_20x']['vs_batch_mode']:.1f}× against its faster batch mode "
-        f"(insertion_session; {t['redis_20x']['cpu_ratio_client_plus_server']:.2f}× less client "
-        "+ server CPU per doc)",
-        f"fewer Redis bytes/doc than datasketch: {t['bytes_fewer']['neardup']:,.0f} vs "
-        f"{t['bytes_fewer']['datasketch']:,.0f} ({t['bytes_fewer']['ratio']:.2f}× fewer; neardup "
-        f"includes the shingle sets exact verification needs) — {met[t['bytes_fewer']['met']]}",
-    ]
-
-
-def _breakdowns(result: Mapping[str, Any]) -> list[tuple[str, dict[str, float]]]:
-    return [(r["system"], r["memory_breakdown"]) for r in result["rows"] if r["memory_breakdown"]]
-
-
-def print_tables(result: Mapping[str, Any]) -> None:
-    c = result["corpus"]
-    table = Table(
-        title=(
-            f"end-to-end near-duplicate detection, {c['docs']:,} docs (seed {c['seed']}); "
-            f"truth: {c['truth_pairs_j_ge_0.8']:,} (doc, earlier doc) pairs with exact J ≥ 0.8"
-        )
-    )
-    for i, head in enumerate(_HEAD):
-        table.add_column(
-            head, justify="left" if i in (0, 9) else "right", no_wrap=i == 0, overflow="fold"
-        )
-    marked = _marked(result)
-    for cells, _ in marked:
-        table.add_row(*cells)
-    console.print(table)
-    for _, note in marked:
-        console.print(note, markup=False, highlight=False)
-    console.print(_LEGEND, markup=False, highlight=False)
-    for system, parts in _breakdowns(result):
-        sub = Table(title=f"Redis bytes per document by key class: {system}")
-        sub.add_column("key class")
-        sub.add_column("bytes/doc", justify="right")
-        for cls, b in parts.items():
-            sub.add_row(cls, f"{b:,.0f}")
-        console.print(sub)
-    for line in _target_lines(result):
-        console.print(f"target: {line}")
-    ch, m = result["checks"], result["machine"]
-    console.print(
-        f"checks: Redis verdicts == memory verdicts: {ch['redis_verdicts_equal_memory']}; "
-        f"CLI verdicts == Engine verdicts: {ch['cli_verdicts_equal_engine_memory']}"
-    )
-    console.print(
-        f"{m['cpu']}, {m['cores']} cores, Python {m['python']}, Redis {m.get('redis_server')}; "
-        f"load average {m['load_average_1m_at_start']:.2f} -> {m['load_average_1m_at_end']:.2f}; "
-        f"total {result['elapsed_s']:.1f} s"
-    )
-    if "profile_engine_memory" in result:
-        console.print(result["profile_engine_memory"], markup=False, highlight=False)
-
-
-def markdown(result: Mapping[str, Any]) -> str:
-    m, c, meth, ch = result["machine"], result["corpus"], result["method"], result["checks"]
-    nb, nr = meth["neardup_bands_rows"]
-    db, dr = meth["datasketch_bands_rows"]
-    out = [
-        "# Engine benchmark: neardup vs datasketch MinHashLSH",
-        "",
-        f"Generated by `python -m bench engine` on {result['date']} in "
-        f"{result['elapsed_s']:.1f} s.",
-        "",
-        f"- Machine: {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable), {m['platform']}; "
-        f"1-minute load average {m['load_average_1m_at_start']:.2f} at start (when Redis came "
-        f"up), {m['load_average_1m_at_end']:.2f} at the end",
-        f"- Python {m['python']}, neardup {m['neardup']}, numpy {m['numpy']}, datasketch "
-        f"{m['datasketch']}, redis-py {m['redis']}; Redis server {m.get('redis_server')} "
-        f"(default config, {m.get('redis_config')}), on the same machine over loopback",
-        f"- Corpus: `harness.corpus.generate({c['docs']}, seed={c['seed']})`, English real-text "
-        f"documents of ~{c['words']} words, dup_rate {c['dup_rate']}",
-        f"- Truth: {c['truth_pairs_j_ge_0.8']:,} (document, earlier document) pairs with exact "
-        f"word-3-shingle Jaccard ≥ {meth['threshold']} (brute force, "
-        f"`harness.corpus.exact_similarities`), over {c['truth_docs_with_earlier_j_ge_0.8']:,} "
-        f"documents; {c['truth_docs_with_more_than_cap']:,} documents have more than "
-        f"{meth['match_cap']} (the `matches` cap)",
-        f"- neardup: recall-floor banding {nb}×{nr} plus 10 SimHash tables; datasketch: "
-        f"`MinHashLSH(threshold={meth['threshold']}, num_perm={meth['num_perm']})` = {db}×{dr}",
-        f"- Timing: {meth['timing']} (reps {meth['reps']}); batches of {meth['batch']}",
-        f"- Same verdicts from Redis and memory: {ch['redis_verdicts_equal_memory']}; "
-        f"the CLI's verdicts equal the Engine's: {ch['cli_verdicts_equal_engine_memory']} "
-        f"(`{ch['cli_command']}`)",
-        "",
-        "## Results",
-        "",
-        md_table(_HEAD, [cells for cells, _ in _marked(result)]),
-        "",
-        *[f"{note}  " for _, note in _marked(result)],
-        "",
-        _LEGEND,
-        "",
-        "The machine is shared (other work may run at the same time, see the load average): "
-        "docs/s vary from run to run; CPU per document, Redis CPU per document and bytes per "
-        "document much less.",
-        "",
-        "## Targets (issue 3)",
-        "",
-        *[f"- {line}" for line in _target_lines(result)],
-        "",
-    ]
-    for system, parts in _breakdowns(result):
-        out += [f"## Redis bytes per document by key class: {system}", ""]
-        out += [md_table(["key class", "bytes/doc"], [[k, f"{v:,.0f}"] for k, v in parts.items()])]
-        out += [""]
-    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -986,9 +576,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.docs < WARMUP_DOCS:
         parser.error(f"--docs must be at least {WARMUP_DOCS}")
     result = run(args)
-    print_tables(result)
+    engine_tables.print_tables(result)
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "engine.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / "engine.md", markdown(result))
-    console.print(f"wrote {args.out / 'engine.json'} and {args.out / 'engine.md'}")
+    write_atomic(args.out / "engine.md", engine_tables.markdown(result))
+    out.print(f"wrote {args.out / 'engine.json'} and {args.out / 'engine.md'}")
     return 0

@@ -28,7 +28,6 @@ import argparse
 import gc
 import json
 import random
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,11 +37,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from rich.console import Console
 from rich.table import Table
 
-from bench.report import machine_info, md_table, write_atomic
-from harness.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard
+from harness.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard, peer_shingles
+from harness.report import console as report_console
+from harness.report import machine_info, md_table, write_atomic
 from sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
 from sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
 
@@ -55,11 +54,8 @@ BATCH = 256
 WARMUP_DOCS = 64
 ROW_BUDGET_S = 12.0  # timed passes of one pipeline; slower ones run on a prefix of the corpus
 BBITS = (32, 16, 8, 4)
-_WORD = re.compile(r"\w+")
 
-console = Console()
-if not console.is_terminal:  # logs and pipes: keep the tables readable
-    console = Console(width=132)
+console = report_console(132)
 
 
 @dataclass
@@ -108,14 +104,6 @@ def _time(
     return n, best
 
 
-def _ds_shingles(text: str) -> set[bytes]:
-    """datasketch's side of the comparison: the usual pure-Python word 3-shingling."""
-    tokens = _WORD.findall(text.casefold())
-    if len(tokens) < 3:
-        return {" ".join(tokens).encode()} if tokens else set()
-    return {" ".join(tokens[i : i + 3]).encode() for i in range(len(tokens) - 2)}
-
-
 def _identity(x: int) -> int:
     return x
 
@@ -146,7 +134,7 @@ class _Pipelines:
         out = []
         for t in texts:
             m = MinHash(num_perm=NUM_PERM)
-            m.update_batch(_ds_shingles(t))
+            m.update_batch(peer_shingles(t))
             out.append(m)
         return out
 
@@ -154,7 +142,7 @@ class _Pipelines:
     def ds_bulk(texts: Sequence[str]) -> list[Any]:
         from datasketch import MinHash
 
-        return list(MinHash.bulk([_ds_shingles(t) for t in texts], num_perm=NUM_PERM))
+        return list(MinHash.bulk([peer_shingles(t) for t in texts], num_perm=NUM_PERM))
 
     def oph_hashes(self, hashes: Sequence[U64]) -> list[Signature]:
         return [self.oph.signature(h) for h in hashes]
@@ -282,7 +270,7 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
     a = np.array([i for i, _ in pairs], dtype=np.intp)
     b = np.array([j for _, j in pairs], dtype=np.intp)
     exact = np.array([jaccard(sets[i], sets[j]) for i, j in pairs])
-    ds_sets = [_ds_shingles(t) for t in texts]
+    ds_sets = [peer_shingles(t) for t in texts]
     exact_ds = np.array(
         [len(ds_sets[i] & ds_sets[j]) / len(ds_sets[i] | ds_sets[j]) for i, j in pairs]
     )

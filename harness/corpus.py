@@ -353,13 +353,46 @@ def exact_pairs(
     return set(exact_similarities(docs, threshold, w))
 
 
+def groups_of_copies(n_groups: int, size: int, seed: int) -> list[list[dict[str, str]]]:
+    """Near-duplicate groups ``g{G}-{C}``: an original (``C`` = 0) and light word substitutions
+    of it (one per 60 words), unrelated across groups; for tests that check one original per
+    group, however the group is spread over partitions and workers."""
+    docs = generate(n_groups, seed=seed, dup_rate=0.0)
+    rng = random.Random(seed)
+    out = []
+    for g, d in enumerate(docs):
+        words = d["text"].split()
+        group = [{"id": f"g{g}-0", "text": d["text"]}]
+        for c in range(1, size):
+            w = list(words)
+            for _ in range(max(1, len(w) // 60)):
+                w[rng.randrange(len(w))] = rng.choice(["alpha", "beta", "gamma", "delta"])
+            group.append({"id": f"g{g}-{c}", "text": " ".join(w)})
+        out.append(group)
+    return out
+
+
+_WORD = re.compile(r"\w+")
+
+
+def peer_shingles(text: str) -> set[bytes]:
+    """The peers' side of a comparison (datasketch, simhash): the usual pure-Python word
+    3-shingles of ``\\w+`` on ``casefold()``, joined by a space, encoded."""
+    tokens = _WORD.findall(text.casefold())
+    if len(tokens) < 3:
+        return {" ".join(tokens).encode()} if tokens else set()
+    return {" ".join(tokens[i : i + 3]).encode() for i in range(len(tokens) - 2)}
+
+
 __all__ = [
     "Doc",
     "doc_shingles",
     "exact_pairs",
     "exact_similarities",
     "generate",
+    "groups_of_copies",
     "jaccard",
     "load_pool",
+    "peer_shingles",
     "pool_from",
 ]

@@ -1,1 +1,117 @@
-"""Pure similarity-sketch algorithms: numpy + mmh3, no I/O, no asyncio, no global state."""
+"""Pure similarity-sketch algorithms: numpy + mmh3, no I/O, no asyncio, no global state.
+
+The public API is every module's ``__all__``, re-exported here. A name that two modules define
+differently (each module's ``DEFAULT_SEED``) or that is also a module's name (the functions
+``simhash.simhash`` and ``simhash.hamming``) stays qualified by its module; a test keeps this
+list complete.
+"""
+
+from sketch import features, hamming, lsh, minhash, ragged, simhash, verify
+from sketch.features import (
+    DEFAULT_CHAR_NGRAM,
+    DEFAULT_SHINGLE,
+    TextBatch,
+    batch_shingle_hashes,
+    char_ngram_hashes,
+    combine_windows,
+    content_hash,
+    idf_weights,
+    mix64,
+    normalize,
+    normalize_batch,
+    shingle_counts,
+    shingle_hashes,
+    text_token_hashes,
+    tokenize,
+)
+from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
+from sketch.lsh import (
+    KEY_BYTES,
+    MAX_BANDS,
+    band_hashes,
+    band_keys,
+    candidate_probability,
+    false_candidate_area,
+    false_negative_area,
+    half_point,
+    optimal_params,
+    recall_at,
+    recall_floor_params,
+    s_curve_table,
+)
+from sketch.minhash import (
+    EMPTY,
+    MinHasher,
+    Scheme,
+    SchemeMismatch,
+    Signature,
+    estimate_jaccard,
+    estimate_jaccard_bbit,
+    pack_bbit,
+    unpack_bbit,
+)
+from sketch.ragged import DocSets, segment_offsets, truncated_sets, unique_per_doc
+from sketch.simhash import hamming_many, simhash_many
+from sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
+
+__all__ = [
+    "DEFAULT_CHAR_NGRAM",
+    "DEFAULT_SHINGLE",
+    "EMPTY",
+    "KEY_BYTES",
+    "MAX_BANDS",
+    "DocSets",
+    "HammingIndex",
+    "MinHasher",
+    "Scheme",
+    "SchemeMismatch",
+    "Signature",
+    "TableDesign",
+    "TextBatch",
+    "band_hashes",
+    "band_keys",
+    "batch_shingle_hashes",
+    "candidate_probability",
+    "char_ngram_hashes",
+    "combine_windows",
+    "containment",
+    "content_hash",
+    "cosine",
+    "design",
+    "edit_similarity",
+    "estimate_jaccard",
+    "estimate_jaccard_bbit",
+    "false_candidate_area",
+    "false_negative_area",
+    "features",
+    "half_point",
+    "hamming",
+    "hamming_many",
+    "idf_weights",
+    "intersection_size",
+    "jaccard",
+    "lsh",
+    "minhash",
+    "mix64",
+    "normalize",
+    "normalize_batch",
+    "optimal_params",
+    "pack_bbit",
+    "ragged",
+    "recall_at",
+    "recall_floor_params",
+    "s_curve_table",
+    "segment_offsets",
+    "shingle_counts",
+    "shingle_hashes",
+    "simhash",
+    "simhash_many",
+    "table_keys",
+    "table_keys_many",
+    "text_token_hashes",
+    "tokenize",
+    "truncated_sets",
+    "unique_per_doc",
+    "unpack_bbit",
+    "verify",
+]

@@ -82,13 +82,6 @@ def tokenize(text: str, *, normalized: bool = False) -> list[str]:
     return _TOKEN_RE.findall(text if normalized else normalize(text))
 
 
-def token_hashes(tokens: list[str], seed: int = DEFAULT_SEED) -> U64:
-    """64-bit hash of each token, in order (duplicates kept); equal to the fast path's."""
-    if not tokens:
-        return np.empty(0, dtype=np.uint64)
-    return text_token_hashes(" ".join(tokens), seed, normalized=True)
-
-
 @cache
 def _char_classes() -> npt.NDArray[np.uint8]:
     """Class of every BMP code point: 0 separator, 1 word character (``\\w``), 2 CJK."""
@@ -386,20 +379,21 @@ def _content_hash_utf8(utf8: bytes, seed: int) -> bytes:
     return mmh3.hash_bytes(utf8, seed, x64arch=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Features:
-    """Everything the engine needs from one text, computed once."""
-
-    normalized: str
-    n_tokens: int
-    shingles: U64  # sorted unique word/char w-shingle hashes
-    counts: npt.NDArray[np.int64]  # term frequency of each shingle
-    exact: bytes  # 16-byte content hash
-
-
-def extract(text: str, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED) -> Features:
-    """Normalise once and derive token count, shingles and the content hash from that."""
-    norm = normalize(text)
-    toks = text_token_hashes(norm, seed, normalized=True)
-    uniq, counts = np.unique(combine_windows(toks, w), return_counts=True)
-    return Features(norm, len(toks), uniq, counts.astype(np.int64), content_hash(norm, seed))
+__all__ = [
+    "DEFAULT_CHAR_NGRAM",
+    "DEFAULT_SEED",
+    "DEFAULT_SHINGLE",
+    "TextBatch",
+    "batch_shingle_hashes",
+    "char_ngram_hashes",
+    "combine_windows",
+    "content_hash",
+    "idf_weights",
+    "mix64",
+    "normalize",
+    "normalize_batch",
+    "shingle_counts",
+    "shingle_hashes",
+    "text_token_hashes",
+    "tokenize",
+]

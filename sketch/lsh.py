@@ -285,3 +285,19 @@ def band_keys(values: U64 | Signature, bands: int, rows: int) -> list[bytes]:
     packed["hash"] = h
     raw = packed.tobytes()
     return [raw[i : i + KEY_BYTES] for i in range(0, len(raw), KEY_BYTES)]
+
+
+__all__ = [
+    "KEY_BYTES",
+    "MAX_BANDS",
+    "band_hashes",
+    "band_keys",
+    "candidate_probability",
+    "false_candidate_area",
+    "false_negative_area",
+    "half_point",
+    "optimal_params",
+    "recall_at",
+    "recall_floor_params",
+    "s_curve_table",
+]

@@ -236,3 +236,17 @@ def estimate_jaccard_bbit(packed_a: bytes, packed_b: bytes, b: int, num_perm: in
     e = float(np.count_nonzero(a == c)) / num_perm
     chance = 2.0**-b
     return min(1.0, max(0.0, (e - chance) / (1.0 - chance)))
+
+
+__all__ = [
+    "DEFAULT_SEED",
+    "EMPTY",
+    "MinHasher",
+    "Scheme",
+    "SchemeMismatch",
+    "Signature",
+    "estimate_jaccard",
+    "estimate_jaccard_bbit",
+    "pack_bbit",
+    "unpack_bbit",
+]

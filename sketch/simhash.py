@@ -129,9 +129,6 @@ def hamming_many(fp: int, fps: U64) -> npt.NDArray[np.int64]:
     return _popcount64_table(x)
 
 
-__all__ = ["DEFAULT_SEED", "hamming", "hamming_many", "simhash"]
-
-
 def simhash_many(
     hashes: U64,
     weights: npt.NDArray[np.int64] | None,
@@ -214,3 +211,6 @@ def _weighted_bit_counts(
     if len(total) and float(total.max()) >= 2**52:
         raise ValueError("weights too large to sum exactly")
     return (hist @ _BYTE_BITS).reshape(n_docs, 64), total
+
+
+__all__ = ["DEFAULT_SEED", "hamming", "hamming_many", "simhash", "simhash_many"]

@@ -82,3 +82,12 @@ def edit_similarity(a: str, b: str) -> float:
     For short texts, where shingle sets are too small for a stable Jaccard.
     """
     return float(Levenshtein.normalized_similarity(a, b))
+
+
+__all__ = [
+    "containment",
+    "cosine",
+    "edit_similarity",
+    "intersection_size",
+    "jaccard",
+]

@@ -30,11 +30,14 @@ from rich.progress import (
 from rich.table import Table
 
 from sketch import lsh
-from stream.engine import Article, Engine, NeardupError, Verdict
+from stream.backoff import backoff
+from stream.engine import Engine
+from stream.errors import InvalidMessage, NeardupError
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
-from stream.schema import InvalidMessage, article_from_obj
+from stream.schema import article_from_obj
 
 app = typer.Typer(
     name="neardup",
@@ -292,7 +295,8 @@ def worker(
     )
     import faust
 
-    from stream.app import Worker, ensure_topics
+    from stream.app import Worker
+    from stream.clients import ensure_topics
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -305,7 +309,7 @@ def worker(
 
 
 async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
-    delay = 0.5
+    delays = backoff(0.5, 5.0)
     for attempt in range(1, attempts + 1):
         try:
             await make()
@@ -313,14 +317,17 @@ async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
         except Exception as exc:  # unreachable broker: say why, wait, try again
             if attempt == attempts:
                 raise
+            delay = next(delays)
             err.print(f"waiting for {what}: {exc} (retry in {delay:.1f}s)", markup=False)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
 
 
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+__all__ = ["app", "dedup", "main", "params", "summary_table", "worker"]
 
 
 if __name__ == "__main__":

@@ -105,3 +105,8 @@ class Settings(BaseSettings):
 
     def bootstrap_servers(self) -> list[str]:
         return [s.strip() for s in self.kafka_bootstrap.split(",") if s.strip()]
+
+
+__all__ = [
+    "Settings",
+]

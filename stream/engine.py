@@ -1,7 +1,8 @@
-"""Article -> sketches -> atomic register-and-probe -> exact verification -> verdict.
+"""Atomic register-and-probe -> exact verification -> cluster -> verdict; replay, delete, expire.
 
 No Kafka here: the worker, the HTTP check and ``neardup dedup`` all call :meth:`Engine.process`
-with a batch of articles and an :class:`~stream.index.base.Index`.
+with a batch of articles and an :class:`~stream.index.base.Index`. The sketches and bucket ids
+come from :func:`stream.prepare.prepare`; the engine adds what needs the index and the clock.
 
 Three paths, chosen by the text:
 
@@ -26,228 +27,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
-import numpy as np
-import numpy.typing as npt
-import orjson
-
-from sketch import features, hamming, lsh, simhash, verify
+from sketch import verify
 from stream import keys
+from stream.errors import ClusterChainError, ConflictError, NeardupError
 from stream.index.base import Index, Probe, Registration
+from stream.model import Article, Match, Method, Verdict
 from stream.policy import Policy
+from stream.prepare import Prepared, prepare
 from stream.records import Kind, Record
 
-VerdictKind = Literal["original", "near_duplicate", "duplicate"]
-Method = Literal["new", "exact", "jaccard", "containment", "edit"]
-
-_LONG_SALT = np.uint64(0x4C4F4E4742414E44)  # "LONGBAND"
-_SHORT_SALT = np.uint64(0x53484F5254424E44)  # "SHORTBND"
-_SIM_SALT = np.uint64(0x53494D5441424C45)  # "SIMTABLE"
-_TABLE_MULT = np.uint64(0xC2B2AE3D27D4EB4F)  # odd: distinct tables never share a bucket id
-
-
-class NeardupError(Exception):
-    """Base of per-article errors; ``retriable`` says whether a retry can help."""
-
-    retriable = False
-    reason = "error"
-
-
-class ConflictError(NeardupError):
-    """The id was seen before with a different text: never overwritten silently."""
-
-    reason = "conflict"
-
 
 @dataclass(frozen=True, slots=True)
-class Article:
-    id: str
-    text: str
-    namespace: str = "default"
-    title: str | None = None
-    url: str | None = None
-    lang: str | None = None
-    published_at: str | None = None
+class Candidate:
+    """An earlier article that verified: how similar, which one, and which measure decided."""
 
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    id: str
     similarity: float
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    id: str
-    namespace: str
-    verdict: VerdictKind
-    duplicate_of: str | None
-    cluster: str
-    similarity: float | None
-    matches: tuple[Match, ...]
+    seq: int
     method: Method
-    seq: int | None
-    candidates: int = field(default=0, compare=False)  # buckets' candidates (metrics only)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "namespace": self.namespace,
-            "verdict": self.verdict,
-            "duplicate_of": self.duplicate_of,
-            "cluster": self.cluster,
-            "similarity": self.similarity,
-            "matches": [{"id": m.id, "similarity": m.similarity} for m in self.matches],
-            "method": self.method,
-            "seq": self.seq,
-        }
-
-    def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
-
-    @classmethod
-    def from_json(cls, blob: bytes) -> Verdict:
-        d = orjson.loads(blob)
-        return cls(
-            d["id"],
-            d["namespace"],
-            d["verdict"],
-            d["duplicate_of"],
-            d["cluster"],
-            d["similarity"],
-            tuple(Match(m["id"], m["similarity"]) for m in d["matches"]),
-            d["method"],
-            d["seq"],
-        )
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    article: Article
-    kind: Kind
-    content: bytes
-    buckets: tuple[int, ...]
-    shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
-    text: str  # normalised text (short path; "" on the long path, which never reads it)
-    simhash: int
-
-    def record(self, at: float) -> Record:
-        return Record(
-            self.article.id,
-            self.kind,
-            at,
-            self.simhash,
-            self.content,
-            self.buckets,
-            self.shingles if self.kind is Kind.LONG else np.empty(0, np.uint32),
-            self.text if self.kind is Kind.SHORT else "",
-        )
-
-
-def _offsets(sizes: Sequence[int] | npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
-    off = np.zeros(len(sizes) + 1, dtype=np.intp)
-    np.cumsum(sizes, out=off[1:])
-    return off
-
-
-def _unique_per_doc(
-    hashes: npt.NDArray[np.uint64],
-    offsets: npt.NDArray[np.intp],
-    docs: list[int],
-    sizes: npt.NDArray[np.intp],
-) -> tuple[
-    npt.NDArray[np.uint64], npt.NDArray[np.intp], npt.NDArray[np.uint64], npt.NDArray[np.intp]
-]:
-    """Sorted unique shingles of each chosen document (one sort per document, which numpy does
-    fast; uniqueness for the whole batch at once). Returns ``(unique, offsets)`` and the sorted
-    windows with repeats ``(windows, offsets)``, whose repeats are the term frequencies."""
-    woff = _offsets(sizes)
-    windows = np.concatenate([np.sort(hashes[offsets[i] : offsets[i + 1]]) for i in docs])
-    first = np.ones(len(windows), dtype=bool)
-    first[1:] = windows[1:] != windows[:-1]
-    first[woff[:-1]] = True  # a document's first shingle is new even if the last one equals it
-    running = np.cumsum(first)
-    uoff = np.zeros(len(docs) + 1, dtype=np.intp)
-    uoff[1:] = running[woff[1:] - 1]
-    return windows[first], uoff, windows, woff
-
-
-def _truncated_sets(
-    flat: npt.NDArray[np.uint64], uoff: npt.NDArray[np.intp]
-) -> tuple[npt.NDArray[np.uint32], list[int]]:
-    """Each document's shingles truncated to their low 32 bits, sorted and unique (what records
-    store), for the whole batch with one sort: the document number sits above the 32 bits."""
-    n = len(uoff) - 1
-    doc = np.repeat(np.arange(n, dtype=np.uint64), np.diff(uoff))
-    key = (doc << np.uint64(32)) | (flat & np.uint64(0xFFFFFFFF))
-    key.sort()
-    keep = np.ones(len(key), dtype=bool)
-    keep[1:] = key[1:] != key[:-1]
-    key = key[keep]
-    counts = np.bincount((key >> np.uint64(32)).astype(np.intp), minlength=n)
-    return key.astype(np.uint32), _offsets(counts).tolist()
-
-
-def prepare(policy: Policy, articles: Sequence[Article]) -> list[_Prepared]:
-    """The pure part: every sketch and bucket id of a batch, vectorised over the batch."""
-    if not articles:
-        return []
-    w, seed = policy.shingle_size, policy.seed
-    batch = features.normalize_batch([a.text for a in articles])
-    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
-    contents = batch.content_hashes(seed)
-    n_windows = np.diff(offsets)
-    is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
-    long_idx: list[int] = np.flatnonzero(is_long).tolist()
-    short_idx: list[int] = np.flatnonzero(~is_long).tolist()
-    hasher = policy.hasher
-    out: dict[int, _Prepared] = {}
-    if long_idx:
-        sizes = np.diff(offsets)[long_idx]
-        flat, uoff, windows, woff = _unique_per_doc(hashes, offsets, long_idx, sizes)
-        sigs = hasher.signatures(flat, uoff)
-        fps = simhash.simhash_many(windows, None, woff)  # repeats weigh as term frequency
-        bands = lsh.band_hashes(sigs, *policy.bands_rows)
-        tables = hamming.table_keys_many(fps, policy.table_design)
-        table_no = np.arange(tables.shape[1], dtype=np.uint64) * _TABLE_MULT
-        band_ids = features.mix64(bands ^ _LONG_SALT)
-        table_ids = features.mix64(features.mix64(tables ^ _SIM_SALT) + table_no)
-        bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
-        s32, off32 = _truncated_sets(flat, uoff)
-        fp_list = fps.tolist()
-        for j, i in enumerate(long_idx):
-            out[i] = _Prepared(
-                articles[i],
-                Kind.LONG,
-                contents[i],
-                tuple(bucket_ids[j]),
-                s32[off32[j] : off32[j + 1]],
-                "",
-                fp_list[j],
-            )
-    if short_idx:
-        norms = {i: batch.text(i) for i in short_idx}
-        grams = [
-            features.char_ngram_hashes(norms[i], n=policy.char_ngram, seed=seed, normalized=True)
-            for i in short_idx
-        ]
-        sigs = hasher.signatures(np.concatenate(grams), _offsets([len(g) for g in grams]))
-        ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ _SHORT_SALT)
-        for j, i in enumerate(short_idx):
-            out[i] = _Prepared(
-                articles[i],
-                Kind.SHORT,
-                contents[i],
-                tuple(ids[j].tolist()) if len(grams[j]) else (),
-                np.empty(0, np.uint32),
-                norms[i],
-                0,
-            )
-    return [out[i] for i in range(len(articles))]
-
-
-def _similarity(policy: Policy, me: _Prepared | Record, other: Record) -> tuple[float, Method]:
+def _similarity(policy: Policy, me: Prepared | Record, other: Record) -> tuple[float, Method]:
     """Exact similarity of an article (prepared, or stored) to an earlier stored one."""
     if me.kind is not other.kind:
         return 0.0, "new"
@@ -358,7 +158,7 @@ class Engine:
             if probe.status == "new"
         }
         ours = {pr.seq for pr in probes}
-        await self._load_verdicts(batch, {m[0][1] for m in found.values() if m} - ours)
+        await self._load_verdicts(batch, {m[0].seq for m in found.values() if m} - ours)
         stored: dict[int, bytes] = {}
         decided: dict[int, Verdict | NeardupError] = {}
         for k in sorted(range(len(prepared)), key=lambda k: probes[k].seq):
@@ -374,7 +174,7 @@ class Engine:
                     stored[probe.seq] = v_or_err.to_json()
                 continue
             matches, doc_id = found[k], p.article.id
-            cluster = await self._cluster_of(batch, matches[0][1], 0) if matches else doc_id
+            cluster = await self._cluster_of(batch, matches[0].seq, 0) if matches else doc_id
             v = self._verdict(batch, doc_id, probe, matches, register, cluster)
             decided[k] = v
             if register:
@@ -386,13 +186,13 @@ class Engine:
 
     async def _prepare_and_register(
         self, ns: str, policy: Policy, articles: list[Article], now: float
-    ) -> tuple[list[_Prepared], list[Probe]]:
+    ) -> tuple[list[Prepared], list[Probe]]:
         """Sketch and register the articles. With a remote index, in chunks: while the server
         registers one chunk, this process sketches the next, so the two CPUs work at the same
         time instead of taking turns. Chunks are registered in the order sent, so sequence
         numbers follow the articles' order, as without chunks."""
 
-        def registrations(part: list[_Prepared]) -> list[Registration]:
+        def registrations(part: list[Prepared]) -> list[Registration]:
             return [
                 Registration(p.article.id, p.content, p.buckets, p.record(now).encode(), now)
                 for p in part
@@ -419,7 +219,7 @@ class Engine:
             raw = await self.index.records(batch.ns, sorted(missing))
             batch.records.update({s: Record.decode(b) for s, b in raw.items()})
 
-    async def _replay(self, batch: _Batch, p: _Prepared, probe: Probe) -> Verdict | NeardupError:
+    async def _replay(self, batch: _Batch, p: Prepared, probe: Probe) -> Verdict | NeardupError:
         if probe.record is not None and Record.decode(probe.record).content != p.content:
             return ConflictError(
                 f"article id {p.article.id!r} was indexed before (seq {probe.seq}) with a "
@@ -430,23 +230,23 @@ class Engine:
         return await self._resolve(batch, probe.seq, depth=0)
 
     def _matches(
-        self, batch: _Batch, me: _Prepared | Record, probe: Probe, register: bool, at: float
-    ) -> list[tuple[float, int, Method]]:
+        self, batch: _Batch, me: Prepared | Record, probe: Probe, register: bool, at: float
+    ) -> list[Candidate]:
         """Every earlier, live candidate that verifies, best first (exact copies win ties)."""
         policy = batch.policy
         seq = probe.seq if register else None
-        matches: list[tuple[float, int, Method]] = []
+        matches: list[Candidate] = []
         exact = probe.exact_seq
         if exact is not None and batch.live(exact, at):
-            matches.append((1.0, exact, "exact"))
+            matches.append(Candidate(1.0, exact, "exact"))
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
             sim, method = _similarity(policy, me, batch.records[s])
             limit = policy.short_threshold if method == "edit" else policy.threshold
             if method != "new" and sim >= limit:
-                matches.append((sim, s, method))
-        matches.sort(key=lambda m: (-m[0], m[2] != "exact", m[1]))
+                matches.append(Candidate(sim, s, method))
+        matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
         return matches
 
     def _verdict(
@@ -454,7 +254,7 @@ class Engine:
         batch: _Batch,
         doc_id: str,
         probe: Probe,
-        matches: list[tuple[float, int, Method]],
+        matches: list[Candidate],
         register: bool,
         cluster: str,
     ) -> Verdict:
@@ -465,20 +265,20 @@ class Engine:
                 doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
                 len(probe.candidates),
             )  # fmt: skip
-        sim, best, method = matches[0]
+        best = matches[0]
         shown = tuple(
-            Match(batch.records[s].doc_id, round(x, 4))
-            for x, s, _ in matches[: batch.policy.max_matches]
+            Match(batch.records[m.seq].doc_id, round(m.similarity, 4))
+            for m in matches[: batch.policy.max_matches]
         )
         return Verdict(
             doc_id,
             batch.ns,
-            "duplicate" if method == "exact" else "near_duplicate",
-            batch.records[best].doc_id,
+            "duplicate" if best.method == "exact" else "near_duplicate",
+            batch.records[best.seq].doc_id,
             cluster,
-            round(sim, 4),
+            round(best.similarity, 4),
             shown,
-            method,
+            best.method,
             seq,
             len(probe.candidates),
         )
@@ -493,7 +293,7 @@ class Engine:
     async def _resolve(self, batch: _Batch, seq: int, depth: int) -> Verdict:
         """Decide a stored article's verdict from its record and the articles before it."""
         if depth > 256:  # undecided articles each copying the next: stop before Python's stack
-            raise RuntimeError(f"cannot resolve the cluster of seq {seq}: chain too long")
+            raise ClusterChainError(f"cannot resolve the cluster of seq {seq}: chain too long")
         await self._load_records(batch, {seq})
         rec = batch.records[seq]
         first, cands = await self.index.lookup(batch.ns, rec.content, rec.buckets)
@@ -502,7 +302,7 @@ class Engine:
         await self._load_records(batch, {*earlier, *([exact] if exact else [])})
         probe = Probe(seq, "new", exact, earlier)
         found = self._matches(batch, rec, probe, register=True, at=rec.registered_at)
-        cluster = await self._cluster_of(batch, found[0][1], depth) if found else rec.doc_id
+        cluster = await self._cluster_of(batch, found[0].seq, depth) if found else rec.doc_id
         v = self._verdict(batch, rec.doc_id, probe, found, True, cluster)
         batch.verdicts[seq] = v
         return v
@@ -517,3 +317,6 @@ class Engine:
         if policy.retention_s is None:
             return 0
         return await self.index.expire(ns, self._clock() - policy.retention_s, limit=100_000)
+
+
+__all__ = ["Candidate", "Engine"]

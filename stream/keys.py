@@ -79,3 +79,21 @@ def bucket_field(bucket: int) -> bytes:
 def bucket_fields(buckets: Sequence[int]) -> bytes:
     """An article's bucket fields (:func:`bucket_field` each) packed into one function argument."""
     return struct.pack(f">{len(buckets)}Q", *buckets)
+
+
+__all__ = [
+    "ID_MAX_BYTES",
+    "NAMESPACE_RE",
+    "PREFIX",
+    "base",
+    "bucket_field",
+    "bucket_fields",
+    "bucket_shard",
+    "check_namespace",
+    "docs",
+    "exact_shard",
+    "ids",
+    "meta",
+    "times",
+    "verdicts",
+]

@@ -38,3 +38,8 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+__all__ = [
+    "Metrics",
+]

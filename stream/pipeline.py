@@ -23,10 +23,12 @@ from dataclasses import dataclass
 
 import orjson
 
-from stream.engine import Article, Engine, NeardupError, Verdict
-from stream.index.base import IndexStoreError
+from stream.backoff import backoff
+from stream.engine import Engine
+from stream.errors import IndexStoreError, InvalidMessage, NeardupError
 from stream.metrics import Metrics
-from stream.schema import InvalidMessage, parse_article
+from stream.model import Article, Verdict
+from stream.schema import parse_article
 
 log = logging.getLogger("neardup.pipeline")
 
@@ -109,7 +111,7 @@ class BatchHandler:
 
     async def decide(self, articles: list[Article]) -> list[Verdict | NeardupError]:
         """engine.process with retries while the index is unavailable (never gives up)."""
-        delay = 0.1
+        delays = backoff(0.1, self.backoff_max_s)
         while True:
             try:
                 results = await self.engine.process(articles)
@@ -120,11 +122,11 @@ class BatchHandler:
                 if not exc.retriable or self.should_stop():
                     raise
                 self.metrics.retries.inc()
+                delay = next(delays)
                 log.warning("index unavailable (%s); retrying the batch in %.1fs", exc, delay)
                 if self.on_unavailable:
                     await _maybe(self.on_unavailable(True))
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, self.backoff_max_s)
 
     async def handle(self, batch: Sequence[Incoming]) -> tuple[list[Outgoing], list[Outgoing]]:
         """Verdict messages (key = article id) and dead letters for one batch."""
@@ -150,3 +152,6 @@ class BatchHandler:
 async def _maybe(value: Awaitable[None] | None) -> None:
     if value is not None:
         await value
+
+
+__all__ = ["BatchHandler", "Incoming", "Outgoing", "dead_letter"]

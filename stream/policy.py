@@ -9,6 +9,12 @@ at the threshold", which is all an S-curve midpoint promises.
 Texts with fewer than ``short_tokens`` tokens (comments, titles) take the short-text path:
 character n-grams for candidates and normalised edit similarity to decide, because with a few
 dozen features the binomial models behind MinHash and SimHash are too coarse.
+
+The *scheme* (:meth:`Policy.scheme`) is everything that decides stored keys and records; the
+index stores it per namespace and refuses a worker whose scheme differs. It includes the
+:class:`BucketSalts`, so changing a salt is refused like changing a seed. Scheme format 2 added
+the salts to the record (the ids they give did not change): a namespace indexed under format 1 is
+refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed.
 """
 
 from __future__ import annotations
@@ -24,6 +30,26 @@ from sketch import hamming, lsh
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
+
+
+@dataclass(frozen=True, slots=True)
+class BucketSalts:
+    """Constants mixed into bucket ids, so the three kinds of bucket (long-text bands, short-text
+    bands, SimHash tables) never share an id although all live in one namespace's buckets."""
+
+    long_band: int = 0x4C4F4E4742414E44  # "LONGBAND"
+    short_band: int = 0x53484F5254424E44  # "SHORTBND"
+    simhash_table: int = 0x53494D5441424C45  # "SIMTABLE"
+    table_mult: int = 0xC2B2AE3D27D4EB4F  # odd: distinct tables never share a bucket id
+
+    def __post_init__(self) -> None:
+        if not all(0 <= v < 2**64 for v in asdict(self).values()):
+            raise ValueError("bucket salts are 64-bit unsigned integers")
+        if self.table_mult % 2 == 0:
+            raise ValueError("table_mult must be odd (a bijection mod 2**64)")
+
+
+BUCKET_SALTS = BucketSalts()
 
 
 @dataclass(frozen=True)
@@ -47,6 +73,7 @@ class Policy:
     seed: int = 0x6E656172
     simhash_k: int = 3
     simhash_blocks: int = 5
+    bucket_salts: BucketSalts = BUCKET_SALTS
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
@@ -111,7 +138,7 @@ class Policy:
         bands, rows = self.bands_rows
         sbands, srows = self.short_bands_rows
         return {
-            "format": 1,
+            "format": 2,
             "features": {"shingle": self.shingle_size, "char_ngram": self.char_ngram},
             "minhash": {"scheme": self.minhash_scheme, "num_perm": self.num_perm},
             "seed": self.seed,
@@ -120,6 +147,7 @@ class Policy:
             "simhash": {"bits": 64, "k": self.simhash_k, "blocks": self.simhash_blocks},
             "short_tokens": self.short_tokens,
             "measure": self.measure,
+            "bucket_salts": asdict(self.bucket_salts),
         }
 
     def scheme_bytes(self) -> bytes:
@@ -128,5 +156,5 @@ class Policy:
     def scheme_id(self) -> str:
         return hashlib.sha256(self.scheme_bytes()).hexdigest()[:16]
 
-    def describe(self) -> dict[str, object]:
-        return asdict(self)
+
+__all__ = ["BUCKET_SALTS", "BucketSalts", "Measure", "Policy"]

@@ -81,3 +81,10 @@ class Record:
             shingles = np.empty(0, dtype=np.uint32)
             text = data[pos:].decode("utf-8")
         return cls(doc_id, Kind(kind), at, sim, content, tuple(buckets.tolist()), shingles, text)
+
+
+__all__ = [
+    "VERSION",
+    "Kind",
+    "Record",
+]

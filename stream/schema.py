@@ -1,9 +1,9 @@
-"""Input validation: raw message bytes -> :class:`~stream.engine.Article`, or a reason why not.
+"""Input validation: raw message bytes -> :class:`~stream.model.Article`, or a reason why not.
 
 Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
 ``published_at`` (strings). Every rejection carries a short machine-readable ``reason`` (for the
-dead-letter topic and metrics) and a human message.
+dead-letter topic and metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
 """
 
 from __future__ import annotations
@@ -13,18 +13,11 @@ from typing import Any
 import orjson
 
 from stream import keys
-from stream.engine import Article
+from stream.errors import InvalidMessage
+from stream.model import Article
 
 MAX_TEXT_BYTES = 1_000_000
 _OPTIONAL = ("title", "url", "lang", "published_at")
-
-
-class InvalidMessage(ValueError):
-    """A message that cannot become an article; it goes to the dead-letter topic."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def parse_article(
@@ -104,3 +97,6 @@ def article_from_obj(
             raise InvalidMessage("invalid_field", f"field {name!r} must be a string or null")
         extra[name] = value
     return Article(doc_id, text, ns, **extra)
+
+
+__all__ = ["MAX_TEXT_BYTES", "article_from_obj", "parse_article"]

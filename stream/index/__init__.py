@@ -1,0 +1,3 @@
+"""Index stores: the protocol (:mod:`~stream.index.base`), memory and Redis implementations."""
+
+__all__: list[str] = []

@@ -10,6 +10,10 @@ ones; past the cap a new article still *reads* the bucket but is not added (hot 
 boilerplate, empty or error pages: their later members add nothing but cost). The content-hash
 slot lists the first ``COPIES_CAP`` copies of each text and is always read, so a verbatim copy of
 a document in a hot bucket is still found, and deleting the first copy leaves the next to match.
+
+Errors (:mod:`stream.errors`): a store that cannot be reached raises
+:class:`~stream.errors.IndexUnavailableError` (retriable), a namespace built under another scheme
+:class:`~stream.errors.SchemeMismatchError`.
 """
 
 from __future__ import annotations
@@ -20,22 +24,6 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 COPIES_CAP = 1024  # copies of one text the content slot lists (4 KB in Redis)
-
-
-class IndexStoreError(Exception):
-    """Base of index errors; ``retriable`` says whether trying again can help."""
-
-    retriable = False
-
-
-class SchemeMismatchError(IndexStoreError):
-    """The namespace was built with other sketch parameters; mixing them is meaningless."""
-
-
-class IndexUnavailableError(IndexStoreError):
-    """The backing store cannot be reached (retry with backoff)."""
-
-    retriable = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +112,13 @@ class Index(Protocol):
         """Delete up to ``limit`` articles registered before ``before``; return how many."""
 
     async def count(self, ns: str) -> int: ...
+
+
+__all__ = [
+    "COPIES_CAP",
+    "BufferedRegistration",
+    "Index",
+    "Probe",
+    "Registration",
+    "RegistrationStream",
+]

@@ -7,13 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from stream.index.base import (
-    COPIES_CAP,
-    BufferedRegistration,
-    Probe,
-    Registration,
-    SchemeMismatchError,
-)
+from stream.errors import SchemeMismatchError
+from stream.index.base import COPIES_CAP, BufferedRegistration, Probe, Registration
 from stream.records import Record
 
 K = TypeVar("K", int, bytes)
@@ -190,3 +185,6 @@ class MemoryIndex:
         """Inspection for tests: the seqs currently in a bucket."""
         slot = self._space(ns).buckets.get(bucket)
         return [] if slot is None else list(_seqs(slot))
+
+
+__all__ = ["MemoryIndex"]

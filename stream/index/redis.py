@@ -43,14 +43,13 @@ from redis.exceptions import NoPermissionError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream import keys
+from stream.errors import IndexUnavailableError, SchemeMismatchError
 from stream.index.base import (
     COPIES_CAP,
     BufferedRegistration,
-    IndexUnavailableError,
     Probe,
     Registration,
     RegistrationStream,
-    SchemeMismatchError,
 )
 from stream.records import Record
 
@@ -332,4 +331,4 @@ def _probes(reply: list[Any]) -> list[Probe]:
     return out
 
 
-__all__ = ["RedisIndex"]
+__all__ = ["MAX_CHUNK", "RedisIndex"]

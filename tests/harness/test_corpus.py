@@ -167,3 +167,14 @@ def test_pool_from_real_rows_and_given_text() -> None:
     en, _ = corpus.load_pool("en")
     zh, _ = corpus.load_pool("zh")
     assert len(en) > 900 and len(zh) > 10_000  # the shipped corpora, not a stand-in
+
+
+def test_groups_of_copies_are_near_copies_within_and_unrelated_across() -> None:
+    groups = corpus.groups_of_copies(4, 3, seed=1)
+    assert [len(g) for g in groups] == [3, 3, 3, 3]
+    assert groups[1][2]["id"] == "g1-2"
+    sets = [[shingle_hashes(a["text"]) for a in g] for g in groups]
+    for g in sets:
+        assert all(corpus.jaccard(g[0], other) >= 0.6 for other in g[1:])
+    assert corpus.jaccard(sets[0][0], sets[1][0]) < 0.2
+    assert corpus.groups_of_copies(4, 3, seed=1) == groups, "seeded"

@@ -1,8 +1,8 @@
 """Integration fixtures: a real Redis and a real Kafka-protocol broker (Tansu) on 127.0.0.1.
 
-If ``NEARDUP_TEST_REDIS_URL`` / ``NEARDUP_TEST_KAFKA_BOOTSTRAP`` are set (the Makefile starts
-the servers once with ``scripts/services.py start``), the session uses them; otherwise it starts
-its own in a temporary directory and stops them when the session ends, pass or fail.
+If ``NEARDUP_TEST_REDIS_URL`` / ``NEARDUP_TEST_KAFKA_BOOTSTRAP`` are set (servers started once
+with ``python -m harness.services start``), the session uses them; otherwise it starts its own in
+a temporary directory and stops them when the session ends, pass or fail.
 
 Fixtures:
 
@@ -19,23 +19,19 @@ Every test under tests/integration gets the ``integration`` marker.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import re
 import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaError, for_code
 from redis.asyncio import Redis
 
-from scripts import services
+from harness import services
+from harness.kafka import create_topics, delete_topics
 
 _HERE = Path(__file__).resolve().parent
 
@@ -103,56 +99,33 @@ def _topic_base(node_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", node_name).strip("-")[:40] or "topic"
 
 
-async def _wait_for_partitions(admin: AIOKafkaAdminClient, topic: str, partitions: int) -> None:
-    """Wait until metadata shows every partition with a leader (instant on Tansu)."""
-    deadline = asyncio.get_running_loop().time() + 10
-    while True:
-        (described,) = await admin.describe_topics([topic])
-        led = [p for p in described["partitions"] if p["leader"] >= 0]
-        if described["error_code"] == 0 and len(led) == partitions:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError(f"topic {topic}: {described}")
-        await asyncio.sleep(0.05)
-
-
 @pytest.fixture
 async def make_topic(
     kafka_bootstrap: str, request: pytest.FixtureRequest
 ) -> AsyncIterator[Callable[..., Awaitable[str]]]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=kafka_bootstrap, client_id="neardup-tests")
-    await admin.start()
     created: list[str] = []
     base = _topic_base(request.node.name)
 
     async def make(partitions: int = 4, *, prefix: str | None = None) -> str:
         name = f"{prefix or base}-{uuid.uuid4().hex[:10]}"
-        new = NewTopic(name, num_partitions=partitions, replication_factor=1)
-        response = await admin.create_topics([new])
-        for topic, code, *_ in response.topic_errors:
-            if code:
-                raise for_code(code)(f"create topic {topic}")
+        await create_topics(kafka_bootstrap, [name], partitions)
         created.append(name)
-        await _wait_for_partitions(admin, name, partitions)
         return name
 
     try:
         yield make
     finally:
-        if created:
-            with contextlib.suppress(KafkaError):
-                await admin.delete_topics(created)
-        await admin.close()
+        await delete_topics(kafka_bootstrap, created)
 
 
 # --------------------------------------------------------------------------- private servers
 
 
 @pytest.fixture
-def make_redis(tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    started: list[Any] = []
+def make_redis(tmp_path: Path) -> Iterator[Callable[..., services.Service]]:
+    started: list[services.Service] = []
 
-    def make(aof: bool = False) -> Any:
+    def make(aof: bool = False) -> services.Service:
         service = services.start_redis(tmp_path / f"redis-{len(started)}", aof=aof)
         started.append(service)
         return service
@@ -165,10 +138,10 @@ def make_redis(tmp_path: Path) -> Iterator[Callable[..., Any]]:
 
 
 @pytest.fixture
-def make_broker(tmp_path: Path) -> Iterator[Callable[[], Any]]:
-    started: list[Any] = []
+def make_broker(tmp_path: Path) -> Iterator[Callable[[], services.Service]]:
+    started: list[services.Service] = []
 
-    def make() -> Any:
+    def make() -> services.Service:
         service = services.start_broker(tmp_path / f"kafka-{len(started)}")
         started.append(service)
         return service

@@ -27,10 +27,12 @@ from redis.asyncio import Redis
 from harness import data
 from sketch import features, verify
 from stream import keys
-from stream.engine import Article, Engine, Verdict, prepare
+from stream.engine import Engine
 from stream.index.base import Registration
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
+from stream.model import Article, Verdict
+from stream.prepare import prepare
 from tests.integration.stalling import StallingIndex
 
 # --------------------------------------------------------------------------- corpus

@@ -27,25 +27,16 @@ import redis
 from aiokafka import AIOKafkaConsumer
 from redis.asyncio import Redis as AsyncRedis
 
-from scripts import services
-from stream.app import ensure_topics
-from stream.config import Settings
-from tests.integration.workers import (
-    Topics,
-    WorkerProc,
-    groups_of_copies,
-    make_topics_async,
-    produce,
-    start_worker,
-)
+from harness import services
+from harness.corpus import groups_of_copies
+from harness.kafka import Item, Topics, create_topics, make_topics, produce
+from harness.workers import WorkerProc, start_worker
 
 FAST = {  # short timeouts so that a dead peer or server is noticed within seconds
     "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",
     "NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S": "1",
     "NEARDUP_RETRY_BACKOFF_MAX_S": "1",
 }
-
-Item = tuple[bytes | None, bytes | None, int | None]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -177,13 +168,7 @@ async def wait_health(worker: WorkerProc, want: int, within_s: float, why: str) 
 
 
 def metric(worker: WorkerProc, name: str) -> float:
-    status, body = worker.get("/metrics")
-    assert status == 200
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in body.decode().splitlines()
-        if line.startswith(name) and not line.startswith("#")
-    )
+    return worker.metrics().get(name, 0.0)
 
 
 def kill9(worker: WorkerProc) -> None:
@@ -273,7 +258,7 @@ async def test_redis_restarted_mid_stream_pauses_and_resumes(
     copies produced after the restart are recognised as copies of originals from before it.
     """
     store = make_redis(aof=True)
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     ns = f"redis-restart-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 30, 5, seed=11)
     firsts = [g[0] for g in groups]  # originals first: they are indexed before the crash
@@ -328,7 +313,7 @@ async def test_redis_unreachable_at_start_the_worker_waits_and_says_why(
     """Nothing listens on the Redis port when the worker starts: it stays up, logs
     "waiting for Redis", answers 503, and decides the waiting articles once Redis starts."""
     port = services.free_port()
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     ns = f"late-redis-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 8, 3, seed=12)
     docs = [a for g in groups for a in g]
@@ -371,7 +356,7 @@ async def test_worker_killed_before_commit_replays_with_the_same_verdicts(
     (2.8 s): the offsets are not committed, so the next worker of the group decides those
     articles again. The replays must carry identical verdicts and must not register anything
     twice (one record and one seq per distinct id)."""
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     ns = f"replay-{uuid.uuid4().hex[:6]}"
     group = f"g-{ns}"
     all_groups: list[list[dict[str, str]]] = []
@@ -437,14 +422,7 @@ async def test_broker_restarted_workers_reconnect_and_continue(
     """
     broker = make_broker()
     partitions = 4
-    topics = await make_topics_async(broker.bootstrap, partitions)
-    settings = Settings(
-        kafka_bootstrap=broker.bootstrap,
-        input_topic=topics.input,
-        verdict_topic=topics.verdicts,
-        dlq_topic=topics.dlq,
-        topic_partitions=partitions,
-    )
+    topics = await make_topics(broker.bootstrap, partitions)
     ns = f"broker-restart-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 10, 4, seed=17)
     before = [g[0] for g in groups]
@@ -466,7 +444,7 @@ async def test_broker_restarted_workers_reconnect_and_continue(
         await asyncio.sleep(2)
         assert worker.proc.poll() is None, "the worker must ride out the broker's absence"
         await asyncio.to_thread(broker.start)
-        await ensure_topics(settings)
+        await create_topics(topics.bootstrap, topics.all, partitions, exist_ok=True)
         async with (
             watching(topics.bootstrap, topics.verdicts) as verdicts,
             watching(topics.bootstrap, topics.dlq) as dlq,
@@ -489,28 +467,9 @@ async def test_broker_restarted_workers_reconnect_and_continue(
         worker.stop()
 
 
-def _start_debuggable_redis(dir: Path) -> Any:
+def _start_debuggable_redis(dir: Path) -> services.Service:
     """A private Redis that accepts DEBUG from loopback (off by default since Redis 7)."""
-
-    def argv(service: Any) -> list[str]:
-        data = service.dir / "redis-data"
-        data.mkdir(parents=True, exist_ok=True)
-        return [
-            str(service.binary),
-            *("--port", str(service.port), "--bind", "127.0.0.1", "--daemonize", "no"),
-            *("--save", "", "--appendonly", "no", "--dir", str(data), "--logfile", ""),
-            *("--enable-debug-command", "local"),
-        ]
-
-    service = services.Service(
-        name="redis",
-        binary=services.find_redis_binary(),
-        port=services.free_port(),
-        dir=dir.resolve(),
-        make_argv=argv,
-        probe=services.probe_redis,
-    )
-    return service.start()
+    return services.start_redis(dir, extra_args=("--enable-debug-command", "local"))
 
 
 async def test_slow_redis_times_out_cleanly_and_leaves_the_index_consistent(
@@ -522,7 +481,7 @@ async def test_slow_redis_times_out_cleanly_and_leaves_the_index_consistent(
     finds them registered (replay) and must still give one verdict per article, with every id,
     bucket and exact-slot entry pointing at a record and the seq counter equal to the records."""
     store = await asyncio.to_thread(_start_debuggable_redis, tmp_path / "slow")
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     ns = f"slow-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 25, 4, seed=19)
     docs = [a for g in groups for a in g]
@@ -576,7 +535,7 @@ async def test_worker_stopped_while_redis_is_away_loses_nothing(
     batch waits for Redis. The batch was never decided, so its offsets must not be committed:
     the next worker of the group, started once Redis is back, must decide those articles."""
     store = make_redis(aof=True)
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     ns = f"stop-in-outage-{uuid.uuid4().hex[:6]}"
     group = f"g-{ns}"
     groups = articles(ns, 10, 3, seed=23)

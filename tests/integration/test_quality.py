@@ -23,8 +23,9 @@ from functools import cache
 from redis.asyncio import Redis
 
 from harness import data
-from stream.engine import Article, Engine, Verdict
+from stream.engine import Engine
 from stream.index.redis import RedisIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
 
 CATEGORIES = ("cut", "light", "heavy", "non")

@@ -35,7 +35,7 @@ def test_demo_streams_the_sample_and_stops_everything(tmp_path: Path) -> None:
             f.write(line + b"\n")
     before = _our_processes()
     out = subprocess.run(
-        [sys.executable, "-m", "scripts.demo", "--sample", str(sample)],  # as `make run` does
+        [sys.executable, "-m", "harness.demo", "--sample", str(sample)],  # as `make run` does
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -22,17 +22,14 @@ from redis.crc import key_slot
 
 from harness import data
 from stream import keys
-from stream.engine import Article, ConflictError, Engine, Verdict, prepare
-from stream.index.base import (
-    COPIES_CAP,
-    IndexUnavailableError,
-    Probe,
-    Registration,
-    SchemeMismatchError,
-)
+from stream.engine import Engine
+from stream.errors import ConflictError, IndexUnavailableError, SchemeMismatchError
+from stream.index.base import COPIES_CAP, Probe, Registration
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
+from stream.prepare import prepare
 from stream.records import Kind, Record
 from tests.integration.stalling import StallingIndex
 

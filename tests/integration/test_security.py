@@ -9,7 +9,6 @@ enough to start (FUNCTION LOAD), to report healthy (PING) and to serve ``/check`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
 import json
 import re
@@ -24,18 +23,19 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
-from aiokafka.admin import AIOKafkaAdminClient
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from redis.exceptions import NoPermissionError, ResponseError
 
+from harness import services
 from harness.corpus import generate
-from scripts import services
-from stream.engine import Article, Engine, Verdict
-from stream.index.base import IndexUnavailableError
+from harness.kafka import delete_topics, make_topics
+from harness.workers import WorkerProc, start_worker
+from stream.engine import Engine
+from stream.errors import IndexUnavailableError
 from stream.index.redis import RedisIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
-from tests.integration.workers import WorkerProc, make_topics, start_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
@@ -140,21 +140,11 @@ class Worker(WorkerProc):
         assert "Traceback" not in new and "Error handling request" not in new, new[-3000:]
 
 
-async def _delete_topics(bootstrap: str, topics: list[str]) -> None:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        with contextlib.suppress(Exception):
-            await admin.delete_topics(topics)
-    finally:
-        await admin.close()
-
-
 @pytest.fixture(scope="module")
 def worker(
     acl_redis: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Worker]:
-    topics = make_topics(kafka_bootstrap, partitions=1)
+    topics = asyncio.run(make_topics(kafka_bootstrap, partitions=1))
     w = start_worker(
         topics,
         user_url(acl_redis, "neardup"),
@@ -170,7 +160,7 @@ def worker(
         yield w
     finally:
         w.stop()
-        asyncio.run(_delete_topics(kafka_bootstrap, [topics.input, topics.verdicts, topics.dlq]))
+        asyncio.run(delete_topics(kafka_bootstrap, topics.all))
 
 
 def _article(text: str, **extra: Any) -> bytes:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import textwrap
 import uuid
@@ -23,6 +22,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from redis.asyncio import Redis
+
+from harness.services import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -262,12 +263,6 @@ WORKER_MODULE = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def _wait_for_health(url: str, proc: asyncio.subprocess.Process, timeout_s: float) -> None:
     """faust starts its web server only after the first partition assignment: ready == up."""
     async with aiohttp.ClientSession() as session, asyncio.timeout(timeout_s):
@@ -287,7 +282,7 @@ async def test_faust_worker_subprocess(
 ) -> None:
     source, sink = await make_topic(partitions=4), await make_topic(partitions=4)
     (tmp_path / "smoke_worker.py").write_text(WORKER_MODULE)
-    web_port = _free_port()
+    web_port = free_port()
     env = {
         **os.environ,
         "NEARDUP_KAFKA_BOOTSTRAP": kafka_bootstrap,

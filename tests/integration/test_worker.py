@@ -13,19 +13,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.integration.workers import (
-    NEARDUP,
-    Topics,
-    WorkerProc,
-    collect,
-    groups_of_copies,
-    make_topics,
-    make_topics_async,
-    produce,
-    start_worker,
-)
+from harness.corpus import groups_of_copies
+from harness.kafka import Topics, collect, make_topics, produce
+from harness.workers import NEARDUP, WorkerProc, start_worker
 
 TOKEN = "s3cret-token"
+MAX_MESSAGE_BYTES = 100_000
 
 
 @pytest.fixture(scope="module")
@@ -34,11 +27,10 @@ def pair(
 ) -> Iterator[tuple[Topics, list[WorkerProc]]]:
     """Two workers in one group on a 4-partition topic, shared by the tests of this module."""
     tmp = tmp_path_factory.mktemp("workers")
-    topics = make_topics(kafka_bootstrap)
+    topics = asyncio.run(make_topics(kafka_bootstrap))
     group = f"neardup-{uuid.uuid4().hex[:6]}"
-    workers = [
-        start_worker(topics, redis_url, tmp, group, NEARDUP_CHECK_TOKEN=TOKEN) for _ in range(2)
-    ]
+    settings = {"NEARDUP_CHECK_TOKEN": TOKEN, "NEARDUP_MAX_MESSAGE_BYTES": str(MAX_MESSAGE_BYTES)}
+    workers = [start_worker(topics, redis_url, tmp, group, **settings) for _ in range(2)]
     try:
         for w in workers:
             w.wait_ready()
@@ -49,13 +41,7 @@ def pair(
 
 
 def _metric(worker: WorkerProc, name: str) -> float:
-    status, body = worker.get("/metrics")
-    assert status == 200
-    total = 0.0
-    for line in body.decode().splitlines():
-        if line.startswith(name) and not line.startswith("#"):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    return worker.metrics().get(name, 0.0)
 
 
 async def test_two_workers_split_partitions_and_agree_with_batch_dedup(
@@ -163,7 +149,7 @@ async def test_poison_messages_go_to_the_dead_letter_topic_and_the_stream_goes_o
         assert entry["source"]["topic"] == topics.input
         assert entry["source"]["partition"] == 1
         assert isinstance(entry["source"]["offset"], int)
-    assert dead[f"{tag}-oversize"][0]["value_bytes"] > 100_000
+    assert dead[f"{tag}-oversize"][0]["value_bytes"] > MAX_MESSAGE_BYTES
 
 
 async def test_check_endpoint_health_and_metrics(
@@ -225,7 +211,7 @@ async def test_check_endpoint_health_and_metrics(
 async def test_kill_9_one_worker_the_other_takes_over_and_nothing_is_lost(
     redis_url: str, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     group = f"neardup-{uuid.uuid4().hex[:6]}"
     workers = [start_worker(topics, redis_url, tmp_path, group) for _ in range(2)]
     try:
@@ -271,7 +257,7 @@ async def test_sigterm_finishes_the_batch_commits_and_leaves_the_group(
     redis_url: str, kafka_bootstrap: str, tmp_path: Path
 ) -> None:
     """SIGTERM mid-stream: exit 0; a successor resumes from committed offsets, nothing lost."""
-    topics = await make_topics_async(kafka_bootstrap)
+    topics = await make_topics(kafka_bootstrap)
     group = f"neardup-{uuid.uuid4().hex[:6]}"
     first = start_worker(topics, redis_url, tmp_path, group)
     second: WorkerProc | None = None

@@ -10,7 +10,7 @@ import faust
 import pytest
 from pydantic import ValidationError
 
-from stream.app import _safe_url, kafka_options
+from stream.clients import kafka_admin_options, kafka_options, safe_url
 from stream.config import Settings
 
 NEARDUP = Path(sys.executable).parent / "neardup"
@@ -65,14 +65,18 @@ def test_secrets_never_appear_in_repr() -> None:
         assert secret not in text
 
 
-def test_sasl_settings_become_faust_credentials() -> None:
-    s = Settings(
+def _sasl_settings() -> Settings:
+    return Settings(
         kafka_bootstrap="k1:9093,k2:9093",
         kafka_security_protocol="SASL_SSL",
         kafka_sasl_mechanism="SCRAM-SHA-512",
         kafka_sasl_username="svc",
         kafka_sasl_password="pw",  # type: ignore[arg-type]
     )
+
+
+def test_sasl_settings_become_faust_credentials() -> None:
+    s = _sasl_settings()
     opts = kafka_options(s)
     assert opts["broker"] == ["kafka://k1:9093", "kafka://k2:9093"]
     cred = opts["broker_credentials"]
@@ -83,9 +87,21 @@ def test_sasl_settings_become_faust_credentials() -> None:
     assert "broker_credentials" not in kafka_options(Settings())
 
 
+def test_topic_admin_gets_the_same_broker_and_credentials() -> None:
+    s = _sasl_settings()
+    opts = kafka_admin_options(s)
+    assert opts["bootstrap_servers"] == ["k1:9093", "k2:9093"]
+    assert opts["security_protocol"] == "SASL_SSL"
+    assert (opts["sasl_mechanism"], opts["sasl_plain_username"]) == ("SCRAM-SHA-512", "svc")
+    assert opts["sasl_plain_password"] == "pw"
+    assert opts["ssl_context"] is not None
+    plain = kafka_admin_options(Settings())
+    assert plain == {"bootstrap_servers": ["localhost:9092"], "security_protocol": "PLAINTEXT"}
+
+
 def test_urls_are_logged_without_credentials() -> None:
-    assert _safe_url("redis://user:pw@host:6379/0") == "redis://***@host:6379/0"
-    assert _safe_url("redis://host:6379/0") == "redis://host:6379/0"
+    assert safe_url("redis://user:pw@host:6379/0") == "redis://***@host:6379/0"
+    assert safe_url("redis://host:6379/0") == "redis://host:6379/0"
 
 
 def test_worker_refuses_bad_settings_with_a_clear_message() -> None:

@@ -19,10 +19,13 @@ import pytest
 
 from harness import data
 from sketch import features, verify
-from stream.engine import Article, ConflictError, Engine, NeardupError, Verdict, prepare
+from stream.engine import Engine
+from stream.errors import ConflictError, NeardupError
 from stream.index.base import Registration
 from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
 from stream.policy import Policy
+from stream.prepare import prepare
 
 U64 = npt.NDArray[np.uint64]
 

@@ -1,6 +1,6 @@
 """Hostile input: the parser, the key builders and the engine never crash and never mix tenants.
 
-Every bad message must end as :class:`~stream.schema.InvalidMessage` with a reason from a fixed
+Every bad message must end as :class:`~stream.errors.InvalidMessage` with a reason from a fixed
 set (the dead-letter topic and the metrics group by it); any other exception would fail a whole
 batch instead of dead-lettering one message. Namespaces become part of Redis key names, so the
 charset check is what keeps a tenant's hash tag ``{ns}`` out of another's keys: it is asserted at
@@ -22,10 +22,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stream import keys
-from stream.engine import Article, Engine, Verdict
+from stream.engine import Engine
+from stream.errors import InvalidMessage
 from stream.index.base import BufferedRegistration
 from stream.index.memory import MemoryIndex
-from stream.schema import InvalidMessage, article_from_obj, parse_article
+from stream.model import Article, Verdict
+from stream.schema import article_from_obj, parse_article
 
 REASONS = frozenset(
     {

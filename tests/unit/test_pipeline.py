@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from stream.engine import Engine
-from stream.index.base import IndexUnavailableError
+from stream.errors import IndexUnavailableError
 from stream.index.memory import MemoryIndex
 from stream.metrics import Metrics
 from stream.pipeline import BatchHandler, Incoming

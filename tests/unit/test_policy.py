@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sketch.lsh import candidate_probability, recall_floor_params
-from stream.policy import Policy
+from stream.policy import BUCKET_SALTS, BucketSalts, Policy
 
 
 def test_defaults() -> None:
@@ -155,3 +155,23 @@ def test_containment_bands_for_the_lower_jaccard() -> None:
 def test_policy_is_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Policy().threshold = 0.5  # type: ignore[misc]
+
+
+def test_bucket_salts_are_part_of_the_scheme() -> None:
+    """The salts decide every bucket id, so the index must refuse a worker with other ones."""
+    scheme = orjson.loads(Policy().scheme_bytes())
+    assert scheme["format"] == 2
+    assert scheme["bucket_salts"] == {
+        "long_band": 0x4C4F4E4742414E44,
+        "short_band": 0x53484F5254424E44,
+        "simhash_table": 0x53494D5441424C45,
+        "table_mult": 0xC2B2AE3D27D4EB4F,
+    }
+    other = dataclasses.replace(BUCKET_SALTS, short_band=1)
+    assert Policy(bucket_salts=other).scheme_bytes() != Policy().scheme_bytes()
+
+
+@pytest.mark.parametrize("change", [{"table_mult": 2}, {"long_band": -1}, {"simhash_table": 2**64}])
+def test_invalid_bucket_salts_are_refused(change: dict[str, int]) -> None:
+    with pytest.raises(ValueError):
+        BucketSalts(**change)

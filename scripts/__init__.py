@@ -1,1 +1,0 @@
-"""Developer scripts: local servers (services.py), the demo behind make run, the sample builder."""

@@ -1,0 +1,142 @@
+"""The pure part of deciding a batch: articles -> sketches -> bucket ids and records.
+
+No index and no clock: :func:`prepare` depends only on the policy and the texts, so the same
+article gets the same buckets in every process. Vectorised over the batch (one numpy pass for all
+texts, see :mod:`sketch.ragged`).
+
+Bucket ids, by path:
+
+* **long** (``>= policy.short_tokens`` tokens): ``mix64(band ^ long_band)`` for each MinHash band
+  of the token shingles, and ``mix64(mix64(key ^ simhash_table) + t * table_mult)`` for the key
+  of each SimHash permuted table ``t``;
+* **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams.
+
+The salts (:class:`~stream.policy.BucketSalts`) keep the three kinds apart in one namespace's
+buckets and are part of the scheme the index records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from sketch import features, hamming, lsh, ragged, simhash
+from stream.model import Article
+from stream.policy import Policy
+from stream.records import Kind, Record
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An article with everything registering and verifying it needs."""
+
+    article: Article
+    kind: Kind
+    content: bytes
+    buckets: tuple[int, ...]
+    shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
+    text: str  # normalised text (short path; "" on the long path, which never reads it)
+    simhash: int
+
+    def record(self, at: float) -> Record:
+        return Record(
+            self.article.id,
+            self.kind,
+            at,
+            self.simhash,
+            self.content,
+            self.buckets,
+            self.shingles if self.kind is Kind.LONG else np.empty(0, np.uint32),
+            self.text if self.kind is Kind.SHORT else "",
+        )
+
+
+def prepare(policy: Policy, articles: Sequence[Article]) -> list[Prepared]:
+    """Every sketch and bucket id of a batch, in input order."""
+    if not articles:
+        return []
+    w, seed = policy.shingle_size, policy.seed
+    batch = features.normalize_batch([a.text for a in articles])
+    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
+    contents = batch.content_hashes(seed)
+    n_windows = np.diff(offsets)
+    is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
+    long_idx: list[int] = np.flatnonzero(is_long).tolist()
+    short_idx: list[int] = np.flatnonzero(~is_long).tolist()
+    out: dict[int, Prepared] = {}
+    if long_idx:
+        out.update(_long(policy, articles, contents, hashes, offsets, long_idx))
+    if short_idx:
+        norms = [batch.text(i) for i in short_idx]
+        out.update(_short(policy, articles, contents, norms, short_idx))
+    return [out[i] for i in range(len(articles))]
+
+
+def _long(
+    policy: Policy,
+    articles: Sequence[Article],
+    contents: list[bytes],
+    hashes: npt.NDArray[np.uint64],
+    offsets: npt.NDArray[np.intp],
+    idx: list[int],
+) -> dict[int, Prepared]:
+    salts = policy.bucket_salts
+    sets = ragged.unique_per_doc(hashes, offsets, idx)
+    sigs = policy.hasher.signatures(sets.unique, sets.unique_offsets)
+    fps = simhash.simhash_many(sets.repeated, None, sets.repeated_offsets)  # repeats weigh as tf
+    bands = lsh.band_hashes(sigs, *policy.bands_rows)
+    tables = hamming.table_keys_many(fps, policy.table_design)
+    table_no = np.arange(tables.shape[1], dtype=np.uint64) * np.uint64(salts.table_mult)
+    band_ids = features.mix64(bands ^ np.uint64(salts.long_band))
+    table_ids = features.mix64(features.mix64(tables ^ np.uint64(salts.simhash_table)) + table_no)
+    bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
+    s32, off32 = ragged.truncated_sets(sets.unique, sets.unique_offsets)
+    fp_list = fps.tolist()
+    return {
+        i: Prepared(
+            articles[i],
+            Kind.LONG,
+            contents[i],
+            tuple(bucket_ids[j]),
+            s32[off32[j] : off32[j + 1]],
+            "",
+            fp_list[j],
+        )
+        for j, i in enumerate(idx)
+    }
+
+
+def _short(
+    policy: Policy,
+    articles: Sequence[Article],
+    contents: list[bytes],
+    norms: list[str],
+    idx: list[int],
+) -> dict[int, Prepared]:
+    grams = [
+        features.char_ngram_hashes(norm, n=policy.char_ngram, seed=policy.seed, normalized=True)
+        for norm in norms
+    ]
+    sigs = policy.hasher.signatures(
+        np.concatenate(grams), ragged.segment_offsets([len(g) for g in grams])
+    )
+    salt = np.uint64(policy.bucket_salts.short_band)
+    ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt)
+    return {
+        i: Prepared(
+            articles[i],
+            Kind.SHORT,
+            contents[i],
+            tuple(ids[j].tolist()) if len(grams[j]) else (),
+            np.empty(0, np.uint32),
+            norms[j],
+            0,
+        )
+        for j, i in enumerate(idx)
+    }
+
+
+__all__ = ["Prepared", "prepare"]

@@ -1,0 +1,72 @@
+"""One error tree: every error neardup defines derives from ``NeardupError`` and says whether a
+retry can help; reasons are the documented contract."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import stream
+from stream import errors
+from stream.errors import (
+    ClusterChainError,
+    ConflictError,
+    IndexStoreError,
+    IndexUnavailableError,
+    InvalidMessage,
+    NeardupError,
+    SchemeMismatchError,
+)
+
+
+def _stream_exceptions() -> list[type[BaseException]]:
+    found = []
+    for info in pkgutil.walk_packages(stream.__path__, "stream."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__.startswith("stream")
+            ):
+                found.append(obj)
+    return found
+
+
+def test_every_stream_error_is_in_the_tree_and_defined_in_errors() -> None:
+    found = _stream_exceptions()
+    assert found
+    for exc in found:
+        assert issubclass(exc, NeardupError), exc
+        assert exc.__module__ == errors.__name__, f"{exc} is defined outside stream.errors"
+
+
+def test_only_an_unreachable_store_is_retriable() -> None:
+    retriable = {e for e in _stream_exceptions() if e.retriable}
+    assert retriable == {IndexUnavailableError}
+
+
+@pytest.mark.parametrize(
+    ("exc", "reason"),
+    [
+        (ConflictError("x"), "conflict"),
+        (InvalidMessage("missing_id", "x"), "missing_id"),
+        (SchemeMismatchError("x"), "scheme_mismatch"),
+        (IndexUnavailableError("x"), "unavailable"),
+        (ClusterChainError("x"), "cluster_chain"),
+    ],
+)
+def test_reasons(exc: NeardupError, reason: str) -> None:
+    assert exc.reason == reason
+    assert str(exc) == "x"
+
+
+def test_the_tree_keeps_the_builtin_bases_callers_may_catch() -> None:
+    assert issubclass(InvalidMessage, ValueError)
+    assert issubclass(ClusterChainError, RuntimeError)
+    assert issubclass(SchemeMismatchError, IndexStoreError)
+    assert issubclass(IndexUnavailableError, IndexStoreError)
+    assert not issubclass(ConflictError, IndexStoreError)  # per article: dead-lettered
