@@ -1,6 +1,6 @@
 """Soak benchmark: hundreds of thousands of articles through two workers with a retention window.
 
-``python -m bench soak [--articles 200000] [--retention-s 60] [--fraction 0.75 | --rate R]``.
+``python -m bench soak [--articles 200000] [--retention-s 20] [--fraction 0.75 | --rate R]``.
 
 Question answered: over a long, steady stream, does throughput stay flat, do the workers' memory
 and Redis's memory stay bounded as the retention window says, and does any valid article end in
@@ -454,7 +454,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench soak", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument("--articles", type=int, default=200_000, help="articles in the soak")
-    parser.add_argument("--retention-s", type=float, default=60.0, help="NEARDUP_RETENTION_S")
+    parser.add_argument(
+        "--retention-s",
+        type=float,
+        default=20.0,
+        help="NEARDUP_RETENTION_S (default 20: the default run spans about three windows)",
+    )
     parser.add_argument("--fraction", type=float, default=0.7, help="pace at this x capacity")
     parser.add_argument("--rate", type=float, default=None, help="pace at this rate instead")
     parser.add_argument("--capacity-articles", type=int, default=10_000, help="capacity burst")
