@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SERVICES := .services
 
-.PHONY: run test unit lint bench install deploy-tools validate-deploy clean
+.PHONY: run test unit lint bench chaos install deploy-tools validate-deploy clean
 HELM_VENV := .venv-helm
 
 install: $(STAMP)
@@ -33,6 +33,11 @@ test: $(STAMP) deploy-tools
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+
+# The randomized fault checker over many seeds (harness/chaos.py); prints each failing seed.
+SEEDS ?= 1 2 3 4 5 6 7 8 9 10
+chaos: $(STAMP)
+	$(PY) -m harness.chaos --seeds $(SEEDS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import struct
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -27,6 +28,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 from stream.config import Settings
 
 __all__ = [
+    "CODECS",
     "Item",
     "Topics",
     "VerdictSink",
@@ -35,6 +37,10 @@ __all__ = [
     "delete_topics",
     "make_topics",
     "produce",
+    "produce_corrupt_batch",
+    "produce_librdkafka",
+    "produce_with_headers",
+    "read_records",
 ]
 
 Item = tuple[bytes | None, bytes | None, int | None]  # key, value (None: tombstone), partition
@@ -140,6 +146,121 @@ async def produce(bootstrap: str, topic: str, items: Iterable[Item]) -> None:
         await producer.stop()
 
 
+Headers = Sequence[tuple[str, bytes]]
+CODECS = ("gzip", "snappy", "lz4", "zstd")
+
+
+async def produce_with_headers(
+    bootstrap: str, topic: str, items: Iterable[tuple[bytes | None, bytes | None, Headers]]
+) -> None:
+    """Send every ``(key, value, headers)`` (tombstones naming a namespace, ...) and flush."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=4_000_000)
+    await producer.start()
+    try:
+        for key, value, headers in items:
+            await producer.send(topic, key=key, value=value, headers=list(headers))
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def produce_librdkafka(
+    bootstrap: str, topic: str, items: Sequence[Item], compression: str, timeout_s: float = 30
+) -> None:
+    """Send ``items`` with librdkafka (confluent-kafka), compressed with ``compression``
+    (:data:`CODECS`): the producer most clients in the wild use. Blocking; raises unless every
+    message is acknowledged. ``linger.ms`` batches them, so the broker stores compressed batches
+    of many records, as producers under load send them."""
+    from confluent_kafka import KafkaError as RdKafkaError
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": compression,
+            "linger.ms": 50,
+            "enable.idempotence": False,  # Tansu has no idempotent producer
+            "acks": "all",
+        }
+    )
+    failures: list[RdKafkaError] = []
+
+    def delivered(error: RdKafkaError | None, _msg: Any) -> None:
+        if error is not None:
+            failures.append(error)
+
+    for key, value, partition in items:
+        if partition is None:
+            producer.produce(topic, key=key, value=value, on_delivery=delivered)
+        else:
+            producer.produce(
+                topic, key=key, value=value, partition=partition, on_delivery=delivered
+            )
+        producer.poll(0)
+    left = producer.flush(timeout_s)
+    if left or failures:
+        raise RuntimeError(f"librdkafka ({compression}): {left} undelivered, errors {failures}")
+
+
+async def produce_corrupt_batch(bootstrap: str, topic: str, partition: int, n: int = 3) -> None:
+    """Write one record batch of ``n`` records that says it is lz4-compressed but is not, with a
+    valid CRC: what a broken producer sends. Apache Kafka decompresses batches on produce and
+    refuses it; brokers that store batches as sent (Tansu) keep it, and a consumer fails to
+    decompress it on every fetch. Sent as a raw ProduceRequest: no client builds such a batch."""
+    from aiokafka.client import AIOKafkaClient
+    from aiokafka.protocol.produce import ProduceRequest
+    from aiokafka.record.default_records import DefaultRecordBatchBuilder
+    from aiokafka.record.util import calc_crc32c
+
+    builder = DefaultRecordBatchBuilder(2, 0, 0, -1, -1, -1, 1 << 20)
+    for i in range(n):
+        builder.append(i, None, f"corrupt-{i}".encode(), b"not lz4 at all", [])
+    batch = bytearray(builder.build())
+    attributes = struct.unpack_from(">h", batch, 21)[0] | 3  # the lz4 codec bits
+    struct.pack_into(">h", batch, 21, attributes)
+    struct.pack_into(">I", batch, 17, calc_crc32c(bytes(batch[21:])))  # CRC covers attributes on
+    client = AIOKafkaClient(bootstrap_servers=bootstrap)
+    await client.bootstrap()
+    try:
+        await client.force_metadata_update()
+        leader = client.cluster.leader_for_partition(TopicPartition(topic, partition))
+        request = ProduceRequest(None, -1, 10_000, [(topic, [(partition, bytes(batch))])])
+        response = await client.send(leader, request)
+        ((_, parts),) = response.topics
+        ((_, code, *_),) = parts
+        if code:
+            raise for_code(code)(f"the broker refused the corrupt batch on {topic}")
+    finally:
+        await client.close()
+
+
+async def read_records(
+    bootstrap: str,
+    topic: str,
+    done: Callable[[list[ConsumerRecord[bytes, bytes]]], bool],
+    timeout_s: float = 60,
+) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every record of ``topic`` from the start, raw (tombstones have value None), until
+    ``done(records)`` or ``timeout_s``; callers assert on what arrived."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap,
+        group_id=f"read-{uuid.uuid4().hex[:8]}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    got: list[ConsumerRecord[bytes, bytes]] = []
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not done(got) and time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=500)
+            for msgs in batch.values():
+                got += msgs
+    finally:
+        await consumer.stop()
+    return got
+
+
 KeyOf = Callable[[ConsumerRecord[bytes, bytes], dict[str, Any]], str]
 
 
@@ -153,7 +274,8 @@ async def collect(
     """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept).
 
     Ids are the JSON value's ``id`` unless ``key_of(record, value)`` says otherwise (dead letters
-    carry the id elsewhere). Returns what arrived by ``timeout_s``; callers assert on it.
+    carry the id elsewhere); tombstones are skipped unless ``key_of`` is given (it sees ``{}``).
+    Returns what arrived by ``timeout_s``; callers assert on it.
     """
     consumer = AIOKafkaConsumer(
         topic,
@@ -169,6 +291,8 @@ async def collect(
             batch = await consumer.getmany(timeout_ms=500)
             for msgs in batch.values():
                 for m in msgs:
+                    if m.value is None and key_of is None:
+                        continue  # a tombstone (a deleted article) has no id to count
                     value = json.loads(m.value or b"{}")
                     got[key_of(m, value) if key_of else value["id"]].append(value)
     finally:

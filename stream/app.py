@@ -12,13 +12,18 @@ The clients come from :mod:`stream.clients`, the HTTP views from :mod:`stream.we
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import faust
+import orjson
 import redis.asyncio as aioredis
+from aiokafka.errors import MessageSizeTooLargeError, RecordTooLargeError
 from faust.transport.drivers import aiokafka as faust_kafka
 from faust.types import StreamT
 
@@ -28,19 +33,30 @@ from stream.config import Settings
 from stream.engine import Engine
 from stream.index.redis import RedisIndex
 from stream.metrics import Metrics
-from stream.pipeline import BatchHandler, Incoming, Outgoing
+from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter
 from stream.web import Readiness, add_views
 
 log = logging.getLogger("neardup.worker")
 
 
-def _transport_with_fetch_wait(app: faust.App, fetch_max_wait_ms: int) -> Any:
-    """faust's Kafka transport with the group consumer's fetch wait set (faust hard-codes 1500 ms).
+Skipped = Callable[[str, int, int, int, BaseException], None]
+
+
+def _transport_with_fetch_wait(app: faust.App, fetch_max_wait_ms: int, on_skipped: Skipped) -> Any:
+    """faust's Kafka transport with the group consumer's fetch wait set (faust hard-codes 1500 ms),
+    and undecodable record batches skipped instead of crashing the worker.
 
     The broker answers a fetch that found nothing only when this wait expires; with brokers that
     do not wake a waiting fetch when records arrive (the Tansu test broker), it is a floor on
     latency. Apache Kafka answers as soon as data is there, so a short wait only costs a few idle
     fetches per second.
+
+    A batch the client cannot decode (bad CRC, a payload its codec cannot decompress: what a
+    broken producer writes to a broker that stores batches as sent) raises out of aiokafka's
+    fetcher on every fetch, and faust stops the worker on it: every owner of the partition would
+    crash in turn. The consumer thread instead seeks past that one batch and reports it
+    (``on_skipped(topic, partition, first_offset, end_offset, error)``): its offsets become a gap
+    that faust commits over, and the worker dead-letters the range (``corrupt_batch``).
     """
 
     class ConsumerThread(faust_kafka.AIOKafkaConsumerThread):
@@ -48,6 +64,22 @@ def _transport_with_fetch_wait(app: faust.App, fetch_max_wait_ms: int) -> Any:
             consumer = super()._create_worker_consumer(transport)
             consumer._fetch_max_wait_ms = fetch_max_wait_ms  # read by aiokafka's start()
             return consumer
+
+        async def _fetch_records(self, consumer: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await super()._fetch_records(consumer, *args, **kwargs)
+            except Exception as exc:
+                bad = _undecodable_batch(exc)
+                if bad is None:
+                    raise
+                tp, first, end, records = bad
+                log.error(
+                    "skipping an undecodable record batch: %s[%d] offsets %d..%d (%r)",
+                    tp.topic, tp.partition, first, end - 1, exc,
+                )  # fmt: skip
+                consumer.seek(tp, end)
+                on_skipped(tp.topic, tp.partition, first, end, exc)
+                return records
 
     class Consumer(faust_kafka.Consumer):
         def _new_consumer_thread(self) -> Any:
@@ -65,6 +97,7 @@ class Worker:
 
     def __init__(self, settings: Settings, redis: aioredis.Redis | None = None) -> None:
         self.settings = settings
+        self._corrupt: deque[Outgoing] = deque()  # appended by the consumer thread
         self.metrics = Metrics()
         self.redis = redis if redis is not None else redis_client(settings)
         self.index = RedisIndex(self.redis, shard_bits=settings.redis_shard_bits)
@@ -78,7 +111,7 @@ class Worker:
             max_message_bytes=settings.max_message_bytes,
             backoff_max_s=settings.retry_backoff_max_s,
             should_stop=lambda: bool(self.app.should_stop),
-            on_unavailable=lambda away: self.readiness.index_available(not away),
+            on_unavailable=self.readiness.index_unavailable,
         )
 
     def _build_app(self) -> faust.App:
@@ -102,7 +135,7 @@ class Worker:
             web_enabled=True,
             loghandlers=[],
         )
-        app.transport = _transport_with_fetch_wait(app, s.kafka_fetch_max_wait_ms)
+        app.transport = _transport_with_fetch_wait(app, s.kafka_fetch_max_wait_ms, self._skipped)
         inp = app.topic(s.input_topic, key_type=bytes, value_type=bytes, value_serializer="raw")
         self.verdict_topic = app.topic(
             s.verdict_topic, key_type=bytes, value_type=bytes, value_serializer="raw"
@@ -125,8 +158,9 @@ class Worker:
         @app.timer(interval=2.0)  # type: ignore[untyped-decorator]
         async def health() -> None:
             await self.readiness.probe()
+            await self.publish_skipped()
 
-        add_views(app, s, self.engine, self.metrics, self.readiness)
+        add_views(app, s, self.engine, self.metrics, self.readiness, self.delete)
         return app
 
     async def process_in_flight(self, events: Sequence[Any]) -> None:
@@ -137,6 +171,9 @@ class Worker:
         then the stop proceeds (commit, leave the group). If a batch cannot be published at all
         (stopping while Redis is away, a broken broker), the process exits at once *without*
         committing, and Kafka redelivers the batch to another worker: at-least-once, never lost.
+        Only faults outside the input get here (the handler turns every input's fault into a
+        dead letter, and a record the broker refuses as too large is replaced, see
+        :meth:`publish`), so a restart, here or on the next owner, can get past them.
         """
         task = asyncio.ensure_future(self.process_events(events))
         try:
@@ -161,6 +198,27 @@ class Worker:
         logging.shutdown()
         os._exit(70)  # EX_SOFTWARE; never run faust's ack-and-commit on this path
 
+    def _skipped(
+        self, topic: str, partition: int, first: int, end: int, exc: BaseException
+    ) -> None:
+        """From the consumer thread: a batch it could not decode was skipped; queue its dead
+        letter (published from the worker's loop, see :meth:`publish_skipped`)."""
+        error = f"undecodable record batch, offsets {first}..{end - 1} skipped: {exc!r}"
+        self.metrics.dead_letters.labels("corrupt_batch").inc()
+        self._corrupt.append(
+            dead_letter(Incoming(None, None, topic, partition, first), "corrupt_batch", error)
+        )
+
+    async def publish_skipped(self) -> None:
+        while self._corrupt:
+            letter = self._corrupt.popleft()
+            try:
+                await self.publish([], [letter])
+            except Exception:
+                self._corrupt.appendleft(letter)
+                log.warning("could not publish a corrupt_batch dead letter yet", exc_info=True)
+                return
+
     async def process_events(self, events: Sequence[Any]) -> None:
         batch = [
             Incoming(
@@ -169,21 +227,49 @@ class Worker:
                 e.message.topic,
                 e.message.partition,
                 e.message.offset,
+                _headers(e.message.headers),
             )
             for e in events
         ]
         verdicts, dead = await self.handler.handle(batch)
         await self.publish(verdicts, dead)
 
+    async def delete(self, ns: str, doc_id: str) -> bool:
+        """``DELETE /articles/{id}``: as a tombstone on the input topic does (index, then a
+        verdict tombstone, delivered before answering)."""
+        found = await self.engine.delete(ns, doc_id)
+        self.metrics.deletes.labels("found" if found else "unknown").inc()
+        await self.publish([Outgoing(doc_id.encode("utf-8"), None)], [])
+        return found
+
     async def publish(self, verdicts: list[Outgoing], dead: list[Outgoing]) -> None:
-        """Send and wait for delivery: the batch's offsets are acked only after this returns."""
-        futures = []
-        for m in verdicts:
-            futures.append(await self.verdict_topic.send(key=m.key, value=m.value))
-        for m in dead:
-            futures.append(await self.dlq_topic.send(key=m.key, value=m.value))
-        if futures:
-            await asyncio.gather(*futures)
+        """Send and wait for delivery: the batch's offsets are acked only after this returns.
+
+        Records are bounded (see :mod:`stream.pipeline`), but a broker may be configured with a
+        smaller ``message.max.bytes``: a record it refuses as too large is replaced by a small
+        dead letter saying so (or dropped, when that is refused too), never retried for ever.
+        """
+        sends = [(self.verdict_topic, m) for m in verdicts] + [(self.dlq_topic, m) for m in dead]
+        # Enqueued one after another, in order (an article's verdict before its tombstone), and
+        # only then awaited together.
+        pending = [await _enqueue(topic, m) for topic, m in sends]
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        refused = []
+        for (topic, m), res in zip(sends, results, strict=True):
+            if isinstance(res, BaseException):
+                if not _too_large(res):
+                    raise res
+                refused.append((topic, m))
+        for topic, m in refused:
+            self.metrics.oversize_records.inc()
+            log.error("the broker refused a %d-byte record for %s", len(m.value or b""), topic)
+            if topic is self.dlq_topic and m.value is not None and b'"oversize_record"' in m.value:
+                continue  # the replacement itself was refused: nothing smaller to send
+            try:
+                await (await _enqueue(self.dlq_topic, _refused(topic.get_topic_name(), m)))
+            except Exception as exc:
+                if not _too_large(exc):
+                    raise
 
     async def wait_for_redis(self) -> None:
         """Load the index functions, waiting (and saying why) while Redis is unreachable."""
@@ -201,6 +287,75 @@ class Worker:
                     delay,
                 )
                 await asyncio.sleep(delay)
+
+
+async def _enqueue(topic: Any, m: Outgoing) -> Any:
+    """Hand ``m`` to the producer; the delivery future, or an already failed one when the
+    producer refuses it at once (too large for ``max_request_size``)."""
+    try:
+        return await topic.send(key=m.key, value=m.value)
+    except Exception as exc:
+        failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        failed.set_exception(exc)
+        return failed
+
+
+def _headers(raw: Any) -> tuple[tuple[str, bytes | None], ...]:
+    """A message's headers as pairs (faust hands a list of pairs or a mapping)."""
+    if not raw:
+        return ()
+    pairs = raw.items() if isinstance(raw, Mapping) else raw
+    return tuple((str(k), v) for k, v in pairs)
+
+
+def _too_large(exc: BaseException) -> bool:
+    return isinstance(exc, MessageSizeTooLargeError | RecordTooLargeError)
+
+
+def _refused(topic: str, m: Outgoing) -> Outgoing:
+    """A small dead letter standing for a record the broker refused as too large."""
+    body = {
+        "reason": "oversize_record",
+        "topic": topic,
+        "key": m.key[:256].decode("utf-8", "replace"),
+        "key_bytes": len(m.key),
+        "key_sha256": hashlib.sha256(m.key).hexdigest(),
+        "value_bytes": len(m.value or b""),
+        "at": time.time(),
+    }
+    return Outgoing(m.key[:256], orjson.dumps(body))
+
+
+def _undecodable_batch(exc: BaseException) -> tuple[Any, int, int, dict[Any, list[Any]]] | None:
+    """``(partition, first offset, end offset, records)`` of the record batch whose decoding
+    raised ``exc``, read from aiokafka's fetcher frames in the traceback; None when ``exc`` did
+    not come from decoding a batch (then it is not ours to handle).
+
+    ``records`` are what the fetch had drained before the failure, which the exception would
+    otherwise drop: the other partitions' records (their positions have moved past them) and the
+    failing partition's records before the bad batch."""
+    found: tuple[Any, int, int] | None = None
+    drained: dict[Any, list[Any]] | None = None
+    before: list[Any] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        name, local = tb.tb_frame.f_code.co_name, tb.tb_frame.f_locals
+        if name == "fetched_records" and isinstance(local.get("drained"), dict):
+            drained = local["drained"]
+        elif name == "getall" and isinstance(local.get("ret_list"), list):
+            before = local["ret_list"]
+        elif name == "_unpack_records" and "next_batch" in local:
+            batch, tp = local["next_batch"], local.get("tp")
+            first, end = getattr(batch, "base_offset", None), getattr(batch, "next_offset", None)
+            if tp is not None and isinstance(first, int) and isinstance(end, int) and end > first:
+                found = (tp, first, end)
+        tb = tb.tb_next
+    if found is None or drained is None:
+        return None
+    records = dict(drained)
+    if before:
+        records[found[0]] = [*records.get(found[0], []), *before]
+    return (*found, records)
 
 
 __all__ = ["Worker"]

@@ -1,7 +1,12 @@
-"""The ``neardup`` command line: ``dedup`` (batch), ``params`` (what a setting means), ``worker``.
+"""The ``neardup`` command line: ``dedup`` (batch), ``delete`` (takedown), ``params`` (what a
+setting means), ``worker``.
 
 Exit status of ``dedup``: 0 when every line was processed, 2 when some lines were invalid (they
 are reported on stderr with their line numbers and skipped), 1 on a fatal error.
+
+Exit status of ``delete``: 0 when every id was deleted, 2 when some were not indexed (the others
+are deleted; the missing ones are named on stderr), 1 on an error (bad id or namespace, store or
+broker unreachable).
 """
 
 from __future__ import annotations
@@ -308,6 +313,67 @@ def worker(
     runner.execute_from_commandline()
 
 
+@app.command()
+def delete(
+    ids: Annotated[list[str], typer.Argument(help="article ids to delete")],
+    store: Annotated[str, typer.Option(help="the index: a redis:// URL")],
+    namespace: Annotated[str, typer.Option(help="namespace of the articles")] = "default",
+    kafka_bootstrap: Annotated[
+        str | None, typer.Option(help="also publish a tombstone per id to the verdict topic")
+    ] = None,
+    verdict_topic: Annotated[str, typer.Option(help="with --kafka-bootstrap")] = "verdicts",
+) -> None:
+    """Take articles down: out of buckets, records and verdicts; the ids stay remembered so a
+    replay of their old messages does not bring them back."""
+    from stream import keys
+    from stream.schema import check_id
+
+    try:
+        keys.check_namespace(namespace)
+        for doc_id in ids:
+            check_id(doc_id)
+    except (ValueError, InvalidMessage) as exc:
+        err.print(f"neardup delete: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    try:
+        found = asyncio.run(_delete(ids, store, namespace, kafka_bootstrap, verdict_topic))
+    except typer.BadParameter:
+        raise
+    except Exception as exc:  # store or broker away: a clear message, status 1
+        err.print(f"neardup delete: {type(exc).__name__}: {exc}", markup=False)
+        raise typer.Exit(1) from None
+    missing = [doc_id for doc_id in ids if not found[doc_id]]
+    err.print(f"deleted {len(ids) - len(missing)} of {len(ids)}", markup=False)
+    for doc_id in missing:
+        err.print(f"not indexed: {doc_id}", markup=False)
+    if missing:
+        raise typer.Exit(2)
+
+
+async def _delete(
+    ids: Sequence[str], store: str, ns: str, bootstrap: str | None, topic: str
+) -> dict[str, bool]:
+    if store == "memory":
+        raise typer.BadParameter("deleting needs a redis:// store", param_hint="--store")
+    found: dict[str, bool] = {}
+    async with _index(store) as index:
+        engine = Engine(index)
+        for doc_id in ids:
+            found[doc_id] = await engine.delete(ns, doc_id)
+    if bootstrap is not None:
+        from aiokafka import AIOKafkaProducer
+
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        await producer.start()
+        try:
+            for doc_id in ids:
+                await producer.send(topic, key=doc_id.encode("utf-8"), value=None)
+            await producer.flush()
+        finally:
+            await producer.stop()
+    return found
+
+
 async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
     delays = backoff(0.5, 5.0)
     for attempt in range(1, attempts + 1):
@@ -327,7 +393,7 @@ def main() -> None:
     app()
 
 
-__all__ = ["app", "dedup", "main", "params", "summary_table", "worker"]
+__all__ = ["app", "dedup", "delete", "main", "params", "summary_table", "worker"]
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ class Settings(BaseSettings):
     short_tokens: int = Field(30, ge=0)
     bucket_cap: int = Field(256, ge=1)
     retention_s: float | None = Field(None, gt=0)
+    deleted_ttl_s: float = Field(7 * 86400.0, gt=0)
     max_matches: int = Field(10, ge=1)
 
     @field_validator("namespace")
@@ -100,6 +101,7 @@ class Settings(BaseSettings):
             short_tokens=self.short_tokens,
             bucket_cap=self.bucket_cap,
             retention_s=self.retention_s,
+            deleted_ttl_s=self.deleted_ttl_s,
             max_matches=self.max_matches,
         )
 

@@ -24,14 +24,13 @@ function of data that no longer changes, so both workers reach the same cluster 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sketch import verify
 from stream import keys
-from stream.errors import ClusterChainError, ConflictError, NeardupError
-from stream.index.base import Index, Probe, Registration
+from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
+from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Match, Method, Verdict
 from stream.policy import Policy
 from stream.prepare import Prepared, prepare
@@ -82,6 +81,10 @@ class Engine:
     ``overlap_chunk``: with a remote index, a batch larger than this is sketched and registered
     in chunks of this many articles, the server registering one while the engine sketches the
     next (64: small enough to overlap well, large enough that numpy's per-call cost stays low).
+
+    ``clock``: for tests only. By default time is the index's (:meth:`Index.now`, Redis's
+    ``TIME``), so registration times, retention and liveness agree across workers whatever
+    their own clocks say.
     """
 
     def __init__(
@@ -90,7 +93,7 @@ class Engine:
         policy: Policy | None = None,
         *,
         policies: Mapping[str, Policy] | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         overlap_chunk: int = 64,
     ) -> None:
         if overlap_chunk < 1:
@@ -99,8 +102,11 @@ class Engine:
         self._overlap_chunk = overlap_chunk
         self.default_policy = policy or Policy()
         self._policies = dict(policies or {})
-        self._clock = clock
+        self._clock = clock  # None: the index's clock (Redis's TIME), one for every worker
         self._schemes_checked: set[str] = set()
+
+    async def _now(self, ns: str) -> float:
+        return self._clock() if self._clock is not None else await self.index.now(ns)
 
     def policy_for(self, ns: str) -> Policy:
         return self._policies.get(ns, self.default_policy)
@@ -121,8 +127,17 @@ class Engine:
             by_ns.setdefault(a.namespace, []).append(i)
         for ns, idx in by_ns.items():
             policy = self.policy_for(ns)
-            await self._ensure(ns, policy)
-            decided = await self._process_ns(ns, policy, [articles[i] for i in idx], register)
+            decided: list[Verdict | NeardupError]
+            try:
+                await self._ensure(ns, policy)
+                decided = await self._process_ns(ns, policy, [articles[i] for i in idx], register)
+            except NeardupError as exc:
+                # One namespace's lasting fault (another scheme, ...) is its articles' error,
+                # not the batch's: the other namespaces still get their verdicts. A retriable
+                # error is the whole batch's, retried by the caller.
+                if exc.retriable:
+                    raise
+                decided = [exc] * len(idx)
             for i, res in zip(idx, decided, strict=True):
                 results[i] = res
         return [r for r in results if r is not None]
@@ -130,7 +145,8 @@ class Engine:
     async def _process_ns(
         self, ns: str, policy: Policy, articles: list[Article], register: bool
     ) -> list[Verdict | NeardupError]:
-        now = self._clock()
+        now = await self._now(ns)
+        live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
         if register:
@@ -145,7 +161,9 @@ class Engine:
                     ver = (await self.index.verdicts(ns, [known])).get(known)
                     probes.append(Probe(known, "replay", None, (), record=rec, verdict=ver))
                     continue
-                first, cands = await self.index.lookup(ns, p.content, p.buckets)
+                first, cands = await self.index.lookup(
+                    ns, p.content, p.buckets, live_after=live_after
+                )
                 probes.append(Probe(0, "new", first, cands))
         batch = _Batch(ns, policy)
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
@@ -159,10 +177,13 @@ class Engine:
         }
         ours = {pr.seq for pr in probes}
         await self._load_verdicts(batch, {m[0].seq for m in found.values() if m} - ours)
-        stored: dict[int, bytes] = {}
+        stored: dict[int, StoredVerdict] = {}
         decided: dict[int, Verdict | NeardupError] = {}
         for k in sorted(range(len(prepared)), key=lambda k: probes[k].seq):
             p, probe = prepared[k], probes[k]
+            if probe.status == "deleted":  # taken down and remembered: never registered again
+                decided[k] = DeletedError(f"article id {p.article.id!r} was deleted")
+                continue
             if probe.status == "replay":
                 v_or_err = await self._replay(batch, p, probe)
                 decided[k] = v_or_err
@@ -171,15 +192,15 @@ class Engine:
                     # killed in between): store it now, so later copies take their cluster from
                     # what was published instead of re-deriving it from data that may expire
                     batch.verdicts[probe.seq] = v_or_err
-                    stored[probe.seq] = v_or_err.to_json()
+                    stored[probe.seq] = StoredVerdict(p.article.id, v_or_err.to_json())
                 continue
             matches, doc_id = found[k], p.article.id
-            cluster = await self._cluster_of(batch, matches[0].seq, 0) if matches else doc_id
+            cluster = (await self._resolve(batch, matches[0].seq)).cluster if matches else doc_id
             v = self._verdict(batch, doc_id, probe, matches, register, cluster)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
-                stored[probe.seq] = v.to_json()
+                stored[probe.seq] = StoredVerdict(doc_id, v.to_json())
         if stored:
             await self.index.put_verdicts(ns, stored)
         return [decided[k] for k in range(len(prepared))]
@@ -200,11 +221,14 @@ class Engine:
 
         size = self._overlap_chunk if self.index.remote else len(articles)
         prepared = []
+        live_after = None if policy.retention_s is None else now - policy.retention_s
+        forget_before = now - policy.remember_deleted_s
+        window = Window(live_after, forget_before)
         async with self.index.registration(ns, policy.bucket_cap) as stream:
             for lo in range(0, len(articles), size):
                 part = prepare(policy, articles[lo : lo + size])  # while the server registers
                 prepared += part
-                await stream.send(registrations(part))
+                await stream.send(registrations(part), window)
             return prepared, await stream.probes()
 
     async def _load_verdicts(self, batch: _Batch, seqs: set[int]) -> None:
@@ -227,7 +251,10 @@ class Engine:
             )
         if probe.verdict is not None:
             return Verdict.from_json(probe.verdict)
-        return await self._resolve(batch, probe.seq, depth=0)
+        await self._load_records(batch, {probe.seq})
+        if probe.seq not in batch.records:  # deleted or expired since registered: stays down
+            return DeletedError(f"article id {p.article.id!r} was removed while decided")
+        return await self._resolve(batch, probe.seq)
 
     def _matches(
         self, batch: _Batch, me: Prepared | Record, probe: Probe, register: bool, at: float
@@ -283,29 +310,53 @@ class Engine:
             len(probe.candidates),
         )
 
-    async def _cluster_of(self, batch: _Batch, seq: int, depth: int) -> str:
-        await self._load_verdicts(batch, {seq})  # no round trip when already loaded
-        v = batch.verdicts.get(seq)
-        if v is None:
-            v = await self._resolve(batch, seq, depth + 1)
-        return v.cluster
+    async def _resolve(self, batch: _Batch, seq: int) -> Verdict:
+        """The verdict of stored article ``seq``: stored, or decided from its record and the
+        articles before it, as its own batch decided it.
 
-    async def _resolve(self, batch: _Batch, seq: int, depth: int) -> Verdict:
-        """Decide a stored article's verdict from its record and the articles before it."""
-        if depth > 256:  # undecided articles each copying the next: stop before Python's stack
-            raise ClusterChainError(f"cannot resolve the cluster of seq {seq}: chain too long")
+        Iterative, so any chain of undecided copies resolves: a stack of seqs where each pushed
+        seq is the best match of the one below it, hence strictly smaller, so the walk ends.
+        Each article's matches are computed once (``pending``) and its verdict once its best
+        match's cluster is known. The article's own record must be loaded (or loadable); the
+        matches' records are, since :meth:`_matches` keeps only loaded, live ones.
+        """
+        pending: dict[int, tuple[Record, Probe, list[Candidate]]] = {}
+        stack = [seq]
+        while stack:
+            top = stack[-1]
+            await self._load_verdicts(batch, {top})  # no round trip when already loaded
+            if top in batch.verdicts:
+                stack.pop()
+                continue
+            if top not in pending:
+                pending[top] = await self._step(batch, top)
+            rec, probe, found = pending[top]
+            if found and found[0].seq not in batch.verdicts:
+                await self._load_verdicts(batch, {found[0].seq})
+                if found[0].seq not in batch.verdicts:
+                    stack.append(found[0].seq)
+                    continue
+            cluster = batch.verdicts[found[0].seq].cluster if found else rec.doc_id
+            batch.verdicts[top] = self._verdict(batch, rec.doc_id, probe, found, True, cluster)
+            stack.pop()
+        return batch.verdicts[seq]
+
+    async def _step(self, batch: _Batch, seq: int) -> tuple[Record, Probe, list[Candidate]]:
+        """A stored article's record, its probe of the articles before it, and the matches."""
         await self._load_records(batch, {seq})
-        rec = batch.records[seq]
-        first, cands = await self.index.lookup(batch.ns, rec.content, rec.buckets)
+        rec = batch.records.get(seq)
+        if rec is None:
+            raise ClusterChainError(f"seq {seq} vanished while its cluster was resolved")
+        retention = batch.policy.retention_s
+        live_after = None if retention is None else rec.registered_at - retention
+        first, cands = await self.index.lookup(
+            batch.ns, rec.content, rec.buckets, live_after=live_after
+        )
         earlier = tuple(s for s in cands if s < seq)
         exact = first if first is not None and first < seq else None
-        await self._load_records(batch, {*earlier, *([exact] if exact else [])})
+        await self._load_records(batch, {*earlier, *([exact] if exact is not None else [])})
         probe = Probe(seq, "new", exact, earlier)
-        found = self._matches(batch, rec, probe, register=True, at=rec.registered_at)
-        cluster = await self._cluster_of(batch, found[0].seq, depth) if found else rec.doc_id
-        v = self._verdict(batch, rec.doc_id, probe, found, True, cluster)
-        batch.verdicts[seq] = v
-        return v
+        return rec, probe, self._matches(batch, rec, probe, register=True, at=rec.registered_at)
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         """Takedown: the article leaves buckets, content slot, records and verdicts."""
@@ -316,7 +367,7 @@ class Engine:
         policy = self.policy_for(ns)
         if policy.retention_s is None:
             return 0
-        return await self.index.expire(ns, self._clock() - policy.retention_s, limit=100_000)
+        return await self.index.expire(ns, await self._now(ns) - policy.retention_s, limit=100_000)
 
 
 __all__ = ["Candidate", "Engine"]

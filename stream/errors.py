@@ -6,15 +6,19 @@
     ├── ConflictError             retriable=False  reason="conflict"      same id, other text
     ├── InvalidMessage            retriable=False  reason=<per message>   also a ValueError
     ├── ClusterChainError         retriable=False  reason="cluster_chain" also a RuntimeError
+    ├── DeletedError              retriable=False  reason="deleted"       id taken down before
     └── IndexStoreError           retriable=False  reason="index"
         ├── SchemeMismatchError   retriable=False  reason="scheme_mismatch"
+        ├── SeqExhaustedError     retriable=False  reason="seq_exhausted" counter at 2**53
         └── IndexUnavailableError retriable=True   reason="unavailable"
 
 ``reason`` is the short machine-readable word that dead letters, metrics and HTTP errors carry.
-The per-article reasons are a contract: ``conflict`` and those of :class:`InvalidMessage`
-(``invalid_json``, ``invalid_utf8``, ``not_object``, ``missing_id``, ``invalid_id``,
-``missing_text``, ``empty_text``, ``oversize``, ``invalid_namespace``, ``invalid_field``,
-``empty_message``).
+The dead-letter reasons are a contract: ``conflict``, ``scheme_mismatch``, ``seq_exhausted``,
+those of :class:`InvalidMessage` (``invalid_json``, ``invalid_utf8``, ``not_object``,
+``missing_id``, ``invalid_id``, ``missing_text``, ``empty_text``, ``oversize``,
+``oversize_key``, ``invalid_namespace``, ``invalid_field``, ``empty_message``) and the
+pipeline's own (``internal_error``, ``oversize_record``, ``corrupt_batch``). ``deleted`` is
+never dead-lettered: a replay of a taken-down article is skipped and counted.
 
 An error that belongs to one article (conflict, invalid message) is dead-lettered; an index
 error stops the batch, which is retried with backoff when ``retriable``. Arguments that break a
@@ -53,6 +57,13 @@ class ClusterChainError(NeardupError, RuntimeError):
     reason = "cluster_chain"
 
 
+class DeletedError(NeardupError):
+    """The article id was deleted (taken down) and is still remembered: it is not registered
+    again, so a replay of its old message cannot bring it back."""
+
+    reason = "deleted"
+
+
 class IndexStoreError(NeardupError):
     """Base of index errors."""
 
@@ -65,6 +76,13 @@ class SchemeMismatchError(IndexStoreError):
     reason = "scheme_mismatch"
 
 
+class SeqExhaustedError(IndexStoreError):
+    """The namespace's sequence counter reached 2**53 (the last number stored exactly); it is
+    refused rather than wrapped, which would overwrite the namespace's first articles."""
+
+    reason = "seq_exhausted"
+
+
 class IndexUnavailableError(IndexStoreError):
     """The backing store cannot be reached (retry with backoff)."""
 
@@ -75,9 +93,11 @@ class IndexUnavailableError(IndexStoreError):
 __all__ = [
     "ClusterChainError",
     "ConflictError",
+    "DeletedError",
     "IndexStoreError",
     "IndexUnavailableError",
     "InvalidMessage",
     "NeardupError",
     "SchemeMismatchError",
+    "SeqExhaustedError",
 ]

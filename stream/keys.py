@@ -4,18 +4,23 @@ All keys of a namespace carry the hash tag ``{ns}`` so a namespace lives in one 
 the per-article FUNCTION call touches several keys atomically, which a cluster allows only within
 one slot, and different namespaces still spread over shards.
 
-``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters), ``created``
-``nd:{ns}:i``            hash: article id -> seq (4 bytes, big-endian)
+``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters and storage format)
+``nd:{ns}:i``            hash: article id -> seq
 ``nd:{ns}:d``            hash: seq -> record (see :mod:`stream.records`)
-``nd:{ns}:v``            hash: seq -> verdict (JSON)
+``nd:{ns}:v``            hash: seq -> verdict (JSON), written only while the seq is its article's
 ``nd:{ns}:t``            sorted set: seq scored by registration time (retention)
-``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> seq of its first article
-``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs (4 bytes each), earliest first
+``nd:{ns}:g``            sorted set: deleted article id scored by deletion time (not registered
+                         again while remembered: the retention window, else ``deleted_ttl_s``)
+``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
+``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs, earliest first
+
+A seq, wherever it is stored (field, value or member), is 8 bytes big-endian (storage format 3;
+format 2 had 4 bytes and wrapped at 2**32); a run of packed seqs is their concatenation.
 
 ``<shard>`` is the lower-case hex, without leading zeros, of the top ``shard_bits`` bits (1 to 24)
 of the content hash's first 4 bytes or of the 64-bit bucket id (:func:`exact_shard`,
 :func:`bucket_shard`). The index functions in ``stream/index/neardup.lua`` declare only the
-namespace keys above (m, i, d, t, v) and derive the ``x:`` and ``b:`` shard keys themselves, from
+namespace keys above (m, i, d, t, v, g) and derive the ``x:`` and ``b:`` shard keys themselves, from
 the base and ``shard_bits``, byte for byte as these helpers do (the integration tests compare
 them). The derived keys carry the same ``{ns}`` hash tag, so they are in the declared keys' cluster
 slot, and start with ``nd:``, so the ACL key pattern ``~nd:*`` covers them: change a name here and
@@ -64,6 +69,10 @@ def times(ns: str) -> str:
     return base(ns) + "t"
 
 
+def deleted(ns: str) -> str:
+    return base(ns) + "g"
+
+
 def exact_shard(ns: str, content: bytes, shard_bits: int) -> str:
     return f"{base(ns)}x:{int.from_bytes(content[:4], 'big') >> (32 - shard_bits):x}"
 
@@ -90,6 +99,7 @@ __all__ = [
     "bucket_fields",
     "bucket_shard",
     "check_namespace",
+    "deleted",
     "docs",
     "exact_shard",
     "ids",

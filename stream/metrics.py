@@ -34,6 +34,23 @@ class Metrics:
         self.retries = Counter(
             "neardup_index_retries", "batches retried because the index was away", registry=r
         )
+        self.skipped = Counter(
+            "neardup_skipped",
+            "messages that publish nothing by design (replays of deleted articles), by reason",
+            ["reason"],
+            registry=r,
+        )
+        self.deletes = Counter(
+            "neardup_deletes",
+            "deletions (tombstones, DELETE /articles), by whether the id was indexed",
+            ["result"],
+            registry=r,
+        )
+        self.oversize_records = Counter(
+            "neardup_oversize_records",
+            "verdicts or dead letters the broker refused as too large (replaced or dropped)",
+            registry=r,
+        )
         self.ready = Gauge("neardup_ready", "1 when Kafka and Redis are reachable", registry=r)
 
     def render(self) -> bytes:

@@ -5,32 +5,67 @@ keeping this free of faust makes the error policy testable without a broker:
 
 * a message that is not a valid article -> a dead letter with the reason and its source
   topic/partition/offset; the rest of the batch goes on;
+* an input key over :data:`~stream.schema.MAX_KEY_BYTES` -> a dead letter ``oversize_key``;
 * an article the engine rejects (same id, different text) -> a dead letter with reason
-  ``conflict``;
-* the index unreachable (``retriable``) -> wait with capped exponential backoff and try the *whole
-  batch* again, never dead-lettering good articles; replays are idempotent, so articles already
-  registered before the failure get their same verdicts.
+  ``conflict``; a namespace it cannot serve (made with another scheme) -> its articles are dead
+  letters ``scheme_mismatch``, the other namespaces of the batch get their verdicts;
+* a replayed message of a deleted article -> nothing is published; counted as skipped;
+* a tombstone (key = article id, null value; namespace from the ``namespace`` header, else the
+  default) -> the article is deleted and a tombstone with its id is published on the verdict
+  topic, whether or not the id was known (deleting twice is harmless);
+* the index unreachable (``retriable``) -> wait with capped exponential backoff and try again,
+  never dead-lettering good articles; replays are idempotent, so articles already registered
+  before the failure get their same verdicts;
+* anything else raised while deciding (a bug that some input triggers) -> the articles are
+  decided one by one, and those that still fail while the others succeed are dead letters
+  ``internal_error``; when every one fails the fault is not the input's, and it is raised (the
+  worker exits uncommitted, which a restart can fix).
+
+Order within a batch: messages take effect in offset order. The batch is cut at each tombstone:
+the articles before it are decided (and their verdicts published) first, then it deletes, then
+the articles after it are decided. So an article followed by its tombstone ends deleted (its
+verdict, then the tombstone, on the verdict topic). A deleted id is remembered by the index (see
+:mod:`stream.index.base`), so a message for that id after its tombstone, in the same batch or a
+replay long after, publishes nothing and is counted as skipped (``deleted``): a takedown stays
+down; a text that may come back takes a new id.
+
+Every record produced is bounded: verdict keys are article ids (at most ``keys.ID_MAX_BYTES``),
+and a dead letter is at most :data:`DLQ_MAX_RECORD_BYTES`, whatever the message held.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import functools
+import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import orjson
 
 from stream.backoff import backoff
 from stream.engine import Engine
-from stream.errors import IndexStoreError, InvalidMessage, NeardupError
+from stream.errors import InvalidMessage, NeardupError
 from stream.metrics import Metrics
 from stream.model import Article, Verdict
-from stream.schema import parse_article
+from stream.schema import MAX_KEY_BYTES, parse_article, parse_tombstone
 
 log = logging.getLogger("neardup.pipeline")
+
+DLQ_KEY_BYTES = 256
+"""Bytes of the input key a dead letter keeps, as its Kafka key and in its ``key`` field."""
+DLQ_VALUE_BYTES = 64 * 1024
+"""Budget of the value shown in a dead letter, counted *after* JSON escaping."""
+DLQ_ERROR_CHARS = 1024
+DLQ_MAX_RECORD_BYTES = 80 * 1024
+"""Upper bound of a dead letter's key + value: the budgets above plus a fixed envelope, far under
+Kafka's default ``message.max.bytes`` (1 MiB)."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,34 +75,60 @@ class Incoming:
     topic: str
     partition: int
     offset: int
+    headers: Sequence[tuple[str, bytes | None]] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
+    """A record to produce; ``value`` None is a tombstone."""
+
     key: bytes
-    value: bytes
+    value: bytes | None
 
 
-def dead_letter(msg: Incoming, reason: str, error: str, keep_bytes: int) -> Outgoing:
-    """The original message with why it was refused and where it came from."""
-    raw = msg.value or b""
-    try:
-        shown: str | None = raw[:keep_bytes].decode("utf-8")
-        encoded = None
-    except UnicodeDecodeError:
-        shown, encoded = None, base64.b64encode(raw[:keep_bytes]).decode("ascii")
+def _shown_value(raw: bytes) -> tuple[str | None, str | None]:
+    """The value as text when it is UTF-8 and its JSON escaping fits the budget, else base64
+    (4/3 of the bytes, never escaped) of as much as fits."""
+    part = raw[:DLQ_VALUE_BYTES]
+    for cut in range(4 if len(raw) > DLQ_VALUE_BYTES else 1):  # a cut may split a character
+        try:
+            text = part[: len(part) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if len(orjson.dumps(text)) <= DLQ_VALUE_BYTES:
+            return text, None
+        break
+    fits = DLQ_VALUE_BYTES // 4 * 3
+    return None, base64.b64encode(raw[:fits]).decode("ascii")
+
+
+def dead_letter(msg: Incoming, reason: str, error: str) -> Outgoing:
+    """The original message, bounded, with why it was refused and where it came from."""
+    raw, key = msg.value or b"", msg.key or b""
+    shown, encoded = _shown_value(raw)
     body = {
         "reason": reason,
-        "error": error,
+        "error": error[:DLQ_ERROR_CHARS],
         "source": {"topic": msg.topic, "partition": msg.partition, "offset": msg.offset},
-        "key": (msg.key or b"").decode("utf-8", "replace"),
+        "key": key[:DLQ_KEY_BYTES].decode("utf-8", "replace"),
+        "key_bytes": len(key),
+        "key_sha256": hashlib.sha256(key).hexdigest(),
+        "key_truncated": len(key) > DLQ_KEY_BYTES,
         "value": shown,
         "value_base64": encoded,
         "value_bytes": len(raw),
-        "truncated": len(raw) > keep_bytes,
+        "value_sha256": hashlib.sha256(raw).hexdigest(),
+        "truncated": len(raw) > DLQ_VALUE_BYTES
+        or (encoded is not None and len(raw) > DLQ_VALUE_BYTES // 4 * 3),
         "at": time.time(),
     }
-    return Outgoing(msg.key or b"", orjson.dumps(body))
+    return Outgoing(key[:DLQ_KEY_BYTES], orjson.dumps(body))
+
+
+@dataclass(frozen=True, slots=True)
+class _Delete:
+    ns: str
+    doc_id: str
 
 
 class BatchHandler:
@@ -80,8 +141,10 @@ class BatchHandler:
         max_message_bytes: int = 1_000_000,
         backoff_max_s: float = 5.0,
         should_stop: Callable[[], bool] = lambda: False,
-        on_unavailable: Callable[[bool], Awaitable[None] | None] | None = None,
+        on_unavailable: Callable[[str | None], Awaitable[None] | None] | None = None,
     ) -> None:
+        """``on_unavailable(why)`` is told why the index is away while retrying, and None once
+        a call succeeds again (``/health`` reports it)."""
         self.engine = engine
         self.metrics = metrics
         self.default_namespace = default_namespace
@@ -90,63 +153,144 @@ class BatchHandler:
         self.should_stop = should_stop
         self.on_unavailable = on_unavailable
 
-    def parse(self, batch: Sequence[Incoming]) -> tuple[list[tuple[int, Article]], list[Outgoing]]:
-        good: list[tuple[int, Article]] = []
-        dead: list[Outgoing] = []
-        for i, msg in enumerate(batch):
-            try:
-                if msg.value is None:
-                    raise InvalidMessage("empty_message", "message has no value (tombstone)")
-                article = parse_article(
-                    msg.value,
-                    default_namespace=self.default_namespace,
-                    max_text_bytes=self.max_message_bytes,
-                )
-            except InvalidMessage as exc:
-                dead.append(dead_letter(msg, exc.reason, str(exc), 64 * 1024))
-                self.metrics.dead_letters.labels(exc.reason).inc()
-                continue
-            good.append((i, article))
-        return good, dead
+    def _dead(self, msg: Incoming, reason: str, error: str) -> Outgoing:
+        self.metrics.dead_letters.labels(reason).inc()
+        return dead_letter(msg, reason, error)
 
-    async def decide(self, articles: list[Article]) -> list[Verdict | NeardupError]:
-        """engine.process with retries while the index is unavailable (never gives up)."""
+    def parse(self, msg: Incoming) -> Article | _Delete:
+        """An article, or a delete for a tombstone; raises :class:`InvalidMessage`."""
+        if msg.key is not None and len(msg.key) > MAX_KEY_BYTES:
+            raise InvalidMessage(
+                "oversize_key", f"key of {len(msg.key)} bytes exceeds {MAX_KEY_BYTES}"
+            )
+        if msg.value is None:
+            ns, doc_id = parse_tombstone(msg.key, msg.headers, self.default_namespace)
+            return _Delete(ns, doc_id)
+        return parse_article(
+            msg.value,
+            default_namespace=self.default_namespace,
+            max_text_bytes=self.max_message_bytes,
+        )
+
+    async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()`` with retries while the index is unavailable (gives up only when stopping)."""
         delays = backoff(0.1, self.backoff_max_s)
         while True:
             try:
-                results = await self.engine.process(articles)
-                if self.on_unavailable:
-                    await _maybe(self.on_unavailable(False))
-                return results
-            except IndexStoreError as exc:
+                result = await call()
+            except NeardupError as exc:
                 if not exc.retriable or self.should_stop():
                     raise
                 self.metrics.retries.inc()
                 delay = next(delays)
                 log.warning("index unavailable (%s); retrying the batch in %.1fs", exc, delay)
                 if self.on_unavailable:
-                    await _maybe(self.on_unavailable(True))
+                    await _maybe(self.on_unavailable(f"index unavailable: {exc}"))
                 await asyncio.sleep(delay)
+                continue
+            if self.on_unavailable:
+                await _maybe(self.on_unavailable(None))
+            return result
+
+    async def decide(self, articles: list[Article]) -> list[Verdict | NeardupError]:
+        """engine.process with retries; an unexpected error is isolated to its articles.
+
+        An exception outside the error tree (a bug some input triggers) makes the batch be
+        decided one article at a time. The articles that still fail while others succeed are
+        dead letters ``internal_error``: the fault follows them. When every article fails, the
+        fault is not in the input (the store or the code is broken for all), and the error is
+        raised: the worker exits without committing, which a restart can fix.
+        """
+        try:
+            return await self._retrying(lambda: self.engine.process(articles))
+        except NeardupError as exc:
+            if exc.retriable:
+                raise
+            return [exc] * len(articles)  # (the engine returns per-namespace errors itself)
+        except Exception as exc:
+            if len(articles) == 1:
+                raise
+            log.warning("a batch failed (%r); deciding its articles one by one", exc)
+            first = exc
+        results: list[Verdict | NeardupError] = []
+        failed: list[Exception] = []
+        for a in articles:
+            try:
+                results += await self._retrying(functools.partial(self.engine.process, [a]))
+            except NeardupError as exc:
+                if exc.retriable:
+                    raise
+                results.append(exc)
+            except Exception as exc:
+                log.error("deciding article %r failed", a.id, exc_info=True)
+                failed.append(exc)
+                results.append(_internal(exc))
+        if len(failed) == len(articles):
+            raise first
+        return results
+
+    async def delete(self, ns: str, doc_id: str) -> bool:
+        return await self._retrying(lambda: self.engine.delete(ns, doc_id))
 
     async def handle(self, batch: Sequence[Incoming]) -> tuple[list[Outgoing], list[Outgoing]]:
-        """Verdict messages (key = article id) and dead letters for one batch."""
+        """Verdict messages (key = article id; tombstones for deletes) and dead letters."""
         started = time.perf_counter()
         self.metrics.articles_in.inc(len(batch))
-        good, dead = self.parse(batch)
+        out: dict[int, Outgoing] = {}
+        dead: list[Outgoing] = []
+        segment: list[tuple[int, Article]] = []
         trips = self.engine.index.round_trips
-        results = await self.decide([a for _, a in good]) if good else []
+        for i, msg in enumerate(batch):
+            try:
+                item = self.parse(msg)
+            except InvalidMessage as exc:
+                dead.append(self._dead(msg, exc.reason, str(exc)))
+                continue
+            if isinstance(item, Article):
+                segment.append((i, item))
+                continue
+            await self._decide_segment(batch, segment, out, dead)
+            segment = []
+            try:
+                found = await self.delete(item.ns, item.doc_id)
+            except NeardupError as exc:  # retriable ones only reach here when stopping
+                if exc.retriable:
+                    raise
+                dead.append(self._dead(msg, exc.reason, str(exc)))
+                continue
+            self.metrics.deletes.labels("found" if found else "unknown").inc()
+            out[i] = Outgoing(item.doc_id.encode("utf-8"), None)
+        await self._decide_segment(batch, segment, out, dead)
         self.metrics.redis_round_trips.inc(self.engine.index.round_trips - trips)
-        verdicts: list[Outgoing] = []
-        for (i, article), res in zip(good, results, strict=True):
+        self.metrics.batch_seconds.observe(time.perf_counter() - started)
+        return [out[i] for i in sorted(out)], dead
+
+    async def _decide_segment(
+        self,
+        batch: Sequence[Incoming],
+        segment: list[tuple[int, Article]],
+        out: dict[int, Outgoing],
+        dead: list[Outgoing],
+    ) -> None:
+        if not segment:
+            return
+        results = await self.decide([a for _, a in segment])
+        for (i, article), res in zip(segment, results, strict=True):
             if isinstance(res, NeardupError):
-                dead.append(dead_letter(batch[i], res.reason, str(res), 64 * 1024))
-                self.metrics.dead_letters.labels(res.reason).inc()
+                if res.reason == "deleted":  # a replay of a taken-down article: stays down
+                    self.metrics.skipped.labels(res.reason).inc()
+                else:
+                    dead.append(self._dead(batch[i], res.reason, str(res)))
                 continue
             self.metrics.verdicts.labels(res.verdict).inc()
             self.metrics.candidates.observe(res.candidates)
-            verdicts.append(Outgoing(article.id.encode("utf-8"), res.to_json()))
-        self.metrics.batch_seconds.observe(time.perf_counter() - started)
-        return verdicts, dead
+            out[i] = Outgoing(article.id.encode("utf-8"), res.to_json())
+
+
+def _internal(exc: Exception) -> NeardupError:
+    err = NeardupError(f"{type(exc).__name__}: {exc}")
+    err.reason = "internal_error"
+    return err
 
 
 async def _maybe(value: Awaitable[None] | None) -> None:
@@ -154,4 +298,10 @@ async def _maybe(value: Awaitable[None] | None) -> None:
         await value
 
 
-__all__ = ["BatchHandler", "Incoming", "Outgoing", "dead_letter"]
+__all__ = [
+    "DLQ_MAX_RECORD_BYTES",
+    "BatchHandler",
+    "Incoming",
+    "Outgoing",
+    "dead_letter",
+]

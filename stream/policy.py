@@ -14,7 +14,12 @@ The *scheme* (:meth:`Policy.scheme`) is everything that decides stored keys and 
 index stores it per namespace and refuses a worker whose scheme differs. It includes the
 :class:`BucketSalts`, so changing a salt is refused like changing a seed. Scheme format 2 added
 the salts to the record (the ids they give did not change): a namespace indexed under format 1 is
-refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed.
+refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed. Format 3 stores
+sequence numbers as 8 bytes instead of 4 (they wrapped at 2**32): an index of format 2 is refused
+the same way, with a message naming the formats (re-index into a new namespace, or flush it).
+
+Deleted ids are remembered, so a replay of a taken-down article's message does not bring it back:
+for the retention window when the namespace has one, else ``deleted_ttl_s`` (7 days by default).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from sketch import hamming, lsh
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
+SCHEME_FORMAT = 3  # storage format: 3 = 8-byte sequence numbers (2 had 4 bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,7 @@ class Policy:
     max_matches: int = 10
     bucket_cap: int = 256
     retention_s: float | None = None
+    deleted_ttl_s: float = 7 * 86400.0  # how long a deleted id is remembered without retention
     max_size_ratio: float = 4.0  # containment: how much longer an earlier text may be
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3
@@ -94,10 +101,17 @@ class Policy:
             )
         if self.retention_s is not None and self.retention_s <= 0:
             raise ValueError(f"retention_s must be > 0 or None, got {self.retention_s}")
+        if self.deleted_ttl_s <= 0:
+            raise ValueError(f"deleted_ttl_s must be > 0, got {self.deleted_ttl_s}")
         if self.max_size_ratio < 1.0:
             raise ValueError(f"max_size_ratio must be >= 1, got {self.max_size_ratio}")
         # derived parameters fail here, at start, rather than on the first article
         _ = self.bands_rows, self.short_bands_rows, self.table_design
+
+    @property
+    def remember_deleted_s(self) -> float:
+        """How long a deleted id is remembered: the retention window, else ``deleted_ttl_s``."""
+        return self.retention_s if self.retention_s is not None else self.deleted_ttl_s
 
     @cached_property
     def candidate_jaccard(self) -> float:
@@ -138,7 +152,7 @@ class Policy:
         bands, rows = self.bands_rows
         sbands, srows = self.short_bands_rows
         return {
-            "format": 2,
+            "format": SCHEME_FORMAT,
             "features": {"shingle": self.shingle_size, "char_ngram": self.char_ngram},
             "minhash": {"scheme": self.minhash_scheme, "num_perm": self.num_perm},
             "seed": self.seed,
@@ -157,4 +171,4 @@ class Policy:
         return hashlib.sha256(self.scheme_bytes()).hexdigest()[:16]
 
 
-__all__ = ["BUCKET_SALTS", "BucketSalts", "Measure", "Policy"]
+__all__ = ["BUCKET_SALTS", "SCHEME_FORMAT", "BucketSalts", "Measure", "Policy"]

@@ -9,6 +9,9 @@ Layout (little-endian throughout)::
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits
             short: the normalised text, utf-8 (edit similarity needs the characters)
 
+A record carries no sequence number (the index keys it by seq), so storage format 3's 8-byte seqs
+left it unchanged: ``VERSION`` stays 1.
+
 Truncating shingle hashes to 32 bits halves the record; a false shingle match needs a 32-bit
 collision between two specific shingles (about 2**-32 each), so Jaccard computed on the truncated
 sets equals the exact one except with probability ~ n_a * n_b / 2**32 (2e-5 for two 300-word

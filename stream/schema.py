@@ -8,6 +8,7 @@ dead-letter topic and metrics) and a human message: an :class:`~stream.errors.In
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -17,6 +18,9 @@ from stream.errors import InvalidMessage
 from stream.model import Article
 
 MAX_TEXT_BYTES = 1_000_000
+MAX_KEY_BYTES = 1024
+"""Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
+(an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
 _OPTIONAL = ("title", "url", "lang", "published_at")
 
 
@@ -66,12 +70,7 @@ def article_from_obj(
         if abs(doc_id).bit_length() > 4 * keys.ID_MAX_BYTES:
             raise InvalidMessage("invalid_id", f"id must be at most {keys.ID_MAX_BYTES} bytes")
         doc_id = str(doc_id)
-    if not isinstance(doc_id, str) or not doc_id:
-        raise InvalidMessage("missing_id", f"field {id_field!r} must be a non-empty string")
-    if len(doc_id.encode("utf-8", "surrogatepass")) > keys.ID_MAX_BYTES or not doc_id.isprintable():
-        raise InvalidMessage(
-            "invalid_id", f"id must be printable and at most {keys.ID_MAX_BYTES} bytes"
-        )
+    doc_id = check_id(doc_id, id_field)
     text = obj.get(text_field)
     if not isinstance(text, str):
         raise InvalidMessage("missing_text", f"field {text_field!r} must be a string")
@@ -99,4 +98,49 @@ def article_from_obj(
     return Article(doc_id, text, ns, **extra)
 
 
-__all__ = ["MAX_TEXT_BYTES", "article_from_obj", "parse_article"]
+def check_id(doc_id: object, field: str = "id") -> str:
+    """A valid article id (printable, at most ``keys.ID_MAX_BYTES``), or InvalidMessage."""
+    if not isinstance(doc_id, str) or not doc_id:
+        raise InvalidMessage("missing_id", f"field {field!r} must be a non-empty string")
+    if len(doc_id.encode("utf-8", "surrogatepass")) > keys.ID_MAX_BYTES or not doc_id.isprintable():
+        raise InvalidMessage(
+            "invalid_id", f"id must be printable and at most {keys.ID_MAX_BYTES} bytes"
+        )
+    return doc_id
+
+
+def parse_tombstone(
+    key: bytes | None,
+    headers: Sequence[tuple[str, bytes | None]] = (),
+    default_namespace: str = "default",
+) -> tuple[str, str]:
+    """``(namespace, id)`` of a tombstone: the key is the id, the namespace is the last
+    ``namespace`` header (UTF-8) or the default. A keyless tombstone is ``empty_message``."""
+    if not key:
+        raise InvalidMessage("empty_message", "message has no value and no key")
+    try:
+        doc_id = key.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidMessage("invalid_id", "tombstone key is not UTF-8") from None
+    ns = default_namespace
+    for name, value in headers:
+        if name == "namespace":
+            try:
+                ns = (value or b"").decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidMessage("invalid_namespace", "namespace header is not UTF-8") from None
+    if not keys.NAMESPACE_RE.fullmatch(ns):
+        raise InvalidMessage(
+            "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
+        )
+    return ns, check_id(doc_id, "key")
+
+
+__all__ = [
+    "MAX_KEY_BYTES",
+    "MAX_TEXT_BYTES",
+    "article_from_obj",
+    "check_id",
+    "parse_article",
+    "parse_tombstone",
+]

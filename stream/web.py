@@ -4,8 +4,12 @@
   false) says whether the text is indexed too; without it and without an ``id`` the check gets a
   throwaway id. A bearer token (``NEARDUP_CHECK_TOKEN``) guards it when set; bodies over
   ``check_max_body_bytes`` are refused (413) before or while reading, never buffered whole.
-* ``GET /health``: 200 when Kafka and Redis are reachable, else 503 (a Kubernetes readiness
-  probe), with which of the two is away.
+* ``DELETE /articles/{id}?namespace=NS``: takedown (same bearer token as ``/check``): the
+  article leaves the index and a tombstone with its id is published on the verdict topic, known
+  or not; answers ``{"deleted": true|false, "id", "namespace"}`` (false: the id was not indexed).
+* ``GET /health``: 200 when Kafka and Redis are reachable and the index answers, else 503 (a
+  Kubernetes readiness probe), with which is away and a ``reason`` (``index unavailable: OOM
+  ...`` while batches are retried).
 * ``GET /metrics``: Prometheus text format.
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 import hmac
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import faust
@@ -25,8 +30,9 @@ from stream.clients import safe_url, tcp_reachable
 from stream.config import Settings
 from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
+from stream.keys import NAMESPACE_RE
 from stream.metrics import Metrics
-from stream.schema import article_from_obj
+from stream.schema import article_from_obj, check_id
 
 log = logging.getLogger("neardup.worker")
 
@@ -42,37 +48,64 @@ class Readiness:
         self._settings = settings
         self._redis = redis
         self._metrics = metrics
-        self.redis_ok = False
+        self.ping_ok = False
         self.kafka_ok = False
+        self.ping_error: str | None = "not probed yet"
+        self.index_error: str | None = None
+
+    @property
+    def redis_ok(self) -> bool:
+        """Reachable *and* serving: a Redis out of memory still answers PING, so a batch's
+        failure counts until a batch succeeds again."""
+        return self.ping_ok and self.index_error is None
 
     @property
     def ready(self) -> bool:
         return self.redis_ok and self.kafka_ok
 
-    def index_available(self, ok: bool) -> None:
-        self.redis_ok = ok
+    @property
+    def reason(self) -> str | None:
+        """Why not ready, for ``/health`` (None when ready)."""
+        if self.index_error is not None:
+            return self.index_error
+        if not self.ping_ok:
+            return f"redis unreachable: {self.ping_error}"
+        if not self.kafka_ok:
+            return "kafka unreachable"
+        return None
+
+    def index_unavailable(self, why: str | None) -> None:
+        """Told by the batch handler: why the index is failing, or None once it answers."""
+        self.index_error = why
         self._metrics.ready.set(1 if self.ready else 0)
 
     async def probe(self) -> None:
         try:
-            self.redis_ok = bool(await self._redis.ping())
-        except Exception:  # any failure means "not reachable"; the reason is logged
+            self.ping_ok = bool(await self._redis.ping())
+            self.ping_error = None
+        except Exception as exc:  # any failure means "not reachable"; the reason is shown
             log.warning("Redis at %s is not reachable", safe_url(self._settings.redis_url))
-            self.redis_ok = False
+            self.ping_ok, self.ping_error = False, f"{type(exc).__name__}: {exc}"[:300]
         self.kafka_ok = await tcp_reachable(self._settings.bootstrap_servers())
         self._metrics.ready.set(1 if self.ready else 0)
 
 
+def authorized(request: Request, settings: Settings) -> bool:
+    """The bearer token matches (or none is configured), compared in constant time."""
+    token = settings.check_token
+    if token is None:
+        return True
+    # aiohttp decodes header bytes with surrogateescape: encode them back the same way,
+    # or a non-UTF-8 header raises here (a 500) instead of being refused.
+    got = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
+    want = f"Bearer {token.get_secret_value()}".encode()
+    return hmac.compare_digest(got, want)
+
+
 async def check(view: View, request: Request, settings: Settings, engine: Engine) -> Response:
     """``POST /check``: the verdict of one article, registered or not."""
-    token = settings.check_token
-    if token is not None:
-        # aiohttp decodes header bytes with surrogateescape: encode them back the same way,
-        # or a non-UTF-8 header raises here (a 500) instead of being refused.
-        got = request.headers.get("Authorization", "").encode("utf-8", "surrogateescape")
-        want = f"Bearer {token.get_secret_value()}".encode()
-        if not hmac.compare_digest(got, want):
-            return view.json({"error": "unauthorized"}, status=401)
+    if not authorized(request, settings):
+        return view.json({"error": "unauthorized"}, status=401)
     raw: Any = request  # faust's Request protocol hides aiohttp's streaming body
     length = raw.content_length
     limit = settings.check_max_body_bytes
@@ -118,19 +151,57 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
     return view.json(out)
 
 
+Deleter = Callable[[str, str], Awaitable[bool]]
+
+
+async def delete_article(
+    view: View, request: Request, settings: Settings, doc_id: str, deleter: Deleter
+) -> Response:
+    """``DELETE /articles/{id}?namespace=``: takedown; ``deleter`` also publishes the tombstone."""
+    if not authorized(request, settings):
+        return view.json({"error": "unauthorized"}, status=401)
+    ns = request.query.get("namespace") or settings.namespace
+    try:
+        doc_id = check_id(doc_id)
+        if not NAMESPACE_RE.fullmatch(ns):
+            raise InvalidMessage("invalid_namespace", f"must match {NAMESPACE_RE.pattern}")
+    except InvalidMessage as exc:
+        return view.json({"error": exc.reason, "detail": str(exc)}, status=400)
+    try:
+        deleted = await deleter(ns, doc_id)
+    except Exception as exc:  # the index or the broker is away: say so, do not crash the view
+        log.warning("delete failed: %s", exc)
+        return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
+    return view.json({"deleted": deleted, "id": doc_id, "namespace": ns})
+
+
 def add_views(
-    app: faust.App, settings: Settings, engine: Engine, metrics: Metrics, readiness: Readiness
+    app: faust.App,
+    settings: Settings,
+    engine: Engine,
+    metrics: Metrics,
+    readiness: Readiness,
+    deleter: Deleter | None = None,
 ) -> None:
-    """Serve ``/check``, ``/health`` and ``/metrics`` on the app's web server."""
+    """Serve ``/check``, ``/articles/{id}`` (DELETE), ``/health`` and ``/metrics``."""
+
+    async def index_only(ns: str, doc_id: str) -> bool:
+        return await engine.delete(ns, doc_id)
+
+    remove = deleter or index_only
 
     class Check(View):
         async def post(self, request: Request) -> Response:
             return await check(self, request, settings, engine)
 
+    class Articles(View):
+        async def delete(self, request: Request, doc_id: str) -> Response:
+            return await delete_article(self, request, settings, doc_id, remove)
+
     class Health(View):
         async def get(self, request: Request) -> Response:
             r = readiness
-            body = {"ready": r.ready, "redis": r.redis_ok, "kafka": r.kafka_ok}
+            body = {"ready": r.ready, "redis": r.redis_ok, "kafka": r.kafka_ok, "reason": r.reason}
             return self.json(body, status=200 if r.ready else 503)
 
     class MetricsView(View):
@@ -138,8 +209,9 @@ def add_views(
             return self.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
 
     app.page("/check")(Check)
+    app.page("/articles/{doc_id}")(Articles)
     app.page("/health")(Health)
     app.page("/metrics")(MetricsView)
 
 
-__all__ = ["Readiness", "add_views", "check"]
+__all__ = ["Readiness", "add_views", "authorized", "check", "delete_article"]

@@ -11,9 +11,30 @@ boilerplate, empty or error pages: their later members add nothing but cost). Th
 slot lists the first ``COPIES_CAP`` copies of each text and is always read, so a verbatim copy of
 a document in a hot bucket is still found, and deleting the first copy leaves the next to match.
 
-Errors (:mod:`stream.errors`): a store that cannot be reached raises
+Sequence numbers are 64-bit (8 bytes big-endian wherever Redis stores them) and stop at
+``MAX_SEQ`` = 2**53, the largest count Lua's doubles hold exactly: a registration that could pass
+it is refused (:class:`~stream.errors.SeqExhaustedError`) instead of wrapping; at a million
+articles a second that is 285 years of one namespace.
+
+Retention: with a window, ``live_after`` (the cutoff time) is passed to registration (in a
+:class:`Window`) and lookup,
+and the content slot answers with its first *live* copy, skipping copies past the cutoff that the
+sweep (:meth:`Index.expire`) has not removed yet. Time is the store's clock (:meth:`Index.now`:
+Redis's ``TIME``), so workers whose own clocks differ still agree on what is live.
+
+The scheme: :meth:`Index.ensure_scheme` records it, and every registration call of a namespace
+whose scheme was ensured checks it again in the same atomic step (and records it if the store lost
+it), so a store that lost its data cannot let a worker with another scheme claim the namespace.
+
+Deletion: :meth:`Index.delete` also remembers the id (for the namespace's retention window if it
+has one, else ``Policy.deleted_ttl_s``; the registration call forgets ids deleted before its
+``Window.forget_before``), and a remembered id is not registered again: its probe has status
+``"deleted"``. Verdicts are written only while their seq still belongs to their article id.
+
+Errors (:mod:`stream.errors`): a store that cannot be reached, or that answers with a transient
+error (out of memory, read-only replica, loading, busy, cluster reconfiguring), raises
 :class:`~stream.errors.IndexUnavailableError` (retriable), a namespace built under another scheme
-:class:`~stream.errors.SchemeMismatchError`.
+or storage format :class:`~stream.errors.SchemeMismatchError`.
 """
 
 from __future__ import annotations
@@ -21,9 +42,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
-COPIES_CAP = 1024  # copies of one text the content slot lists (4 KB in Redis)
+import orjson
+
+from stream.errors import SchemeMismatchError
+
+COPIES_CAP = 1024  # copies of one text the content slot lists (8 KB in Redis)
+MAX_SEQ = 2**53  # the last sequence number: Lua's doubles are exact integers up to here
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,20 +63,67 @@ class Registration:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    seq: int
-    status: Literal["new", "replay"]
-    exact_seq: int | None  # the first article with the same content, if earlier than seq
+    seq: int  # 0 for a deleted id (nothing registered)
+    status: Literal["new", "replay", "deleted"]
+    exact_seq: int | None  # the first live article with the same content, if earlier than seq
     candidates: tuple[int, ...]  # earlier articles sharing a bucket, ascending, no repeats
     hot: int = 0  # buckets that were at their cap
     record: bytes | None = None  # replay: the stored record
     verdict: bytes | None = None  # replay: the stored verdict, if decided
 
 
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Times that bound a registration call: content-slot copies registered before
+    ``live_after`` are past retention (None: no retention), and deletions remembered since before
+    ``forget_before`` are forgotten first (None: none)."""
+
+    live_after: float | None = None
+    forget_before: float | None = None
+
+
+NO_WINDOW = Window()
+
+
+class StoredVerdict(NamedTuple):
+    """A verdict to store at a seq, with the article it is for: the store checks the seq still
+    belongs to ``doc_id`` before writing."""
+
+    doc_id: str
+    verdict: bytes  # Verdict.to_json()
+
+
+def scheme_format(scheme: bytes) -> int | None:
+    """The storage format a stored scheme names (``Policy.scheme()['format']``), if readable."""
+    try:
+        value = orjson.loads(scheme.split(b"|", 1)[0])
+    except orjson.JSONDecodeError:
+        return None
+    fmt = value.get("format") if isinstance(value, dict) else None
+    return fmt if isinstance(fmt, int) else None
+
+
+def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
+    """The refusal of a namespace indexed under another scheme, saying what to do about it."""
+    old, new = scheme_format(stored), scheme_format(mine)
+    if old != new:
+        return SchemeMismatchError(
+            f"namespace {ns!r} was indexed in storage format {old}, this worker reads and writes "
+            f"format {new} (format 3: 64-bit sequence numbers) and cannot use it: re-index its "
+            "articles into a new namespace, or flush the namespace (delete its keys "
+            f"nd:{{{ns}}}:*) and re-index"
+        )
+    return SchemeMismatchError(
+        f"namespace {ns!r} was indexed with a different sketch scheme: stored {stored!r}, this "
+        f"process uses {mine!r}; use another namespace or re-index"
+    )
+
+
 class RegistrationStream(Protocol):
     """Chunks of one batch registered in the order sent, while the caller goes on working: the
     engine sketches the next chunk while the store registers the last one."""
 
-    async def send(self, regs: Sequence[Registration]) -> None:
+    async def send(self, regs: Sequence[Registration], window: Window = NO_WINDOW) -> None:
         """Hand a chunk over; the store may start on it at once. Does not wait for probes."""
 
     async def probes(self) -> list[Probe]:
@@ -63,6 +136,7 @@ class BufferedRegistration:
 
     def __init__(self, index: Index, ns: str, cap: int) -> None:
         self._index, self._ns, self._cap = index, ns, cap
+        self._window = NO_WINDOW
         self._regs: list[Registration] = []
 
     async def __aenter__(self) -> BufferedRegistration:
@@ -71,54 +145,73 @@ class BufferedRegistration:
     async def __aexit__(self, *exc: object) -> None:
         self._regs = []
 
-    async def send(self, regs: Sequence[Registration]) -> None:
+    async def send(self, regs: Sequence[Registration], window: Window = NO_WINDOW) -> None:
+        if self._regs and window != self._window:
+            raise ValueError("the chunks of one buffered registration share one window")
         self._regs += regs
+        self._window = window
 
     async def probes(self) -> list[Probe]:
         regs, self._regs = self._regs, []
-        return await self._index.register(self._ns, regs, self._cap)
+        return await self._index.register(self._ns, regs, self._cap, window=self._window)
 
 
 class Index(Protocol):
     round_trips: int  # calls that waited on the store; 0 for an in-process index (metrics)
     remote: bool  # calls wait on another process (the engine overlaps its own work with them)
 
-    async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
-        """Record the scheme on first use; raise SchemeMismatchError if it differs."""
+    async def now(self, ns: str) -> float:
+        """The clock of the store holding ``ns``, unix seconds: registration times, retention
+        and liveness, one clock for every worker."""
 
-    async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
-        """Register-and-probe each article atomically, in the given order."""
+    async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
+        """Record the scheme on first use; raise SchemeMismatchError if it differs. Later
+        registrations in ``ns`` check it again atomically."""
+
+    async def register(
+        self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
+    ) -> list[Probe]:
+        """Register-and-probe each article atomically, in the given order, within ``window``."""
 
     def registration(self, ns: str, cap: int) -> AbstractAsyncContextManager[RegistrationStream]:
         """A batch registered in chunks, in order (see :class:`RegistrationStream`)."""
 
     async def lookup(
-        self, ns: str, content: bytes, buckets: Sequence[int]
+        self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
-        """Read-only probe: first seq with this content, and all seqs in these buckets."""
+        """Read-only probe: first live seq with this content, and all seqs in these buckets."""
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
 
     async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, bytes]) -> None: ...
+    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
+        """Store verdicts by seq, each only if the seq still belongs to its ``doc_id``."""
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None: ...
 
     async def delete(self, ns: str, doc_id: str) -> bool:
-        """Remove an article from its buckets, content slot, records and verdicts."""
+        """Remove an article from its buckets, content slot, records and verdicts, and remember
+        its id as deleted (even if it was not indexed). True if it was indexed."""
 
     async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
-        """Delete up to ``limit`` articles registered before ``before``; return how many."""
+        """Delete up to ``limit`` articles registered before ``before``; return how many.
+        (Deleted ids are forgotten by registration calls, see :class:`Window`.)"""
 
     async def count(self, ns: str) -> int: ...
 
 
 __all__ = [
     "COPIES_CAP",
+    "MAX_SEQ",
+    "NO_WINDOW",
     "BufferedRegistration",
     "Index",
     "Probe",
     "Registration",
     "RegistrationStream",
+    "StoredVerdict",
+    "Window",
+    "scheme_format",
+    "scheme_mismatch",
 ]

@@ -1,14 +1,30 @@
-"""In-process index: the embedded default (`neardup dedup`, tests), same semantics as Redis."""
+"""In-process index: the embedded default (`neardup dedup`, tests), same semantics as Redis.
+
+Its clock is injected (``clock``, ``time.time`` by default): :meth:`MemoryIndex.now` is what the
+engine uses for registration times, retention and liveness, as it uses Redis's ``TIME`` with
+:class:`~stream.index.redis.RedisIndex`.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from stream.errors import SchemeMismatchError
-from stream.index.base import COPIES_CAP, BufferedRegistration, Probe, Registration
+from stream.errors import SeqExhaustedError
+from stream.index.base import (
+    COPIES_CAP,
+    MAX_SEQ,
+    NO_WINDOW,
+    BufferedRegistration,
+    Probe,
+    Registration,
+    StoredVerdict,
+    Window,
+    scheme_mismatch,
+)
 from stream.records import Record
 
 K = TypeVar("K", int, bytes)
@@ -22,6 +38,7 @@ class _Space:
     docs: dict[int, bytes] = field(default_factory=dict)
     verdicts: dict[int, bytes] = field(default_factory=dict)
     times: dict[int, float] = field(default_factory=dict)
+    deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
     buckets: dict[int, Slot] = field(default_factory=dict)
 
@@ -63,28 +80,53 @@ def _take_out(table: dict[K, Slot], key: K, seq: int) -> None:
 class MemoryIndex:
     """Dicts per namespace; an asyncio program is single-threaded, so each call is atomic."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._spaces: dict[str, _Space] = {}
+        self._clock = clock
         self.round_trips = 0  # nothing leaves the process
         self.remote = False
 
     def _space(self, ns: str) -> _Space:
         return self._spaces.setdefault(ns, _Space())
 
+    async def now(self, ns: str) -> float:
+        return self._clock()
+
+    def start_at(self, ns: str, seq: int) -> None:
+        """For tests: the namespace's next article gets ``seq + 1`` (as ``HSET nd:{ns}:m seq``)."""
+        self._space(ns).seq = seq
+
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         space = self._space(ns)
         if space.scheme is None:
             space.scheme = scheme
         elif space.scheme != scheme:
-            raise SchemeMismatchError(
-                f"namespace {ns!r} was indexed with scheme {space.scheme!r}, not {scheme!r}"
-            )
+            raise scheme_mismatch(ns, space.scheme, scheme)
 
-    async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
+    async def register(
+        self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
+    ) -> list[Probe]:
         space = self._space(ns)
-        return [self._register_one(space, reg, cap) for reg in regs]
+        if regs and space.seq + len(regs) > MAX_SEQ:
+            raise SeqExhaustedError(
+                f"namespace {ns!r}: the counter is at {space.seq}; sequence numbers stop at 2**53"
+            )
+        forget = window.forget_before
+        if forget is not None and space.deleted:
+            space.deleted = {d: t for d, t in space.deleted.items() if t >= forget}
+        return [self._register_one(space, reg, cap, window.live_after) for reg in regs]
 
-    def _register_one(self, space: _Space, reg: Registration, cap: int) -> Probe:
+    def _first_live(self, space: _Space, holders: Slot, live_after: float | None) -> int | None:
+        """The first copy of a text still inside the retention window (swept or not)."""
+        if live_after is None:
+            return _seqs(holders)[0]
+        return next((s for s in _seqs(holders) if space.times[s] >= live_after), None)
+
+    def _register_one(
+        self, space: _Space, reg: Registration, cap: int, live_after: float | None
+    ) -> Probe:
+        if reg.doc_id in space.deleted:
+            return Probe(0, "deleted", None, ())
         known = space.ids.get(reg.doc_id)
         if known is not None:
             return Probe(
@@ -98,11 +140,12 @@ class MemoryIndex:
         space.seq += 1
         seq = space.seq
         holders = space.exact.get(reg.content)
+        exact: int | None
         if holders is None:
             space.exact[reg.content] = seq
-            exact = seq
+            exact = None
         else:
-            exact = _seqs(holders)[0]
+            exact = self._first_live(space, holders, live_after)
             if _size(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
                 space.exact[reg.content] = _with(holders, seq)
         found: set[int] = set()
@@ -120,13 +163,13 @@ class MemoryIndex:
         space.ids[reg.doc_id] = seq
         space.docs[seq] = reg.record
         space.times[seq] = reg.at
-        return Probe(seq, "new", exact if exact != seq else None, tuple(sorted(found)), hot)
+        return Probe(seq, "new", exact, tuple(sorted(found)), hot)
 
     def registration(self, ns: str, cap: int) -> BufferedRegistration:
         return BufferedRegistration(self, ns, cap)  # in-process: nothing to overlap
 
     async def lookup(
-        self, ns: str, content: bytes, buckets: Sequence[int]
+        self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         space = self._space(ns)
         found: set[int] = set()
@@ -135,7 +178,8 @@ class MemoryIndex:
             if slot is not None:
                 found.update(_seqs(slot))
         holders = space.exact.get(content)
-        return (None if holders is None else _seqs(holders)[0]), tuple(sorted(found))
+        first = None if holders is None else self._first_live(space, holders, live_after)
+        return first, tuple(sorted(found))
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         docs = self._space(ns).docs
@@ -145,10 +189,10 @@ class MemoryIndex:
         v = self._space(ns).verdicts
         return {s: v[s] for s in seqs if s in v}
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, bytes]) -> None:
+    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
         space = self._space(ns)
-        for seq, blob in items.items():
-            if seq in space.docs:
+        for seq, (doc_id, blob) in items.items():
+            if space.ids.get(doc_id) == seq:
                 space.verdicts[seq] = blob
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
@@ -156,6 +200,7 @@ class MemoryIndex:
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         space = self._space(ns)
+        space.deleted[doc_id] = self._clock()
         seq = space.ids.get(doc_id)
         if seq is None:
             return False
@@ -180,6 +225,10 @@ class MemoryIndex:
 
     async def count(self, ns: str) -> int:
         return len(self._space(ns).docs)
+
+    def deleted_ids(self, ns: str) -> dict[str, float]:
+        """Inspection for tests: the remembered deleted ids and their deletion times."""
+        return dict(self._space(ns).deleted)
 
     def bucket_members(self, ns: str, bucket: int) -> list[int]:
         """Inspection for tests: the seqs currently in a bucket."""

@@ -1,10 +1,12 @@
 #!lua name=neardup
--- neardup index functions. Sequence numbers are packed as 4 big-endian bytes; a bucket value is a
--- run of them, earliest first, so membership never needs decoding here and removal keeps 4-byte
--- alignment.
+-- neardup index functions, storage format 3. Sequence numbers are packed as 8 big-endian bytes
+-- (struct '>I8'); Lua numbers are doubles, exact up to 2^53, so a namespace refuses a call that
+-- could take its counter past 2^53 (NEARDUP_SEQ_EXHAUSTED) rather than wrap. A bucket value is a
+-- run of packed seqs, earliest first, so membership never needs decoding here and removal keeps
+-- 8-byte alignment.
 --
--- Keys. register_many, lookup and remove_many declare the same KEYS, the namespace's keys:
---   meta, ids, docs, times, verdicts            (nd:{ns}:m, :i, :d, :t, :v)
+-- Keys. register64, probe64, forget64 and remove64 declare the same KEYS, the namespace's keys:
+--   meta, ids, docs, times, verdicts, deleted   (nd:{ns}:m, :i, :d, :t, :v, :g)
 -- The shard keys an article touches (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>) are not declared: they are
 -- derived here from the namespace base (KEYS[1] without its final 'm') and the top shard_bits
 -- bits of the content hash or bucket field, exactly as stream/keys.py names them. A call then
@@ -13,9 +15,21 @@
 -- a script touches, declared or not, and serves same-slot keys), and it starts with 'nd:', so an
 -- ACL key pattern ~nd:* covers it (Redis checks a script's every command against the ACL).
 -- Bucket fields are passed packed, one string of 8-byte big-endian bucket ids per article.
+--
+-- Function names follow argument layouts: a changed layout gets a new name, so a worker of
+-- another version gets "function not found" instead of a function that misreads its arguments.
+-- Errors a caller must tell apart are replies with their own code: NEARDUP_SCHEME <stored scheme>
+-- and NEARDUP_SEQ_EXHAUSTED, both returned before anything is written.
+
+local SEQ_BYTES = 8
+local MAX_SEQ = 2 ^ 53
 
 local function pack(seq)
-  return struct.pack('>I4', seq)
+  return struct.pack('>I8', seq)
+end
+
+local function unpack_seq(packed)
+  return (struct.unpack('>I8', packed))
 end
 
 -- Hex digits of a byte, built once at load (the string library is not available then):
@@ -56,7 +70,7 @@ local function shard_layout(keys, shard_bits)
   return shard_key, base .. 'x:', base .. 'b:'
 end
 
--- Articles of one register_many call come packed in one string (one argument instead of five
+-- Articles of one register64 call come packed in one string (one argument instead of five
 -- per article, which is what clients spend most on when they build a call). Each article is
 --   header '>HBI4H' (id length, registered_at length, record length, number of bucket fields),
 --   id, content hash (16 bytes), registered_at (decimal text), record, fields (8 bytes each).
@@ -78,46 +92,98 @@ local function unpack_articles(blob, n)
     fields[k] = sub(blob, p, p + 8 * nf - 1)
     pos = p + 8 * nf
   end
-  if pos ~= #blob + 1 then error('register_many: packed articles do not match their count') end
+  if pos ~= #blob + 1 then error('register64: packed articles do not match their count') end
   return ids, contents, times, records, fields
 end
 
--- register_many: ARGV = shard_bits, cap (members), copies cap, number of articles, the articles
--- packed (see unpack_articles).
--- Registers and probes the articles in order, each exactly as if alone (the whole call is
--- atomic). Returns 4 values per article, in order:
---   seq, hot, first copy's seq packed or '', all bucket values read concatenated      (new)
+-- The first live copy in a content slot's run of copies (earliest first). With a retention
+-- window (live_after, a time) a copy registered before it is past retention even while the sweep
+-- has not removed it yet, and the live copies behind it must still be seen; a copy this call
+-- registered (in mine, not yet in times) is live. Without a window (nil) the first copy.
+local function first_live(times, copies, live_after, mine)
+  if live_after == nil then return string.sub(copies, 1, SEQ_BYTES) end
+  for at = 1, #copies, SEQ_BYTES do
+    local c = string.sub(copies, at, at + SEQ_BYTES - 1)
+    if mine[c] then return c end
+    local t = redis.call('ZSCORE', times, c)
+    if t and tonumber(t) >= live_after then return c end
+  end
+  return ''
+end
+
+-- '' (no bound) or a number
+local function optional_number(arg, what)
+  if arg == '' then return nil end
+  local v = tonumber(arg)
+  if not v then error(what .. ' must be a number or empty') end
+  return v
+end
+
+-- register64 (was neardup_register_many: scheme, retention and deletion arguments added):
+-- ARGV = shard_bits, cap (members), copies cap, number of articles, the articles packed (see
+-- unpack_articles), scheme ('' = not checked), live_after ('' = no retention), forget_before
+-- ('' = keep every remembered deletion).
+-- First, before any write: the namespace's scheme is compared with the caller's and set if absent
+-- (so a namespace whose data was lost is claimed again by the first registration, atomically),
+-- deletions remembered since before forget_before are forgotten, and a call that could take the
+-- counter past 2^53 is refused. Then registers and probes the articles in order, each exactly as
+-- if alone (the whole call is atomic). Returns 4 values per article, in order:
+--   seq, hot, first live copy's seq packed or '', all bucket values read concatenated   (new)
 --   seq, -1, record, verdict or ''                                                  (replay)
--- The content slot lists the first copies of a text (up to the copies cap), so deleting the
--- first copy still leaves the next one to match verbatim. A bucket holds at most cap seqs, the
--- earliest; past the cap an article still reads it and counts it in hot. Most slots and buckets
--- are new: HSETNX adds the article to those in one command, HGET and HSET only follow for one
--- that existed.
-local function register_many(keys, args)
+--   0, -2, '', ''                                        (deleted: an id remembered as deleted)
+-- The content slot lists the first copies of a text (up to the copies cap), so deleting or
+-- expiring the first copy still leaves the next one to match verbatim. A bucket holds at most cap
+-- seqs, the earliest; past the cap an article still reads it and counts it in hot. Most slots and
+-- buckets are new: HSETNX adds the article to those in one command, HGET and HSET only follow for
+-- one that existed.
+local function register64(keys, args)
   local call, sub, concat = redis.call, string.sub, table.concat
-  local meta, ids, docs, times, verdicts = keys[1], keys[2], keys[3], keys[4], keys[5]
+  local meta, ids, docs, times, verdicts, deleted = keys[1], keys[2], keys[3], keys[4], keys[5],
+    keys[6]
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
-  local cap = 4 * tonumber(args[2])
-  local copies_cap = 4 * tonumber(args[3])
+  local cap = SEQ_BYTES * tonumber(args[2])
+  local copies_cap = SEQ_BYTES * tonumber(args[3])
   local n = tonumber(args[4])
-  if not n or n < 1 or n % 1 ~= 0 or #args ~= 5 then
-    error('register_many: ARGV must be shard_bits, cap, copies cap, count, packed articles')
+  if not n or n < 1 or n % 1 ~= 0 or #args ~= 8 then
+    error('register64: ARGV must be shard_bits, cap, copies cap, count, packed articles, '
+      .. 'scheme, live_after, forget_before')
+  end
+  local scheme, live_after = args[6], optional_number(args[7], 'live_after')
+  local forget_before = optional_number(args[8], 'forget_before')
+  if scheme ~= '' then
+    local stored = call('HGET', meta, 'scheme')
+    if not stored then
+      call('HSET', meta, 'scheme', scheme)
+    elseif stored ~= scheme then
+      return redis.error_reply('NEARDUP_SCHEME ' .. stored)
+    end
+  end
+  local seq = tonumber(call('HGET', meta, 'seq') or '0')
+  if seq > MAX_SEQ - n then -- (seq + n would round: 2^53 + 1 is not a double)
+    return redis.error_reply('NEARDUP_SEQ_EXHAUSTED the namespace counter is at '
+      .. string.format('%d', seq) .. '; sequence numbers stop at 2^53')
+  end
+  if forget_before then -- (ZRANGEBYSCORE and ZREM: commands the worker's ACL already allows)
+    local old = call('ZRANGEBYSCORE', deleted, '-inf', '(' .. string.format('%.17g', forget_before))
+    for lo = 1, #old, 4096 do call('ZREM', deleted, unpack(old, lo, math.min(lo + 4095, #old))) end
   end
   local wanted, contents, ats, records, all_fields = unpack_articles(args[5], n)
   local known = call('HMGET', ids, unpack(wanted))
-  local seq = tonumber(call('HGET', meta, 'seq') or '0')
   local fresh, fresh_rec = {}, {} -- id -> packed seq, record of the articles this call adds
+  local added = {} -- packed seqs this call adds
   local new_ids, new_docs, new_times, w = {}, {}, {}, 0
   local out, o = {}, 0
   for k = 1, n do
     local id = wanted[k]
     local mine = known[k]
-    if mine then
-      out[o + 1], out[o + 2] = struct.unpack('>I4', mine), -1
+    if call('ZSCORE', deleted, id) then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -2, '', ''
+    elseif mine then
+      out[o + 1], out[o + 2] = unpack_seq(mine), -1
       out[o + 3] = call('HGET', docs, mine) or ''
       out[o + 4] = call('HGET', verdicts, mine) or ''
     elseif fresh[id] then
-      out[o + 1], out[o + 2] = struct.unpack('>I4', fresh[id]), -1
+      out[o + 1], out[o + 2] = unpack_seq(fresh[id]), -1
       out[o + 3], out[o + 4] = fresh_rec[id], ''
     else
       local content, record, fields = contents[k], records[k], all_fields[k]
@@ -127,7 +193,7 @@ local function register_many(keys, args)
       local xkey = shard_key(xprefix, content)
       if call('HSETNX', xkey, content, me) == 0 then
         local copies = call('HGET', xkey, content)
-        first = sub(copies, 1, 4)
+        first = first_live(times, copies, live_after, added)
         if #copies < copies_cap then call('HSET', xkey, content, copies .. me) end
       end
       local found, nf, hot = {}, 0, 0
@@ -145,7 +211,7 @@ local function register_many(keys, args)
           end
         end
       end
-      fresh[id], fresh_rec[id] = me, record
+      fresh[id], fresh_rec[id], added[me] = me, record, true
       new_ids[w + 1], new_ids[w + 2] = id, me
       new_docs[w + 1], new_docs[w + 2] = me, record
       new_times[w + 1], new_times[w + 2] = ats[k], me
@@ -163,14 +229,16 @@ local function register_many(keys, args)
   return out
 end
 
--- lookup (read only; registered as neardup_probe, a new name for a new argument layout, like
--- neardup_put_verdicts_packed): ARGV = shard_bits, content hash, fields
--- Returns {first copy's seq packed or '', all bucket values concatenated}
-local function lookup(keys, args)
+-- probe64 (read only; was neardup_probe): KEYS as register64; ARGV = shard_bits, content hash,
+-- fields, live_after ('' = no retention).
+-- Returns {first live copy's seq packed or '', all bucket values concatenated}
+local function probe64(keys, args)
   local call, sub = redis.call, string.sub
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
   local content, fields = args[2], args[3]
-  local first = sub(call('HGET', shard_key(xprefix, content), content) or '', 1, 4)
+  local live_after = optional_number(args[4] or '', 'live_after')
+  local copies = call('HGET', shard_key(xprefix, content), content)
+  local first = copies and first_live(keys[4], copies, live_after, {}) or ''
   local found = {}
   for at = 1, #fields, 8 do
     local f = sub(fields, at, at + 7)
@@ -179,7 +247,7 @@ local function lookup(keys, args)
   return {first, table.concat(found)}
 end
 
--- take one packed seq out of a hash field's run of seqs (4-byte aligned); drop emptied fields
+-- take one packed seq out of a hash field's run of seqs (8-byte aligned); drop emptied fields
 local function take_out(key, f, me)
   local v = redis.call('HGET', key, f)
   if not v then return end
@@ -187,11 +255,11 @@ local function take_out(key, f, me)
   while true do
     local s = string.find(v, me, pos, true)
     if not s then return end
-    if (s - 1) % 4 == 0 then
-      if #v == 4 then
+    if (s - 1) % SEQ_BYTES == 0 then
+      if #v == SEQ_BYTES then
         redis.call('HDEL', key, f)
       else
-        redis.call('HSET', key, f, string.sub(v, 1, s - 1) .. string.sub(v, s + 4))
+        redis.call('HSET', key, f, string.sub(v, 1, s - 1) .. string.sub(v, s + SEQ_BYTES))
       end
       return
     end
@@ -199,10 +267,10 @@ local function take_out(key, f, me)
   end
 end
 
--- remove_many: ARGV = shard_bits, then 4 per article: packed seq, id, content hash, fields
--- Deletes each article everywhere, buckets included; one already gone is skipped. Returns how
--- many were there.
-local function remove_many(keys, args)
+-- remove64 (was neardup_remove_many): ARGV = shard_bits, then 4 per article: packed seq, id,
+-- content hash, fields. Deletes each article everywhere, buckets included; one already gone is
+-- skipped. Returns how many were there.
+local function remove64(keys, args)
   local call, sub = redis.call, string.sub
   local ids, docs, times, verdicts = keys[2], keys[3], keys[4], keys[5]
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
@@ -225,33 +293,48 @@ local function remove_many(keys, args)
   return removed
 end
 
+-- forget64: KEYS as register64; ARGV = article id. Remembers the id as deleted, at Redis's own
+-- time (TIME), so no later registration of it succeeds; returns its packed seq, or '' if it is
+-- not indexed. The caller then removes the article (remove64): a registration that came before
+-- this call is found here, one after it is refused.
+local function forget64(keys, args)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+  redis.call('ZADD', keys[6], string.format('%.6f', now), args[1])
+  return redis.call('HGET', keys[2], args[1]) or ''
+end
+
 -- scheme: KEYS = meta; ARGV = scheme bytes. Returns the stored scheme (set if absent).
 local function scheme(keys, args)
   redis.call('HSETNX', keys[1], 'scheme', args[1])
   return redis.call('HGET', keys[1], 'scheme')
 end
 
--- put_verdicts (registered as neardup_put_verdicts_packed: the name changed with the argument
--- format, so a worker of another version gets "function not found" instead of a function that
--- would misread its arguments): KEYS = docs, verdicts; ARGV = verdicts packed in one string,
--- each as packed seq (4 bytes), verdict length ('>I4'), verdict. Skips deleted seqs.
-local function put_verdicts(keys, args)
-  local blob, sub = args[1], string.sub
+-- put_verdicts64 (was neardup_put_verdicts_packed): KEYS = ids, verdicts; ARGV = verdicts packed
+-- in one string, each as packed seq (8 bytes), id length ('>H'), id, verdict length ('>I4'),
+-- verdict. Writes a verdict only while its seq still belongs to that article id (a seq deleted,
+-- or reused after a failover lost writes, keeps no verdict of another article). Returns how many
+-- were written.
+local function put_verdicts64(keys, args)
+  local blob, sub, unpack_len = args[1], string.sub, struct.unpack
   local n, pos = 0, 1
   while pos <= #blob do
-    local me = sub(blob, pos, pos + 3)
-    local len, p = struct.unpack('>I4', blob, pos + 4)
-    if redis.call('HEXISTS', keys[1], me) == 1 then
-      redis.call('HSET', keys[2], me, sub(blob, p, p + len - 1))
+    local me = sub(blob, pos, pos + SEQ_BYTES - 1)
+    local id_len, p = unpack_len('>H', blob, pos + SEQ_BYTES)
+    local id = sub(blob, p, p + id_len - 1)
+    local len, q = unpack_len('>I4', blob, p + id_len)
+    if redis.call('HGET', keys[1], id) == me then
+      redis.call('HSET', keys[2], me, sub(blob, q, q + len - 1))
       n = n + 1
     end
-    pos = p + len
+    pos = q + len
   end
   return n
 end
 
-redis.register_function('neardup_put_verdicts_packed', put_verdicts)
-redis.register_function('neardup_register_many', register_many)
-redis.register_function{function_name='neardup_probe', callback=lookup, flags={'no-writes'}}
-redis.register_function('neardup_remove_many', remove_many)
+redis.register_function('neardup_put_verdicts64', put_verdicts64)
+redis.register_function('neardup_register64', register64)
+redis.register_function{function_name='neardup_probe64', callback=probe64, flags={'no-writes'}}
+redis.register_function('neardup_remove64', remove64)
+redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

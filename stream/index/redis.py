@@ -2,34 +2,46 @@
 
 The client is injected (``redis.asyncio.Redis``, or a cluster client): this module never builds
 one. Batches are cut into chunks of ``chunk_size`` articles (64 by default), one
-``neardup_register_many`` FCALL each, pipelined (``transaction=False``): N articles cost one
+``neardup_register64`` FCALL each, pipelined (``transaction=False``): N articles cost one
 round trip for registration and one for the candidates' records. Inside a chunk the articles are
 registered in order, each exactly as if alone, and the whole chunk is atomic, which is more than
 the ordering rule needs. :meth:`RedisIndex.registration` streams a batch's chunks on one
 connection as the engine sketches them, so Redis works on one chunk while the next is sketched.
 
-Storage per article: a record in ``nd:{ns}:d`` (:mod:`stream.records`), 4 bytes of seq in each of
-its buckets, an entry in the id and time indexes, and its verdict. Buckets live as fields of
+Storage per article: a record in ``nd:{ns}:d`` (:mod:`stream.records`), 8 bytes of seq (64-bit,
+big-endian, storage format 3) in each of its buckets, an entry in the id and time indexes, and
+its verdict. Buckets live as fields of
 *sharded* hashes (``nd:{ns}:b:<top bits of the bucket id>``): small hashes use Redis's compact
 listpack encoding, about 20 bytes a bucket entry instead of ~90 for a key per bucket. The shard
 count is ``2**shard_bits`` per namespace (default 16); keep it so shards hold up to a few hundred
 fields (``hash-max-listpack-entries``, 128 by default, 512 recommended for large namespaces).
 
 Keys of a call: only the namespace's own keys are declared (``KEYS`` = meta, ids, docs, times,
-verdicts, see :mod:`stream.keys`); the exact-content and bucket shard keys an article touches are
-derived inside the Lua functions from the namespace base and ``shard_bits``, byte for byte as
-:func:`stream.keys.exact_shard` and :func:`stream.keys.bucket_shard` name them. A call then
-carries 5 keys and a few arguments, the chunk's articles packed into one of them (id, content
+verdicts, deleted, see :mod:`stream.keys`); the exact-content and bucket shard keys an article
+touches are derived inside the Lua functions from the namespace base and ``shard_bits``, byte for
+byte as :func:`stream.keys.exact_shard` and :func:`stream.keys.bucket_shard` name them. A call
+then carries 6 keys and a few arguments, the chunk's articles packed into one of them (id, content
 hash, time, record and bucket fields each), instead of ~36 keys and arguments per article: what
 redis-py spends building a command grows with its argument count. It is
 safe in a cluster and under the ACL: every derived key carries the same ``{ns}`` hash tag, so it
 lives in the slot of the declared keys (Redis Cluster checks the slot of every key a script
 touches and serves same-slot keys), and starts with ``nd:``, so the ACL key pattern ``~nd:*``
 (``deploy/redis-acl.conf``) covers it, command by command.
+
+Every registration call carries the namespace's scheme (once :meth:`RedisIndex.ensure_scheme` has
+been called for it), compared and, if Redis lost it, recorded again in the same atomic step; the
+retention cutoff, so the content slot answers with its first live copy; and the time before which
+remembered deletions are forgotten. Times come from Redis (:meth:`RedisIndex.now`, ``TIME``).
+
+Errors: connection errors, and the answers of a server that is there but cannot serve now (OOM,
+READONLY after a failover, LOADING, BUSY, TRYAGAIN, MOVED/ASK, CLUSTERDOWN, MASTERDOWN,
+NOREPLICAS), are :class:`~stream.errors.IndexUnavailableError` (retriable); any other error reply
+(a wrong argument: a bug) is raised as it is.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, contextmanager
@@ -38,18 +50,30 @@ from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    NoPermissionError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoPermissionError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream import keys
-from stream.errors import IndexUnavailableError, SchemeMismatchError
+from stream.errors import IndexUnavailableError, SeqExhaustedError
 from stream.index.base import (
     COPIES_CAP,
+    NO_WINDOW,
     BufferedRegistration,
     Probe,
     Registration,
     RegistrationStream,
+    StoredVerdict,
+    Window,
+    scheme_mismatch,
 )
 from stream.records import Record
 
@@ -57,16 +81,49 @@ MAX_CHUNK = 1024  # articles per call: Lua's unpack() of a chunk's writes stays 
 _LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
 
 
+# Error replies of a server that is there but cannot serve now. In a pipeline redis-py puts
+# "Command # n (...) of pipeline caused error: " and the reply's repr before the code.
+_AT = r"(?:^|caused error: \(?['\"]?)"
+_TRANSIENT = re.compile(
+    _AT + r"(OOM|READONLY|LOADING|BUSY|TRYAGAIN|MOVED|ASK|CLUSTERDOWN|MASTERDOWN|NOREPLICAS)\b"
+)
+_SCHEME = re.compile(_AT + r"NEARDUP_SCHEME (.*\|shard_bits=\d+|.*)", re.DOTALL)
+_EXHAUSTED = re.compile(_AT + r"NEARDUP_SEQ_EXHAUSTED\b")
+# ... and the codes redis-py turns into classes of their own, dropping the code from the message
+# (AskError covers MOVED, ClusterDownError MASTERDOWN; LOADING is a ConnectionError subclass).
+_TRANSIENT_CLASSES: dict[type[ResponseError], str] = {
+    OutOfMemoryError: "OOM",
+    ReadOnlyError: "READONLY",
+    TryAgainError: "TRYAGAIN",
+    AskError: "MOVED/ASK",
+    ClusterDownError: "CLUSTERDOWN",
+}
+
+
+def _transient(exc: ResponseError) -> str | None:
+    """The error code of a reply that says "not now" rather than "wrong", if it is one."""
+    for cls, code in _TRANSIENT_CLASSES.items():
+        if isinstance(exc, cls):
+            return code
+    found = _TRANSIENT.search(str(exc))
+    return found.group(1) if found else None
+
+
 def _pack(seq: int) -> bytes:
-    return seq.to_bytes(4, "big")
+    return seq.to_bytes(8, "big")
+
+
+def _optional(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
 
 
 _HEAD = struct.Struct(">HBIH")  # id, registered_at, record lengths; bucket count (neardup.lua)
+_ID_LEN = struct.Struct(">H")
 _LEN = struct.Struct(">I")
 
 
 def _packed_article(reg: Registration) -> bytes:
-    """One article of a ``neardup_register_many`` call, as its ``unpack_articles`` reads it:
+    """One article of a ``neardup_register64`` call, as its ``unpack_articles`` reads it:
     articles travel packed, one argument per call, because redis-py's cost is per argument."""
     ident, at = reg.doc_id.encode(), repr(reg.at).encode()
     if len(reg.content) != 16:
@@ -77,7 +134,7 @@ def _packed_article(reg: Registration) -> bytes:
 
 def _seqs(packed: bytes) -> list[int]:
     """Distinct seqs of a run of packed seqs, ascending."""
-    return sorted(set(np.frombuffer(packed, dtype=">u4").tolist())) if packed else []
+    return sorted(set(np.frombuffer(packed, dtype=">u8").tolist())) if packed else []
 
 
 class RedisIndex:
@@ -97,6 +154,7 @@ class RedisIndex:
         self._bits = shard_bits
         self._chunk = chunk_size
         self._loaded = False
+        self._schemes: dict[str, bytes] = {}  # ns -> scheme checked by every registration
         self.round_trips = 0  # calls that waited for Redis (metrics)
         self.remote = True  # calls wait on the Redis server (see Index.remote)
 
@@ -133,60 +191,89 @@ class RedisIndex:
             return await awaitable
 
     @contextmanager
-    def _errors(self) -> Iterator[None]:
-        """redis-py's errors as the index's: unavailable (retriable) or raised as they are."""
+    def _errors(self, ns: str = "") -> Iterator[None]:
+        """redis-py's errors as the index's: unavailable (retriable), the namespace's scheme or
+        counter refused, or raised as they are (a wrong argument is a bug, not bad weather)."""
         try:
             yield
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
         except ResponseError as exc:
-            if "function not found" in str(exc).lower():
+            text = str(exc)
+            if "function not found" in text.lower():
                 # A restarted server without persistence lost the library: reload, then retry.
                 self._loaded = False
                 raise IndexUnavailableError(f"Redis lost the neardup functions: {exc}") from exc
+            if code := _transient(exc):
+                raise IndexUnavailableError(f"Redis cannot serve now ({code}): {exc}") from exc
+            if scheme := _SCHEME.search(text):
+                stored = scheme.group(1).encode()
+                raise scheme_mismatch(ns, stored, self._schemes.get(ns, b"")) from exc
+            if _EXHAUSTED.search(text):
+                raise SeqExhaustedError(f"namespace {ns!r}: {exc}") from exc
             raise
 
     async def _ready(self) -> None:
         if not self._loaded:
             await self.load_functions()
 
+    async def now(self, ns: str) -> float:
+        """Redis's clock (``TIME``): one clock for every worker's retention and liveness."""
+        secs, usecs = await self._call(self._r.time())
+        return int(secs) + int(usecs) / 1e6
+
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()
         mine = scheme + b"|shard_bits=" + str(self._bits).encode()
         stored = await self._call(self._r.fcall("neardup_scheme", 1, keys.meta(ns), mine))
         if stored != mine:
-            raise SchemeMismatchError(
-                f"namespace {ns!r} was indexed with a different sketch scheme: stored "
-                f"{stored!r}, this process uses {mine!r}; use another namespace or re-index"
-            )
+            raise scheme_mismatch(ns, stored, mine)
+        self._schemes[ns] = mine
 
     @staticmethod
     def _ns_keys(ns: str) -> list[str]:
         """The KEYS of every per-article function (one layout, see neardup.lua): the namespace's
-        meta, ids, docs, times and verdicts; the functions derive the shard keys from the first
-        (its base) and ``shard_bits``."""
-        return [keys.meta(ns), keys.ids(ns), keys.docs(ns), keys.times(ns), keys.verdicts(ns)]
+        meta, ids, docs, times, verdicts and deleted ids; the functions derive the shard keys
+        from the first (its base) and ``shard_bits``."""
+        return [
+            keys.meta(ns),
+            keys.ids(ns),
+            keys.docs(ns),
+            keys.times(ns),
+            keys.verdicts(ns),
+            keys.deleted(ns),
+        ]
 
-    def _register_calls(self, ns: str, regs: Sequence[Registration], cap: int) -> list[list[Any]]:
-        """The ``neardup_register_many`` calls of some articles, ``chunk_size`` articles each."""
+    def _register_calls(
+        self, ns: str, regs: Sequence[Registration], cap: int, window: Window
+    ) -> list[list[Any]]:
+        """The ``neardup_register64`` calls of some articles, ``chunk_size`` articles each. The
+        scheme is the one ensured for ``ns`` ('' before that: not checked)."""
         ks = self._ns_keys(ns)
+        scheme = self._schemes.get(ns, b"")
+        tail = [scheme, _optional(window.live_after), _optional(window.forget_before)]
         calls = []
         for lo in range(0, len(regs), self._chunk):
             part = regs[lo : lo + self._chunk]
             packed = b"".join(map(_packed_article, part))
-            head = ["FCALL", "neardup_register_many", len(ks), *ks]
-            calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed])
+            head = ["FCALL", "neardup_register64", len(ks), *ks]
+            calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed, *tail])
         return calls
 
-    async def register(self, ns: str, regs: Sequence[Registration], cap: int) -> list[Probe]:
+    async def register(
+        self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
+    ) -> list[Probe]:
         await self._ready()
         if not regs:
             return []
         pipe = self._r.pipeline(transaction=False)
-        for call in self._register_calls(ns, regs, cap):
+        for call in self._register_calls(ns, regs, cap, window):
             pipe.execute_command(*call)
         probes: list[Probe] = []
-        for reply in await self._call(pipe.execute()):
+        self.round_trips += 1
+        with self._errors(ns):
+            replies = await pipe.execute()
+        for reply in replies:
             probes += _probes(reply)
         return probes
 
@@ -200,13 +287,14 @@ class RedisIndex:
         return BufferedRegistration(self, ns, cap)
 
     async def lookup(
-        self, ns: str, content: bytes, buckets: Sequence[int]
+        self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         await self._ready()
         ks = self._ns_keys(ns)
+        fields = keys.bucket_fields(buckets)
         reply = await self._call(
             self._r.fcall_ro(
-                "neardup_probe", len(ks), *ks, self._bits, content, keys.bucket_fields(buckets)
+                "neardup_probe64", len(ks), *ks, self._bits, content, fields, _optional(live_after)
             )
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
@@ -224,14 +312,16 @@ class RedisIndex:
         vals = await self._call(self._r.hmget(keys.verdicts(ns), [_pack(s) for s in seqs]))
         return {s: v for s, v in zip(seqs, vals, strict=True) if v is not None}
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, bytes]) -> None:
+    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
         if items:
             await self._ready()
-            packed = b"".join(_pack(s) + _LEN.pack(len(v)) + v for s, v in items.items())
+            packed = b"".join(
+                b"".join((_pack(s), _ID_LEN.pack(len(ident)), ident, _LEN.pack(len(v)), v))
+                for s, (doc_id, v) in items.items()
+                for ident in (doc_id.encode(),)
+            )
             await self._call(
-                self._r.fcall(
-                    "neardup_put_verdicts_packed", 2, keys.docs(ns), keys.verdicts(ns), packed
-                )
+                self._r.fcall("neardup_put_verdicts64", 2, keys.ids(ns), keys.verdicts(ns), packed)
             )
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
@@ -242,7 +332,7 @@ class RedisIndex:
         """Remove articles everywhere: two round trips for any number of them.
 
         The records are read first (they say which buckets to clean), then one pipelined
-        ``neardup_remove_many`` per chunk of articles; each call is atomic, and an article
+        ``neardup_remove64`` per chunk of articles; each call is atomic, and an article
         already gone (a concurrent delete or expiry) is skipped.
         """
         if not seqs:
@@ -257,13 +347,18 @@ class RedisIndex:
             for seq, raw in raws[lo : lo + self._chunk]:
                 rec = Record.decode(raw)
                 args += (_pack(seq), rec.doc_id, rec.content, keys.bucket_fields(rec.buckets))
-            pipe.fcall("neardup_remove_many", len(ks), *ks, *args)
+            pipe.fcall("neardup_remove64", len(ks), *ks, *args)
         return sum(int(x) for x in await self._call(pipe.execute()))
 
     async def delete(self, ns: str, doc_id: str) -> bool:
+        """Remember the id as deleted (``neardup_forget64``, which also returns its seq: from then
+        on no registration of it succeeds), then remove the article if it was indexed."""
         await self._ready()
-        seq = await self.seq_of(ns, doc_id)
-        return seq is not None and await self._remove_many(ns, [seq]) == 1
+        ks = self._ns_keys(ns)
+        packed = await self._call(self._r.fcall("neardup_forget64", len(ks), *ks, doc_id))
+        if not packed:
+            return False
+        return await self._remove_many(ns, [int.from_bytes(packed, "big")]) == 1
 
     async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
         await self._ready()
@@ -299,8 +394,8 @@ class _StreamedRegistration:
             await conn.disconnect()
         await self._index._r.connection_pool.release(conn)
 
-    async def send(self, regs: Sequence[Registration]) -> None:
-        calls = self._index._register_calls(self._ns, regs, self._cap)
+    async def send(self, regs: Sequence[Registration], window: Window = NO_WINDOW) -> None:
+        calls = self._index._register_calls(self._ns, regs, self._cap, window)
         with self._index._errors():
             await self._conn.send_packed_command(self._conn.pack_commands(calls))
         self._unread += len(calls)
@@ -308,7 +403,7 @@ class _StreamedRegistration:
     async def probes(self) -> list[Probe]:
         self._index.round_trips += 1
         probes: list[Probe] = []
-        with self._index._errors():
+        with self._index._errors(self._ns):
             while self._unread:
                 reply = await self._conn.read_response()
                 self._unread -= 1
@@ -317,10 +412,13 @@ class _StreamedRegistration:
 
 
 def _probes(reply: list[Any]) -> list[Probe]:
-    """The probes of one ``neardup_register_many`` reply: 4 values per article (neardup.lua)."""
+    """The probes of one ``neardup_register64`` reply: 4 values per article (neardup.lua)."""
     out: list[Probe] = []
     it = iter(reply)
     for seq, hot, a, b in zip(it, it, it, it, strict=True):
+        if hot == -2:  # an id remembered as deleted: nothing registered
+            out.append(Probe(0, "deleted", None, ()))
+            continue
         if hot < 0:  # replay: a = record, b = verdict
             out.append(Probe(seq, "replay", None, (), record=a or None, verdict=b or None))
             continue

@@ -136,9 +136,11 @@ class _CountingIndex(RedisIndex):
 
     resolves = 0
 
-    async def lookup(self, ns: str, content: bytes, buckets: Sequence[int]) -> Any:
+    async def lookup(
+        self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
+    ) -> Any:
         _CountingIndex.resolves += 1
-        return await super().lookup(ns, content, buckets)
+        return await super().lookup(ns, content, buckets, live_after=live_after)
 
 
 async def _worker(
@@ -277,7 +279,7 @@ async def test_chain_with_an_undecided_middle_is_one_cluster(
         await asyncio.wait_for(stalling.stalled.wait(), 10)
         b_seq = await RedisIndex(redis_client).seq_of("default", b.id)
         assert b_seq is not None
-        assert await redis_client.hget(keys.verdicts("default"), b_seq.to_bytes(4, "big")) is None
+        assert await redis_client.hget(keys.verdicts("default"), b_seq.to_bytes(8, "big")) is None
 
         (vc,) = await Engine(RedisIndex(third_client)).process([c])
         assert isinstance(vc, Verdict)

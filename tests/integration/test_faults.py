@@ -207,7 +207,7 @@ def index_state(url: str, ns: str) -> dict[str, Any]:
             for key in r.scan_iter(match=base + pattern, count=1000):
                 for value in r.hvals(key):
                     out.update(
-                        int.from_bytes(value[i : i + 4], "big") for i in range(0, len(value), 4)
+                        int.from_bytes(value[i : i + 8], "big") for i in range(0, len(value), 8)
                     )
             return out
 
@@ -576,3 +576,47 @@ async def test_worker_stopped_while_redis_is_away_loses_nothing(
     finally:
         for w in workers:
             w.stop()
+
+
+async def test_redis_at_its_memory_limit_pauses_and_health_says_why(
+    make_redis: Callable[..., Any], kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """Redis refuses writes with OOM (``maxmemory`` reached, ``noeviction``) but still answers
+    PING: the worker retries with backoff, dead-letters nothing, stays alive, and ``/health``
+    answers 503 with the reason until Redis has room again."""
+    store = make_redis()
+    topics = await make_topics(kafka_bootstrap)
+    ns = f"oom-{uuid.uuid4().hex[:6]}"
+    docs = [a for g in articles(ns, 6, 2, seed=17) for a in g]
+    ids = {a["id"] for a in docs}
+    worker = start_worker(topics, store.url, tmp_path, f"g-{ns}", **FAST)
+    admin = redis.Redis.from_url(store.url)
+    try:
+        await ready(worker)
+        async with (
+            watching(topics.bootstrap, topics.verdicts) as verdicts,
+            watching(topics.bootstrap, topics.dlq) as dlq,
+        ):
+            admin.config_set("maxmemory-policy", "noeviction")
+            admin.config_set("maxmemory", "1")  # below what is used: every write is refused
+            await produce(topics.bootstrap, topics.input, items_of(docs))
+            deadline = time.monotonic() + 30
+            while True:
+                status, body = await asyncio.to_thread(worker.get, "/health")
+                if status == 503 and "OOM" in (json.loads(body).get("reason") or ""):
+                    break
+                assert time.monotonic() < deadline, f"/health {status} {body!r}"
+                await asyncio.sleep(0.2)
+            assert json.loads(body)["redis"] is False and json.loads(body)["ready"] is False
+            await asyncio.sleep(3)  # ping answers meanwhile: still not ready
+            assert (await asyncio.to_thread(worker.get, "/health"))[0] == 503
+            assert not verdicts.records and not dlq.records
+            assert worker.proc.poll() is None, "the worker must ride out a full Redis"
+            admin.config_set("maxmemory", "0")
+            await verdicts.wait_for(ids, 60, "after Redis had room again")
+            await wait_health(worker, 200, 10, "after Redis had room again")
+            assert metric(worker, "neardup_index_retries_total") > 0
+            assert not dlq.records
+    finally:
+        admin.close()
+        worker.stop()

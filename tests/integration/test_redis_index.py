@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ from harness import data
 from stream import keys
 from stream.engine import Engine
 from stream.errors import ConflictError, IndexUnavailableError, SchemeMismatchError
-from stream.index.base import COPIES_CAP, Probe, Registration
+from stream.index.base import COPIES_CAP, Probe, Registration, StoredVerdict
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.model import Article, Verdict
@@ -32,6 +33,8 @@ from stream.policy import Policy
 from stream.prepare import prepare
 from stream.records import Kind, Record
 from tests.integration.stalling import StallingIndex
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # --------------------------------------------------------------------------- data
 
@@ -98,9 +101,9 @@ async def _seqs_in(client: Redis, pattern: str) -> dict[tuple[bytes, bytes], lis
     out: dict[tuple[bytes, bytes], list[int]] = {}
     async for key in client.scan_iter(match=pattern, count=1000):
         async for field, value in client.hscan_iter(key, count=1000):
-            assert len(value) % 4 == 0
+            assert len(value) % 8 == 0
             out[key, field] = [
-                int.from_bytes(value[i : i + 4], "big") for i in range(0, len(value), 4)
+                int.from_bytes(value[i : i + 8], "big") for i in range(0, len(value), 8)
             ]
     return out
 
@@ -120,7 +123,7 @@ async def _dump(client: Redis) -> dict[bytes, Any]:
 
 
 def _packed(seq: int) -> bytes:
-    return seq.to_bytes(4, "big")
+    return seq.to_bytes(8, "big")
 
 
 async def _verdicts(engine: Engine, articles: Sequence[Article]) -> list[Verdict]:
@@ -205,8 +208,19 @@ async def test_streamed_registration_lost_connection(redis_client: Redis, redis_
         await index.ensure_scheme("lost", Policy().scheme_bytes())
         with pytest.raises(IndexUnavailableError):
             async with index.registration("lost", 256) as stream:
-                await stream.send(regs)
-                await redis_client.client_kill_filter(_type="normal", skipme=True)
+                await stream.send(regs[:8])
+                for _ in range(500):  # the first chunk is registered (its reply unread)...
+                    if await redis_client.hlen(keys.docs("lost")) == 8:
+                        break
+                    await asyncio.sleep(0.01)
+                # ... the rest is held (a write pause), and the connection dies with its
+                # replies unread: what the server had replied before cannot save it
+                await redis_client.client_pause(10_000, all=False)
+                try:
+                    await stream.send(regs[8:])
+                    await redis_client.client_kill_filter(_type="normal", skipme=True)
+                finally:
+                    await redis_client.client_unpause()
                 await stream.probes()
         again = await index.register("lost", regs, 256)
         # whatever the server registered before the kill comes back as a replay with its seq;
@@ -253,8 +267,8 @@ async def test_scheme_mismatch_is_refused(redis_client: Redis) -> None:
         Engine(RedisIndex(redis_client), Policy(threshold=0.6)),
         Engine(RedisIndex(redis_client, shard_bits=8)),
     ):
-        with pytest.raises(SchemeMismatchError):
-            await other.process([Article("b", _clough()[1])])
+        (refused,) = await other.process([Article("b", _clough()[1])])
+        assert isinstance(refused, SchemeMismatchError)
     assert await redis_client.hlen(keys.docs("default")) == 1
     # same scheme in another process is fine; a different scheme in another namespace too
     (v,) = await _verdicts(Engine(RedisIndex(redis_client)), [Article("c", _clough()[0])])
@@ -411,7 +425,7 @@ async def test_every_key_carries_the_namespace_hash_tag(redis_client: Redis) -> 
     await engine.delete(namespaces[0], "doc-3")
     now[0] = 100.0
     await engine.expire(namespaces[1])
-    pattern = re.compile(rb"^nd:\{([^}]+)\}:(m|i|d|v|t|x:[0-9a-f]+|b:[0-9a-f]+)$")
+    pattern = re.compile(rb"^nd:\{([^}]+)\}:(m|i|d|v|t|g|x:[0-9a-f]+|b:[0-9a-f]+)$")
     seen: dict[bytes, set[int]] = {}
     async for key in redis_client.scan_iter(count=1000):
         m = pattern.match(key)
@@ -515,9 +529,8 @@ async def test_shard_keys_named_in_lua_are_those_of_keys_py(redis_client: Redis,
     assert await index.delete(ns, "edge")
     assert await index.expire(ns, 2000.0) == len(regs) - 1
     assert await _shard_fields(redis_client, ns) == {}
-    assert [k async for k in redis_client.scan_iter(match=keys.base(ns) + "*")] == [
-        keys.meta(ns).encode()
-    ]
+    left = {k async for k in redis_client.scan_iter(match=keys.base(ns) + "*")}
+    assert left == {keys.meta(ns).encode(), keys.deleted(ns).encode()}  # "edge" is remembered
 
 
 def _churn(seed: int, n: int) -> list[Registration]:
@@ -544,19 +557,26 @@ async def test_probes_do_not_depend_on_the_chunk_size(redis_client: Redis) -> No
         indexes[f"c{chunk}"] = RedisIndex(redis_client, shard_bits=4, chunk_size=chunk)
     for ns, index in indexes.items():
         probes = await index.register(ns, first, cap)
-        await index.put_verdicts(ns, {p.seq: b"v%d" % p.seq for p in probes[::3]})
+        every_third = zip(first[::3], probes[::3], strict=True)
+        await index.put_verdicts(
+            ns, {p.seq: StoredVerdict(r.doc_id, b"v%d" % p.seq) for r, p in every_third}
+        )
         assert await index.delete(ns, "id7")
         results[ns] = probes + await index.register(ns, second + first[:40], cap)
     assert len(results["c1"]) == 150 + 90 + 40
     statuses = {p.status for p in results["c1"]}
-    assert statuses == {"new", "replay"} and any(p.hot for p in results["c1"])
+    # id7 is remembered as deleted: its replay is not registered again
+    assert statuses == {"new", "replay", "deleted"} and any(p.hot for p in results["c1"])
     assert any(p.verdict for p in results["c1"]) and any(p.exact_seq for p in results["c1"])
     for ns, probes in results.items():
         assert probes == results["memory"], ns
 
     def stored(dump: dict[bytes, Any], ns: str) -> dict[bytes, Any]:
+        """A namespace's keys and values, deletion times left out (Redis's clock moved on)."""
         tag = keys.base(ns).encode()
-        return {k[len(tag) :]: v for k, v in dump.items() if k.startswith(tag)}
+        out = {k[len(tag) :]: v for k, v in dump.items() if k.startswith(tag)}
+        out[b"g"] = [member for member, _ in out[b"g"]]
+        return out
 
     dump = await _dump(redis_client)
     for ns in ("c7", "c64", "c1024"):
@@ -595,3 +615,17 @@ async def test_content_slot_lists_the_first_copies_up_to_its_cap(redis_client: R
     assert [p.exact_seq for p in probes] == [None] + [1] * (COPIES_CAP + 4)
     slot = await redis_client.hget(keys.exact_shard("copies", text, 16), text)
     assert slot == b"".join(_packed(s) for s in range(1, COPIES_CAP + 1))
+
+
+async def test_every_function_python_calls_is_in_the_library(redis_client: Redis) -> None:
+    """The names the index calls are exactly those the loaded library registers (a renamed
+    layout must be renamed on both sides), and none of the format-2 names survives."""
+    source = Path(RedisIndex.__module__.replace(".", "/") + ".py")
+    called = set(re.findall(r'"(neardup_\w+)"', (ROOT / source).read_text(encoding="utf-8")))
+    await RedisIndex(redis_client).load_functions()
+    (library,) = await redis_client.function_list("neardup")
+    info = dict(zip(library[::2], library[1::2], strict=True))
+    loaded = {dict(zip(f[::2], f[1::2], strict=True))[b"name"].decode() for f in info[b"functions"]}
+    assert called == loaded
+    old = {"neardup_register_many", "neardup_probe", "neardup_put_verdicts_packed"}
+    assert not old & loaded

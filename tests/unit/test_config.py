@@ -29,9 +29,12 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEARDUP_KAFKA_BOOTSTRAP", "a:1, b:2")
     monkeypatch.setenv("NEARDUP_THRESHOLD", "0.9")
     monkeypatch.setenv("NEARDUP_RETENTION_S", "3600")
+    monkeypatch.setenv("NEARDUP_DELETED_TTL_S", "120")
     s = Settings()
     assert s.bootstrap_servers() == ["a:1", "b:2"]
     assert s.policy().threshold == 0.9 and s.policy().retention_s == 3600
+    assert s.policy().deleted_ttl_s == 120
+    assert Settings(retention_s=None).policy().remember_deleted_s == 120
 
 
 @pytest.mark.parametrize(

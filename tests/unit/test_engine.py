@@ -20,7 +20,7 @@ import pytest
 from harness import data
 from sketch import features, verify
 from stream.engine import Engine
-from stream.errors import ConflictError, NeardupError
+from stream.errors import ConflictError, DeletedError, NeardupError
 from stream.index.base import Registration
 from stream.index.memory import MemoryIndex
 from stream.model import Article, Verdict
@@ -523,9 +523,11 @@ async def test_delete_removes_buckets_and_content_slot(engine: Engine, index: Me
     assert await index.verdicts("default", [va.seq]) == {}
     assert await index.count("default") == 1
 
-    v1, v2 = await _verdicts(engine, [Article("A2", a), Article("A", a)])
+    (v1,) = await _verdicts(engine, [Article("A2", a)])
     assert (v1.verdict, v1.seq) == ("original", 3)
-    assert (v2.verdict, v2.method, v2.duplicate_of) == ("duplicate", "exact", "A2")
+    (again,) = await engine.process([Article("A", a)])  # a takedown stays down
+    assert isinstance(again, DeletedError)
+    assert await index.seq_of("default", "A") is None
 
 
 async def test_verbatim_copy_survives_deleting_the_first_copy(index: MemoryIndex) -> None:

@@ -14,8 +14,17 @@ from stream.pipeline import BatchHandler, Incoming
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 
 
-def msg(value: bytes | None, offset: int, key: bytes = b"k") -> Incoming:
-    return Incoming(value, key, "articles", 3, offset)
+def msg(
+    value: bytes | None,
+    offset: int,
+    key: bytes | None = b"k",
+    headers: tuple[tuple[str, bytes | None], ...] = (),
+) -> Incoming:
+    return Incoming(value, key, "articles", 3, offset, headers)
+
+
+def art(doc_id: str, offset: int, text: str = TEXT, **extra: str) -> Incoming:
+    return msg(orjson.dumps({"id": doc_id, "text": text, **extra}), offset, doc_id.encode())
 
 
 async def test_bad_messages_become_dead_letters_and_good_ones_verdicts() -> None:
@@ -23,16 +32,16 @@ async def test_bad_messages_become_dead_letters_and_good_ones_verdicts() -> None
     batch = [
         msg(b"{oops", 10),
         msg(orjson.dumps({"id": "a", "text": TEXT}), 11),
-        msg(None, 12),
+        msg(None, 12, key=None),
         msg(orjson.dumps({"id": "big", "text": "x" * 3000}), 13),
         msg(b'{"id": "u", "text": "\xff"}', 14),
         msg(orjson.dumps({"id": "b", "text": TEXT}), 15),
         msg(orjson.dumps({"id": "a", "text": "a different text under the same id " * 5}), 16),
     ]
     verdicts, dead = await handler.handle(batch)
-    assert [orjson.loads(v.value)["id"] for v in verdicts] == ["a", "b"]
+    assert [orjson.loads(v.value or b"")["id"] for v in verdicts] == ["a", "b"]
     assert [v.key for v in verdicts] == [b"a", b"b"]
-    assert orjson.loads(verdicts[1].value)["verdict"] == "duplicate"
+    assert orjson.loads(verdicts[1].value or b"")["verdict"] == "duplicate"
     reasons = [
         (orjson.loads(d.value)["reason"], orjson.loads(d.value)["source"]["offset"]) for d in dead
     ]
@@ -57,15 +66,15 @@ class FlakyIndex(MemoryIndex):
         super().__init__()
         self.failures = failures
 
-    async def register(self, ns, regs, cap):  # type: ignore[no-untyped-def]
+    async def register(self, ns, regs, cap, **window):  # type: ignore[no-untyped-def]
         if self.failures:
             self.failures -= 1
             raise IndexUnavailableError("connection refused")
-        return await super().register(ns, regs, cap)
+        return await super().register(ns, regs, cap, **window)
 
 
 async def test_index_away_pauses_and_retries_instead_of_dead_lettering() -> None:
-    states: list[bool] = []
+    states: list[str | None] = []
     handler = BatchHandler(
         Engine(FlakyIndex(failures=3)),
         Metrics(),
@@ -74,7 +83,7 @@ async def test_index_away_pauses_and_retries_instead_of_dead_lettering() -> None
     )
     verdicts, dead = await handler.handle([msg(orjson.dumps({"id": "a", "text": TEXT}), 1)])
     assert len(verdicts) == 1 and dead == []
-    assert states == [True, True, True, False]
+    assert states[:3] == ["index unavailable: connection refused"] * 3 and states[3:] == [None]
     assert "neardup_index_retries_total 3.0" in handler.metrics.render().decode()
 
 
@@ -82,3 +91,93 @@ async def test_stopping_worker_gives_up_retrying() -> None:
     handler = BatchHandler(Engine(FlakyIndex(failures=100)), Metrics(), should_stop=lambda: True)
     with pytest.raises(IndexUnavailableError):
         await handler.handle([msg(orjson.dumps({"id": "a", "text": TEXT}), 1)])
+
+
+async def test_a_tombstone_deletes_and_is_answered_by_a_verdict_tombstone() -> None:
+    index = MemoryIndex()
+    handler = BatchHandler(Engine(index), Metrics())
+    await handler.handle([art("a", 1), art("n", 2, namespace="news")])
+    verdicts, dead = await handler.handle(
+        [
+            msg(None, 3, b"a"),
+            msg(None, 4, b"n", headers=(("namespace", b"news"),)),
+            msg(None, 5, b"never-seen"),  # unknown: still answered, deleting is idempotent
+        ]
+    )
+    assert dead == []
+    assert [(v.key, v.value) for v in verdicts] == [
+        (b"a", None),
+        (b"n", None),
+        (b"never-seen", None),
+    ]
+    assert await index.count("default") == 0 and await index.count("news") == 0
+    text = handler.metrics.render().decode()
+    assert 'neardup_deletes_total{result="found"} 2.0' in text
+    assert 'neardup_deletes_total{result="unknown"} 1.0' in text
+
+
+async def test_order_within_a_batch_decides_what_a_tombstone_deletes() -> None:
+    index = MemoryIndex()
+    handler = BatchHandler(Engine(index), Metrics())
+    verdicts, dead = await handler.handle(
+        [art("a", 1), msg(None, 2, b"a"), msg(None, 3, b"b"), art("b", 4), art("c", 5)]
+    )
+    assert dead == []
+    # "a" got its verdict and then the tombstone; "b" came after its own tombstone: a deleted id
+    # is remembered, so it is skipped (a replay must not bring a takedown back); "c" is decided
+    # after the delete of "a", so it is an original, not a copy of "a".
+    assert [(v.key, v.value is None) for v in verdicts] == [
+        (b"a", False),
+        (b"a", True),
+        (b"b", True),
+        (b"c", False),
+    ]
+    assert orjson.loads(verdicts[3].value or b"")["verdict"] == "original"
+    assert await index.seq_of("default", "a") is None
+    assert 'neardup_skipped_total{reason="deleted"} 1.0' in handler.metrics.render().decode()
+
+
+async def test_a_replay_of_a_deleted_article_publishes_nothing_and_is_no_dead_letter() -> None:
+    handler = BatchHandler(Engine(MemoryIndex()), Metrics())
+    await handler.handle([art("a", 1)])
+    await handler.handle([msg(None, 2, b"a")])
+    verdicts, dead = await handler.handle([art("a", 1), art("z", 3, "unrelated words " * 20)])
+    assert [v.key for v in verdicts] == [b"z"] and dead == []
+    assert 'neardup_skipped_total{reason="deleted"} 1.0' in handler.metrics.render().decode()
+
+
+@pytest.mark.parametrize(
+    ("key", "headers", "reason"),
+    [
+        (None, (), "empty_message"),
+        (b"", (), "empty_message"),
+        (b"\xff\xfe", (), "invalid_id"),
+        (b"a\x00b", (), "invalid_id"),
+        (b"x" * 600, (), "invalid_id"),
+        (b"a", (("namespace", b"{evil}"),), "invalid_namespace"),
+        (b"a", (("namespace", b"\xff"),), "invalid_namespace"),
+    ],
+)
+async def test_bad_tombstones_are_dead_letters(
+    key: bytes | None, headers: tuple[tuple[str, bytes], ...], reason: str
+) -> None:
+    handler = BatchHandler(Engine(MemoryIndex()), Metrics())
+    verdicts, dead = await handler.handle([msg(None, 9, key, headers), art("a", 10)])
+    assert [v.key for v in verdicts] == [b"a"]
+    assert [orjson.loads(d.value or b"")["reason"] for d in dead] == [reason]
+
+
+async def test_a_transient_error_while_deleting_is_retried() -> None:
+    class FlakyDelete(MemoryIndex):
+        failures = 2
+
+        async def delete(self, ns: str, doc_id: str) -> bool:
+            if self.failures:
+                self.failures -= 1
+                raise IndexUnavailableError("OOM command not allowed")
+            return await super().delete(ns, doc_id)
+
+    handler = BatchHandler(Engine(FlakyDelete()), Metrics(), backoff_max_s=0.01)
+    verdicts, dead = await handler.handle([msg(None, 1, b"a")])
+    assert [(v.key, v.value) for v in verdicts] == [(b"a", None)] and dead == []
+    assert "neardup_index_retries_total 2.0" in handler.metrics.render().decode()

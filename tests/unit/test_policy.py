@@ -160,7 +160,7 @@ def test_policy_is_frozen() -> None:
 def test_bucket_salts_are_part_of_the_scheme() -> None:
     """The salts decide every bucket id, so the index must refuse a worker with other ones."""
     scheme = orjson.loads(Policy().scheme_bytes())
-    assert scheme["format"] == 2
+    assert scheme["format"] == 3
     assert scheme["bucket_salts"] == {
         "long_band": 0x4C4F4E4742414E44,
         "short_band": 0x53484F5254424E44,
@@ -175,3 +175,14 @@ def test_bucket_salts_are_part_of_the_scheme() -> None:
 def test_invalid_bucket_salts_are_refused(change: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         BucketSalts(**change)
+
+
+def test_deleted_ids_are_remembered_for_the_window_or_deleted_ttl() -> None:
+    """A deleted id is remembered as long as the namespace keeps articles, else a week."""
+    assert Policy().remember_deleted_s == 7 * 86400.0
+    assert Policy(deleted_ttl_s=60.0).remember_deleted_s == 60.0
+    assert Policy(retention_s=3600.0, deleted_ttl_s=60.0).remember_deleted_s == 3600.0
+    with pytest.raises(ValueError, match="deleted_ttl_s"):
+        Policy(deleted_ttl_s=0)
+    # how long deletions are remembered decides no stored key: not part of the scheme
+    assert Policy(deleted_ttl_s=60.0).scheme_bytes() == Policy().scheme_bytes()

@@ -1,0 +1,440 @@
+"""A randomized fault checker, Jepsen-style: the real stack under a seeded fault schedule, judged
+from the outside.
+
+One run (:func:`run_seed`) starts its own Tansu broker, Redis with AOF (``appendfsync always``) and
+two ``neardup worker`` processes, produces the seed's workload (:mod:`harness.chaos_plan`) while
+the seed's faults happen, waits (bounded) until the stack has settled, and hands what an outside
+observer sees -- the verdict and dead-letter topics, the Redis index (:mod:`harness.chaos_index`),
+how each worker process ended -- to :func:`harness.chaos_check.check`. Nothing is read from the
+workers' internals.
+
+Faults: ``kill -9`` of a worker (restarted at once, as a deployment would); ``SIGSTOP`` of a
+worker for longer than its session timeout, then ``SIGCONT`` (a zombie that wakes up after its
+partitions moved on); Redis killed and restarted on its port (AOF keeps the data); Redis at its
+memory limit for a while (``maxmemory`` far below its use, ``noeviction``, then restored). A worker
+that exits without being killed is recorded as such and restarted, like a crash-looping pod;
+after :data:`CRASH_LIMIT` such exits the run stops waiting and says the stack cannot quiesce.
+
+The broker is never restarted: Tansu keeps topics in memory, so a restarted broker has lost every
+topic, offset and verdict, and nothing would be left to judge. Broker restarts belong with a
+durable broker (Apache Kafka).
+
+CLI (``make chaos SEEDS="1 2 3"``)::
+
+    python -m harness.chaos --seeds 1 2 3 [--workdir DIR] [--skip KIND ...]
+
+prints each seed's schedule, verdict and wall time; every failing seed with its violations and
+the command that reproduces it (the same workload and fault schedule at the same offsets into
+the run; the exact interleaving is the scheduler's, so a rare race may need a few repeats).
+Exit status 1 if any seed failed. Each seed's directory keeps the worker logs and what the two
+topics held (``outputs.jsonl``), for the post-mortem.
+
+"Settled" means: every outcome the plan expects was seen (a verdict per accepted article, a
+verdict tombstone per delete, a dead letter per poison message), then :data:`QUIET_S` more for
+late repeats; or no output for :data:`IDLE_S` (idle; what is missing is then a violation); or
+:data:`SETTLE_S` passed, or the workers crash-loop: then the run says it could not quiesce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+import redis
+import redis.asyncio as aioredis
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from harness import services
+from harness.chaos_check import Exit, History, Out, Violation, check
+from harness.chaos_index import dump_index
+from harness.chaos_plan import (
+    MAX_MESSAGE_BYTES,
+    NAMESPACE,
+    OTHER_NAMESPACE,
+    Fault,
+    Plan,
+    describe,
+    make_plan,
+)
+from harness.kafka import Topics, create_topics
+from harness.workers import WorkerProc, start_worker
+from stream.engine import Engine
+from stream.index.redis import RedisIndex
+from stream.model import Article
+from stream.policy import Policy
+
+__all__ = ["CRASH_LIMIT", "Report", "main", "run_seed"]
+
+SESSION_TIMEOUT_S = 6.0
+SETTINGS = {
+    "NEARDUP_KAFKA_SESSION_TIMEOUT_S": str(SESSION_TIMEOUT_S),
+    "NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S": "1",
+    "NEARDUP_RETRY_BACKOFF_MAX_S": "1",
+    "NEARDUP_REDIS_TIMEOUT_S": "2",
+    "NEARDUP_MAX_MESSAGE_BYTES": str(MAX_MESSAGE_BYTES),
+    "NEARDUP_NAMESPACE": NAMESPACE,  # tombstones without a namespace header delete here
+}
+CRASH_LIMIT = 6  # exits of their own after which a run stops waiting for the stack
+READY_S = 60.0
+SETTLE_S = 50.0  # after the last message and fault: the longest wait for the expected outcomes
+IDLE_S = 20.0  # no new output for this long, outcomes still missing: the stack is idle
+QUIET_S = 3.0  # outcomes complete: wait this long for late repeats (zombies, replays)
+
+
+@dataclass
+class Report:
+    seed: int
+    plan: Plan
+    violations: list[Violation]
+    wall_s: float
+    workdir: Path
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def text(self) -> str:
+        head = f"seed {self.seed}: {'PASS' if self.ok else 'FAIL'} in {self.wall_s:.0f}s"
+        lines = [head, describe(self.plan), *(f"  note: {n}" for n in self.notes)]
+        lines += [f"  {v}" for v in self.violations]
+        if not self.ok:
+            lines.append(f"  reproduce: make chaos SEEDS={self.seed}   (logs in {self.workdir})")
+        return "\n".join(lines)
+
+
+class _Slot:
+    """One worker position: the process running in it now, and every process it ran."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.proc: WorkerProc | None = None
+        self.killed: set[int] = set()  # pids the schedule killed
+        self.stopping = False
+        self.exits: list[Exit] = []
+        self.paused = False
+
+
+class _Run:
+    def __init__(self, plan: Plan, workdir: Path) -> None:
+        self.plan = plan
+        self.dir = workdir
+        self.redis: services.Service | None = None
+        self.broker: services.Service | None = None
+        self.topics: Topics | None = None
+        self.slots = [_Slot(i) for i in range(plan.workers)]
+        self.outputs: list[Out] = []
+        self.last_output = time.monotonic()
+        self.crashes = 0
+        self.last_crash = 0.0  # time.monotonic() of the last exit of its own
+        self.notes: list[str] = []
+
+    # ------------------------------------------------------------------ stack
+
+    async def start(self) -> None:
+        self.redis = await asyncio.to_thread(services.start_redis, self.dir / "redis", aof=True)
+        self.broker = await asyncio.to_thread(services.start_broker, self.dir / "kafka")
+        self.topics = Topics.named(self.broker.bootstrap, tag=f"chaos{self.plan.seed}")
+        await create_topics(self.broker.bootstrap, self.topics.all, self.plan.partitions)
+        await self._other_scheme()
+        for slot in self.slots:
+            self._spawn(slot)
+        for slot in self.slots:
+            assert slot.proc is not None
+            await asyncio.to_thread(slot.proc.wait_ready, READY_S)
+
+    async def _other_scheme(self) -> None:
+        """A namespace indexed under another threshold, as ``neardup dedup --threshold 0.6
+        --store redis://...`` leaves it: any producer may name it."""
+        assert self.redis is not None
+        client = aioredis.Redis.from_url(self.redis.url)
+        try:
+            engine = Engine(RedisIndex(client), Policy(threshold=0.6))
+            await engine.process([Article("seed-doc", "an article " * 40, OTHER_NAMESPACE)])
+        finally:
+            await client.aclose()
+
+    def _spawn(self, slot: _Slot) -> None:
+        assert self.topics is not None and self.redis is not None
+        slot.proc = start_worker(
+            self.topics, self.redis.url, self.dir, f"chaos-{self.plan.seed}", **SETTINGS
+        )
+        slot.proc.name = f"worker{slot.index}-{slot.proc.port}"
+
+    async def supervise(self) -> None:
+        """Restart a worker that exited by itself (recording it), until :data:`CRASH_LIMIT`."""
+        while True:
+            for slot in self.slots:
+                w = slot.proc
+                if w is None or slot.stopping or w.proc.poll() is None:
+                    continue
+                if w.proc.pid in slot.killed:
+                    continue  # the kill fault restarts it
+                slot.exits.append(
+                    Exit(w.name, w.proc.returncode, False, False, services.log_tail(w.log, 12))
+                )
+                self.crashes += 1
+                self.last_crash = time.monotonic()
+                slot.proc = None
+                if self.crashes < CRASH_LIMIT:
+                    self._spawn(slot)
+            await asyncio.sleep(0.3)
+
+    # ------------------------------------------------------------------ faults
+
+    async def fault(self, f: Fault) -> None:
+        await asyncio.sleep(f.at_s)
+        slot = self.slots[f.worker]
+        w = slot.proc
+        if f.kind == "kill" and w is not None and w.proc.poll() is None:
+            slot.killed.add(w.proc.pid)
+            w.proc.send_signal(signal.SIGKILL)
+            await asyncio.to_thread(w.proc.wait)
+            slot.exits.append(Exit(w.name, w.proc.returncode, True, False))
+            self._spawn(slot)
+        elif f.kind == "pause" and w is not None and w.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w.proc.pid, signal.SIGSTOP)
+                await asyncio.sleep(f.duration_s)
+                os.kill(w.proc.pid, signal.SIGCONT)
+        elif f.kind == "redis_restart" and self.redis is not None:
+            await asyncio.to_thread(self.redis.restart, True)
+        elif f.kind == "redis_oom" and self.redis is not None:
+            await self._oom(f.duration_s)
+
+    async def _oom(self, duration_s: float) -> None:
+        assert self.redis is not None
+        client = aioredis.Redis.from_url(self.redis.url, socket_timeout=5)
+        try:
+            used = int((await client.info("memory"))["used_memory"])
+            await client.config_set("maxmemory-policy", "noeviction")
+            await client.config_set("maxmemory", str(max(1, used // 2)))
+            await asyncio.sleep(duration_s)
+            await client.config_set("maxmemory", "0")
+        except (redis.RedisError, OSError) as exc:  # a restart in between resets it anyway
+            self.notes.append(f"redis_oom: {exc!r}")
+        finally:
+            await client.aclose()
+
+    # ------------------------------------------------------------------ traffic
+
+    async def produce(self) -> None:
+        assert self.topics is not None
+        producer = AIOKafkaProducer(
+            bootstrap_servers=self.topics.bootstrap, max_request_size=4_000_000, linger_ms=5
+        )
+        await producer.start()
+        started = time.monotonic()
+        try:
+            for m in self.plan.messages:
+                delay = m.at_s - (time.monotonic() - started)
+                if delay > 0:
+                    await producer.flush()
+                    await asyncio.sleep(delay)
+                # a tombstone names its namespace in a header, as a producer that deletes does
+                headers = [("namespace", NAMESPACE.encode())] if m.value is None else None
+                await producer.send(
+                    self.topics.input,
+                    key=m.key,
+                    value=m.value,
+                    partition=m.partition,
+                    headers=headers,
+                )
+            await producer.flush()
+        finally:
+            await producer.stop()
+
+    async def watch(self) -> None:
+        """Every record of the verdict and dead-letter topics, in partition order."""
+        assert self.topics is not None
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.topics.bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=100,
+            max_partition_fetch_bytes=8 * 1024 * 1024,
+        )
+        await consumer.start()
+        names = {self.topics.verdicts: "verdicts", self.topics.dlq: "dlq"}
+        try:
+            consumer.assign(
+                [TopicPartition(t, p) for t in names for p in range(self.plan.partitions)]
+            )
+            while True:
+                batch = await consumer.getmany(timeout_ms=200)
+                for tp, msgs in batch.items():
+                    for m in msgs:
+                        self.outputs.append(
+                            Out(names[tp.topic], tp.partition, m.offset, m.key, m.value)
+                        )
+                if batch:
+                    self.last_output = time.monotonic()
+        finally:
+            await consumer.stop()
+
+    def missing(self) -> list[str]:
+        """What the plan still expects to see (empty: the stack has done everything)."""
+        verdict_ids, tombs, dlq_keys = set(), set(), []
+        for o in self.outputs:
+            key = o.key or b""
+            if o.topic == "dlq":
+                dlq_keys.append(key)
+            elif o.value is None:
+                tombs.add(key.decode("utf-8", "replace"))
+            else:
+                verdict_ids.add(key.decode("utf-8", "replace"))
+        plan = self.plan
+        left = [f"verdict {i}" for i in plan.articles if i not in plan.deleted | verdict_ids]
+        left += [f"verdict tombstone {i}" for i in plan.deleted if i not in tombs]
+        left += [
+            f"dead letter {p.name}"
+            for p in plan.poison
+            if not any(k.startswith(p.key_prefix) for k in dlq_keys)
+        ]
+        return left
+
+    async def settle(self) -> bool:
+        """Until every expected outcome is seen (then :data:`QUIET_S` more for late repeats), the
+        outputs stop for :data:`IDLE_S`, or :data:`SETTLE_S` pass. False if the stack never
+        settled: workers crash-looping, or still busy at the deadline."""
+        deadline = time.monotonic() + SETTLE_S
+        while time.monotonic() < deadline:
+            if self.crashes >= CRASH_LIMIT:
+                self.notes.append(
+                    f"the stack cannot quiesce: workers exited by themselves {self.crashes} "
+                    f"times (crash loop); still missing {len(self.missing())} outcomes"
+                )
+                return False
+            left = self.missing()
+            if not left:
+                await asyncio.sleep(QUIET_S)
+                return True
+            if time.monotonic() - self.last_output > IDLE_S:
+                if self.last_crash > self.last_output:  # not idle: down, restarting, down again
+                    self.notes.append(
+                        f"the stack cannot quiesce: no output for {IDLE_S:.0f}s while workers "
+                        f"exited by themselves ({self.crashes} exits in all); still missing "
+                        f"{len(left)} outcomes: {left[:8]}"
+                    )
+                    return False
+                self.notes.append(f"idle with {len(left)} outcomes missing: {left[:8]}")
+                return True
+            await asyncio.sleep(0.5)
+        self.notes.append(f"still busy after {SETTLE_S:.0f}s; missing {self.missing()[:8]}")
+        return False
+
+    async def stop(self) -> list[Exit]:
+        exits: list[Exit] = []
+        live = []
+        for slot in self.slots:
+            slot.stopping = True
+            w = slot.proc
+            if w is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(w.proc.pid, signal.SIGCONT)
+                live.append((slot, w))
+        running = {id(w): w.proc.poll() is None for _slot, w in live}
+        for _slot, w in live:
+            if running[id(w)]:
+                w.proc.send_signal(signal.SIGTERM)
+        for slot, w in live:
+            await asyncio.to_thread(w.stop, 20.0)
+            if not running[id(w)]:  # exited by itself after the supervisor's last look
+                tail = services.log_tail(w.log, 12)
+                slot.exits.append(Exit(w.name, w.proc.returncode, False, False, tail))
+            else:
+                slot.exits.append(Exit(w.name, w.proc.returncode, False, True))
+        for slot in self.slots:
+            exits += slot.exits
+        return exits
+
+    def close(self) -> None:
+        for s in (self.broker, self.redis):
+            if s is not None:
+                s.stop(kill=True)
+
+
+async def run_seed(seed: int, workdir: Path, skip: frozenset[str] = frozenset()) -> Report:
+    """One seeded run, start to verdict; every wait is bounded."""
+    started = time.monotonic()
+    plan = make_plan(seed, session_timeout_s=SESSION_TIMEOUT_S, skip=skip)
+    await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    run = _Run(plan, workdir)
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        await run.start()
+        tasks = [asyncio.create_task(run.watch()), asyncio.create_task(run.supervise())]
+        await asyncio.gather(run.produce(), *(run.fault(f) for f in plan.faults))
+        quiesced = await run.settle()
+        for t in tasks:
+            if t.done():
+                t.result()  # the watcher or supervisor failed: say so, not a silent pass
+        exits = await run.stop()
+        assert run.redis is not None
+        index = {NAMESPACE: await asyncio.to_thread(dump_index, run.redis.url, NAMESPACE)}
+    finally:
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+        for slot in run.slots:
+            if slot.proc is not None and slot.proc.proc.poll() is None:
+                slot.proc.proc.kill()
+        run.close()
+    history = History(
+        articles=dict(plan.articles),
+        groups=plan.groups,
+        deleted=set(plan.deleted),
+        poison=list(plan.poison),
+        outputs=run.outputs,
+        index=index,
+        exits=exits,
+        quiesced=quiesced,
+        quiesce_note="; ".join(run.notes),
+    )
+    await asyncio.to_thread(_save_outputs, run.outputs, workdir / "outputs.jsonl")
+    return Report(seed, plan, check(history), time.monotonic() - started, workdir, run.notes)
+
+
+def _save_outputs(outputs: Sequence[Out], path: Path) -> None:
+    """What the topics held, for the post-mortem of a failing seed (keys cut to 200 bytes)."""
+    with path.open("wb") as f:
+        for o in outputs:
+            value = None if o.value is None else o.value.decode("utf-8", "replace")
+            key = (o.key or b"")[:200].decode("utf-8", "replace")
+            row = {"topic": o.topic, "partition": o.partition, "offset": o.offset}
+            f.write(orjson.dumps({**row, "key": key, "value": value}) + b"\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, nargs="+", required=True)
+    parser.add_argument("--workdir", type=Path, default=None, help="logs (default: a temp dir)")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], help="poison or fault kinds to leave out (by name)"
+    )
+    args = parser.parse_args(argv)
+    base = args.workdir or Path(tempfile.mkdtemp(prefix="neardup-chaos-"))
+    failed = []
+    for seed in args.seeds:
+        report = asyncio.run(run_seed(seed, base / f"seed-{seed}", frozenset(args.skip)))
+        print(report.text(), flush=True)
+        if not report.ok:
+            failed.append(seed)
+    print(f"failing seeds: {' '.join(map(str, failed)) or 'none'} (of {len(args.seeds)})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

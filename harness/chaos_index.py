@@ -1,0 +1,83 @@
+"""The fault checker's view of the Redis index: one namespace's keys, read and decoded.
+
+Key names come from :mod:`stream.keys`, records are decoded by :class:`stream.records.Record`, and
+seqs are read at the width the index code packs them (its own packer), so a change of the stored
+format changes what the checker reads with it; a stored seq of another width is reported, never
+silently misread.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import cast
+
+import redis
+
+from harness.chaos_check import IndexDump, StoredRecord
+from stream import keys
+from stream.index import redis as redis_index
+from stream.index.base import COPIES_CAP
+from stream.policy import Policy
+from stream.records import Record
+
+__all__ = ["BUCKET_CAP", "code_seq_width", "dump_index"]
+
+BUCKET_CAP = Policy().bucket_cap  # the workers of a run use the default policy
+
+
+def code_seq_width() -> int:
+    """How many bytes the index code packs a seq into (its own packer, not a copy of it)."""
+    pack = getattr(redis_index, "_pack", None)
+    if pack is None:
+        raise RuntimeError("stream.index.redis has no _pack(seq): teach the checker the new name")
+    return len(pack(1))
+
+
+def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
+    return cast(dict[bytes, bytes], r.hgetall(key))
+
+
+def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
+    """Read one namespace's keys (:mod:`stream.keys`) and decode them: records through
+    :class:`stream.records.Record`, seqs at the width the code packs them
+    (:func:`code_seq_width`), which every stored seq must share."""
+    width = code_seq_width()
+    problems: list[str] = []
+
+    def seq(raw: bytes, where: str) -> int:
+        if len(raw) != width:
+            problems.append(f"{where}: a seq of {len(raw)} bytes, the code packs {width}")
+        return int.from_bytes(raw, "big")
+
+    def seqs(raw: bytes, where: str) -> list[int]:
+        if len(raw) % width:
+            problems.append(f"{where}: {len(raw)} bytes is not a run of {width}-byte seqs")
+        return [int.from_bytes(raw[i : i + width], "big") for i in range(0, len(raw), width)]
+
+    r = redis.Redis.from_url(url, socket_timeout=10)
+    try:
+        d = IndexDump(width, int(cast(bytes, r.hget(keys.meta(ns), "seq")) or 0))
+        d.bucket_cap, d.copies_cap = bucket_cap, COPIES_CAP
+        d.ids = {k.decode(): seq(v, f"id {k!r}") for k, v in _hash(r, keys.ids(ns)).items()}
+        for k, v in _hash(r, keys.docs(ns)).items():
+            s = seq(k, "record key")
+            try:
+                rec = Record.decode(v)
+            except (ValueError, UnicodeDecodeError, struct.error) as exc:
+                problems.append(f"record {s} does not decode: {exc}")
+                continue
+            d.records[s] = StoredRecord(rec.doc_id, rec.content, tuple(rec.buckets))
+        for key in r.scan_iter(match=keys.base(ns) + "b:*", count=1000):
+            for f, v in _hash(r, key).items():
+                d.buckets[int.from_bytes(f, "big")] = seqs(v, f"bucket {f.hex()}")
+        for key in r.scan_iter(match=keys.base(ns) + "x:*", count=1000):
+            for f, v in _hash(r, key).items():
+                d.slots[f] = seqs(v, f"content slot {f.hex()}")
+        members = cast(list[bytes], r.zrange(keys.times(ns), 0, -1))
+        d.times = {seq(m, "time index") for m in members}
+        stored = cast(list[bytes], r.hkeys(keys.verdicts(ns)))
+        d.verdicts = {seq(k, "stored verdict") for k in stored}
+    finally:
+        r.close()
+    d.problems = sorted(set(problems))
+    return d
