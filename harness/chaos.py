@@ -66,7 +66,7 @@ from harness.chaos_plan import (
     describe,
     make_plan,
 )
-from harness.kafka import Topics, create_topics
+from harness.kafka import Topics, create_topics, produce_librdkafka
 from harness.workers import WorkerProc, start_worker
 from stream.engine import Engine
 from stream.index.redis import RedisIndex
@@ -241,6 +241,14 @@ class _Run:
                 if delay > 0:
                     await producer.flush()
                     await asyncio.sleep(delay)
+                if m.codec is not None:  # in order: what aiokafka holds goes out first
+                    await producer.flush()
+                    item = (m.key, m.value, m.partition)
+                    topics = self.topics
+                    await asyncio.to_thread(
+                        produce_librdkafka, topics.bootstrap, topics.input, [item], m.codec
+                    )
+                    continue
                 # a tombstone names its namespace in a header, as a producer that deletes does
                 headers = [("namespace", NAMESPACE.encode())] if m.value is None else None
                 await producer.send(

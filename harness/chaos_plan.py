@@ -2,8 +2,9 @@
 
 Everything here is a pure function of the seed, so a failing seed names its whole run: the
 messages (near-copy groups spread over partitions, verbatim copies, replays, tombstones racing
-replays, poison of every kind) and the fault schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a
-worker, a Redis restart, Redis at its memory limit). :func:`describe` prints it.
+replays, poison of every kind, a quarter of the articles in batches compressed by librdkafka)
+and the fault schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a worker, a Redis restart,
+Redis at its memory limit). :func:`describe` prints it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import orjson
 
 from harness.chaos_check import Poison
 from harness.corpus import groups_of_copies
+from harness.kafka import CODECS
 
 __all__ = [
     "FAULT_KINDS",
@@ -32,12 +34,15 @@ OTHER_NAMESPACE = "chaos-other-scheme"  # pre-created under another threshold (a
 FAULT_KINDS = ("kill", "pause", "redis_restart", "redis_oom")
 MAX_MESSAGE_BYTES = 32_768  # the workers' NEARDUP_MAX_MESSAGE_BYTES; valid texts stay below
 OVERSIZE_KEY_BYTES = 200_000
+COMPRESSED_SHARE = 0.25  # articles a librdkafka producer sends in compressed batches
 
 
 @dataclass(frozen=True)
 class Msg:
     """One input message: ``kind`` is article, replay, tombstone or poison; ``ident`` the article
-    id or poison name; sent at ``at_s`` seconds into the run, to ``partition``."""
+    id or poison name; sent at ``at_s`` seconds into the run, to ``partition``; ``codec``: sent
+    by librdkafka in a batch compressed with it (:data:`harness.kafka.CODECS`), else by aiokafka
+    uncompressed."""
 
     kind: str
     ident: str
@@ -45,6 +50,7 @@ class Msg:
     value: bytes | None
     partition: int
     at_s: float
+    codec: str | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,10 @@ def make_plan(
     msgs: list[Msg] = []
     for ident, text in texts.items():
         sent = at(0.0, 0.7)
-        msgs.append(Msg("article", ident, ident.encode(), _article(ident, text), part[ident], sent))
+        codec = rng.choice(CODECS) if rng.random() < COMPRESSED_SHARE else None
+        msgs.append(
+            Msg("article", ident, ident.encode(), _article(ident, text), part[ident], sent, codec)
+        )
         if rng.random() < 0.2 or ident in deletable:  # at-least-once producers repeat
             again = round(sent + rng.uniform(0.5, 10.0), 2)
             msgs.append(Msg("replay", ident, ident.encode(), _article(ident, text),
@@ -204,7 +213,8 @@ def describe(plan: Plan) -> str:
     lines = [
         f"seed {plan.seed}: {plan.workers} workers, {plan.partitions} partitions, "
         f"{plan.window_s:.0f}s window; messages {kinds}; "
-        f"{len(plan.groups)} groups, {len(plan.deleted)} deleted, {len(plan.poison)} poison",
+        f"{len(plan.groups)} groups, {len(plan.deleted)} deleted, {len(plan.poison)} poison, "
+        f"{sum(m.codec is not None for m in plan.messages)} in compressed batches",
     ]
     for f in plan.faults:
         extra = f" for {f.duration_s:.1f}s" if f.duration_s else ""

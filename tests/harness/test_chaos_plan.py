@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.chaos_plan import FAULT_KINDS, make_plan
+from harness.kafka import CODECS
 
 
 def test_a_seed_names_one_plan_and_another_seed_another() -> None:
@@ -47,3 +48,12 @@ def test_the_poison_covers_every_kind_and_skip_leaves_kinds_out() -> None:
     fewer = make_plan(1, skip=frozenset({"other_scheme", "redis_oom"}))
     assert "other_scheme" not in {p.name.split("#")[0] for p in fewer.poison}
     assert "redis_oom" not in {f.kind for f in fewer.faults}
+
+
+@settings(max_examples=10)
+@given(st.integers(0, 10_000))
+def test_only_valid_articles_travel_compressed_and_every_seed_has_some(seed: int) -> None:
+    plan = make_plan(seed)
+    compressed = [m for m in plan.messages if m.codec is not None]
+    assert compressed and all(m.kind == "article" for m in compressed)
+    assert {m.codec for m in compressed} <= set(CODECS)
