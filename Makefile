@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SERVICES := .services
 
-.PHONY: run test unit lint bench chaos install deploy-tools validate-deploy clean
+.PHONY: run test unit lint bench chaos install deploy-tools validate-deploy clean kafka
 HELM_VENV := .venv-helm
 
 install: $(STAMP)
@@ -28,7 +28,7 @@ run: $(STAMP)
 
 # The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
 # (tests/integration/conftest.py) and stop them even when a test fails.
-test: $(STAMP) deploy-tools
+test: $(STAMP) deploy-tools kafka
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 unit: $(STAMP)
@@ -47,6 +47,26 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
+# The Apache Kafka broker the tests run (deploy/kafka/pom.xml), fetched once from Maven Central.
+# Without Java or Maven it is skipped with a message: `make run` keeps Tansu, and the tests that
+# need Apache Kafka fail saying what is missing.
+# A new version in the pom fetches again.
+KAFKA_DIR := .kafka
+KAFKA_STAMP := $(KAFKA_DIR)/libs/.fetched
+kafka: $(KAFKA_STAMP)
+
+$(KAFKA_STAMP): deploy/kafka/pom.xml
+	@if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then \
+		echo "kafka: skipped, needs java (17+) and mvn on PATH; Apache Kafka tests will fail"; \
+		exit 0; \
+	fi; \
+	echo "kafka: fetching the broker jars into $(KAFKA_DIR)/libs (once)"; \
+	rm -rf $(KAFKA_DIR)/libs.tmp && \
+	mvn -q -B -Dstyle.color=never -f deploy/kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+		-DoutputDirectory="$(abspath $(KAFKA_DIR))/libs.tmp" && \
+	rm -rf $(KAFKA_DIR)/libs && mv $(KAFKA_DIR)/libs.tmp $(KAFKA_DIR)/libs && \
+	touch $(KAFKA_STAMP)
+
 # Tools that validate Dockerfile, compose and the helm chart offline (no container engine needed).
 deploy-tools:
 	bash scripts/validate_deploy.sh --install-only
@@ -55,4 +75,4 @@ validate-deploy:
 	bash scripts/validate_deploy.sh
 
 clean:
-	rm -rf $(VENV) $(HELM_VENV) $(SERVICES) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(HELM_VENV) $(SERVICES) $(KAFKA_DIR) .pytest_cache .mypy_cache .ruff_cache *.egg-info

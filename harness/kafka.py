@@ -40,6 +40,7 @@ __all__ = [
     "produce_corrupt_batch",
     "produce_librdkafka",
     "produce_with_headers",
+    "read_librdkafka",
     "read_records",
 ]
 
@@ -165,12 +166,17 @@ async def produce_with_headers(
 
 
 def produce_librdkafka(
-    bootstrap: str, topic: str, items: Sequence[Item], compression: str, timeout_s: float = 30
+    bootstrap: str,
+    topic: str,
+    items: Sequence[Item],
+    compression: str,
+    timeout_s: float = 30,
+    idempotent: bool = False,
 ) -> None:
     """Send ``items`` with librdkafka (confluent-kafka), compressed with ``compression``
     (:data:`CODECS`): the producer most clients in the wild use. Blocking; raises unless every
     message is acknowledged. ``linger.ms`` batches them, so the broker stores compressed batches
-    of many records, as producers under load send them."""
+    of many records, as producers under load send them. ``idempotent`` needs Apache Kafka."""
     from confluent_kafka import KafkaError as RdKafkaError
     from confluent_kafka import Producer
 
@@ -179,7 +185,7 @@ def produce_librdkafka(
             "bootstrap.servers": bootstrap,
             "compression.type": compression,
             "linger.ms": 50,
-            "enable.idempotence": False,  # Tansu has no idempotent producer
+            "enable.idempotence": idempotent,  # Tansu has no idempotent producer
             "acks": "all",
         }
     )
@@ -200,6 +206,38 @@ def produce_librdkafka(
     left = producer.flush(timeout_s)
     if left or failures:
         raise RuntimeError(f"librdkafka ({compression}): {left} undelivered, errors {failures}")
+
+
+def read_librdkafka(
+    bootstrap: str,
+    topic: str,
+    done: Callable[[list[tuple[bytes | None, bytes | None]]], bool],
+    timeout_s: float = 60,
+) -> list[tuple[bytes | None, bytes | None]]:
+    """Every ``(key, value)`` of ``topic`` from the start as a librdkafka (confluent-kafka)
+    consumer in a throwaway group reads them, until ``done(records)`` or ``timeout_s``.
+    Blocking; callers assert on what arrived."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"rdkafka-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    got: list[tuple[bytes | None, bytes | None]] = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+        while not done(got) and time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=500, timeout=0.5):
+                if msg.error() is None:
+                    got.append((msg.key(), msg.value()))
+    finally:
+        consumer.close()
+    return got
 
 
 async def produce_corrupt_batch(bootstrap: str, topic: str, partition: int, n: int = 3) -> None:

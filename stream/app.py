@@ -18,7 +18,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import faust
 import orjson
@@ -26,6 +26,7 @@ import redis.asyncio as aioredis
 from aiokafka.errors import MessageSizeTooLargeError, RecordTooLargeError
 from faust.transport.drivers import aiokafka as faust_kafka
 from faust.types import StreamT
+from redis.asyncio.cluster import RedisCluster
 
 from stream.backoff import backoff
 from stream.clients import kafka_options, redis_client, safe_url
@@ -95,14 +96,17 @@ def _transport_with_fetch_wait(app: faust.App, fetch_max_wait_ms: int, on_skippe
 class Worker:
     """Everything a worker process owns: settings, clients, engine, metrics, the faust app."""
 
-    def __init__(self, settings: Settings, redis: aioredis.Redis | None = None) -> None:
+    def __init__(
+        self, settings: Settings, redis: aioredis.Redis | RedisCluster | None = None
+    ) -> None:
         self.settings = settings
         self._corrupt: deque[Outgoing] = deque()  # appended by the consumer thread
         self.metrics = Metrics()
         self.redis = redis if redis is not None else redis_client(settings)
         self.index = RedisIndex(self.redis, shard_bits=settings.redis_shard_bits)
         self.engine = Engine(self.index, settings.policy())
-        self.readiness = Readiness(settings, self.redis, self.metrics)
+        # Readiness only pings: a cluster client's PING answers the same way.
+        self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()
         self.handler = BatchHandler(
             self.engine,

@@ -17,9 +17,9 @@ import gzip
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, TypeVar
 
 import orjson
 import typer
@@ -54,6 +54,9 @@ app = typer.Typer(
 err = Console(stderr=True)
 
 BATCH = 512
+RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
+FIRST_CONTACT_S = 10.0  # how long they wait for one that never answered (a wrong URL, say)
+T = TypeVar("T")
 
 
 def _open_input(path: Path) -> IO[bytes]:
@@ -76,20 +79,23 @@ def _position(stream: IO[bytes], path: Path) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _index(store: str) -> AsyncIterator[Index]:
+async def _index(store: str, cluster: bool = False) -> AsyncIterator[Index]:
     if store == "memory":
+        if cluster:
+            raise typer.BadParameter("--redis-cluster needs a redis:// store", param_hint="--store")
         yield MemoryIndex()
         return
     if not store.startswith(("redis://", "rediss://", "unix://")):
         raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
     import redis.asyncio as aioredis
 
+    from stream.clients import redis_cluster_client
     from stream.index.redis import RedisIndex
 
-    client = aioredis.Redis.from_url(store)
+    client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
     try:
         index = RedisIndex(client)
-        await index.load_functions()
+        await _retrying(index.load_functions, FIRST_CONTACT_S)
         yield index
     finally:
         await client.aclose()
@@ -114,6 +120,7 @@ async def _dedup(
     id_field: str,
     text_field: str,
     show_progress: bool,
+    cluster: bool = False,
 ) -> tuple[Counter[str], int, float, set[str]]:
     counts: Counter[str] = Counter()
     clusters: set[str] = set()
@@ -131,14 +138,15 @@ async def _dedup(
         console=err,
         disable=not show_progress,
     )
-    async with _index(store) as index:
+    async with _index(store, cluster) as index:
         engine = Engine(index, policy)
         with progress, stream:
             task = progress.add_task("dedup", total=total, rate="")
             pending: list[tuple[int, Article]] = []
 
             async def flush() -> None:
-                results = await engine.process([a for _, a in pending])
+                batch = [a for _, a in pending]
+                results = await _retrying(lambda: engine.process(batch))
                 for (number, _), res in zip(pending, results, strict=True):
                     if isinstance(res, NeardupError):
                         nonlocal invalid
@@ -203,6 +211,9 @@ def dedup(
         Path | None, typer.Option("-o", "--output", help="verdict JSON lines (default stdout)")
     ] = None,
     store: Annotated[str, typer.Option(help="'memory' or a redis:// URL")] = "memory",
+    redis_cluster: Annotated[
+        bool, typer.Option(help="the --store URL is a node of a Redis Cluster")
+    ] = False,
     namespace: Annotated[str, typer.Option(help="namespace of lines without one")] = "default",
     threshold: Annotated[float, typer.Option(help="similarity threshold")] = 0.8,
     measure: Annotated[str, typer.Option(help="jaccard | containment")] = "jaccard",
@@ -222,7 +233,7 @@ def dedup(
     sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
     try:
         counts, invalid, seconds, clusters = asyncio.run(
-            _dedup(input, sink, store, policy, namespace, id_field, text_field, show)
+            _dedup(input, sink, store, policy, namespace, id_field, text_field, show, redis_cluster)
         )
     finally:
         if output:
@@ -317,6 +328,9 @@ def worker(
 def delete(
     ids: Annotated[list[str], typer.Argument(help="article ids to delete")],
     store: Annotated[str, typer.Option(help="the index: a redis:// URL")],
+    redis_cluster: Annotated[
+        bool, typer.Option(help="the --store URL is a node of a Redis Cluster")
+    ] = False,
     namespace: Annotated[str, typer.Option(help="namespace of the articles")] = "default",
     kafka_bootstrap: Annotated[
         str | None, typer.Option(help="also publish a tombstone per id to the verdict topic")
@@ -336,7 +350,9 @@ def delete(
         err.print(f"neardup delete: {exc}", markup=False)
         raise typer.Exit(1) from None
     try:
-        found = asyncio.run(_delete(ids, store, namespace, kafka_bootstrap, verdict_topic))
+        found = asyncio.run(
+            _delete(ids, store, namespace, kafka_bootstrap, verdict_topic, redis_cluster)
+        )
     except typer.BadParameter:
         raise
     except Exception as exc:  # store or broker away: a clear message, status 1
@@ -351,15 +367,20 @@ def delete(
 
 
 async def _delete(
-    ids: Sequence[str], store: str, ns: str, bootstrap: str | None, topic: str
+    ids: Sequence[str],
+    store: str,
+    ns: str,
+    bootstrap: str | None,
+    topic: str,
+    cluster: bool = False,
 ) -> dict[str, bool]:
     if store == "memory":
         raise typer.BadParameter("deleting needs a redis:// store", param_hint="--store")
     found: dict[str, bool] = {}
-    async with _index(store) as index:
+    async with _index(store, cluster) as index:
         engine = Engine(index)
         for doc_id in ids:
-            found[doc_id] = await engine.delete(ns, doc_id)
+            found[doc_id] = await _retrying(lambda: engine.delete(ns, doc_id))  # noqa: B023
     if bootstrap is not None:
         from aiokafka import AIOKafkaProducer
 
@@ -372,6 +393,23 @@ async def _delete(
         finally:
             await producer.stop()
     return found
+
+
+async def _retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FOR_S) -> T:
+    """``call()`` again with backoff while the index is unavailable (a Redis restart, a cluster
+    failover: replays are idempotent, so a batch tried twice keeps its verdicts); after
+    ``give_up_s`` of it the error is raised."""
+    delays = backoff(0.1, 2.0)
+    deadline = time.monotonic() + give_up_s
+    while True:
+        try:
+            return await call()
+        except NeardupError as exc:
+            if not exc.retriable or time.monotonic() >= deadline:
+                raise
+            delay = next(delays)
+            err.print(f"index unavailable ({exc}); retrying in {delay:.1f}s", markup=False)
+            await asyncio.sleep(delay)
 
 
 async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:

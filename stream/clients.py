@@ -18,12 +18,14 @@ import faust
 import redis.asyncio as aioredis
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
+from redis.asyncio.cluster import RedisCluster
 
 from stream.config import Settings
 
 
-def redis_client(settings: Settings) -> aioredis.Redis:
-    """The one place a Redis client is built (the worker's composition root)."""
+def redis_client(settings: Settings) -> aioredis.Redis | RedisCluster:
+    """The one place a Redis client is built (the worker's composition root): with
+    ``redis_cluster``, a cluster client seeded by ``redis_url`` (any node), same credentials."""
     kwargs: dict[str, Any] = {
         "socket_timeout": settings.redis_timeout_s,
         "socket_connect_timeout": settings.redis_timeout_s,
@@ -33,7 +35,18 @@ def redis_client(settings: Settings) -> aioredis.Redis:
         kwargs["password"] = settings.redis_password.get_secret_value()
     if settings.redis_ssl_ca_certs:
         kwargs["ssl_ca_certs"] = settings.redis_ssl_ca_certs
+    if settings.redis_cluster:
+        return redis_cluster_client(settings.redis_url, **kwargs)
     return aioredis.Redis.from_url(settings.redis_url, **kwargs)
+
+
+def redis_cluster_client(url: str, **kwargs: Any) -> RedisCluster:
+    """A cluster client from any node's URL. Its own retries follow MOVED/ASK and re-read the
+    slot map; what still fails (a slot without a primary for now) is left to the caller's
+    backoff, so a failover does not stall one call for long."""
+    if url.startswith("unix://"):
+        raise ValueError("a Redis Cluster is reached over TCP: use a redis:// or rediss:// URL")
+    return RedisCluster.from_url(url, **kwargs)
 
 
 def _kafka_ssl_context(settings: Settings) -> ssl.SSLContext | None:
@@ -127,6 +140,7 @@ __all__ = [
     "kafka_admin_options",
     "kafka_options",
     "redis_client",
+    "redis_cluster_client",
     "safe_url",
     "tcp_reachable",
 ]

@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     redis_ssl_ca_certs: str | None = None
     redis_timeout_s: float = Field(5.0, gt=0)
     redis_shard_bits: int = Field(16, ge=1, le=24)
+    redis_cluster: bool = Field(False, description="redis_url is a seed node of a Redis Cluster")
 
     # Worker
     web_port: int = Field(6066, ge=0, le=65535)

@@ -19,19 +19,21 @@ format 2 had 4 bytes and wrapped at 2**32); a run of packed seqs is their concat
 
 ``<shard>`` is the lower-case hex, without leading zeros, of the top ``shard_bits`` bits (1 to 24)
 of the content hash's first 4 bytes or of the 64-bit bucket id (:func:`exact_shard`,
-:func:`bucket_shard`). The index functions in ``stream/index/neardup.lua`` declare only the
-namespace keys above (m, i, d, t, v, g) and derive the ``x:`` and ``b:`` shard keys themselves, from
-the base and ``shard_bits``, byte for byte as these helpers do (the integration tests compare
-them). The derived keys carry the same ``{ns}`` hash tag, so they are in the declared keys' cluster
-slot, and start with ``nd:``, so the ACL key pattern ``~nd:*`` covers them: change a name here and
-the Lua must change with it.
+:func:`bucket_shard`). Every index function call declares every key it touches: the namespace
+keys above (m, i, d, t, v, g), then the distinct ``x:`` and ``b:`` shard keys of its articles
+(:func:`shard_keys`). The Lua derives each shard key's name from the base and ``shard_bits``, byte
+for byte as these helpers do, and refuses, before any write, a call that did not declare one:
+Redis Cluster checks only declared keys before running a function, so an undeclared key could fail
+half-way through (a slot migrating). Every key carries the ``{ns}`` hash tag (one cluster slot)
+and starts with ``nd:``, so the ACL key pattern ``~nd:*`` covers them: change a name here and the
+Lua must change with it.
 """
 
 from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 PREFIX = "nd"
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -81,6 +83,18 @@ def bucket_shard(ns: str, bucket: int, shard_bits: int) -> str:
     return f"{base(ns)}b:{bucket >> (64 - shard_bits):x}"
 
 
+def shard_keys(
+    ns: str, contents: Iterable[bytes], buckets: Iterable[Sequence[int]], shard_bits: int
+) -> list[str]:
+    """The distinct exact-content and bucket shard keys of some articles, sorted: the keys a
+    call about them must declare besides the namespace's own."""
+    b = base(ns)
+    xs = {int.from_bytes(c[:4], "big") >> (32 - shard_bits) for c in contents}
+    shift = 64 - shard_bits
+    bs = {f >> shift for fields in buckets for f in fields}
+    return [f"{b}x:{x:x}" for x in sorted(xs)] + [f"{b}b:{s:x}" for s in sorted(bs)]
+
+
 def bucket_field(bucket: int) -> bytes:
     return bucket.to_bytes(8, "big")
 
@@ -104,6 +118,7 @@ __all__ = [
     "exact_shard",
     "ids",
     "meta",
+    "shard_keys",
     "times",
     "verdicts",
 ]

@@ -5,15 +5,16 @@
 -- run of packed seqs, earliest first, so membership never needs decoding here and removal keeps
 -- 8-byte alignment.
 --
--- Keys. register64, probe64, forget64 and remove64 declare the same KEYS, the namespace's keys:
+-- Keys. register64k, probe64k, remove64k and forget64 start their KEYS with the namespace's keys:
 --   meta, ids, docs, times, verdicts, deleted   (nd:{ns}:m, :i, :d, :t, :v, :g)
--- The shard keys an article touches (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>) are not declared: they are
--- derived here from the namespace base (KEYS[1] without its final 'm') and the top shard_bits
--- bits of the content hash or bucket field, exactly as stream/keys.py names them. A call then
--- carries a few keys instead of one per bucket. Every derived key carries the same hash tag {ns}
--- as the declared ones, so it is in their cluster slot (Redis Cluster checks the slot of every key
--- a script touches, declared or not, and serves same-slot keys), and it starts with 'nd:', so an
--- ACL key pattern ~nd:* covers it (Redis checks a script's every command against the ACL).
+-- then (all but forget64, which touches no shard) the distinct shard keys of the call's articles
+-- (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>, stream/keys.py shard_keys), in any order. A shard key's name
+-- is derived here from the namespace base (KEYS[1] without its final 'm') and the top shard_bits
+-- bits of the content hash or bucket field, exactly as stream/keys.py names them, and a call that
+-- did not declare one is refused before it writes anything: Redis Cluster checks only the
+-- declared keys before running a function (their slot is served here, not migrating), so an
+-- undeclared key could fail half-way and leave half the writes. Every key carries the hash tag {ns}
+-- (one cluster slot) and starts with 'nd:', so an ACL key pattern ~nd:* covers it.
 -- Bucket fields are passed packed, one string of 8-byte big-endian bucket ids per article.
 --
 -- Function names follow argument layouts: a changed layout gets a new name, so a worker of
@@ -70,7 +71,20 @@ local function shard_layout(keys, shard_bits)
   return shard_key, base .. 'x:', base .. 'b:'
 end
 
--- Articles of one register64 call come packed in one string (one argument instead of five
+-- The shard keys a call declared (KEYS[7] on), as a set.
+local function declared_shards(keys)
+  local set = {}
+  for k = 7, #keys do set[keys[k]] = true end
+  return set
+end
+
+-- key, checked against the declared set (before any write: see Keys above)
+local function checked(set, key)
+  if not set[key] then error('neardup: key ' .. key .. ' is not declared in KEYS') end
+  return key
+end
+
+-- Articles of one register64k call come packed in one string (one argument instead of five
 -- per article, which is what clients spend most on when they build a call). Each article is
 --   header '>HBI4H' (id length, registered_at length, record length, number of bucket fields),
 --   id, content hash (16 bytes), registered_at (decimal text), record, fields (8 bytes each).
@@ -92,7 +106,7 @@ local function unpack_articles(blob, n)
     fields[k] = sub(blob, p, p + 8 * nf - 1)
     pos = p + 8 * nf
   end
-  if pos ~= #blob + 1 then error('register64: packed articles do not match their count') end
+  if pos ~= #blob + 1 then error('register64k: packed articles do not match their count') end
   return ids, contents, times, records, fields
 end
 
@@ -119,7 +133,7 @@ local function optional_number(arg, what)
   return v
 end
 
--- register64 (was neardup_register_many: scheme, retention and deletion arguments added):
+-- register64k (was register64: shard keys declared in KEYS, see Keys above):
 -- ARGV = shard_bits, cap (members), copies cap, number of articles, the articles packed (see
 -- unpack_articles), scheme ('' = not checked), live_after ('' = no retention), forget_before
 -- ('' = keep every remembered deletion).
@@ -136,7 +150,7 @@ end
 -- seqs, the earliest; past the cap an article still reads it and counts it in hot. Most slots and
 -- buckets are new: HSETNX adds the article to those in one command, HGET and HSET only follow for
 -- one that existed.
-local function register64(keys, args)
+local function register64k(keys, args)
   local call, sub, concat = redis.call, string.sub, table.concat
   local meta, ids, docs, times, verdicts, deleted = keys[1], keys[2], keys[3], keys[4], keys[5],
     keys[6]
@@ -145,11 +159,23 @@ local function register64(keys, args)
   local copies_cap = SEQ_BYTES * tonumber(args[3])
   local n = tonumber(args[4])
   if not n or n < 1 or n % 1 ~= 0 or #args ~= 8 then
-    error('register64: ARGV must be shard_bits, cap, copies cap, count, packed articles, '
+    error('register64k: ARGV must be shard_bits, cap, copies cap, count, packed articles, '
       .. 'scheme, live_after, forget_before')
   end
   local scheme, live_after = args[6], optional_number(args[7], 'live_after')
   local forget_before = optional_number(args[8], 'forget_before')
+  local wanted, contents, ats, records, all_fields = unpack_articles(args[5], n)
+  -- every shard key of every article, checked before the first write
+  local shards = declared_shards(keys)
+  local xkeys, bkeys = {}, {}
+  for k = 1, n do
+    xkeys[k] = checked(shards, shard_key(xprefix, contents[k]))
+    local fields, bk = all_fields[k], {}
+    for at = 1, #fields, 8 do
+      bk[#bk + 1] = checked(shards, shard_key(bprefix, sub(fields, at, at + 7)))
+    end
+    bkeys[k] = bk
+  end
   if scheme ~= '' then
     local stored = call('HGET', meta, 'scheme')
     if not stored then
@@ -167,7 +193,6 @@ local function register64(keys, args)
     local old = call('ZRANGEBYSCORE', deleted, '-inf', '(' .. string.format('%.17g', forget_before))
     for lo = 1, #old, 4096 do call('ZREM', deleted, unpack(old, lo, math.min(lo + 4095, #old))) end
   end
-  local wanted, contents, ats, records, all_fields = unpack_articles(args[5], n)
   local known = call('HMGET', ids, unpack(wanted))
   local fresh, fresh_rec = {}, {} -- id -> packed seq, record of the articles this call adds
   local added = {} -- packed seqs this call adds
@@ -190,7 +215,7 @@ local function register64(keys, args)
       seq = seq + 1
       local me = pack(seq)
       local first = ''
-      local xkey = shard_key(xprefix, content)
+      local xkey, bk = xkeys[k], bkeys[k]
       if call('HSETNX', xkey, content, me) == 0 then
         local copies = call('HGET', xkey, content)
         first = first_live(times, copies, live_after, added)
@@ -199,7 +224,7 @@ local function register64(keys, args)
       local found, nf, hot = {}, 0, 0
       for at = 1, #fields, 8 do
         local f = sub(fields, at, at + 7)
-        local bkey = shard_key(bprefix, f)
+        local bkey = bk[(at + 7) / 8]
         if call('HSETNX', bkey, f, me) == 0 then
           local v = call('HGET', bkey, f)
           nf = nf + 1
@@ -229,20 +254,21 @@ local function register64(keys, args)
   return out
 end
 
--- probe64 (read only; was neardup_probe): KEYS as register64; ARGV = shard_bits, content hash,
--- fields, live_after ('' = no retention).
+-- probe64k (read only; was probe64: shard keys declared): KEYS as register64k;
+-- ARGV = shard_bits, content hash, fields, live_after ('' = no retention).
 -- Returns {first live copy's seq packed or '', all bucket values concatenated}
-local function probe64(keys, args)
+local function probe64k(keys, args)
   local call, sub = redis.call, string.sub
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
+  local shards = declared_shards(keys)
   local content, fields = args[2], args[3]
   local live_after = optional_number(args[4] or '', 'live_after')
-  local copies = call('HGET', shard_key(xprefix, content), content)
+  local copies = call('HGET', checked(shards, shard_key(xprefix, content)), content)
   local first = copies and first_live(keys[4], copies, live_after, {}) or ''
   local found = {}
   for at = 1, #fields, 8 do
     local f = sub(fields, at, at + 7)
-    found[#found + 1] = call('HGET', shard_key(bprefix, f), f) or ''
+    found[#found + 1] = call('HGET', checked(shards, shard_key(bprefix, f)), f) or ''
   end
   return {first, table.concat(found)}
 end
@@ -267,13 +293,20 @@ local function take_out(key, f, me)
   end
 end
 
--- remove64 (was neardup_remove_many): ARGV = shard_bits, then 4 per article: packed seq, id,
+-- remove64k (was remove64: shard keys declared, checked before any write): KEYS as register64k;
+-- ARGV = shard_bits, then 4 per article: packed seq, id,
 -- content hash, fields. Deletes each article everywhere, buckets included; one already gone is
 -- skipped. Returns how many were there.
-local function remove64(keys, args)
+local function remove64k(keys, args)
   local call, sub = redis.call, string.sub
   local ids, docs, times, verdicts = keys[2], keys[3], keys[4], keys[5]
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
+  local shards = declared_shards(keys)
+  for a = 2, #args, 4 do
+    local content, fields = args[a + 2], args[a + 3]
+    checked(shards, shard_key(xprefix, content))
+    for at = 1, #fields, 8 do checked(shards, shard_key(bprefix, sub(fields, at, at + 7))) end
+  end
   local removed = 0
   for a = 2, #args, 4 do
     local me, id, content, fields = args[a], args[a + 1], args[a + 2], args[a + 3]
@@ -293,9 +326,9 @@ local function remove64(keys, args)
   return removed
 end
 
--- forget64: KEYS as register64; ARGV = article id. Remembers the id as deleted, at Redis's own
--- time (TIME), so no later registration of it succeeds; returns its packed seq, or '' if it is
--- not indexed. The caller then removes the article (remove64): a registration that came before
+-- forget64: KEYS = the namespace's keys (as register64k without shard keys: it touches none);
+-- ARGV = article id. Remembers the id as deleted, at Redis's own time (TIME), so no later registration of it succeeds; returns its packed seq, or '' if it is
+-- not indexed. The caller then removes the article (remove64k): a registration that came before
 -- this call is found here, one after it is refused.
 local function forget64(keys, args)
   local t = redis.call('TIME')
@@ -333,8 +366,8 @@ local function put_verdicts64(keys, args)
 end
 
 redis.register_function('neardup_put_verdicts64', put_verdicts64)
-redis.register_function('neardup_register64', register64)
-redis.register_function{function_name='neardup_probe64', callback=probe64, flags={'no-writes'}}
-redis.register_function('neardup_remove64', remove64)
+redis.register_function('neardup_register64k', register64k)
+redis.register_function{function_name='neardup_probe64k', callback=probe64k, flags={'no-writes'}}
+redis.register_function('neardup_remove64k', remove64k)
 redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

@@ -2,7 +2,7 @@
 
 The client is injected (``redis.asyncio.Redis``, or a cluster client): this module never builds
 one. Batches are cut into chunks of ``chunk_size`` articles (64 by default), one
-``neardup_register64`` FCALL each, pipelined (``transaction=False``): N articles cost one
+``neardup_register64k`` FCALL each, pipelined (``transaction=False``): N articles cost one
 round trip for registration and one for the candidates' records. Inside a chunk the articles are
 registered in order, each exactly as if alone, and the whole chunk is atomic, which is more than
 the ordering rule needs. :meth:`RedisIndex.registration` streams a batch's chunks on one
@@ -16,17 +16,22 @@ listpack encoding, about 20 bytes a bucket entry instead of ~90 for a key per bu
 count is ``2**shard_bits`` per namespace (default 16); keep it so shards hold up to a few hundred
 fields (``hash-max-listpack-entries``, 128 by default, 512 recommended for large namespaces).
 
-Keys of a call: only the namespace's own keys are declared (``KEYS`` = meta, ids, docs, times,
-verdicts, deleted, see :mod:`stream.keys`); the exact-content and bucket shard keys an article
-touches are derived inside the Lua functions from the namespace base and ``shard_bits``, byte for
-byte as :func:`stream.keys.exact_shard` and :func:`stream.keys.bucket_shard` name them. A call
-then carries 6 keys and a few arguments, the chunk's articles packed into one of them (id, content
-hash, time, record and bucket fields each), instead of ~36 keys and arguments per article: what
-redis-py spends building a command grows with its argument count. It is
-safe in a cluster and under the ACL: every derived key carries the same ``{ns}`` hash tag, so it
-lives in the slot of the declared keys (Redis Cluster checks the slot of every key a script
-touches and serves same-slot keys), and starts with ``nd:``, so the ACL key pattern ``~nd:*``
+Keys of a call: every key a function touches is declared. ``KEYS`` = the namespace's own keys
+(meta, ids, docs, times, verdicts, deleted, see :mod:`stream.keys`), then the distinct exact-content
+and bucket shard keys of the call's articles (:func:`stream.keys.shard_keys`). The Lua derives
+each shard key's name itself and refuses, before any write, a call that did not declare it:
+Redis Cluster checks the declared keys' slot before running a function, so no key can fail
+half-way through (a slot being migrated answers ASK/TRYAGAIN for the whole call instead). The
+chunk's articles travel packed into one argument (id, content hash, time, record and bucket
+fields each). Every key carries the ``{ns}`` hash tag (one cluster slot: a cluster client routes
+the call by its first key) and starts with ``nd:``, so the ACL key pattern ``~nd:*``
 (``deploy/redis-acl.conf``) covers it, command by command.
+
+Cluster (``redis.asyncio.cluster.RedisCluster``): the library is loaded on every primary, at start
+and again when a call answers "function not found" (a new primary; a promoted replica has it from
+replication). Registration is buffered per batch and pipelined (the streamed registration needs
+one connection of a plain pool). The cluster client follows MOVED/ASK itself; what still
+surfaces (TRYAGAIN, CLUSTERDOWN, READONLY, a slot without a reachable node) is retriable.
 
 Every registration call carries the namespace's scheme (once :meth:`RedisIndex.ensure_scheme` has
 been called for it), compared and, if Redis lost it, recorded again in the same atomic step; the
@@ -50,13 +55,17 @@ from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
     AskError,
     ClusterDownError,
+    ClusterError,
     NoPermissionError,
     OutOfMemoryError,
     ReadOnlyError,
+    RedisClusterException,
     ResponseError,
+    SlotNotCoveredError,
     TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -100,6 +109,14 @@ _TRANSIENT_CLASSES: dict[type[ResponseError], str] = {
 }
 
 
+def _cluster_unavailable(exc: BaseException) -> bool:
+    """Cluster client errors that say "not now": no node serves the slot, retries ran out, or no
+    node of the cluster answers. (Its other errors, e.g. keys of several slots, are bugs.)"""
+    if isinstance(exc, (SlotNotCoveredError, ClusterError)):
+        return True
+    return isinstance(exc, RedisClusterException) and "cannot be connected" in str(exc)
+
+
 def _transient(exc: ResponseError) -> str | None:
     """The error code of a reply that says "not now" rather than "wrong", if it is one."""
     for cls, code in _TRANSIENT_CLASSES.items():
@@ -123,7 +140,7 @@ _LEN = struct.Struct(">I")
 
 
 def _packed_article(reg: Registration) -> bytes:
-    """One article of a ``neardup_register64`` call, as its ``unpack_articles`` reads it:
+    """One article of a ``neardup_register64k`` call, as its ``unpack_articles`` reads it:
     articles travel packed, one argument per call, because redis-py's cost is per argument."""
     ident, at = reg.doc_id.encode(), repr(reg.at).encode()
     if len(reg.content) != 16:
@@ -141,7 +158,11 @@ class RedisIndex:
     """Index on Redis 7+ (FUNCTION) or Valkey; all keys of a namespace in one cluster slot."""
 
     def __init__(
-        self, client: aioredis.Redis, *, shard_bits: int = 16, chunk_size: int = 64
+        self,
+        client: aioredis.Redis | RedisCluster,
+        *,
+        shard_bits: int = 16,
+        chunk_size: int = 64,
     ) -> None:
         """``chunk_size``: articles per registration or removal call (at most 1024). A call holds
         the server for its whole chunk (about 3 ms for 64 news-sized articles); the CPU saved per
@@ -150,7 +171,8 @@ class RedisIndex:
             raise ValueError("shard_bits must be in [1, 24]")
         if not 1 <= chunk_size <= MAX_CHUNK:
             raise ValueError(f"chunk_size must be in [1, {MAX_CHUNK}]")
-        self._r = client
+        self._r: Any = client  # the two clients' command methods have the same signatures
+        self._cluster = isinstance(client, RedisCluster)
         self._bits = shard_bits
         self._chunk = chunk_size
         self._loaded = False
@@ -159,14 +181,22 @@ class RedisIndex:
         self.remote = True  # calls wait on the Redis server (see Index.remote)
 
     async def load_functions(self) -> None:
-        """Load (or replace) the Lua library; idempotent, called once at start.
+        """Load (or replace) the Lua library; idempotent, called once at start (on a cluster, on
+        every primary: a function runs on the primary of its keys' slot).
 
         An ACL user without ``FUNCTION LOAD`` (the operator loads the library: see SECURITY.md)
         gets NOPERM; then the library must already be loaded, and be exactly this version
         (checked with ``FUNCTION LIST``). Until it is, the index is unavailable (retriable).
         """
         try:
-            await self._call(self._r.function_load(_LUA, replace=True))
+            if self._cluster:
+                await self._call(
+                    self._r.execute_command(
+                        "FUNCTION LOAD", "REPLACE", _LUA, target_nodes=RedisCluster.PRIMARIES
+                    )
+                )
+            else:
+                await self._call(self._r.function_load(_LUA, replace=True))
         except NoPermissionError:
             await self._check_preloaded()
         self._loaded = True
@@ -198,6 +228,10 @@ class RedisIndex:
             yield
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
+        except (RedisClusterException, ClusterError) as exc:
+            if _cluster_unavailable(exc):
+                raise IndexUnavailableError(f"Redis Cluster unavailable: {exc}") from exc
+            raise
         except ResponseError as exc:
             text = str(exc)
             if "function not found" in text.lower():
@@ -244,19 +278,25 @@ class RedisIndex:
             keys.deleted(ns),
         ]
 
+    def _call_keys(
+        self, ns: str, contents: Sequence[bytes], buckets: Sequence[Sequence[int]]
+    ) -> list[str]:
+        """The KEYS of a call about these articles: the namespace's, then their shard keys."""
+        return self._ns_keys(ns) + keys.shard_keys(ns, contents, buckets, self._bits)
+
     def _register_calls(
         self, ns: str, regs: Sequence[Registration], cap: int, window: Window
     ) -> list[list[Any]]:
-        """The ``neardup_register64`` calls of some articles, ``chunk_size`` articles each. The
+        """The ``neardup_register64k`` calls of some articles, ``chunk_size`` articles each. The
         scheme is the one ensured for ``ns`` ('' before that: not checked)."""
-        ks = self._ns_keys(ns)
         scheme = self._schemes.get(ns, b"")
         tail = [scheme, _optional(window.live_after), _optional(window.forget_before)]
         calls = []
         for lo in range(0, len(regs), self._chunk):
             part = regs[lo : lo + self._chunk]
             packed = b"".join(map(_packed_article, part))
-            head = ["FCALL", "neardup_register64", len(ks), *ks]
+            ks = self._call_keys(ns, [r.content for r in part], [r.buckets for r in part])
+            head = ["FCALL", "neardup_register64k", len(ks), *ks]
             calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed, *tail])
         return calls
 
@@ -282,7 +322,7 @@ class RedisIndex:
         Redis registers a chunk while the engine sketches the next, in the order sent. (A client
         that is not a plain ``redis.asyncio.Redis``, e.g. a cluster client, registers the batch
         in one pipeline at the end instead.)"""
-        if isinstance(self._r, aioredis.Redis):
+        if isinstance(self._r, aioredis.Redis) and not self._cluster:
             return _StreamedRegistration(self, ns, cap)
         return BufferedRegistration(self, ns, cap)
 
@@ -290,11 +330,11 @@ class RedisIndex:
         self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         await self._ready()
-        ks = self._ns_keys(ns)
+        ks = self._call_keys(ns, [content], [buckets])
         fields = keys.bucket_fields(buckets)
         reply = await self._call(
             self._r.fcall_ro(
-                "neardup_probe64", len(ks), *ks, self._bits, content, fields, _optional(live_after)
+                "neardup_probe64k", len(ks), *ks, self._bits, content, fields, _optional(live_after)
             )
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
@@ -332,7 +372,7 @@ class RedisIndex:
         """Remove articles everywhere: two round trips for any number of them.
 
         The records are read first (they say which buckets to clean), then one pipelined
-        ``neardup_remove64`` per chunk of articles; each call is atomic, and an article
+        ``neardup_remove64k`` per chunk of articles; each call is atomic, and an article
         already gone (a concurrent delete or expiry) is skipped.
         """
         if not seqs:
@@ -340,14 +380,14 @@ class RedisIndex:
         raws = list((await self.records(ns, seqs)).items())
         if not raws:
             return 0
-        ks = self._ns_keys(ns)
         pipe = self._r.pipeline(transaction=False)
         for lo in range(0, len(raws), self._chunk):
             args: list[Any] = [self._bits]
-            for seq, raw in raws[lo : lo + self._chunk]:
-                rec = Record.decode(raw)
+            recs = [Record.decode(raw) for _, raw in raws[lo : lo + self._chunk]]
+            for (seq, _), rec in zip(raws[lo : lo + self._chunk], recs, strict=True):
                 args += (_pack(seq), rec.doc_id, rec.content, keys.bucket_fields(rec.buckets))
-            pipe.fcall("neardup_remove64", len(ks), *ks, *args)
+            ks = self._call_keys(ns, [r.content for r in recs], [r.buckets for r in recs])
+            pipe.fcall("neardup_remove64k", len(ks), *ks, *args)
         return sum(int(x) for x in await self._call(pipe.execute()))
 
     async def delete(self, ns: str, doc_id: str) -> bool:
@@ -412,7 +452,7 @@ class _StreamedRegistration:
 
 
 def _probes(reply: list[Any]) -> list[Probe]:
-    """The probes of one ``neardup_register64`` reply: 4 values per article (neardup.lua)."""
+    """The probes of one ``neardup_register64k`` reply: 4 values per article (neardup.lua)."""
     out: list[Probe] = []
     it = iter(reply)
     for seq, hot, a, b in zip(it, it, it, it, strict=True):

@@ -1,4 +1,4 @@
-"""Integration fixtures: a real Redis and a real Kafka-protocol broker (Tansu) on 127.0.0.1.
+"""Integration fixtures: a real Redis, Tansu and Apache Kafka on 127.0.0.1.
 
 If ``NEARDUP_TEST_REDIS_URL`` / ``NEARDUP_TEST_KAFKA_BOOTSTRAP`` are set (servers started once
 with ``python -m harness.services start``), the session uses them; otherwise it starts its own in
@@ -6,13 +6,19 @@ a temporary directory and stops them when the session ends, pass or fail.
 
 Fixtures:
 
-- ``redis_url``, ``kafka_bootstrap`` (session): where the shared servers are.
+- ``redis_url``, ``kafka_bootstrap`` (session): where the shared servers are (the broker is
+  Tansu). ``kafka_broker`` (session): a shared Apache Kafka (jars from ``make kafka``); it fails,
+  naming what is missing, where Java or the jars are absent.
+- ``broker`` (module, parametrised ``tansu``/``kafka``) and ``broker_bootstrap``: for modules that
+  run the same tests on both brokers.
 - ``redis_client`` (function): ``redis.asyncio.Redis`` on ``redis_url``, bytes responses; the
   database and all Redis functions are flushed before the test, the client is closed after.
 - ``make_topic`` (function): ``await make_topic(partitions=4)`` creates a uniquely named topic
   on the shared broker and returns its name; topics are deleted after the test.
+- ``redis_cluster`` (session): a real Redis Cluster on loopback (:mod:`harness.redis_cluster`).
 - ``make_redis``, ``make_broker`` (function): private servers (``services.Service``) for tests
   that stop, kill or restart them; ``make_redis(aof=True)`` survives ``restart(kill=True)``.
+  ``make_kafka`` likewise for Apache Kafka, whose log directory survives ``restart(kill=True)``.
 
 Every test under tests/integration gets the ``integration`` marker.
 """
@@ -32,6 +38,7 @@ from redis.asyncio import Redis
 
 from harness import services
 from harness.kafka import create_topics, delete_topics
+from harness.redis_cluster import RedisCluster6, start_cluster
 
 _HERE = Path(__file__).resolve().parent
 
@@ -79,6 +86,49 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield service.bootstrap
     finally:
         service.stop()
+
+
+def _start_kafka(dir: Path) -> services.Service:
+    """Apache Kafka, or a test failure that names what is missing (never a skip)."""
+    try:
+        return services.start_kafka(dir)
+    except services.ServiceError as exc:
+        pytest.fail(f"Apache Kafka did not start: {exc}", False)
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    service = _start_kafka(tmp_path_factory.mktemp("apache-kafka"))
+    try:
+        yield service.bootstrap
+    finally:
+        service.stop()
+
+
+BROKERS = ("tansu", "kafka")
+
+
+@pytest.fixture(scope="module", params=BROKERS)
+def broker(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def broker_bootstrap(broker: str, request: pytest.FixtureRequest) -> str:
+    """The shared broker named by ``broker``, started on first use."""
+    name = "kafka_bootstrap" if broker == "tansu" else "kafka_broker"
+    return str(request.getfixturevalue(name))
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster6]:
+    """A real Redis Cluster (three primaries, three replicas, ``cluster-node-timeout`` 2 s) for
+    the session; tests that kill a node start it again (it rejoins as a replica)."""
+    cluster = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 # --------------------------------------------------------------------------- clients
@@ -143,6 +193,22 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[[], services.Service]]:
 
     def make() -> services.Service:
         service = services.start_broker(tmp_path / f"kafka-{len(started)}")
+        started.append(service)
+        return service
+
+    try:
+        yield make
+    finally:
+        for service in started:
+            service.stop()
+
+
+@pytest.fixture
+def make_kafka(tmp_path: Path) -> Iterator[Callable[[], services.Service]]:
+    started: list[services.Service] = []
+
+    def make() -> services.Service:
+        service = _start_kafka(tmp_path / f"apache-kafka-{len(started)}")
         started.append(service)
         return service
 

@@ -9,6 +9,7 @@ import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -23,11 +24,12 @@ MAX_MESSAGE_BYTES = 100_000
 
 @pytest.fixture(scope="module")
 def pair(
-    redis_url: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+    redis_url: str, broker_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Topics, list[WorkerProc]]]:
-    """Two workers in one group on a 4-partition topic, shared by the tests of this module."""
+    """Two workers in one group on a 4-partition topic, shared by the tests that take it; once
+    on Tansu and once on Apache Kafka (``broker``)."""
     tmp = tmp_path_factory.mktemp("workers")
-    topics = asyncio.run(make_topics(kafka_bootstrap))
+    topics = asyncio.run(make_topics(broker_bootstrap))
     group = f"neardup-{uuid.uuid4().hex[:6]}"
     settings = {"NEARDUP_CHECK_TOKEN": TOKEN, "NEARDUP_MAX_MESSAGE_BYTES": str(MAX_MESSAGE_BYTES)}
     workers = [start_worker(topics, redis_url, tmp, group, **settings) for _ in range(2)]
@@ -38,6 +40,11 @@ def pair(
     finally:
         for w in workers:
             w.stop()
+
+
+def _ns_id(_record: object, verdict: dict[str, Any]) -> str:
+    """``namespace/id``: the tests of this module share topics and reuse ids like ``g0-0``."""
+    return f"{verdict.get('namespace')}/{verdict.get('id')}"
 
 
 def _metric(worker: WorkerProc, name: str) -> float:
@@ -96,9 +103,10 @@ async def test_groups_spread_over_partitions_have_exactly_one_original(
         for i, (_, a) in enumerate(flat)
     ]
     await produce(topics.bootstrap, topics.input, items)
-    got = await collect(topics.bootstrap, topics.verdicts, {a["id"] for _, a in flat})
+    want = {f"{ns}/{a['id']}" for _, a in flat}
+    got = await collect(topics.bootstrap, topics.verdicts, want, key_of=_ns_id)
     for group in groups:
-        verdicts = [got[a["id"]][-1] for a in group]
+        verdicts = [got[f"{ns}/{a['id']}"][-1] for a in group]
         originals = [v for v in verdicts if v["verdict"] == "original"]
         assert len(originals) == 1, [(v["id"], v["verdict"], v["duplicate_of"]) for v in verdicts]
         assert {v["cluster"] for v in verdicts} == {originals[0]["id"]}
@@ -162,7 +170,7 @@ async def test_check_endpoint_health_and_metrics(
         topics.input,
         [(group[0]["id"].encode(), json.dumps({**group[0], "namespace": ns}).encode(), 0)],
     )
-    await collect(topics.bootstrap, topics.verdicts, {group[0]["id"]})
+    await collect(topics.bootstrap, topics.verdicts, {f"{ns}/{group[0]['id']}"}, key_of=_ns_id)
     w = workers[1]
     auth = {"Authorization": f"Bearer {TOKEN}"}
     body = json.dumps({"text": group[1]["text"], "namespace": ns}).encode()

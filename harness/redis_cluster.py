@@ -1,0 +1,208 @@
+"""A real Redis Cluster on loopback: three primaries and three replicas from ``redis-server``.
+
+For the cluster integration tests. Each node is a :class:`~harness.services.Service` (its own
+directory, port and log) started with ``--cluster-enabled yes`` and a short
+``--cluster-node-timeout``, so a killed primary's replica takes over within seconds. The cluster
+is formed with ``redis-cli --cluster create ... --cluster-replicas 1``; :func:`start_cluster`
+returns once every node reports ``cluster_state:ok``, and stops every node it started if anything
+fails on the way.
+
+Python::
+
+    cluster = start_cluster(tmp_dir)      # RedisCluster6; cluster.url is one node's redis:// URL
+    port = cluster.primary_of_slot(slot)  # the port of the primary serving a slot
+    cluster.kill(port)                    # SIGKILL a node (its replica is promoted)
+    cluster.begin_move(slot, port); cluster.migrate_keys(slot, port, 10); cluster.finish_move(...)
+    cluster.wait_ok()                     # until every live node says cluster_state:ok
+    cluster.stop()
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from harness.services import HOST, Service, ServiceError, free_port, start_redis
+
+NODE_TIMEOUT_MS = 2000
+NODES = 6  # three primaries, each with one replica
+READY_TIMEOUT_S = 60.0
+
+__all__ = ["NODE_TIMEOUT_MS", "RedisCluster6", "find_redis_cli", "start_cluster"]
+
+
+def find_redis_cli() -> Path:
+    """``redis-cli`` on PATH (Debian's redis-tools): it forms the cluster and moves slots."""
+    found = shutil.which("redis-cli")
+    if found is None:
+        raise ServiceError("no redis-cli: apt-get install -y redis-tools (or redis-server)")
+    return Path(found)
+
+
+def _admin(port: int) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, socket_timeout=5, decode_responses=True)
+
+
+def _info(port: int) -> dict[str, str]:
+    with _admin(port) as client:
+        info = client.execute_command("CLUSTER INFO")  # redis-py parses it into a dict
+    return {str(k): str(v) for k, v in dict(info).items()}
+
+
+@dataclass(eq=False)
+class RedisCluster6:
+    """Six nodes on loopback. ``nodes`` keeps every node, killed ones included."""
+
+    dir: Path
+    nodes: list[Service] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        """A live node's ``redis://`` URL: the seed a cluster client starts from."""
+        return next(n.url for n in self.nodes if n.is_running())
+
+    def live_ports(self) -> list[int]:
+        return [n.port for n in self.nodes if n.is_running()]
+
+    def cli(self, *args: str, timeout_s: float = 120.0) -> str:
+        """``redis-cli --cluster ...`` (or any redis-cli arguments); raises with its output."""
+        done = subprocess.run(
+            [str(find_redis_cli()), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise ServiceError(f"redis-cli {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+        return done.stdout
+
+    def primaries(self) -> dict[int, list[tuple[int, int]]]:
+        """Port of each live primary -> its slot ranges, as a live node sees them."""
+        with _admin(self.live_ports()[0]) as client:
+            raw = client.execute_command("CLUSTER SLOTS")
+        out: dict[int, list[tuple[int, int]]] = {}
+        for lo, hi, primary, *_replicas in raw:
+            out.setdefault(int(primary[1]), []).append((int(lo), int(hi)))
+        return out
+
+    def primary_of_slot(self, slot: int) -> int:
+        for port, ranges in self.primaries().items():
+            if any(lo <= slot <= hi for lo, hi in ranges):
+                return port
+        raise ServiceError(f"no primary serves slot {slot}")
+
+    def node_id(self, port: int) -> str:
+        with _admin(port) as client:
+            return str(client.execute_command("CLUSTER MYID"))
+
+    def replicas_caught_up(self, port: int) -> bool:
+        """Whether every replica of the primary on ``port`` has acknowledged all its writes."""
+        with _admin(port) as client:
+            info = client.info("replication")
+        offset = int(info["master_repl_offset"])
+        replicas = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
+        return bool(replicas) and all(int(r["offset"]) >= offset for r in replicas)
+
+    def begin_move(self, slot: int, to_port: int) -> None:
+        """Start moving a slot to another primary (IMPORTING there, MIGRATING here), as
+        ``redis-cli --cluster reshard`` does for each slot; keys move with :meth:`migrate_keys`."""
+        src = self.primary_of_slot(slot)
+        with _admin(to_port) as dst:
+            dst.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", self.node_id(src))
+        with _admin(src) as client:
+            client.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", self.node_id(to_port))
+
+    def migrate_keys(self, slot: int, to_port: int, count: int | None = None) -> int:
+        """MIGRATE up to ``count`` (None: all) keys of a slot being moved; returns how many."""
+        src = self.primary_of_slot(slot)  # still the owner until finish_move
+        moved = 0
+        with _admin(src) as client:
+            while count is None or moved < count:
+                batch = 100 if count is None else min(100, count - moved)
+                names = client.execute_command("CLUSTER GETKEYSINSLOT", slot, batch)
+                if not names:
+                    break
+                client.execute_command("MIGRATE", HOST, to_port, "", 0, 5000, "KEYS", *names)
+                moved += len(names)
+        return moved
+
+    def finish_move(self, slot: int, to_port: int) -> None:
+        """Move the slot's remaining keys, then give the slot to ``to_port`` on every primary
+        (the target first; replicas learn it from them)."""
+        self.migrate_keys(slot, to_port)
+        owner = self.node_id(to_port)
+        for port in [to_port, *(p for p in self.primaries() if p != to_port)]:
+            with _admin(port) as client:
+                client.execute_command("CLUSTER SETSLOT", slot, "NODE", owner)
+
+    def kill(self, port: int) -> None:
+        """SIGKILL one node: a crash, nothing flushed or handed over."""
+        next(n for n in self.nodes if n.port == port).stop(kill=True)
+
+    def wait_ok(self, timeout_s: float = READY_TIMEOUT_S, primaries: int = 3) -> None:
+        """Until every live node says ``cluster_state:ok`` and sees ``primaries`` primaries with
+        every slot served (after a start or a failover)."""
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            try:
+                states = [_info(p) for p in self.live_ports()]
+                if (
+                    all(
+                        s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == "16384"
+                        for s in states
+                    )
+                    and len(self.primaries()) == primaries
+                ):
+                    return
+                last = repr([s.get("cluster_state") for s in states])
+            except (redis.RedisError, OSError) as exc:
+                last = repr(exc)
+            time.sleep(0.1)
+        raise ServiceError(f"the cluster did not become ok within {timeout_s:.0f}s ({last})")
+
+    def stop(self) -> None:
+        """Stop every node (idempotent)."""
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> RedisCluster6:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_cluster(dir: str | os.PathLike[str]) -> RedisCluster6:
+    """Start six cluster-enabled nodes, form the cluster, wait until it is ok."""
+    find_redis_cli()
+    cluster = RedisCluster6(Path(dir).resolve())
+    args = (
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-node-timeout",
+        str(NODE_TIMEOUT_MS),
+    )
+    try:
+        for i in range(NODES):
+            # The bus port is given: by default it is the port + 10000, which may be taken or
+            # past 65535.
+            bus = ("--cluster-port", str(free_port()))
+            node = start_redis(cluster.dir / f"node{i}", extra_args=(*args, *bus))
+            cluster.nodes.append(node)
+        addresses = [f"{HOST}:{n.port}" for n in cluster.nodes]
+        cluster.cli("--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes")
+        cluster.wait_ok()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
