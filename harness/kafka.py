@@ -315,26 +315,20 @@ async def collect(
     carry the id elsewhere); tombstones are skipped unless ``key_of`` is given (it sees ``{}``).
     Returns what arrived by ``timeout_s``; callers assert on it.
     """
-    consumer = AIOKafkaConsumer(
-        topic,
-        bootstrap_servers=bootstrap,
-        group_id=f"collect-{uuid.uuid4().hex[:8]}",
-        auto_offset_reset="earliest",
-    )
-    await consumer.start()
     got: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while not want <= got.keys() and time.monotonic() < deadline:
-            batch = await consumer.getmany(timeout_ms=500)
-            for msgs in batch.values():
-                for m in msgs:
-                    if m.value is None and key_of is None:
-                        continue  # a tombstone (a deleted article) has no id to count
-                    value = json.loads(m.value or b"{}")
-                    got[key_of(m, value) if key_of else value["id"]].append(value)
-    finally:
-        await consumer.stop()
+    seen = 0
+
+    def done(records: list[ConsumerRecord[bytes, bytes]]) -> bool:
+        nonlocal seen
+        for m in records[seen:]:
+            if m.value is None and key_of is None:
+                continue  # a tombstone (a deleted article) has no id to count
+            value = json.loads(m.value or b"{}")
+            got[key_of(m, value) if key_of else value["id"]].append(value)
+        seen = len(records)
+        return want <= got.keys()
+
+    await read_records(bootstrap, topic, done, timeout_s)
     return got
 
 

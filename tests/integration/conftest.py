@@ -31,6 +31,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -171,49 +172,35 @@ async def make_topic(
 # --------------------------------------------------------------------------- private servers
 
 
+def _private(
+    start: Callable[..., services.Service], folder: Callable[[int], Path]
+) -> Iterator[Callable[..., services.Service]]:
+    """Servers a test starts, stops, kills or restarts itself (``make(**options)``, the options
+    passed to ``start``); every one is stopped after the test."""
+    started: list[services.Service] = []
+
+    def make(**options: Any) -> services.Service:
+        started.append(start(folder(len(started)), **options))
+        return started[-1]
+
+    try:
+        yield make
+    finally:
+        for service in started:
+            service.stop()
+
+
 @pytest.fixture
 def make_redis(tmp_path: Path) -> Iterator[Callable[..., services.Service]]:
-    started: list[services.Service] = []
-
-    def make(aof: bool = False) -> services.Service:
-        service = services.start_redis(tmp_path / f"redis-{len(started)}", aof=aof)
-        started.append(service)
-        return service
-
-    try:
-        yield make
-    finally:
-        for service in started:
-            service.stop()
+    """``make_redis(aof=True)`` survives ``restart(kill=True)``."""
+    yield from _private(services.start_redis, lambda n: tmp_path / f"redis-{n}")
 
 
 @pytest.fixture
-def make_broker(tmp_path: Path) -> Iterator[Callable[[], services.Service]]:
-    started: list[services.Service] = []
-
-    def make() -> services.Service:
-        service = services.start_broker(tmp_path / f"kafka-{len(started)}")
-        started.append(service)
-        return service
-
-    try:
-        yield make
-    finally:
-        for service in started:
-            service.stop()
+def make_broker(tmp_path: Path) -> Iterator[Callable[..., services.Service]]:
+    yield from _private(services.start_broker, lambda n: tmp_path / f"kafka-{n}")
 
 
 @pytest.fixture
-def make_kafka(tmp_path: Path) -> Iterator[Callable[[], services.Service]]:
-    started: list[services.Service] = []
-
-    def make() -> services.Service:
-        service = _start_kafka(tmp_path / f"apache-kafka-{len(started)}")
-        started.append(service)
-        return service
-
-    try:
-        yield make
-    finally:
-        for service in started:
-            service.stop()
+def make_kafka(tmp_path: Path) -> Iterator[Callable[..., services.Service]]:
+    yield from _private(_start_kafka, lambda n: tmp_path / f"apache-kafka-{n}")

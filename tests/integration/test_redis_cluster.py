@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
@@ -155,57 +156,60 @@ def test_primary_killed_mid_stream_every_article_gets_a_verdict(
     assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
 
 
+@pytest.fixture
+async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
+    """A cluster client on a flushed cluster, closed after the test."""
+    _flush(redis_cluster)
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
 def _reg(doc_id: str, content: bytes, buckets: tuple[int, ...]) -> Registration:
     return Registration(doc_id=doc_id, content=content, at=1.0, record=b"r", buckets=buckets)
 
 
 async def test_library_is_on_every_primary_and_reloaded_when_lost(
-    redis_cluster: RedisCluster6,
+    redis_cluster: RedisCluster6, cluster_client: RedisCluster
 ) -> None:
-    _flush(redis_cluster)
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        index = RedisIndex(client)
-        await index.load_functions()
-        for port in redis_cluster.primaries():
-            with redis.Redis(port=port) as node:
-                libs = [dict(zip(x[::2], x[1::2], strict=True)) for x in node.function_list()]
-                assert [lib[b"library_name"] for lib in libs] == [b"neardup"]
-                node.function_flush()  # every primary loses it (a new or restarted node)
-        regs = [_reg(f"d{ns}", bytes(16), (1, 2**63)) for ns in NAMESPACES]
-        with pytest.raises(IndexUnavailableError, match="function"):
-            await index.register(NAMESPACES[0], regs[:1], 16)
-        for ns, reg in zip(NAMESPACES, regs, strict=True):  # reloaded everywhere, then served
-            (probe,) = await index.register(ns, [reg], 16)
-            assert probe.seq == 1 and probe.status == "new"
-    finally:
-        await client.aclose()
+    client = cluster_client
+    index = RedisIndex(client)
+    await index.load_functions()
+    for port in redis_cluster.primaries():
+        with redis.Redis(port=port) as node:
+            libs = [dict(zip(x[::2], x[1::2], strict=True)) for x in node.function_list()]
+            assert [lib[b"library_name"] for lib in libs] == [b"neardup"]
+            node.function_flush()  # every primary loses it (a new or restarted node)
+    regs = [_reg(f"d{ns}", bytes(16), (1, 2**63)) for ns in NAMESPACES]
+    with pytest.raises(IndexUnavailableError, match="function"):
+        await index.register(NAMESPACES[0], regs[:1], 16)
+    for ns, reg in zip(NAMESPACES, regs, strict=True):  # reloaded everywhere, then served
+        (probe,) = await index.register(ns, [reg], 16)
+        assert probe.seq == 1 and probe.status == "new"
 
 
 async def test_a_call_that_does_not_declare_a_shard_key_writes_nothing(
-    redis_cluster: RedisCluster6,
+    redis_cluster: RedisCluster6, cluster_client: RedisCluster
 ) -> None:
-    _flush(redis_cluster)
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        index = RedisIndex(client)
-        await index.load_functions()
-        ns = "news"
-        regs = [_reg("a", b"\x01" * 16, (5, 2**63 + 7))]
-        (call,) = index._register_calls(ns, regs, 16, NO_WINDOW)
-        nks = call[2]
-        assert call[3 : 3 + nks] == [
-            *RedisIndex._ns_keys(ns),
-            *keys.shard_keys(ns, [regs[0].content], [regs[0].buckets], 16),
-        ]
-        missing_one = [*call[:2], nks - 1, *call[3 : 2 + nks], *call[3 + nks :]]
-        with pytest.raises(redis.ResponseError, match="not declared"):
-            await client.execute_command(*missing_one)
-        assert await client.hlen(keys.ids(ns)) == 0
-        assert await client.exists(keys.meta(ns)) == 0
-        assert await client.keys(f"{keys.base(ns)}*") == []  # nothing written, no shard either
-    finally:
-        await client.aclose()
+    client = cluster_client
+    index = RedisIndex(client)
+    await index.load_functions()
+    ns = "news"
+    regs = [_reg("a", b"\x01" * 16, (5, 2**63 + 7))]
+    (call,) = index._register_calls(ns, regs, 16, NO_WINDOW)
+    nks = call[2]
+    assert call[3 : 3 + nks] == [
+        *RedisIndex._ns_keys(ns),
+        *keys.shard_keys(ns, [regs[0].content], [regs[0].buckets], 16),
+    ]
+    missing_one = [*call[:2], nks - 1, *call[3 : 2 + nks], *call[3 + nks :]]
+    with pytest.raises(redis.ResponseError, match="not declared"):
+        await client.execute_command(*missing_one)
+    assert await client.hlen(keys.ids(ns)) == 0
+    assert await client.exists(keys.meta(ns)) == 0
+    assert await client.keys(f"{keys.base(ns)}*") == []  # nothing written, no shard either
 
 
 def _feed(stdin: IO[bytes], lines: list[bytes]) -> None:
