@@ -240,6 +240,30 @@ def read_librdkafka(
     return got
 
 
+def committed_offsets(
+    bootstrap: str, group: str, topic: str, partitions: int, timeout_s: float = 30
+) -> dict[int, int]:
+    """The offsets ``group`` has committed on ``topic`` (partition -> offset; none committed is
+    left out), as librdkafka reads them. Not aiokafka: its OffsetFetch handling ignores the
+    response's group-level error code, so a coordinator still loading its log after a restart
+    reads as "nothing committed". librdkafka retries that state itself. Blocking."""
+    from confluent_kafka import Consumer, KafkaException
+    from confluent_kafka import TopicPartition as RdTopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
+    )
+    try:
+        asked = [RdTopicPartition(topic, p) for p in range(partitions)]
+        got = consumer.committed(asked, timeout=timeout_s)
+    finally:
+        consumer.close()
+    failed = [tp for tp in got if tp.error is not None]
+    if failed:
+        raise KafkaException(failed[0].error)
+    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
+
+
 async def produce_corrupt_batch(bootstrap: str, topic: str, partition: int, n: int = 3) -> None:
     """Write one record batch of ``n`` records that says it is lz4-compressed but is not, with a
     valid CRC: what a broken producer sends. Apache Kafka decompresses batches on produce and

@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.errors import CoordinatorLoadInProgressError, GroupCoordinatorNotAvailableError
 
 from harness import services
 from harness.corpus import groups_of_copies
@@ -25,6 +22,7 @@ from harness.kafka import (
     CODECS,
     Topics,
     collect,
+    committed_offsets,
     make_topics,
     produce,
     produce_librdkafka,
@@ -114,28 +112,10 @@ async def test_a_tombstone_is_answered_by_a_verdict_tombstone_a_librdkafka_consu
     w.check_alive()
 
 
-async def committed(bootstrap: str, group: str) -> dict[TopicPartition, int]:
-    """The group's committed offsets; a coordinator still loading (just restarted) is retried."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        for attempt in range(100):
-            try:
-                offsets = await admin.list_consumer_group_offsets(group)
-                break
-            except (GroupCoordinatorNotAvailableError, CoordinatorLoadInProgressError):
-                if attempt == 99:
-                    raise
-                await asyncio.sleep(0.1)
-    finally:
-        await admin.close()
-    return {tp: meta.offset for tp, meta in offsets.items()}
-
-
 async def wait_committed(bootstrap: str, group: str, topic: str, want: dict[int, int]) -> None:
     """Until the group's committed offsets on ``topic`` reach ``want`` (partition -> offset)."""
     for _ in range(300):
-        got = {tp.partition: o for tp, o in (await committed(bootstrap, group)).items()}
+        got = await asyncio.to_thread(committed_offsets, bootstrap, group, topic, len(want))
         if all(got.get(p, -1) >= o for p, o in want.items()):
             return
         await asyncio.sleep(0.1)
@@ -192,7 +172,9 @@ async def test_broker_killed_mid_stream_keeps_committed_offsets_and_every_verdic
         await asyncio.to_thread(broker.stop, kill=True)
         await asyncio.sleep(1)
         await asyncio.to_thread(broker.start)
-        kept = {tp.partition: o for tp, o in (await committed(broker.bootstrap, group)).items()}
+        kept = await asyncio.to_thread(
+            committed_offsets, broker.bootstrap, group, topics.input, partitions
+        )
         assert all(kept.get(p, -1) >= o for p, o in want.items()), (kept, want)
 
         if workers[-1].proc.poll() is not None:  # exited uncommitted: a supervisor restarts it
