@@ -22,6 +22,8 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "engine": lambda argv: __import__("bench.engine_bench", fromlist=["main"]).main(argv),
     "stream": lambda argv: __import__("bench.stream_bench", fromlist=["main"]).main(argv),
     "soak": lambda argv: __import__("bench.soak_bench", fromlist=["main"]).main(argv),
+    "guarantee": lambda argv: __import__("bench.guarantee_bench", fromlist=["main"]).main(argv),
+    "cluster": lambda argv: __import__("bench.cluster_bench", fromlist=["main"]).main(argv),
 }
 
 

@@ -1,27 +1,30 @@
 """A randomized fault checker, Jepsen-style: the real stack under a seeded fault schedule, judged
 from the outside.
 
-One run (:func:`run_seed`) starts its own Tansu broker, Redis with AOF (``appendfsync always``) and
-two ``neardup worker`` processes, produces the seed's workload (:mod:`harness.chaos_plan`) while
-the seed's faults happen, waits (bounded) until the stack has settled, and hands what an outside
-observer sees -- the verdict and dead-letter topics, the Redis index (:mod:`harness.chaos_index`),
-how each worker process ended -- to :func:`harness.chaos_check.check`. Nothing is read from the
-workers' internals.
+One run (:func:`run_seed`) starts its own broker (Apache Kafka, the production broker, by default;
+or Tansu), Redis with AOF (``appendfsync always``) and two ``neardup worker`` processes, produces
+the seed's workload (:mod:`harness.chaos_plan`) while the seed's faults happen, waits (bounded)
+until the stack has settled, and hands what an outside observer sees -- the verdict and
+dead-letter topics, the Redis index (:mod:`harness.chaos_index`), the committed offsets, how each
+worker process ended -- to :func:`harness.chaos_check.check`. Nothing is read from the workers'
+internals.
 
 Faults: ``kill -9`` of a worker (restarted at once, as a deployment would); ``SIGSTOP`` of a
 worker for longer than its session timeout, then ``SIGCONT`` (a zombie that wakes up after its
 partitions moved on); Redis killed and restarted on its port (AOF keeps the data); Redis at its
-memory limit for a while (``maxmemory`` far below its use, ``noeviction``, then restored). A worker
-that exits without being killed is recorded as such and restarted, like a crash-looping pod;
-after :data:`CRASH_LIMIT` such exits the run stops waiting and says the stack cannot quiesce.
+memory limit for a while (``maxmemory`` far below its use, ``noeviction``, then restored); the
+broker SIGKILLed mid-stream and started again on the same log directory, the group's committed
+offsets read just before and after (they must not go back). A worker that exits without being
+killed is recorded as such and restarted, like a crash-looping pod (an exit while the broker is
+away is allowed: a restart fixes it); after :data:`CRASH_LIMIT` such exits the run stops waiting
+and says the stack cannot quiesce.
 
-The broker is never restarted: Tansu keeps topics in memory, so a restarted broker has lost every
-topic, offset and verdict, and nothing would be left to judge. Broker restarts belong with a
-durable broker (Apache Kafka).
+Tansu is never restarted: it keeps topics in memory, so a restarted Tansu has lost every topic,
+offset and verdict, and nothing would be left to judge (:data:`harness.chaos_plan.UNSUPPORTED`).
 
-CLI (``make chaos SEEDS="1 2 3"``)::
+CLI (``make chaos SEEDS="1 2 3" [BROKER=tansu]``)::
 
-    python -m harness.chaos --seeds 1 2 3 [--workdir DIR] [--skip KIND ...]
+    python -m harness.chaos --seeds 1 2 3 [--broker kafka|tansu] [--workdir DIR] [--skip KIND ...]
 
 prints each seed's schedule, verdict and wall time; every failing seed with its violations and
 the command that reproduces it (the same workload and fault schedule at the same offsets into
@@ -31,8 +34,9 @@ topics held (``outputs.jsonl``), for the post-mortem.
 
 "Settled" means: every outcome the plan expects was seen (a verdict per accepted article, a
 verdict tombstone per delete, a dead letter per poison message), then :data:`QUIET_S` more for
-late repeats; or no output for :data:`IDLE_S` (idle; what is missing is then a violation); or
-:data:`SETTLE_S` passed, or the workers crash-loop: then the run says it could not quiesce.
+late repeats; or no output for :data:`IDLE_S`, counted from the end of the last fault at the
+earliest (idle; what is missing is then a violation); or :data:`SETTLE_S` passed, or the workers
+crash-loop: then the run says it could not quiesce.
 """
 
 from __future__ import annotations
@@ -40,12 +44,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,11 +58,13 @@ import orjson
 import redis
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from confluent_kafka import KafkaException
 
 from harness import services
-from harness.chaos_check import Exit, History, Out, Violation, check
+from harness.chaos_check import Exit, History, OffsetCheck, Out, Violation, check
 from harness.chaos_index import dump_index
 from harness.chaos_plan import (
+    BROKERS,
     MAX_MESSAGE_BYTES,
     NAMESPACE,
     OTHER_NAMESPACE,
@@ -66,7 +73,13 @@ from harness.chaos_plan import (
     describe,
     make_plan,
 )
-from harness.kafka import Topics, create_topics, produce_librdkafka
+from harness.kafka import (
+    LIBRDKAFKA_LOG,
+    Topics,
+    committed_offsets,
+    create_topics,
+    produce_librdkafka,
+)
 from harness.workers import WorkerProc, start_worker
 from stream.engine import Engine
 from stream.index.redis import RedisIndex
@@ -89,6 +102,8 @@ READY_S = 60.0
 SETTLE_S = 50.0  # after the last message and fault: the longest wait for the expected outcomes
 IDLE_S = 20.0  # no new output for this long, outcomes still missing: the stack is idle
 QUIET_S = 3.0  # outcomes complete: wait this long for late repeats (zombies, replays)
+OFFSETS_S = 60.0  # a restarted broker's group coordinator loads its log: read offsets this long
+BROKER_BACK_S = 5.0  # a worker's exit this long after the broker is back still counts as its outage
 
 
 @dataclass
@@ -99,6 +114,7 @@ class Report:
     wall_s: float
     workdir: Path
     notes: list[str] = field(default_factory=list)
+    offsets: list[OffsetCheck] = field(default_factory=list)  # one per broker restart
 
     @property
     def ok(self) -> bool:
@@ -107,9 +123,15 @@ class Report:
     def text(self) -> str:
         head = f"seed {self.seed}: {'PASS' if self.ok else 'FAIL'} in {self.wall_s:.0f}s"
         lines = [head, describe(self.plan), *(f"  note: {n}" for n in self.notes)]
+        lines += [
+            f"  committed offsets across the restart at {c.at_s:.1f}s: {c.before} -> {c.after}"
+            for c in self.offsets
+            if not c.error
+        ]
         lines += [f"  {v}" for v in self.violations]
         if not self.ok:
-            lines.append(f"  reproduce: make chaos SEEDS={self.seed}   (logs in {self.workdir})")
+            again = f"make chaos SEEDS={self.seed} BROKER={self.plan.broker}"
+            lines.append(f"  reproduce: {again}   (logs in {self.workdir})")
         return "\n".join(lines)
 
 
@@ -133,7 +155,11 @@ class _Run:
         self.broker: services.Service | None = None
         self.topics: Topics | None = None
         self.slots = [_Slot(i) for i in range(plan.workers)]
+        self.group = f"chaos-{plan.seed}"
         self.outputs: list[Out] = []
+        self.offsets: list[OffsetCheck] = []
+        self.broker_lock = asyncio.Lock()  # a restart waits for the one still under way
+        self.outages: list[list[float]] = []  # [down, back] (time.monotonic()); back inf if down
         self.last_output = time.monotonic()
         self.crashes = 0
         self.last_crash = 0.0  # time.monotonic() of the last exit of its own
@@ -143,7 +169,8 @@ class _Run:
 
     async def start(self) -> None:
         self.redis = await asyncio.to_thread(services.start_redis, self.dir / "redis", aof=True)
-        self.broker = await asyncio.to_thread(services.start_broker, self.dir / "kafka")
+        start = services.start_kafka if self.plan.broker == "kafka" else services.start_broker
+        self.broker = await asyncio.to_thread(start, self.dir / self.plan.broker)
         self.topics = Topics.named(self.broker.bootstrap, tag=f"chaos{self.plan.seed}")
         await create_topics(self.broker.bootstrap, self.topics.all, self.plan.partitions)
         await self._other_scheme()
@@ -166,9 +193,7 @@ class _Run:
 
     def _spawn(self, slot: _Slot) -> None:
         assert self.topics is not None and self.redis is not None
-        slot.proc = start_worker(
-            self.topics, self.redis.url, self.dir, f"chaos-{self.plan.seed}", **SETTINGS
-        )
+        slot.proc = start_worker(self.topics, self.redis.url, self.dir, self.group, **SETTINGS)
         slot.proc.name = f"worker{slot.index}-{slot.proc.port}"
 
     async def supervise(self) -> None:
@@ -180,15 +205,25 @@ class _Run:
                     continue
                 if w.proc.pid in slot.killed:
                     continue  # the kill fault restarts it
-                slot.exits.append(
-                    Exit(w.name, w.proc.returncode, False, False, services.log_tail(w.log, 12))
-                )
+                away = self.broker_away()
+                tail = services.log_tail(w.log, 12)
+                slot.exits.append(Exit(w.name, w.proc.returncode, False, False, tail, away))
+                if away:
+                    self.notes.append(
+                        f"{w.name} exited by itself (code {w.proc.returncode}) while the broker "
+                        "was away; restarted"
+                    )
                 self.crashes += 1
                 self.last_crash = time.monotonic()
                 slot.proc = None
                 if self.crashes < CRASH_LIMIT:
                     self._spawn(slot)
             await asyncio.sleep(0.3)
+
+    def broker_away(self) -> bool:
+        """Whether the broker is down now or came back less than :data:`BROKER_BACK_S` ago."""
+        now = time.monotonic()
+        return any(down <= now <= back + BROKER_BACK_S for down, back in self.outages)
 
     # ------------------------------------------------------------------ faults
 
@@ -211,6 +246,49 @@ class _Run:
             await asyncio.to_thread(self.redis.restart, True)
         elif f.kind == "redis_oom" and self.redis is not None:
             await self._oom(f.duration_s)
+        elif f.kind == "broker_restart" and self.broker is not None:
+            async with self.broker_lock:
+                await self._broker_restart(f)
+
+    async def _broker_restart(self, f: Fault) -> None:
+        """SIGKILL the broker mid-stream, keep it down ``duration_s``, start it again on the same
+        port and log directory; the committed offsets are read just before and once it is back."""
+        assert self.broker is not None and self.topics is not None
+        try:
+            before = await self._committed(10.0)
+        except KafkaException as exc:  # nothing to compare with; the restart goes on
+            self.notes.append(f"broker_restart: offsets before not read: {exc!r}")
+            before = None
+        outage = [time.monotonic(), float("inf")]
+        self.outages.append(outage)
+        await asyncio.to_thread(self.broker.stop, kill=True)
+        await asyncio.sleep(f.duration_s)
+        await asyncio.to_thread(self.broker.start)
+        outage[1] = time.monotonic()
+        if before is None:
+            return
+        deadline = time.monotonic() + OFFSETS_S
+        while True:
+            try:
+                after = await self._committed(10.0)
+            except KafkaException as exc:  # the coordinator may still be loading
+                if time.monotonic() > deadline:
+                    error = f"committed offsets not readable {OFFSETS_S:.0f}s after: {exc!r}"
+                    self.offsets.append(OffsetCheck(f.at_s, before, {}, error))
+                    return
+                await asyncio.sleep(1.0)
+                continue
+            self.offsets.append(OffsetCheck(f.at_s, before, after))
+            return
+
+    async def _committed(self, timeout_s: float) -> dict[int, int]:
+        """The workers' group's committed input offsets, read by librdkafka (see
+        :func:`harness.kafka.committed_offsets`)."""
+        assert self.topics is not None
+        t = self.topics
+        return await asyncio.to_thread(
+            committed_offsets, t.bootstrap, self.group, t.input, self.plan.partitions, timeout_s
+        )
 
     async def _oom(self, duration_s: float) -> None:
         assert self.redis is not None
@@ -222,7 +300,7 @@ class _Run:
             await asyncio.sleep(duration_s)
             await client.config_set("maxmemory", "0")
         except (redis.RedisError, OSError) as exc:  # a restart in between resets it anyway
-            self.notes.append(f"redis_oom: {exc!r}")
+            self.notes.append(f"redis_oom: {type(exc).__name__}: {exc}")
         finally:
             await client.aclose()
 
@@ -230,8 +308,13 @@ class _Run:
 
     async def produce(self) -> None:
         assert self.topics is not None
+        durable = self.plan.broker == "kafka"  # idempotent producers, as clients of Kafka run
         producer = AIOKafkaProducer(
-            bootstrap_servers=self.topics.bootstrap, max_request_size=4_000_000, linger_ms=5
+            bootstrap_servers=self.topics.bootstrap,
+            max_request_size=4_000_000,
+            linger_ms=5,
+            acks="all",
+            enable_idempotence=durable,  # Tansu has no idempotent producer
         )
         await producer.start()
         started = time.monotonic()
@@ -245,8 +328,14 @@ class _Run:
                     await producer.flush()
                     item = (m.key, m.value, m.partition)
                     topics = self.topics
-                    await asyncio.to_thread(
-                        produce_librdkafka, topics.bootstrap, topics.input, [item], m.codec
+                    await asyncio.to_thread(  # waits out a broker restart
+                        produce_librdkafka,
+                        topics.bootstrap,
+                        topics.input,
+                        [item],
+                        m.codec,
+                        90,
+                        durable,
                     )
                     continue
                 # a tombstone names its namespace in a header, as a producer that deletes does
@@ -315,7 +404,8 @@ class _Run:
         """Until every expected outcome is seen (then :data:`QUIET_S` more for late repeats), the
         outputs stop for :data:`IDLE_S`, or :data:`SETTLE_S` pass. False if the stack never
         settled: workers crash-looping, or still busy at the deadline."""
-        deadline = time.monotonic() + SETTLE_S
+        began = time.monotonic()  # the last fault just ended: idle counts from here at the most
+        deadline = began + SETTLE_S
         while time.monotonic() < deadline:
             if self.crashes >= CRASH_LIMIT:
                 self.notes.append(
@@ -327,7 +417,7 @@ class _Run:
             if not left:
                 await asyncio.sleep(QUIET_S)
                 return True
-            if time.monotonic() - self.last_output > IDLE_S:
+            if time.monotonic() - max(self.last_output, began) > IDLE_S:
                 if self.last_crash > self.last_output:  # not idle: down, restarting, down again
                     self.notes.append(
                         f"the stack cannot quiesce: no output for {IDLE_S:.0f}s while workers "
@@ -372,11 +462,38 @@ class _Run:
                 s.stop(kill=True)
 
 
-async def run_seed(seed: int, workdir: Path, skip: frozenset[str] = frozenset()) -> Report:
-    """One seeded run, start to verdict; every wait is bounded."""
+async def run_seed(
+    seed: int, workdir: Path, skip: frozenset[str] = frozenset(), broker: str = "kafka"
+) -> Report:
+    """One seeded run on ``broker`` (``kafka`` or ``tansu``), start to verdict; every wait is
+    bounded."""
     started = time.monotonic()
-    plan = make_plan(seed, session_timeout_s=SESSION_TIMEOUT_S, skip=skip)
+    plan = make_plan(seed, session_timeout_s=SESSION_TIMEOUT_S, skip=skip, broker=broker)
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
+    with _client_log(workdir / "clients.log"):
+        return await _run_seed(plan, workdir, started)
+
+
+@contextlib.contextmanager
+def _client_log(path: Path) -> Iterator[None]:
+    """The run's own Kafka clients log into ``path``: a broker restart makes them warn many
+    times a second, which would bury the report."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    clients = [logging.getLogger("aiokafka"), LIBRDKAFKA_LOG]
+    for log in clients:
+        log.addHandler(handler)
+        log.propagate = False
+    try:
+        yield
+    finally:
+        for log in clients:
+            log.removeHandler(handler)
+            log.propagate = True
+        handler.close()
+
+
+async def _run_seed(plan: Plan, workdir: Path, started: float) -> Report:
     run = _Run(plan, workdir)
     tasks: list[asyncio.Task[None]] = []
     try:
@@ -410,9 +527,11 @@ async def run_seed(seed: int, workdir: Path, skip: frozenset[str] = frozenset())
         exits=exits,
         quiesced=quiesced,
         quiesce_note="; ".join(run.notes),
+        offsets=run.offsets,
     )
     await asyncio.to_thread(_save_outputs, run.outputs, workdir / "outputs.jsonl")
-    return Report(seed, plan, check(history), time.monotonic() - started, workdir, run.notes)
+    elapsed = time.monotonic() - started
+    return Report(plan.seed, plan, check(history), elapsed, workdir, run.notes, run.offsets)
 
 
 def _save_outputs(outputs: Sequence[Out], path: Path) -> None:
@@ -428,6 +547,7 @@ def _save_outputs(outputs: Sequence[Out], path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", required=True)
+    parser.add_argument("--broker", choices=BROKERS, default="kafka", help="default: kafka")
     parser.add_argument("--workdir", type=Path, default=None, help="logs (default: a temp dir)")
     parser.add_argument(
         "--skip", nargs="*", default=[], help="poison or fault kinds to leave out (by name)"
@@ -436,7 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = args.workdir or Path(tempfile.mkdtemp(prefix="neardup-chaos-"))
     failed = []
     for seed in args.seeds:
-        report = asyncio.run(run_seed(seed, base / f"seed-{seed}", frozenset(args.skip)))
+        where = base / f"seed-{seed}-{args.broker}"
+        report = asyncio.run(run_seed(seed, where, frozenset(args.skip), args.broker))
         print(report.text(), flush=True)
         if not report.ok:
             failed.append(seed)

@@ -15,7 +15,11 @@ invariant (:data:`INVARIANTS`):
 - ``dlq``: the dead-letter topic holds exactly the poison, each with an expected reason;
 - ``index``: every bucket and content-slot entry has its record and every record its entries
   (unless that bucket or slot is full), ids and records agree, one seq width throughout;
-- ``workers``: no worker exited that the fault schedule did not kill;
+- ``offsets``: across a broker restart the group's committed input offsets never go back, and no
+  offset of the verdict or dead-letter topic ever held two different records (the broker did not
+  lose what it had acknowledged and hand its offsets out again);
+- ``workers``: no worker exited that the fault schedule did not kill, except while the broker
+  was down (a worker that cannot reach the broker may exit: a restart fixes that);
 - ``quiesce``: the stack settled (every expected outcome seen) within its time bound.
 """
 
@@ -34,6 +38,7 @@ __all__ = [
     "Exit",
     "History",
     "IndexDump",
+    "OffsetCheck",
     "Out",
     "Poison",
     "StoredRecord",
@@ -48,6 +53,7 @@ INVARIANTS = (
     "deleted",
     "dlq",
     "index",
+    "offsets",
     "workers",
     "quiesce",
 )
@@ -114,15 +120,29 @@ class IndexDump:
 
 
 @dataclass(frozen=True)
+class OffsetCheck:
+    """The group's committed input offsets (partition -> offset) read just before a broker was
+    killed and again once it was back; ``error`` when they could not be read back."""
+
+    at_s: float
+    before: dict[int, int]
+    after: dict[int, int]
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class Exit:
     """How one worker process ended: ``killed`` when the fault schedule killed it, ``stopped``
-    when the run stopped it at the end; anything else is an exit of its own."""
+    when the run stopped it at the end; anything else is an exit of its own. ``broker_away``: it
+    exited while the broker was down or just back (faust exits when it cannot bootstrap, the
+    worker when it cannot publish a batch; both leave the offsets uncommitted)."""
 
     name: str
     code: int | None
     killed: bool
     stopped: bool
     log_tail: str = ""
+    broker_away: bool = False
 
 
 @dataclass
@@ -136,6 +156,7 @@ class History:
     exits: list[Exit]
     quiesced: bool = True
     quiesce_note: str = ""
+    offsets: list[OffsetCheck] = field(default_factory=list)  # one per broker restart
 
 
 def check(h: History) -> list[Violation]:
@@ -149,6 +170,7 @@ def check(h: History) -> list[Violation]:
     out += _check_dlq(h, verdicts)
     for ns, dump in sorted(h.index.items()):
         out += _check_index(ns, dump, h)
+    out += _check_offsets(h)
     out += _check_exits(h.exits)
     if not h.quiesced:
         out.append(Violation("quiesce", h.quiesce_note or "the stack did not settle in time"))
@@ -383,9 +405,44 @@ def _check_index(ns: str, d: IndexDump, h: History) -> list[Violation]:
     return [Violation("index", b) for b in bad]
 
 
+def _check_offsets(h: History) -> list[Violation]:
+    out = []
+    for c in h.offsets:
+        if c.error:
+            out.append(Violation("offsets", f"restart at {c.at_s:.1f}s: {c.error}"))
+            continue
+        back = {p: (o, c.after.get(p)) for p, o in c.before.items() if c.after.get(p, -1) < o}
+        if back:
+            out.append(
+                Violation(
+                    "offsets",
+                    f"restart at {c.at_s:.1f}s: committed offsets went back (partition: before, "
+                    f"after) {back}",
+                )
+            )
+    held: dict[tuple[str, int, int], tuple[bytes | None, bytes | None]] = {}
+    for o in h.outputs:
+        record = (o.key, o.value)
+        first = held.setdefault((o.topic, o.partition, o.offset), record)
+        if first != record:
+            out.append(
+                Violation(
+                    "offsets",
+                    f"{o.topic} {o.partition}/{o.offset} held two records: {_key_of(first)!r} "
+                    f"then {_key(o)!r} (the log lost records and reused their offsets)",
+                )
+            )
+            break
+    return out
+
+
+def _key_of(record: tuple[bytes | None, bytes | None]) -> str:
+    return (record[0] or b"").decode("utf-8", "replace")
+
+
 def _check_exits(exits: Iterable[Exit]) -> list[Violation]:
     return [
         Violation("workers", f"{e.name} exited by itself with code {e.code}:\n{e.log_tail}")
         for e in exits
-        if not e.killed and not e.stopped
+        if not e.killed and not e.stopped and not e.broker_away
     ]

@@ -4,7 +4,11 @@ Everything here is a pure function of the seed, so a failing seed names its whol
 messages (near-copy groups spread over partitions, verbatim copies, replays, tombstones racing
 replays, poison of every kind, a quarter of the articles in batches compressed by librdkafka)
 and the fault schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a worker, a Redis restart,
-Redis at its memory limit). :func:`describe` prints it.
+Redis at its memory limit, a broker restart). :func:`describe` prints it.
+
+The broker is part of the plan: on Tansu (memory storage) a restarted broker has lost every
+topic, message and committed offset, so nothing would be left to judge, and ``broker_restart`` is
+left out of its runs (:data:`UNSUPPORTED`); Apache Kafka keeps its log directory and takes it.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from harness.corpus import groups_of_copies
 from harness.kafka import CODECS
 
 __all__ = [
+    "BROKERS",
     "FAULT_KINDS",
     "NAMESPACE",
     "OTHER_NAMESPACE",
+    "UNSUPPORTED",
     "Fault",
     "Msg",
     "Plan",
@@ -31,7 +37,9 @@ __all__ = [
 
 NAMESPACE = "chaos"
 OTHER_NAMESPACE = "chaos-other-scheme"  # pre-created under another threshold (another scheme)
-FAULT_KINDS = ("kill", "pause", "redis_restart", "redis_oom")
+FAULT_KINDS = ("kill", "pause", "redis_restart", "redis_oom", "broker_restart")
+BROKERS = ("kafka", "tansu")
+UNSUPPORTED = {"tansu": frozenset({"broker_restart"})}  # fault kinds a broker cannot take
 MAX_MESSAGE_BYTES = 32_768  # the workers' NEARDUP_MAX_MESSAGE_BYTES; valid texts stay below
 OVERSIZE_KEY_BYTES = 200_000
 COMPRESSED_SHARE = 0.25  # articles a librdkafka producer sends in compressed batches
@@ -58,7 +66,7 @@ class Fault:
     kind: str
     at_s: float
     worker: int  # slot, for kill and pause
-    duration_s: float  # pause and redis_oom
+    duration_s: float  # pause, redis_oom, broker_restart (time down)
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ class Plan:
     partitions: int
     workers: int
     window_s: float
+    broker: str
     messages: tuple[Msg, ...]
     faults: tuple[Fault, ...]
     articles: dict[str, str]  # id -> namespace of the valid articles
@@ -121,9 +130,14 @@ def make_plan(
     window_s: float = 30.0,
     session_timeout_s: float = 6.0,
     skip: frozenset[str] = frozenset(),
+    broker: str = "kafka",
 ) -> Plan:
-    """The run of ``seed``. ``skip`` leaves out poison kinds or fault kinds by name (to see what
-    else a run finds while one defect crash-loops every worker)."""
+    """The run of ``seed`` on ``broker`` (:data:`BROKERS`). ``skip`` leaves out poison kinds or
+    fault kinds by name (to see what else a run finds while one defect crash-loops every
+    worker); the kinds the broker cannot take (:data:`UNSUPPORTED`) are always left out."""
+    if broker not in BROKERS:
+        raise ValueError(f"broker {broker!r}: one of {BROKERS}")
+    skip = skip | UNSUPPORTED.get(broker, frozenset())
     rng = random.Random(seed)
     raw = groups_of_copies(n_groups + n_deleted + 1, group_size, seed)
     part: dict[str, int] = {}
@@ -177,6 +191,7 @@ def make_plan(
         partitions=partitions,
         workers=workers,
         window_s=window_s,
+        broker=broker,
         messages=tuple(msgs),
         faults=faults,
         articles={i: NAMESPACE for i in texts},
@@ -201,6 +216,8 @@ def _schedule(
             duration = round(session_s + rng.uniform(2.0, 5.0), 2)
         elif kind == "redis_oom":
             duration = round(rng.uniform(3.0, 6.0), 2)
+        elif kind == "broker_restart":  # how long it stays down before it is started again
+            duration = round(rng.uniform(1.0, 4.0), 2)
         faults.append(Fault(kind, start, rng.randrange(workers), duration))
     return tuple(sorted(faults, key=lambda f: f.at_s))
 
@@ -211,7 +228,7 @@ def describe(plan: Plan) -> str:
     for m in plan.messages:
         kinds[m.kind] = kinds.get(m.kind, 0) + 1
     lines = [
-        f"seed {plan.seed}: {plan.workers} workers, {plan.partitions} partitions, "
+        f"seed {plan.seed} on {plan.broker}: {plan.workers} workers, {plan.partitions} partitions, "
         f"{plan.window_s:.0f}s window; messages {kinds}; "
         f"{len(plan.groups)} groups, {len(plan.deleted)} deleted, {len(plan.poison)} poison, "
         f"{sum(m.codec is not None for m in plan.messages)} in compressed batches",

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import struct
 import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
@@ -29,6 +30,7 @@ from stream.config import Settings
 
 __all__ = [
     "CODECS",
+    "LIBRDKAFKA_LOG",
     "Item",
     "Topics",
     "VerdictSink",
@@ -45,6 +47,7 @@ __all__ = [
 ]
 
 Item = tuple[bytes | None, bytes | None, int | None]  # key, value (None: tombstone), partition
+LIBRDKAFKA_LOG = logging.getLogger("harness.librdkafka")
 LEADER_WAIT_S = 10.0
 
 
@@ -187,6 +190,7 @@ def produce_librdkafka(
             "linger.ms": 50,
             "enable.idempotence": idempotent,  # Tansu has no idempotent producer
             "acks": "all",
+            "logger": LIBRDKAFKA_LOG,  # not straight to stderr: a broker restart is noisy
         }
     )
     failures: list[RdKafkaError] = []
@@ -213,10 +217,12 @@ def read_librdkafka(
     topic: str,
     done: Callable[[list[tuple[bytes | None, bytes | None]]], bool],
     timeout_s: float = 60,
+    isolation: Literal["read_committed", "read_uncommitted"] = "read_committed",
 ) -> list[tuple[bytes | None, bytes | None]]:
     """Every ``(key, value)`` of ``topic`` from the start as a librdkafka (confluent-kafka)
     consumer in a throwaway group reads them, until ``done(records)`` or ``timeout_s``.
-    Blocking; callers assert on what arrived."""
+    ``isolation`` is its ``isolation.level`` (librdkafka's default, read_committed, hides
+    records of open and aborted transactions). Blocking; callers assert on what arrived."""
     from confluent_kafka import Consumer
 
     consumer = Consumer(
@@ -225,6 +231,7 @@ def read_librdkafka(
             "group.id": f"rdkafka-{uuid.uuid4().hex[:8]}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": False,
+            "isolation.level": isolation,
         }
     )
     got: list[tuple[bytes | None, bytes | None]] = []
@@ -246,16 +253,29 @@ def committed_offsets(
     """The offsets ``group`` has committed on ``topic`` (partition -> offset; none committed is
     left out), as librdkafka reads them. Not aiokafka: its OffsetFetch handling ignores the
     response's group-level error code, so a coordinator still loading its log after a restart
-    reads as "nothing committed". librdkafka retries that state itself. Blocking."""
-    from confluent_kafka import Consumer, KafkaException
+    reads as "nothing committed". librdkafka retries that state itself, but not the restarted
+    broker's NOT_COORDINATOR (its coordinator not yet elected): that is asked again here, until
+    ``timeout_s``. Blocking."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException
     from confluent_kafka import TopicPartition as RdTopicPartition
 
+    not_yet = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE}
+    deadline = time.monotonic() + timeout_s
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}
     )
     try:
         asked = [RdTopicPartition(topic, p) for p in range(partitions)]
-        got = consumer.committed(asked, timeout=timeout_s)
+        while True:
+            left = max(1.0, deadline - time.monotonic())
+            try:
+                got = consumer.committed(asked, timeout=left)
+            except KafkaException as exc:
+                if exc.args[0].code() not in not_yet or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+                continue
+            break
     finally:
         consumer.close()
     failed = [tp for tp in got if tp.error is not None]

@@ -4,8 +4,10 @@ For the cluster integration tests. Each node is a :class:`~harness.services.Serv
 directory, port and log) started with ``--cluster-enabled yes`` and a short
 ``--cluster-node-timeout``, so a killed primary's replica takes over within seconds. The cluster
 is formed with ``redis-cli --cluster create ... --cluster-replicas 1``; :func:`start_cluster`
-returns once every node reports ``cluster_state:ok``, and stops every node it started if anything
-fails on the way.
+returns once every node reports ``cluster_state:ok`` and every replica has finished its first
+sync, and stops every node it started if anything
+fails on the way. :func:`start_one_primary` forms a one-primary cluster (all 16384 slots, one
+replica): the baseline the cluster benchmark compares three primaries with.
 
 Python::
 
@@ -23,6 +25,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +37,13 @@ NODE_TIMEOUT_MS = 2000
 NODES = 6  # three primaries, each with one replica
 READY_TIMEOUT_S = 60.0
 
-__all__ = ["NODE_TIMEOUT_MS", "RedisCluster6", "find_redis_cli", "start_cluster"]
+__all__ = [
+    "NODE_TIMEOUT_MS",
+    "RedisCluster6",
+    "find_redis_cli",
+    "start_cluster",
+    "start_one_primary",
+]
 
 
 def find_redis_cli() -> Path:
@@ -109,6 +118,32 @@ class RedisCluster6:
         offset = int(info["master_repl_offset"])
         replicas = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
         return bool(replicas) and all(int(r["offset"]) >= offset for r in replicas)
+
+    def replicas_online(self, port: int) -> bool:
+        """Whether the primary on ``port`` has replicas and each finished its first sync
+        (``state=online``): until then ``WAIT`` counts none of them, even on an idle cluster."""
+        with _admin(port) as client:
+            info = client.info("replication")
+        states = [
+            v["state"] for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+        ]
+        return bool(states) and all(state == "online" for state in states)
+
+    def replica_of(self, port: int) -> Service:
+        """A replica of the primary on ``port`` (its node, e.g. to stop it with SIGSTOP)."""
+        with _admin(port) as client:
+            info = client.info("replication")
+        ports = {
+            int(v["port"]) for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+        }
+        return next(n for n in self.nodes if n.port in ports and n.is_running())
+
+    def cut_replicas(self, port: int) -> int:
+        """Close the primary's links to its replicas (``CLIENT KILL TYPE replica``); a replica
+        that cannot reconnect (stopped: :meth:`Service.frozen`) then lags by every later write,
+        which nothing in flight can still deliver. Returns how many links were closed."""
+        with _admin(port) as client:
+            return int(client.execute_command("CLIENT KILL TYPE replica"))
 
     def begin_move(self, slot: int, to_port: int) -> None:
         """Start moving a slot to another primary (IMPORTING there, MIGRATING here), as
@@ -202,7 +237,57 @@ def start_cluster(dir: str | os.PathLike[str]) -> RedisCluster6:
         addresses = [f"{HOST}:{n.port}" for n in cluster.nodes]
         cluster.cli("--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes")
         cluster.wait_ok()
+        # (until each replica's first sync is done, a WAIT counts none of them)
+        _until(lambda: all(map(cluster.replicas_online, cluster.primaries())))
     except BaseException:
         cluster.stop()
         raise
     return cluster
+
+
+def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
+    """A cluster of one primary holding all 16384 slots and one replica: the baseline that a
+    three-primary cluster is compared with, served by the same cluster client and the same
+    replication (``redis-cli --cluster create`` wants three primaries, so it is formed by hand).
+    """
+    cluster = RedisCluster6(Path(dir).resolve())
+    args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+    args += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS)]
+    try:
+        buses = []
+        for i in range(2):
+            buses.append(free_port())
+            extra = [*args, "--cluster-port", str(buses[-1])]
+            cluster.nodes.append(start_redis(cluster.dir / f"node{i}", extra_args=extra))
+        primary, replica = (n.port for n in cluster.nodes)
+        with _admin(primary) as client:
+            client.execute_command("CLUSTER ADDSLOTSRANGE", 0, 16383)
+        with _admin(replica) as client:
+            client.execute_command("CLUSTER MEET", HOST, primary, buses[0])
+        _until(lambda: _replicate(replica, cluster.node_id(primary)))
+        cluster.wait_ok(primaries=1)
+        _until(lambda: cluster.replicas_online(primary))
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _replicate(port: int, primary_id: str) -> bool:
+    """``CLUSTER REPLICATE``, refused ("Unknown node") until the handshake after MEET is done."""
+    try:
+        with _admin(port) as client:
+            client.execute_command("CLUSTER REPLICATE", primary_id)
+    except redis.ResponseError as exc:
+        if "Unknown node" in str(exc):
+            return False
+        raise
+    return True
+
+
+def _until(ready: Callable[[], bool], timeout_s: float = READY_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if time.monotonic() > deadline:
+            raise ServiceError(f"a cluster node did not get ready within {timeout_s:.0f}s")
+        time.sleep(0.05)

@@ -1,11 +1,12 @@
 """The rig the streaming benchmarks stand on: servers, workers, a producer, a verdict reader.
 
-:class:`Stack` owns processes (Redis, the Tansu broker, ``neardup worker`` subprocesses, helpers
-such as py-spy) and stops all of them however a run ends (:func:`run_on_stack`). :class:`Rig` owns
-the client side of one run (producer, :class:`~harness.kafka.VerdictSink`, a Redis client) and the
-readings every measurement takes before and after a phase: CPU seconds of each process, the
-workers' metrics, Redis ``INFO commandstats``, and how busy the rest of the machine kept the
-cores. Before measuring, :meth:`Rig.wait_settled` proves each partition has exactly one owner.
+:class:`Stack` owns processes (Redis, the broker: Tansu or Apache Kafka, ``neardup worker``
+subprocesses, helpers such as py-spy) and stops all of them however a run ends
+(:func:`run_on_stack`). :class:`Rig` owns the client side of one run (producer,
+:class:`~harness.kafka.VerdictSink`, a Redis client) and the readings every measurement takes
+before and after a phase: CPU seconds of each process, the workers' metrics, Redis ``INFO
+commandstats``, and how busy the rest of the machine kept the cores. Before measuring,
+:meth:`Rig.wait_settled` proves each partition has exactly one owner.
 """
 
 from __future__ import annotations
@@ -51,9 +52,12 @@ class Stack:
 
     ``settings`` are the ``NEARDUP_*`` every worker of the run gets on top of
     :func:`harness.workers.worker_env`; a worker may add its own (a diagnostic phase).
+    ``broker_kind`` is ``tansu`` (:func:`~harness.services.start_broker`) or ``kafka`` (Apache
+    Kafka, :func:`~harness.services.start_kafka`).
     """
 
     workdir: Path
+    broker_kind: str = "tansu"
     prefix: str = "bench."
     group: str = "neardup-bench"
     settings: Mapping[str, str] = field(default_factory=dict)
@@ -126,7 +130,10 @@ class Stack:
             "batch_size": w.setting("batch_size"),
             "batch_within_ms": w.setting("batch_within_ms"),
             "fetch_max_wait_ms": w.setting("kafka_fetch_max_wait_ms"),
-            "broker_version": services.binary_version(self.broker.binary),
+            "broker": self.broker_kind,
+            "broker_version": services.kafka_version()
+            if self.broker_kind == "kafka"
+            else services.binary_version(self.broker.binary),
             "redis_binary": self.redis.binary.name,
             "redis_version": self.redis.version,
         }
@@ -141,9 +148,11 @@ def run_on_stack(stack: Stack, main: Callable[[], Coroutine[Any, Any, T]]) -> T 
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        out.print(f"[bold]starting Redis and the Tansu broker (logs in {stack.workdir})...")
+        name = "Apache Kafka" if stack.broker_kind == "kafka" else "Tansu"
+        out.print(f"[bold]starting Redis and {name} (logs in {stack.workdir})...")
         stack.redis = services.start_redis(stack.workdir / "services")
-        stack.broker = services.start_broker(stack.workdir / "services")
+        start = services.start_kafka if stack.broker_kind == "kafka" else services.start_broker
+        stack.broker = start(stack.workdir / "services")
         return asyncio.run(main())
     except KeyboardInterrupt:
         out.print("[yellow]interrupted: stopping everything")
@@ -189,13 +198,19 @@ class Rig:
     probes: int = 0
     settle: list[dict[str, Any]] = field(default_factory=list)
 
-    async def open(self, linger_ms: int, *, sink_fetch: tuple[int, int] = (10, 1)) -> None:
-        """Topics, then the producer, the verdict sink and a Redis client; ``sink_fetch`` =
-        (fetch wait ms, fetch min bytes) of the sink's consumer."""
+    async def open(
+        self,
+        linger_ms: int,
+        *,
+        sink_fetch: tuple[int, int] = (10, 1),
+        input_suffixes: Sequence[str] = (".diag",),
+    ) -> None:
+        """Topics (an input topic more per ``input_suffixes``, see :meth:`Stack.start_worker`),
+        then the producer, the verdict sink and a Redis client; ``sink_fetch`` = (fetch wait ms,
+        fetch min bytes) of the sink's consumer."""
         topics = self.stack.topics()
-        await create_topics(
-            topics.bootstrap, [*topics.all, topics.input + ".diag"], self.partitions
-        )
+        extra = [topics.input + suffix for suffix in input_suffixes if suffix]
+        await create_topics(topics.bootstrap, [*topics.all, *extra], self.partitions)
         self.producer = AIOKafkaProducer(
             bootstrap_servers=topics.bootstrap,
             linger_ms=linger_ms,

@@ -14,15 +14,19 @@ fresh machine. The readiness probes are in :mod:`harness.probes`.
 
 CLI::
 
-    python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P] [--aof]
+    python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P]
+                                      [--apache-kafka-port P] [--aof]
     python -m harness.services status --dir .services
     python -m harness.services stop   --dir .services
     python -m harness.services kafka  --port P --dir DIR   # Apache Kafka, foreground (exec)
 
-``start`` prints ``NEARDUP_REDIS_URL=...`` and ``NEARDUP_KAFKA_BOOTSTRAP=...`` and writes the
-same lines to ``<dir>/env``; the servers keep running after the CLI exits (own session), with pid
-files ``<dir>/redis.pid`` and ``<dir>/kafka.pid`` and logs ``<dir>/redis.log``/``kafka.log``.
-``start`` is idempotent: if both servers from an earlier ``start`` still answer, it reprints them.
+``start`` starts Redis, Tansu and, where Java and the ``make kafka`` jars are, Apache Kafka (else
+it says which is missing and goes on without it). It prints ``NEARDUP_REDIS_URL=...``,
+``NEARDUP_KAFKA_BOOTSTRAP=...`` (Tansu) and ``NEARDUP_APACHE_KAFKA_BOOTSTRAP=...`` and writes the
+same lines to ``<dir>/env``; a worker on Apache Kafka takes the last as its
+``NEARDUP_KAFKA_BOOTSTRAP``. The servers keep running after the CLI exits (own session), with pid
+files ``<dir>/NAME.pid`` and logs ``<dir>/NAME.log`` (``redis``, ``kafka``, ``apache-kafka``).
+``start`` is idempotent: if the servers of an earlier ``start`` still answer, it reprints them.
 
 Python::
 
@@ -55,7 +59,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +75,7 @@ __all__ = [
     "find_kafka_libs",
     "find_redis_binary",
     "free_port",
+    "kafka_version",
     "log_tail",
     "probe_kafka",
     "probe_redis",
@@ -340,6 +345,18 @@ class Service:
         self.stop(kill=kill)
         return self.start(timeout_s)
 
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The process stopped (SIGSTOP) for the block, then continued: it answers nothing, as
+        a server stalled or cut off (a replica that acknowledges nothing, say)."""
+        if self._proc is None:
+            raise ServiceError(f"{self.name} is not running")
+        os.kill(self._proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self._proc.pid, signal.SIGCONT)
+
 
 @atexit.register
 def _stop_owned() -> None:
@@ -517,6 +534,12 @@ def find_kafka_libs() -> Path:
     return libs
 
 
+def kafka_version(libs: Path | None = None) -> str:
+    """The broker's version as its jar names it (``kafka_2.13-4.1.1.jar`` -> ``4.1.1``)."""
+    jars = sorted((libs or find_kafka_libs()).glob("kafka_2.13-*.jar"))
+    return jars[0].name.removeprefix("kafka_2.13-").removesuffix(".jar") if jars else "?"
+
+
 def kafka_cluster_id() -> str:
     """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding, as Kafka makes."""
     while True:
@@ -614,7 +637,16 @@ def _cmd_kafka(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- CLI
 
 
-_BINARY_NAMES = {"redis": ("redis-server", "valkey-server"), "kafka": ("tansu",)}
+_BINARY_NAMES = {
+    "redis": ("redis-server", "valkey-server"),
+    "kafka": ("tansu",),
+    "apache-kafka": ("java",),
+}
+_ENV_VARS = {
+    "redis": "NEARDUP_REDIS_URL",
+    "kafka": "NEARDUP_KAFKA_BOOTSTRAP",  # Tansu
+    "apache-kafka": "NEARDUP_APACHE_KAFKA_BOOTSTRAP",
+}
 
 
 def _read_env(dir: Path) -> dict[str, str]:
@@ -633,15 +665,14 @@ def _read_pid(path: Path) -> int | None:
 
 
 def _status(dir: Path) -> dict[str, tuple[int | None, bool]]:
-    """name -> (pid from pid file, alive and answering)."""
+    """name -> (pid from pid file, alive and answering); Apache Kafka only if it was started."""
     env = _read_env(dir)
     result: dict[str, tuple[int | None, bool]] = {}
-    checks: dict[str, tuple[str, Callable[[int], tuple[str, int | None]]]] = {
-        "redis": ("NEARDUP_REDIS_URL", probe_redis),
-        "kafka": ("NEARDUP_KAFKA_BOOTSTRAP", probe_kafka),
-    }
-    for name, (var, probe) in checks.items():
+    for name, var in _ENV_VARS.items():
+        probe = probe_redis if name == "redis" else probe_kafka
         pid = _read_pid(dir / f"{name}.pid")
+        if name == "apache-kafka" and pid is None and var not in env:
+            continue  # skipped by `start` (no Java or jars)
         ok = False
         if pid is not None and _pid_runs(pid, _BINARY_NAMES[name]) and var in env:
             port = int(env[var].rsplit(":", 1)[1].split("/", 1)[0])
@@ -662,20 +693,34 @@ def _cmd_start(args: argparse.Namespace) -> int:
         print(f"services already running in {dir}", file=sys.stderr)
         return 0
     _cmd_stop(args, quiet=True)  # half-started or stale state: start clean
-    redis = start_redis(dir, args.redis_port, aof=args.aof, detach=True)
+    started = [start_redis(dir, args.redis_port, aof=args.aof, detach=True)]
     try:
-        kafka = start_broker(dir, args.kafka_port, detach=True)
+        started.append(start_broker(dir, args.kafka_port, detach=True))
+        apache = _start_apache_kafka(dir, args.apache_kafka_port)
     except BaseException:
-        redis.stop()
+        for s in started:
+            s.stop()
         raise
-    lines = f"NEARDUP_REDIS_URL={redis.url}\nNEARDUP_KAFKA_BOOTSTRAP={kafka.bootstrap}\n"
+    started += [apache] if apache is not None else []
+    lines = "".join(f"{_ENV_VARS[s.name]}={s.url}\n" for s in started)
     (dir / "env").write_text(lines)
-    for s in (redis, kafka):
-        print(
-            f"{s.name}: {s.binary.name} {s.version} pid {s.pid} log {s.log_path}", file=sys.stderr
-        )
+    for s in started:
+        what = f"Apache Kafka {kafka_version()} (KRaft)" if s is apache else s.binary.name
+        print(f"{s.name}: {what} {s.version} pid {s.pid} log {s.log_path}", file=sys.stderr)
     sys.stdout.write(lines)
     return 0
+
+
+def _start_apache_kafka(dir: Path, port: int | None) -> Service | None:
+    """Apache Kafka beside Tansu where Java and the ``make kafka`` jars are; else say which is
+    missing and go on (Tansu alone). A fresh log directory, as the other two start empty."""
+    try:
+        find_java(), find_kafka_libs()
+    except ServiceError as exc:
+        print(f"apache-kafka: not started: {exc}", file=sys.stderr)
+        return None
+    shutil.rmtree(dir / "kafka-data", ignore_errors=True)
+    return start_kafka(dir, port, detach=True)
 
 
 def _cmd_stop(args: argparse.Namespace, quiet: bool = False) -> int:
@@ -726,7 +771,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--dir", default=".services", help="pid files, logs, env")
         if name == "start":
             p.add_argument("--redis-port", type=int, default=None)
-            p.add_argument("--kafka-port", type=int, default=None)
+            p.add_argument("--kafka-port", type=int, default=None, help="Tansu")
+            p.add_argument("--apache-kafka-port", type=int, default=None)
             p.add_argument("--aof", action="store_true", help="Redis AOF, appendfsync always")
     args = parser.parse_args(argv)
     try:

@@ -5,11 +5,13 @@
 #   scripts/validate_deploy.sh --install-only  only install the tools (docker-compose, .venv-helm)
 #   scripts/validate_deploy.sh --offline       skip the one check that asks PyPI (pin resolution)
 #
-# Checks: docker-compose config (Debian's docker-compose v1 validates offline), hadolint on the
-# Dockerfile, yamllint on compose and chart values, the Docker build context (what COPY needs is
-# there; a wheel built from exactly that context is complete), helm lint + render of the chart in
-# several scenarios, the rendered manifests against the Kubernetes schemas (strict), and that the
-# image's pinned dependencies resolve to wheels for linux/amd64 CPython 3.11.
+# Checks: docker-compose config (Debian's docker-compose v1 validates offline), that compose runs
+# the Apache Kafka the tests run (deploy/kafka/pom.xml's version, KRaft, one combined node) and
+# that every file naming a Kafka version names that one, hadolint on the Dockerfile, yamllint on
+# compose and chart values, the Docker build context (what COPY needs is there; a wheel built from
+# exactly that context is complete), helm lint + render of the chart in several scenarios, the
+# rendered manifests against the Kubernetes schemas (strict), and that the image's pinned
+# dependencies resolve to wheels for linux/amd64 CPython 3.11.
 #
 # Tools: docker-compose from apt (installed here when missing and root); everything else from
 # deploy/requirements-validate.txt into .venv-helm, made with Python >= 3.12 (helm-sdkpy needs it):
@@ -26,7 +28,7 @@ for arg in "$@"; do
     case "$arg" in
         --install-only) INSTALL_ONLY=1 ;;
         --offline) OFFLINE=1 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -137,6 +139,28 @@ compose_config() {
         || { echo "NEARDUP_PARTITIONS does not reach kafka-topics.sh --partitions"; return 1; }
 }
 
+kafka_matches_pom() {
+    # deploy/kafka/pom.xml pins the broker the tests run; compose must run that image, in KRaft
+    # mode (one node that is broker and controller, no ZooKeeper), and no file may name another.
+    local want rendered images roles named v
+    want=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' deploy/kafka/pom.xml)
+    [ -n "$want" ] || { echo "no <kafka.version> in deploy/kafka/pom.xml"; return 1; }
+    rendered=$("${COMPOSE[@]}" -f docker-compose.yml --profile example config) || return 1
+    images=$(grep -oE 'apache/kafka:[^[:space:]"]+' <<<"$rendered" | sort -u | paste -sd' ')
+    [ "$images" = "apache/kafka:$want" ] \
+        || { echo "compose runs ${images:-no apache/kafka image}; deploy/kafka/pom.xml pins $want"; return 1; }
+    roles=$(sed -n 's/^ *KAFKA_PROCESS_ROLES: *//p' <<<"$rendered" | tr -d "\"'")
+    [ "$(tr ',' '\n' <<<"$roles" | sort | paste -sd,)" = "broker,controller" ] \
+        || { echo "KAFKA_PROCESS_ROLES is '$roles', not one KRaft node that is broker and controller"; return 1; }
+    ! grep -qi zookeeper <<<"$rendered" || { echo "compose mentions ZooKeeper (Kafka 4 is KRaft only)"; return 1; }
+    named=$(cat docker-compose.yml helm/neardup/values.yaml helm/neardup/Chart.yaml README.md \
+        | tr -s ' \n#' ' ' | grep -oE 'Apache Kafka [0-9]+\.[0-9]+\.[0-9]+' | awk '{print $3}' | sort -u)
+    for v in $named; do
+        [ "$v" = "$want" ] \
+            || { echo "a deployment file or README names Apache Kafka $v; the pom pins $want"; return 1; }
+    done
+}
+
 resolve_pins() {
     # Every pinned dependency exists as a wheel for the image's platform (linux/amd64, CPython
     # 3.11), and the pins are mutually consistent: the builder stage needs no compiler on amd64.
@@ -153,6 +177,7 @@ resolve_pins() {
 }
 
 run "docker-compose config" compose_config
+run "compose Kafka = deploy/kafka/pom.xml" kafka_matches_pom
 run "hadolint Dockerfile" "$HELM_VENV/bin/hadolint" Dockerfile
 run "yamllint" "$HELM_VENV/bin/yamllint" --strict -c deploy/.yamllint \
     docker-compose.yml helm/neardup/Chart.yaml helm/neardup/values.yaml deploy/helm-values

@@ -79,10 +79,14 @@ def _position(stream: IO[bytes], path: Path) -> int:
 
 
 @contextlib.asynccontextmanager
-async def _index(store: str, cluster: bool = False) -> AsyncIterator[Index]:
+async def _index(store: str, cluster: bool = False, wait_replicas: int = 0) -> AsyncIterator[Index]:
     if store == "memory":
         if cluster:
             raise typer.BadParameter("--redis-cluster needs a redis:// store", param_hint="--store")
+        if wait_replicas:
+            raise typer.BadParameter(
+                "--redis-wait-replicas needs a redis:// store", param_hint="--store"
+            )
         yield MemoryIndex()
         return
     if not store.startswith(("redis://", "rediss://", "unix://")):
@@ -94,7 +98,7 @@ async def _index(store: str, cluster: bool = False) -> AsyncIterator[Index]:
 
     client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
     try:
-        index = RedisIndex(client)
+        index = RedisIndex(client, wait_replicas=wait_replicas)
         await _retrying(index.load_functions, FIRST_CONTACT_S)
         yield index
     finally:
@@ -121,6 +125,7 @@ async def _dedup(
     text_field: str,
     show_progress: bool,
     cluster: bool = False,
+    wait_replicas: int = 0,
 ) -> tuple[Counter[str], int, float, set[str]]:
     counts: Counter[str] = Counter()
     clusters: set[str] = set()
@@ -138,7 +143,7 @@ async def _dedup(
         console=err,
         disable=not show_progress,
     )
-    async with _index(store, cluster) as index:
+    async with _index(store, cluster, wait_replicas) as index:
         engine = Engine(index, policy)
         with progress, stream:
             task = progress.add_task("dedup", total=total, rate="")
@@ -214,6 +219,12 @@ def dedup(
     redis_cluster: Annotated[
         bool, typer.Option(help="the --store URL is a node of a Redis Cluster")
     ] = False,
+    redis_wait_replicas: Annotated[
+        int,
+        typer.Option(
+            min=0, help="replicas that must hold each batch's registrations before its verdicts"
+        ),
+    ] = 0,
     namespace: Annotated[str, typer.Option(help="namespace of lines without one")] = "default",
     threshold: Annotated[float, typer.Option(help="similarity threshold")] = 0.8,
     measure: Annotated[str, typer.Option(help="jaccard | containment")] = "jaccard",
@@ -233,7 +244,18 @@ def dedup(
     sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
     try:
         counts, invalid, seconds, clusters = asyncio.run(
-            _dedup(input, sink, store, policy, namespace, id_field, text_field, show, redis_cluster)
+            _dedup(
+                input,
+                sink,
+                store,
+                policy,
+                namespace,
+                id_field,
+                text_field,
+                show,
+                redis_cluster,
+                redis_wait_replicas,
+            )
         )
     finally:
         if output:
@@ -312,12 +334,14 @@ def worker(
     import faust
 
     from stream.app import Worker
-    from stream.clients import ensure_topics
+    from stream.clients import broker_answers, ensure_topics
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     if create_topics:
         loop.run_until_complete(_with_retry(lambda: ensure_topics(settings), "Kafka"))
+    else:  # started while the broker is away (its restart, a rollout): wait, as for Redis
+        loop.run_until_complete(_with_retry(lambda: broker_answers(settings), "Kafka"))
     service = Worker(settings)
     runner = faust.Worker(service.app, loop=loop, loglevel=settings.log_level)
     runner.spinner = None  # its log handler would set the root logger to DEBUG

@@ -113,6 +113,16 @@ async def ensure_topics(settings: Settings) -> None:
         await admin.close()
 
 
+async def broker_answers(settings: Settings) -> None:
+    """Raise unless the broker answers a metadata request: faust exits at start when it cannot
+    bootstrap, so the worker waits for this first."""
+    admin = AIOKafkaAdminClient(**kafka_admin_options(settings))
+    try:
+        await admin.start()
+    finally:
+        await admin.close()
+
+
 async def tcp_reachable(servers: list[str], connect_s: float = 2.0) -> bool:
     """Whether any of these ``host:port`` servers accepts a TCP connection (a liveness probe
     that costs no protocol handshake and needs no credentials)."""
@@ -136,6 +146,7 @@ def safe_url(url: str) -> str:
 
 
 __all__ = [
+    "broker_answers",
     "ensure_topics",
     "kafka_admin_options",
     "kafka_options",

@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     redis_timeout_s: float = Field(5.0, gt=0)
     redis_shard_bits: int = Field(16, ge=1, le=24)
     redis_cluster: bool = Field(False, description="redis_url is a seed node of a Redis Cluster")
+    redis_wait_replicas: int = Field(
+        0,
+        ge=0,
+        description="replicas that must acknowledge each batch's registrations (WAIT) before "
+        "its verdicts are published; 0 = do not wait (a failover can lose the last writes)",
+    )
+    redis_wait_timeout_ms: int = Field(1000, ge=1, description="how long that WAIT may take")
 
     # Worker
     web_port: int = Field(6066, ge=0, le=65535)
@@ -90,6 +97,15 @@ class Settings(BaseSettings):
             raise ValueError(
                 "NEARDUP_KAFKA_SASL_USERNAME and NEARDUP_KAFKA_SASL_PASSWORD are required "
                 f"with NEARDUP_KAFKA_SECURITY_PROTOCOL={self.kafka_security_protocol}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _wait_within_timeout(self) -> Settings:
+        if self.redis_wait_replicas and self.redis_wait_timeout_ms >= 1000 * self.redis_timeout_s:
+            raise ValueError(
+                "NEARDUP_REDIS_WAIT_TIMEOUT_MS must be shorter than NEARDUP_REDIS_TIMEOUT_S "
+                "(the client would give up on the WAIT before the server answers)"
             )
         return self
 

@@ -136,7 +136,10 @@ end
 -- register64k (was register64: shard keys declared in KEYS, see Keys above):
 -- ARGV = shard_bits, cap (members), copies cap, number of articles, the articles packed (see
 -- unpack_articles), scheme ('' = not checked), live_after ('' = no retention), forget_before
--- ('' = keep every remembered deletion).
+-- ('' = keep every remembered deletion), and optionally touch: '1' makes a call that registers
+-- nothing (every article a replay) still write one field (meta 'touch'), so that a WAIT sent
+-- after it on the same connection covers every earlier write of the namespace, including those
+-- of a worker that died before its own WAIT.
 -- First, before any write: the namespace's scheme is compared with the caller's and set if absent
 -- (so a namespace whose data was lost is claimed again by the first registration, atomically),
 -- deletions remembered since before forget_before are forgotten, and a call that could take the
@@ -158,9 +161,9 @@ local function register64k(keys, args)
   local cap = SEQ_BYTES * tonumber(args[2])
   local copies_cap = SEQ_BYTES * tonumber(args[3])
   local n = tonumber(args[4])
-  if not n or n < 1 or n % 1 ~= 0 or #args ~= 8 then
+  if not n or n < 1 or n % 1 ~= 0 or (#args ~= 8 and #args ~= 9) then
     error('register64k: ARGV must be shard_bits, cap, copies cap, count, packed articles, '
-      .. 'scheme, live_after, forget_before')
+      .. 'scheme, live_after, forget_before[, touch]')
   end
   local scheme, live_after = args[6], optional_number(args[7], 'live_after')
   local forget_before = optional_number(args[8], 'forget_before')
@@ -250,6 +253,8 @@ local function register64k(keys, args)
     call('HSET', ids, unpack(new_ids))
     call('HSET', docs, unpack(new_docs))
     call('ZADD', times, unpack(new_times))
+  elseif args[9] == '1' then -- (HGET and HSET: no command beyond the worker's ACL)
+    call('HSET', meta, 'touch', tonumber(call('HGET', meta, 'touch') or '0') + 1)
   end
   return out
 end

@@ -33,6 +33,14 @@ replication). Registration is buffered per batch and pipelined (the streamed reg
 one connection of a plain pool). The cluster client follows MOVED/ASK itself; what still
 surfaces (TRYAGAIN, CLUSTERDOWN, READONLY, a slot without a reachable node) is retriable.
 
+Failover: replication is asynchronous, so a primary can acknowledge a registration and die before
+its replica has it; the promoted replica then lacks the article, and a later copy of it can come
+out a second original. ``wait_replicas`` closes that window: after a batch's registration calls,
+on their connection, ``WAIT`` until that many replicas hold every write made so far (a call that
+registers nothing still writes one field, so a replayed batch waits for what the worker before
+it wrote). Verdicts written back (``neardup_put_verdicts64``) are not waited for: a lost one is
+recomputed, the same, when its article is replayed.
+
 Every registration call carries the namespace's scheme (once :meth:`RedisIndex.ensure_scheme` has
 been called for it), compared and, if Redis lost it, recorded again in the same atomic step; the
 retention cutoff, so the content slot answers with its first live copy; and the time before which
@@ -163,14 +171,24 @@ class RedisIndex:
         *,
         shard_bits: int = 16,
         chunk_size: int = 64,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
     ) -> None:
         """``chunk_size``: articles per registration or removal call (at most 1024). A call holds
         the server for its whole chunk (about 3 ms for 64 news-sized articles); the CPU saved per
-        article levels off after a few dozen, larger chunks only lengthen those stalls."""
+        article levels off after a few dozen, larger chunks only lengthen those stalls.
+
+        ``wait_replicas``: a registration returns only once that many replicas of the
+        namespace's primary acknowledged it (``WAIT``, at most ``wait_timeout_ms``); fewer is
+        :class:`~stream.errors.IndexUnavailableError`, so the batch is retried and no verdict
+        rests on a registration a failover could lose. 0 (the default) does not wait."""
         if not 1 <= shard_bits <= 24:
             raise ValueError("shard_bits must be in [1, 24]")
         if not 1 <= chunk_size <= MAX_CHUNK:
             raise ValueError(f"chunk_size must be in [1, {MAX_CHUNK}]")
+        if wait_replicas < 0 or wait_timeout_ms < 1:
+            raise ValueError("wait_replicas must be >= 0 and wait_timeout_ms >= 1")
+        self.wait_replicas, self.wait_timeout_ms = wait_replicas, wait_timeout_ms
         self._r: Any = client  # the two clients' command methods have the same signatures
         self._cluster = isinstance(client, RedisCluster)
         self._bits = shard_bits
@@ -259,7 +277,7 @@ class RedisIndex:
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()
         mine = scheme + b"|shard_bits=" + str(self._bits).encode()
-        stored = await self._call(self._r.fcall("neardup_scheme", 1, keys.meta(ns), mine))
+        stored = await self._call(self._fcall(ns, "FCALL", "neardup_scheme", [keys.meta(ns)], mine))
         if stored != mine:
             raise scheme_mismatch(ns, stored, mine)
         self._schemes[ns] = mine
@@ -291,6 +309,8 @@ class RedisIndex:
         scheme is the one ensured for ``ns`` ('' before that: not checked)."""
         scheme = self._schemes.get(ns, b"")
         tail = [scheme, _optional(window.live_after), _optional(window.forget_before)]
+        if self.wait_replicas:
+            tail.append("1")  # touch: the WAIT after these calls then covers earlier writes too
         calls = []
         for lo in range(0, len(regs), self._chunk):
             part = regs[lo : lo + self._chunk]
@@ -307,15 +327,51 @@ class RedisIndex:
         if not regs:
             return []
         pipe = self._r.pipeline(transaction=False)
+        # On a cluster every call (and the WAIT) goes to the namespace's primary, on one
+        # connection (the cluster pipeline sends each node's commands on one, in order).
+        route = self._route(ns)
+        node = route.get("target_nodes")
         for call in self._register_calls(ns, regs, cap, window):
-            pipe.execute_command(*call)
+            pipe.execute_command(*call, **route)
+        if self.wait_replicas:
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms, **route)
         probes: list[Probe] = []
         self.round_trips += 1
         with self._errors(ns):
             replies = await pipe.execute()
+        if self.wait_replicas:
+            self._check_acknowledged(ns, replies.pop())
+            if node is not None and self._route(ns)["target_nodes"].name != node.name:
+                raise IndexUnavailableError(
+                    f"namespace {ns!r}: its slot moved during a registration waiting for replicas"
+                )
         for reply in replies:
             probes += _probes(reply)
         return probes
+
+    def _route(self, ns: str) -> dict[str, Any]:
+        """How a call about ``ns`` is sent: on a cluster, to the primary of its slot as the
+        client's slot table has it. Named, because a cluster client routing an FCALL itself asks
+        a node first which keys the call has (``COMMAND GETKEYS``, with the whole call as its
+        argument): one more round trip, and the payload twice. A stale table costs a MOVED,
+        which the client follows (and then learns the new owner)."""
+        if not self._cluster:
+            return {}
+        with self._errors(ns):
+            return {"target_nodes": self._r.get_node_from_key(keys.meta(ns))}
+
+    def _fcall(self, ns: str, command: str, function: str, ks: Sequence[str], *args: Any) -> Any:
+        """``FCALL``/``FCALL_RO`` of a namespace's function, routed by :meth:`_route`."""
+        return self._r.execute_command(command, function, len(ks), *ks, *args, **self._route(ns))
+
+    def _check_acknowledged(self, ns: str, acked: Any) -> None:
+        """``WAIT``'s answer: how many replicas have every write this connection made."""
+        want, within = self.wait_replicas, self.wait_timeout_ms
+        if int(acked) < want:
+            raise IndexUnavailableError(
+                f"namespace {ns!r}: {int(acked)} of {want} Redis replicas acknowledged the "
+                f"registration within {within} ms (NEARDUP_REDIS_WAIT_REPLICAS)"
+            )
 
     def registration(self, ns: str, cap: int) -> AbstractAsyncContextManager[RegistrationStream]:
         """Chunks written one after another on one connection, the replies read at the end:
@@ -333,8 +389,15 @@ class RedisIndex:
         ks = self._call_keys(ns, [content], [buckets])
         fields = keys.bucket_fields(buckets)
         reply = await self._call(
-            self._r.fcall_ro(
-                "neardup_probe64k", len(ks), *ks, self._bits, content, fields, _optional(live_after)
+            self._fcall(
+                ns,
+                "FCALL_RO",
+                "neardup_probe64k",
+                ks,
+                self._bits,
+                content,
+                fields,
+                _optional(live_after),
             )
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
@@ -361,7 +424,9 @@ class RedisIndex:
                 for ident in (doc_id.encode(),)
             )
             await self._call(
-                self._r.fcall("neardup_put_verdicts64", 2, keys.ids(ns), keys.verdicts(ns), packed)
+                self._fcall(
+                    ns, "FCALL", "neardup_put_verdicts64", [keys.ids(ns), keys.verdicts(ns)], packed
+                )
             )
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
@@ -381,13 +446,14 @@ class RedisIndex:
         if not raws:
             return 0
         pipe = self._r.pipeline(transaction=False)
+        route = self._route(ns)
         for lo in range(0, len(raws), self._chunk):
             args: list[Any] = [self._bits]
             recs = [Record.decode(raw) for _, raw in raws[lo : lo + self._chunk]]
             for (seq, _), rec in zip(raws[lo : lo + self._chunk], recs, strict=True):
                 args += (_pack(seq), rec.doc_id, rec.content, keys.bucket_fields(rec.buckets))
             ks = self._call_keys(ns, [r.content for r in recs], [r.buckets for r in recs])
-            pipe.fcall("neardup_remove64k", len(ks), *ks, *args)
+            pipe.execute_command("FCALL", "neardup_remove64k", len(ks), *ks, *args, **route)
         return sum(int(x) for x in await self._call(pipe.execute()))
 
     async def delete(self, ns: str, doc_id: str) -> bool:
@@ -395,7 +461,7 @@ class RedisIndex:
         on no registration of it succeeds), then remove the article if it was indexed."""
         await self._ready()
         ks = self._ns_keys(ns)
-        packed = await self._call(self._r.fcall("neardup_forget64", len(ks), *ks, doc_id))
+        packed = await self._call(self._fcall(ns, "FCALL", "neardup_forget64", ks, doc_id))
         if not packed:
             return False
         return await self._remove_many(ns, [int.from_bytes(packed, "big")]) == 1
@@ -441,13 +507,22 @@ class _StreamedRegistration:
         self._unread += len(calls)
 
     async def probes(self) -> list[Probe]:
-        self._index.round_trips += 1
+        index = self._index
+        index.round_trips += 1
         probes: list[Probe] = []
-        with self._index._errors(self._ns):
-            while self._unread:
+        with index._errors(self._ns):
+            calls = self._unread
+            if index.wait_replicas and calls:
+                await self._conn.send_command("WAIT", index.wait_replicas, index.wait_timeout_ms)
+                self._unread += 1
+            for _ in range(calls):
                 reply = await self._conn.read_response()
                 self._unread -= 1
                 probes += _probes(reply)
+            if self._unread:
+                acked = await self._conn.read_response()
+                self._unread -= 1
+                index._check_acknowledged(self._ns, acked)
         return probes
 
 

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import tomllib
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
@@ -33,6 +34,7 @@ import pytest
 from packaging.requirements import Requirement
 from pydantic import SecretStr
 
+from harness.services import KAFKA_SETTINGS
 from stream.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +49,31 @@ SETTINGS = {f"NEARDUP_{name.upper()}": field for name, field in Settings.model_f
 SCENARIOS = ["defaults", "dev", "hpa-mtls", "production"]
 # Interpolation variables of docker-compose.yml that are not worker settings.
 COMPOSE_ONLY_VARIABLES = {"NEARDUP_PARTITIONS"}
+# Broker settings of the tests' server.properties (harness/services.py) that docker-compose.yml's
+# single node must share: what a one-replica KRaft node needs and what decides group behaviour.
+SHARED_KAFKA_SETTINGS = (
+    "process.roles",
+    "node.id",
+    "controller.listener.names",
+    "auto.create.topics.enable",
+    "offsets.topic.replication.factor",
+    "transaction.state.log.replication.factor",
+    "transaction.state.log.min.isr",
+    "group.initial.rebalance.delay.ms",
+    "default.replication.factor",
+    "min.insync.replicas",
+)
+# Apache Kafka's defaults for group.min.session.timeout.ms and group.max.session.timeout.ms.
+KAFKA_SESSION_TIMEOUT_BOUNDS_S = (6.0, 1800.0)
+
+
+def pom_kafka_version() -> str:
+    """The Apache Kafka version the tests run: deploy/kafka/pom.xml, the one source of truth."""
+    root = ET.parse(ROOT / "deploy" / "kafka" / "pom.xml").getroot()
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    version = root.findtext("m:properties/m:kafka.version", namespaces=ns)
+    assert version and re.fullmatch(r"\d+\.\d+\.\d+", version), version
+    return version
 
 
 def _secret_settings() -> set[str]:
@@ -397,6 +424,48 @@ def test_compose_kafka_runs_kraft_with_inside_and_outside_listeners(compose):
     assert "kafka-broker-api-versions.sh" in " ".join(kafka["healthcheck"]["test"])
 
 
+def test_compose_kafka_is_the_broker_the_tests_run(compose):
+    """The image tag is deploy/kafka/pom.xml's version, and the single-node settings are those of
+    the server.properties the tests start the broker with."""
+    version = pom_kafka_version()
+    images = {s["image"] for s in compose["services"].values() if "kafka" in s.get("image", "")}
+    assert images == {f"apache/kafka:{version}"}
+    env = {k: str(v) for k, v in compose["services"]["kafka"]["environment"].items()}
+    for key in SHARED_KAFKA_SETTINGS:
+        name = "KAFKA_" + key.upper().replace(".", "_")
+        assert env.get(name) == KAFKA_SETTINGS[key], (name, env.get(name), KAFKA_SETTINGS[key])
+    protocols = dict(p.split(":") for p in env["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(","))
+    listeners = dict(item.split("://", 1) for item in env["KAFKA_LISTENERS"].split(","))
+    assert set(protocols) == set(listeners) and set(protocols.values()) == {"PLAINTEXT"}
+    assert env["KAFKA_INTER_BROKER_LISTENER_NAME"] in listeners
+    assert env["KAFKA_INTER_BROKER_LISTENER_NAME"] != env["KAFKA_CONTROLLER_LISTENER_NAMES"]
+    # the workers reach the broker at the address it advertises inside the compose network
+    advertised = dict(item.split("://", 1) for item in env["KAFKA_ADVERTISED_LISTENERS"].split(","))
+    assert "CONTROLLER" not in advertised
+    for svc in workers(compose).values():
+        bootstrap = svc["environment"]["NEARDUP_KAFKA_BOOTSTRAP"]
+        assert bootstrap == advertised[env["KAFKA_INTER_BROKER_LISTENER_NAME"]]
+        assert bootstrap.split(":")[0] == compose["services"]["kafka"]["hostname"]
+
+
+def test_deployment_files_name_one_kafka_version():
+    version = pom_kafka_version()
+    files = [
+        "docker-compose.yml",
+        "README.md",
+        "helm/neardup/values.yaml",
+        "helm/neardup/Chart.yaml",
+    ]
+    named = {
+        (path, v)
+        for path in files
+        for v in re.findall(r"Apache\s+Kafka\s+(\d+\.\d+\.\d+)", (ROOT / path).read_text())
+    }
+    assert {v for _, v in named} <= {version}, f"deploy/kafka/pom.xml pins {version}: {named}"
+    for path in ("docker-compose.yml", "helm/neardup/values.yaml"):
+        assert (path, version) in named, f"{path} does not say which Kafka it is for"
+
+
 def test_compose_redis_7_persists_with_aof(compose):
     redis = compose["services"]["redis"]
     assert re.match(r"redis:7\.", redis["image"])
@@ -581,6 +650,32 @@ def test_development_secret_is_created_from_values_and_flagged():
     assert "WARNING" in out["notes"] and "development" in out["notes"]
     assert "not both" in refused(kafka={"sasl": {"existingSecret": "s", "password": "p"}})
     assert "credentials" in refused(redis={"url": "redis://:pw@redis:6379/0"})
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_chart_group_timeouts_suit_apache_kafka(scenario):
+    """Apache Kafka refuses a member whose session timeout is outside the broker's bounds, and
+    a heartbeat slower than a third of it risks the member's eviction between two beats."""
+    settings = worker_settings(manifests(scenario))
+    session = float(settings["NEARDUP_KAFKA_SESSION_TIMEOUT_S"])
+    heartbeat = float(settings["NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S"])
+    low, high = KAFKA_SESSION_TIMEOUT_BOUNDS_S
+    assert low <= session <= high, session
+    assert heartbeat <= session / 3, (heartbeat, session)
+
+
+def test_chart_reaches_the_replica_wait(monkeypatch):
+    defaults = worker_settings(manifests())
+    assert defaults["NEARDUP_REDIS_WAIT_REPLICAS"] == "0"
+    env = worker_settings(manifests(redis={"waitReplicas": 1, "waitTimeoutMs": 500}))
+    settings = settings_from(
+        {k: v for k, v in env.items() if k.startswith("NEARDUP_")}, monkeypatch
+    )
+    assert (settings.redis_wait_replicas, settings.redis_wait_timeout_ms) == (1, 500)
+    # the worker would refuse it at start; the chart refuses it before anything is deployed
+    assert "shorter than redis.timeoutS" in refused(
+        redis={"waitReplicas": 1, "waitTimeoutMs": 5000}
+    )
 
 
 def test_prometheus_scraping():

@@ -16,6 +16,7 @@ from harness.chaos_check import (
     Exit,
     History,
     IndexDump,
+    OffsetCheck,
     Out,
     Poison,
     StoredRecord,
@@ -171,6 +172,18 @@ def _stranger_indexed(h: History) -> None:
     d.times.add(4)
 
 
+def _offsets_went_back(h: History) -> None:
+    h.offsets.append(OffsetCheck(9.5, {0: 12, 1: 7}, {0: 12, 1: 3}))
+
+
+def _offsets_unreadable(h: History) -> None:
+    h.offsets.append(OffsetCheck(9.5, {0: 12}, {}, "committed offsets not readable"))
+
+
+def _log_reused_an_offset(h: History) -> None:
+    h.outputs.append(Out("verdicts", 0, 0, b"a2", verdict("a2", 2, "near_duplicate", "a1")))
+
+
 def _crashed(h: History) -> None:
     h.exits.append(Exit("w2", 70, killed=False, stopped=False, log_tail="SchemeMismatchError"))
 
@@ -201,6 +214,9 @@ CASES: list[tuple[str, Callable[[History], None]]] = [
     ("index", _id_index_disagrees),
     ("index", _seq_width),
     ("index", _stranger_indexed),
+    ("offsets", _offsets_went_back),
+    ("offsets", _offsets_unreadable),
+    ("offsets", _log_reused_an_offset),
     ("workers", _crashed),
     ("quiesce", _never_settled),
 ]
@@ -248,3 +264,22 @@ def test_verdict_judgement_does_not_depend_on_the_reading_order(order: list[int]
     h = clean()
     h.outputs = [h.outputs[i] for i in order]
     assert check(h) == []
+
+
+def test_offsets_that_moved_on_or_a_record_read_twice_pass() -> None:
+    """Committed offsets may grow across a restart (the group kept working) and a new partition
+    may appear; the same record read again at its offset is a re-read, not a rewritten log."""
+    h = clean()
+    h.offsets.append(OffsetCheck(9.5, {0: 12, 1: 7}, {0: 15, 1: 7, 2: 1}))
+    h.outputs.append(Out("verdicts", 0, 0, b"a1", verdict("a1", 1)))
+    assert check(h) == []
+
+
+def test_a_worker_that_exits_while_the_broker_is_away_is_no_violation() -> None:
+    """It cannot bootstrap or publish, exits uncommitted, and a restart fixes it; the same exit
+    with the broker up is a crash."""
+    h = clean()
+    h.exits.append(Exit("w2", 1, killed=False, stopped=False, broker_away=True))
+    assert check(h) == []
+    h.exits.append(Exit("w3", 1, killed=False, stopped=False))
+    assert {v.invariant for v in check(h)} == {"workers"}

@@ -3,10 +3,11 @@ poison kind and deletes that race replays."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.chaos_plan import FAULT_KINDS, make_plan
+from harness.chaos_plan import FAULT_KINDS, UNSUPPORTED, make_plan
 from harness.kafka import CODECS
 
 
@@ -22,6 +23,18 @@ def test_every_plan_has_every_fault_kind_and_zombies_outlive_their_session(seed:
     assert {f.kind for f in plan.faults} == set(FAULT_KINDS)
     assert all(f.duration_s > 6.0 for f in plan.faults if f.kind == "pause")
     assert all(0 <= f.worker < plan.workers for f in plan.faults)
+    assert all(f.duration_s > 0 for f in plan.faults if f.kind == "broker_restart")
+
+
+def test_tansu_runs_leave_the_broker_restart_out_and_keep_the_rest() -> None:
+    """A memory broker loses everything on restart; its runs still take every other fault."""
+    assert UNSUPPORTED["tansu"] == {"broker_restart"}
+    plan = make_plan(3, broker="tansu")
+    assert plan.broker == "tansu"
+    assert {f.kind for f in plan.faults} == set(FAULT_KINDS) - {"broker_restart"}
+    assert make_plan(3).messages == plan.messages  # the workload does not depend on the broker
+    with pytest.raises(ValueError, match="broker"):
+        make_plan(3, broker="redpanda")
 
 
 @settings(max_examples=15)

@@ -1,5 +1,7 @@
 """Fault injection against ``neardup worker`` processes on a real broker and a real Redis.
 
+Every test runs on Apache Kafka (the production broker) and, all but one, on Tansu (``broker``).
+
 Every test asserts the same three things: no lost article (every produced id gets a verdict), no
 conflicting verdicts (all verdicts for one id are identical, however often it was replayed), and
 recovery without a human (the same worker processes, or a plain replacement, carry on by
@@ -23,13 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
 from redis.asyncio import Redis as AsyncRedis
 
 from harness import services
 from harness.corpus import groups_of_copies
-from harness.kafka import Item, Topics, create_topics, make_topics, produce
+from harness.kafka import Item, Topics, committed_offsets, create_topics, make_topics, produce
 from harness.workers import WorkerProc, start_worker
 
 FAST = {  # short timeouts so that a dead peer or server is noticed within seconds
@@ -248,7 +251,7 @@ def assert_index_consistent(url: str, ns: str, ids: set[str]) -> dict[str, Any]:
 
 
 async def test_redis_restarted_mid_stream_pauses_and_resumes(
-    make_redis: Callable[..., Any], kafka_bootstrap: str, tmp_path: Path
+    make_redis: Callable[..., Any], broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """Redis (AOF, fsync always) is SIGKILLed while articles flow, and started again.
 
@@ -258,7 +261,7 @@ async def test_redis_restarted_mid_stream_pauses_and_resumes(
     copies produced after the restart are recognised as copies of originals from before it.
     """
     store = make_redis(aof=True)
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"redis-restart-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 30, 5, seed=11)
     firsts = [g[0] for g in groups]  # originals first: they are indexed before the crash
@@ -308,12 +311,12 @@ async def test_redis_restarted_mid_stream_pauses_and_resumes(
 
 
 async def test_redis_unreachable_at_start_the_worker_waits_and_says_why(
-    kafka_bootstrap: str, tmp_path: Path
+    broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """Nothing listens on the Redis port when the worker starts: it stays up, logs
     "waiting for Redis", answers 503, and decides the waiting articles once Redis starts."""
     port = services.free_port()
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"late-redis-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 8, 3, seed=12)
     docs = [a for g in groups for a in g]
@@ -350,13 +353,13 @@ async def test_redis_unreachable_at_start_the_worker_waits_and_says_why(
 
 
 async def test_worker_killed_before_commit_replays_with_the_same_verdicts(
-    redis_url: str, kafka_bootstrap: str, tmp_path: Path
+    redis_url: str, broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """kill -9 right after a batch's verdicts are published, inside faust's commit interval
     (2.8 s): the offsets are not committed, so the next worker of the group decides those
     articles again. The replays must carry identical verdicts and must not register anything
     twice (one record and one seq per distinct id)."""
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"replay-{uuid.uuid4().hex[:6]}"
     group = f"g-{ns}"
     all_groups: list[list[dict[str, str]]] = []
@@ -399,36 +402,61 @@ async def test_worker_killed_before_commit_replays_with_the_same_verdicts(
             w.stop()
 
 
+async def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    """The broker's end offset of each partition of ``topic`` (trusted on Apache Kafka only)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    await consumer.start()
+    try:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        return {tp.partition: o for tp, o in (await consumer.end_offsets(tps)).items()}
+    finally:
+        await consumer.stop()
+
+
+async def wait_committed(bootstrap: str, group: str, topic: str, want: dict[int, int]) -> None:
+    """Until ``group`` has committed exactly ``want`` (partition -> offset) on ``topic``."""
+    got: dict[int, int] = {}
+    for _ in range(300):
+        got = await asyncio.to_thread(committed_offsets, bootstrap, group, topic, len(want))
+        if got == want:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"group {group} committed {got} on {topic}, not {want}")
+
+
 async def test_broker_restarted_workers_reconnect_and_continue(
-    make_broker: Callable[[], Any], redis_url: str, tmp_path: Path
+    broker: str, request: pytest.FixtureRequest, redis_url: str, tmp_path: Path
 ) -> None:
-    """The broker is SIGKILLed, stays away for a few seconds, and is started on the same port.
+    """The broker is SIGKILLed while the worker is connected, stays away for a few seconds, and
+    is started again on the same port.
 
-    Covered: the worker process survives the broker's absence (/health says 503 meanwhile),
-    reconnects by itself (consumer group, fetcher, producer), decides articles produced after
-    the restart, and its index (in Redis, which did not restart) still knows the articles from
-    before: copies produced after the restart are recognised.
+    Covered on both brokers: the worker process survives the broker's absence (/health says 503
+    meanwhile), reconnects by itself (consumer group, fetcher, producer), decides articles
+    produced after the restart, and its index (in Redis, which did not restart) still knows the
+    articles from before: copies produced after the restart are recognised.
 
-    Not covered, because Tansu's memory storage forgets topics, messages and committed offsets:
-    articles in flight at the crash are lost by the memory broker itself, not by neardup (with
-    Apache Kafka's durable log they are re-read from the committed offsets; that replay path is
-    the kill -9 test's). The test recreates the topics, as topic provisioning would. A durable
-    log also never restarts a partition at offset 0, but a recreated memory topic does, and a
-    consumer that kept its fetch position (as Kafka clients do when a topic is recreated under
-    them: a position inside the new log is not out of range) silently skips the new messages
-    below it. So, to emulate the durable log, each partition is first refilled up to the offset
-    consumed before the crash with filler articles (another namespace, not checked), and only
-    the articles produced after the filler are checked.
+    On Apache Kafka the log directory is kept, so the topics, the verdicts already published and
+    the committed offsets survive: the group's offsets read back from the restarted broker equal
+    the input's end offsets before the crash, one watcher reads every verdict from before and
+    after the restart, and nothing decided before the crash is decided again.
+
+    On Tansu (memory storage forgets topics, messages and committed offsets) the test recreates
+    the topics, as topic provisioning would, and refills each partition with filler articles
+    (another namespace, not checked) up to the offset consumed before the crash: a recreated
+    memory topic restarts at offset 0, below the fetch position the consumer kept.
     """
-    broker = make_broker()
+    durable = broker == "kafka"
+    server = request.getfixturevalue("make_kafka" if durable else "make_broker")()
     partitions = 4
-    topics = await make_topics(broker.bootstrap, partitions)
+    topics = await make_topics(server.bootstrap, partitions)
     ns = f"broker-restart-{uuid.uuid4().hex[:6]}"
+    group = f"g-{ns}"
     groups = articles(ns, 10, 4, seed=17)
     before = [g[0] for g in groups]
     after = [a for g in groups for a in g[1:]]
+    ids = {a["id"] for g in groups for a in g}
     filler = [a for g in articles(f"{ns}-filler", len(before), 1, seed=18) for a in g]
-    worker = start_worker(topics, redis_url, tmp_path, f"g-{ns}", **FAST)
+    worker = start_worker(topics, redis_url, tmp_path, group, **FAST)
     try:
         await ready(worker)
         async with watching(topics.bootstrap, topics.verdicts) as verdicts:
@@ -439,30 +467,108 @@ async def test_broker_restarted_workers_reconnect_and_continue(
             )
             await verdicts.wait_for({a["id"] for a in before}, 60, "before the restart")
             first = assert_verdicts(verdicts, {a["id"] for a in before})
-        await asyncio.to_thread(broker.stop, kill=True)
+        if durable:
+            consumed = await end_offsets(topics.bootstrap, topics.input, partitions)
+            assert sum(consumed.values()) == len(before), consumed
+            await wait_committed(topics.bootstrap, group, topics.input, consumed)
+        await asyncio.to_thread(server.stop, kill=True)
         await wait_health(worker, 503, 10, "after the broker went away")
         await asyncio.sleep(2)
         assert worker.proc.poll() is None, "the worker must ride out the broker's absence"
-        await asyncio.to_thread(broker.start)
-        await create_topics(topics.bootstrap, topics.all, partitions, exist_ok=True)
+        await asyncio.to_thread(server.start)
+        if durable:
+            kept = await asyncio.to_thread(
+                committed_offsets, topics.bootstrap, group, topics.input, partitions
+            )
+            assert kept == consumed, f"committed offsets lost in the restart: {kept} != {consumed}"
+        else:
+            await create_topics(topics.bootstrap, topics.all, partitions, exist_ok=True)
         async with (
             watching(topics.bootstrap, topics.verdicts) as verdicts,
             watching(topics.bootstrap, topics.dlq) as dlq,
         ):
-            await produce(
-                topics.bootstrap,
-                topics.input,
-                [(k, v, i % partitions) for i, (k, v, _) in enumerate(items_of(filler))],
-            )
+            if not durable:
+                await produce(
+                    topics.bootstrap,
+                    topics.input,
+                    [(k, v, i % partitions) for i, (k, v, _) in enumerate(items_of(filler))],
+                )
             await produce(topics.bootstrap, topics.input, items_of(after))
             await verdicts.wait_for({a["id"] for a in after}, 60, "after the restart")
             assert worker.proc.poll() is None
             await asyncio.sleep(0.5)
             assert not dlq.records, [r[2] for r in dlq.records]
-            second = assert_verdicts(verdicts, {a["id"] for a in after})
+            if durable:  # the verdict log kept what was published before the crash
+                final = assert_verdicts(verdicts, ids)
+                replayed = [i for i, v in verdicts.by_id().items() if len(v) > 1]
+                assert not replayed, f"decided again after the restart: {replayed}"
+            else:
+                final = {**first, **assert_verdicts(verdicts, {a["id"] for a in after})}
         await wait_health(worker, 200, 10, "after the broker came back")
-        assert_groups({**first, **second}, groups)
-        assert_index_consistent(redis_url, ns, {a["id"] for g in groups for a in g})
+        assert {i: final[i] for i in first} == first
+        assert_groups(final, groups)
+        assert_index_consistent(redis_url, ns, ids)
+    finally:
+        worker.stop()
+
+
+async def test_broker_unreachable_at_start_the_worker_waits_and_says_why(
+    broker: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Nothing listens on the broker's port when the worker starts (rescheduled while the broker
+    restarts): it stays up, logs "waiting for Kafka", and consumes once the broker is there."""
+    port = services.free_port()
+    topics = Topics.named(f"{services.HOST}:{port}", tag=uuid.uuid4().hex[:8])
+    ns = f"late-broker-{uuid.uuid4().hex[:6]}"
+    groups = articles(ns, 6, 3, seed=29)
+    docs = [a for g in groups for a in g]
+    worker = start_worker(topics, redis_url, tmp_path, f"g-{ns}", **FAST)
+    server = None
+    try:
+        deadline = time.monotonic() + 30
+        while "waiting for Kafka" not in worker.log.read_text(errors="replace"):
+            assert worker.proc.poll() is None, worker.log.read_text()[-3000:]
+            assert time.monotonic() < deadline, worker.log.read_text()[-3000:]
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2)
+        assert worker.proc.poll() is None, f"worker exited: {worker.log.read_text()[-3000:]}"
+        start = services.start_kafka if broker == "kafka" else services.start_broker
+        server = await asyncio.to_thread(start, tmp_path / "late", port=port)
+        await create_topics(topics.bootstrap, topics.all, 4)
+        await ready(worker, 90)
+        async with watching(topics.bootstrap, topics.verdicts) as verdicts:
+            await produce(topics.bootstrap, topics.input, items_of(docs))
+            await verdicts.wait_for({a["id"] for a in docs}, 60, "after the broker started")
+            final = assert_verdicts(verdicts, {a["id"] for a in docs})
+        assert_groups(final, groups)
+    finally:
+        worker.stop()
+        if server is not None:
+            server.stop()
+
+
+async def test_an_input_topic_the_group_leader_did_not_know_is_consumed_within_seconds(
+    kafka_broker: str, redis_url: str, tmp_path: Path
+) -> None:
+    """The group leader assigns only the topics its metadata holds. Right after a broker restart
+    (partitions still without a leader) or before provisioning created the input topic, that can
+    be none: the group is stable with nothing assigned, and nothing consumes until the worker
+    refreshes its metadata and rejoins. Here the input topic is created after the worker joined;
+    its articles must be decided within a minute, not at faust's default refresh (5 minutes)."""
+    topics = Topics.named(kafka_broker, tag=uuid.uuid4().hex[:8])
+    await create_topics(kafka_broker, [topics.verdicts, topics.dlq], 4)
+    ns = f"late-topic-{uuid.uuid4().hex[:6]}"
+    groups = articles(ns, 4, 3, seed=37)
+    docs = [a for g in groups for a in g]
+    worker = start_worker(topics, redis_url, tmp_path, f"g-{ns}", **FAST)
+    try:
+        await ready(worker)
+        await create_topics(kafka_broker, [topics.input], 4)
+        async with watching(topics.bootstrap, topics.verdicts) as verdicts:
+            await produce(topics.bootstrap, topics.input, items_of(docs))
+            await verdicts.wait_for({a["id"] for a in docs}, 60, "once the topic existed")
+            final = assert_verdicts(verdicts, {a["id"] for a in docs})
+        assert_groups(final, groups)
     finally:
         worker.stop()
 
@@ -473,7 +579,7 @@ def _start_debuggable_redis(dir: Path) -> services.Service:
 
 
 async def test_slow_redis_times_out_cleanly_and_leaves_the_index_consistent(
-    kafka_bootstrap: str, tmp_path: Path
+    broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """``DEBUG SLEEP 3`` (from another client) freezes Redis while batches are in flight and the
     worker's Redis timeout is 1 s. Calls time out and the batch is retried; commands that reached
@@ -481,7 +587,7 @@ async def test_slow_redis_times_out_cleanly_and_leaves_the_index_consistent(
     finds them registered (replay) and must still give one verdict per article, with every id,
     bucket and exact-slot entry pointing at a record and the seq counter equal to the records."""
     store = await asyncio.to_thread(_start_debuggable_redis, tmp_path / "slow")
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"slow-{uuid.uuid4().hex[:6]}"
     groups = articles(ns, 25, 4, seed=19)
     docs = [a for g in groups for a in g]
@@ -529,13 +635,13 @@ async def test_slow_redis_times_out_cleanly_and_leaves_the_index_consistent(
 
 
 async def test_worker_stopped_while_redis_is_away_loses_nothing(
-    make_redis: Callable[..., Any], kafka_bootstrap: str, tmp_path: Path
+    make_redis: Callable[..., Any], broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """A rolling restart during a Redis outage: the worker is told to stop (SIGTERM) while its
     batch waits for Redis. The batch was never decided, so its offsets must not be committed:
     the next worker of the group, started once Redis is back, must decide those articles."""
     store = make_redis(aof=True)
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"stop-in-outage-{uuid.uuid4().hex[:6]}"
     group = f"g-{ns}"
     groups = articles(ns, 10, 3, seed=23)
@@ -579,13 +685,13 @@ async def test_worker_stopped_while_redis_is_away_loses_nothing(
 
 
 async def test_redis_at_its_memory_limit_pauses_and_health_says_why(
-    make_redis: Callable[..., Any], kafka_bootstrap: str, tmp_path: Path
+    make_redis: Callable[..., Any], broker_bootstrap: str, tmp_path: Path
 ) -> None:
     """Redis refuses writes with OOM (``maxmemory`` reached, ``noeviction``) but still answers
     PING: the worker retries with backoff, dead-letters nothing, stays alive, and ``/health``
     answers 503 with the reason until Redis has room again."""
     store = make_redis()
-    topics = await make_topics(kafka_bootstrap)
+    topics = await make_topics(broker_bootstrap)
     ns = f"oom-{uuid.uuid4().hex[:6]}"
     docs = [a for g in articles(ns, 6, 2, seed=17) for a in g]
     ids = {a["id"] for a in docs}

@@ -156,6 +156,138 @@ def test_primary_killed_mid_stream_every_article_gets_a_verdict(
     assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
 
 
+def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
+    redis_cluster: RedisCluster6, tmp_path: Path
+) -> None:
+    """The stream never pauses: the primary dies while calls are in flight, with writes its
+    replica may not have. With ``--redis-wait-replicas 1`` no verdict rests on such a write, so
+    none is lost with the primary: the memory store's verdicts, one original per group. The
+    promoted replica has no replica of its own until the killed node is back (restarted as a
+    supervisor would): until then its namespace's calls are refused and retried."""
+    _flush(redis_cluster)
+    src = tmp_path / "split.jsonl"
+    lines = _split_corpus(src, prefix="w")
+    want = _memory_verdicts(src, tmp_path)
+    victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
+    seed = next(p for p in redis_cluster.live_ports() if p != victim)
+    out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
+    store = ["--store", f"redis://127.0.0.1:{seed}/0", "--redis-cluster"]
+    cmd = [*CLI, "-", "-o", str(out), *store, "--redis-wait-replicas", "1"]
+    node = next(n for n in redis_cluster.nodes if n.port == victim)
+    with log.open("wb") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
+        assert proc.stdin is not None
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, lines))
+        try:
+            feeder.start()
+            _wait_registered(seed, 2 * 512)
+            redis_cluster.kill(victim)  # no waiting for the replica: whatever is in flight
+            _wait_promoted(redis_cluster, victim)
+            node.start()  # rejoins as the replica of the promoted one
+            redis_cluster.wait_ok()
+            assert proc.wait(timeout=150) == 0, log.read_text()
+            feeder.join()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if not node.is_running():
+                node.start()
+                redis_cluster.wait_ok()
+    assert "retrying" in log.read_text()
+    got = _verdicts(out)
+    assert got.keys() == want.keys()  # every article has a verdict
+    originals: dict[tuple[str, object], int] = defaultdict(int)
+    for (ns, _), v in got.items():
+        if v["verdict"] == "original":
+            originals[(ns, v["cluster"])] += 1
+    assert max(originals.values()) == 1  # no group of copies has two originals
+    assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
+    _consistent(redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode())), "forum")
+
+
+@pytest.mark.parametrize("wait", [0, 1], ids=["no-wait", "wait"])
+def test_a_lagging_replica_promoted_loses_writes_unless_the_replica_wait_is_on(
+    redis_cluster: RedisCluster6, tmp_path: Path, wait: int
+) -> None:
+    """The failover window made certain: forum's replica is stopped and its link cut (it lags)
+    while the CLI decides the first batches; then its primary is killed and the replica,
+    continued, is promoted without those writes. Without the wait, verdicts were published on
+    them: later copies of those stories no longer find them (the verdicts differ from the memory
+    store's),
+    which is what the README says a failover can do. With ``--redis-wait-replicas 1`` the CLI
+    stalls instead (retrying: 0 of 1 replicas) and publishes nothing the promoted replica lacks:
+    the memory store's verdicts, one original per group."""
+    _flush(redis_cluster)
+    src = tmp_path / "split.jsonl"
+    lines = _split_corpus(src, prefix=f"lag{wait}")
+    want = _memory_verdicts(src, tmp_path)
+    victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
+    seed = next(p for p in redis_cluster.live_ports() if p != victim)
+    out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
+    store = ["--store", f"redis://127.0.0.1:{seed}/0", "--redis-cluster"]
+    cmd = [*CLI, "-", "-o", str(out), *store, "--redis-wait-replicas", str(wait)]
+    node = next(n for n in redis_cluster.nodes if n.port == victim)
+    first = 3 * 512
+    deadline = time.monotonic() + 60  # a node restarted by an earlier test is a synced replica
+    while not redis_cluster.replicas_caught_up(victim):
+        assert time.monotonic() < deadline, "the replica never caught up"
+        time.sleep(0.05)
+    with log.open("wb") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
+        assert proc.stdin is not None
+        try:
+            with redis_cluster.replica_of(victim).frozen():
+                assert redis_cluster.cut_replicas(victim) == 1  # what it had is all it gets
+                feeder = threading.Thread(target=_feed, args=(proc.stdin, lines[:first], False))
+                feeder.start()
+                if wait:
+                    _wait_logged(log, "retrying")  # stalled: the replica acknowledges nothing
+                else:
+                    _wait_registered(seed, first)  # decided on writes only the primary has
+                redis_cluster.kill(victim)
+            _wait_promoted(redis_cluster, victim)
+            node.start()  # rejoins as the replica of the promoted one
+            redis_cluster.wait_ok()
+            feeder.join()
+            _feed(proc.stdin, lines[first:])
+            assert proc.wait(timeout=150) == 0, log.read_text()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            if not node.is_running():
+                node.start()
+                redis_cluster.wait_ok()
+    got = _verdicts(out)
+    assert got.keys() == want.keys()  # every article has a verdict either way
+    same = {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
+    if wait:
+        assert same
+        originals: dict[tuple[str, object], int] = defaultdict(int)
+        for (ns, _), v in got.items():
+            if v["verdict"] == "original":
+                originals[(ns, v["cluster"])] += 1
+        assert max(originals.values()) == 1
+    else:
+        assert not same  # the window is real: without the wait, a failover changed verdicts
+
+
+def _wait_logged(log: Path, text: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while text not in log.read_text():
+        assert time.monotonic() < deadline, f"{text!r} never logged: {log.read_text()}"
+        time.sleep(0.05)
+
+
+def _wait_promoted(cluster: RedisCluster6, victim: int, timeout_s: float = 60) -> None:
+    """Until a replica has taken over from the killed primary on ``victim``."""
+    deadline = time.monotonic() + timeout_s
+    while victim in cluster.primaries() or len(cluster.primaries()) < 3:
+        assert time.monotonic() < deadline, "no replica was promoted"
+        time.sleep(0.1)
+
+
 @pytest.fixture
 async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
     """A cluster client on a flushed cluster, closed after the test."""
@@ -190,6 +322,25 @@ async def test_library_is_on_every_primary_and_reloaded_when_lost(
         assert probe.seq == 1 and probe.status == "new"
 
 
+async def test_replica_wait_on_a_cluster_returns_once_the_replica_has_the_registration(
+    redis_cluster: RedisCluster6, cluster_client: RedisCluster
+) -> None:
+    """The WAIT goes to the namespace's primary, on the connection of its calls: with that
+    primary's replica stopped, the registration is unavailable; once it is back, the same
+    batch replays what the first attempt wrote."""
+    ns = "forum"
+    primary = redis_cluster.primary_of_slot(key_slot(keys.meta(ns).encode()))
+    index = RedisIndex(cluster_client, chunk_size=2, wait_replicas=1, wait_timeout_ms=200)
+    first = [_reg(f"a{i}", bytes([i]) * 16, (i, 2**63 + i)) for i in range(1, 4)]
+    assert [p.status for p in await index.register(ns, first, 64)] == ["new"] * 3
+    later = [_reg(f"b{i}", bytes([9 + i]) * 16, (9 + i,)) for i in range(1, 4)]
+    replica = redis_cluster.replica_of(primary)
+    with replica.frozen(), pytest.raises(IndexUnavailableError, match="0 of 1 Redis replicas"):
+        await index.register(ns, later, 64)
+    again = await index.register(ns, later, 64)
+    assert [(p.status, p.seq) for p in again] == [("replay", 4), ("replay", 5), ("replay", 6)]
+
+
 async def test_a_call_that_does_not_declare_a_shard_key_writes_nothing(
     redis_cluster: RedisCluster6, cluster_client: RedisCluster
 ) -> None:
@@ -212,9 +363,11 @@ async def test_a_call_that_does_not_declare_a_shard_key_writes_nothing(
     assert await client.keys(f"{keys.base(ns)}*") == []  # nothing written, no shard either
 
 
-def _feed(stdin: IO[bytes], lines: list[bytes]) -> None:
+def _feed(stdin: IO[bytes], lines: list[bytes], close: bool = True) -> None:
     stdin.write(b"\n".join(lines) + b"\n")
-    stdin.close()
+    stdin.flush()
+    if close:
+        stdin.close()
 
 
 def _consistent(port: int, ns: str) -> None:

@@ -38,21 +38,32 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    ("var", "value"),
+    "env",
     [
-        ("NEARDUP_THRESHOLD", "1.5"),
-        ("NEARDUP_REDIS_URL", "http://x"),
-        ("NEARDUP_NAMESPACE", "a b"),
-        ("NEARDUP_BATCH_SIZE", "0"),
-        ("NEARDUP_KAFKA_SECURITY_PROTOCOL", "SASL_SSL"),  # without username/password
+        {"NEARDUP_THRESHOLD": "1.5"},
+        {"NEARDUP_REDIS_URL": "http://x"},
+        {"NEARDUP_NAMESPACE": "a b"},
+        {"NEARDUP_BATCH_SIZE": "0"},
+        {"NEARDUP_KAFKA_SECURITY_PROTOCOL": "SASL_SSL"},  # without username/password
+        {"NEARDUP_REDIS_WAIT_REPLICAS": "-1"},
+        # a WAIT the client gives up on first (NEARDUP_REDIS_TIMEOUT_S is 5 by default)
+        {"NEARDUP_REDIS_WAIT_REPLICAS": "1", "NEARDUP_REDIS_WAIT_TIMEOUT_MS": "5000"},
     ],
 )
-def test_invalid_settings_are_refused(
-    monkeypatch: pytest.MonkeyPatch, var: str, value: str
-) -> None:
-    monkeypatch.setenv(var, value)
+def test_invalid_settings_are_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_replica_wait_reaches_the_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from stream.app import Worker
+
+    monkeypatch.setenv("NEARDUP_REDIS_WAIT_REPLICAS", "2")
+    monkeypatch.setenv("NEARDUP_REDIS_WAIT_TIMEOUT_MS", "250")
+    index = Worker(Settings(data_dir=str(tmp_path))).index  # nothing is started
+    assert (index.wait_replicas, index.wait_timeout_ms) == (2, 250)
 
 
 def test_secrets_never_appear_in_repr() -> None:
@@ -117,3 +128,16 @@ def test_worker_refuses_bad_settings_with_a_clear_message() -> None:
     )
     assert out.returncode == 2
     assert "NEARDUP_THRESHOLD" in out.stderr
+
+
+def test_dedup_refuses_a_replica_wait_without_redis(tmp_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "a", "text": "one story"}\n')
+    out = subprocess.run(
+        [str(NEARDUP), "dedup", str(src), "--redis-wait-replicas", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert "--redis-wait-replicas needs a redis:// store" in " ".join(out.stderr.split())

@@ -158,6 +158,9 @@ that is always rendered, so `helm template`, `helm lint` and `helm install` all 
 {{- if and $v.redis.tls.existingSecret (not (hasPrefix "rediss://" $v.redis.url)) -}}
 {{- fail "redis.tls.existingSecret needs a rediss:// redis.url" -}}
 {{- end -}}
+{{- if and (gt (int $v.redis.waitReplicas) 0) (ge (float64 $v.redis.waitTimeoutMs) (mulf $v.redis.timeoutS 1000)) -}}
+{{- fail (printf "redis.waitTimeoutMs (%d) must be shorter than redis.timeoutS (%v s): the client would give up on the WAIT before Redis answers" (int $v.redis.waitTimeoutMs) $v.redis.timeoutS) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Environment of the worker beyond the ConfigMap: secrets by reference, never by value. */}}

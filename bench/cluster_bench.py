@@ -1,0 +1,585 @@
+"""Redis Cluster: many namespaces on one primary vs three, the per-namespace ceiling, and the cost
+of waiting for a replica.
+
+``python -m bench cluster [--namespaces 24] [--articles 800] [--drivers 2] [--batch 256]
+[--reps 3] [--ceiling-articles 8000] [--ceiling-streams 4] [--lone-batches 16] [--seed 7]``.
+
+Two clusters run side by side on this machine, both from ``redis-server`` with
+``--cluster-enabled yes`` (:mod:`harness.redis_cluster`), both reached through the worker's cluster
+client (:func:`stream.clients.redis_cluster_client`) and ``RedisIndex``, both with one replica per
+primary:
+
+* **one primary**: a cluster of one primary holding all 16384 slots, and its replica
+  (:func:`harness.redis_cluster.start_one_primary`);
+* **three primaries**: three primaries and three replicas
+  (:func:`harness.redis_cluster.start_cluster`).
+
+Workloads, interleaved over ``--reps`` rounds, each setup's best round kept:
+
+1. **Many namespaces**: ``--namespaces`` tenants whose slots (``CLUSTER KEYSLOT nd:{ns}:m``, see
+   :mod:`stream.keys`) are spread evenly over the three primaries; every tenant gets the same
+   ``--articles`` documents (:func:`harness.corpus.generate`), in batches of ``--batch``. One
+   engine task per namespace (its own ``Engine``, batches one after another as a worker takes
+   them), the namespaces dealt over ``--drivers`` driver *processes*, each with one cluster client
+   and one ``RedisIndex``: a client process needs more CPU per article than Redis does, so one
+   process would measure the client. Each tenant's verdicts must equal the memory store's.
+2. **The same with ``wait_replicas=1``** on the three primaries: after each batch's registration,
+   ``WAIT 1`` on its primary; articles/s and the latency of ``Engine.process`` per batch. And,
+   since latency under a saturated machine is mostly queueing for a core, one tenant alone
+   (``--lone-batches`` batches, one engine task) with and without the wait: what the wait adds
+   to a batch; and ``WAIT 1`` alone after a small write, against ``PING``.
+3. **The per-namespace ceiling**: one namespace (one slot, one primary) driven by
+   ``--drivers`` x ``--ceiling-streams`` concurrent engine tasks with distinct documents.
+
+Redis CPU: ``INFO cpu`` ``used_cpu_user + used_cpu_sys`` of each node, before the drivers start
+(after their warm-up) and after the last one ends; per article = primaries' CPU / articles.
+Redis runs one command thread, so a primary saturates at one core: its ceiling is
+``1 / (CPU seconds per article)``. On a machine with fewer cores than the drivers and primaries
+need, articles/s measures the machine, not Redis; the CPU per article is the capacity figure.
+A retriable error (a ``WAIT`` that timed out) retries the batch, as the worker does, and is
+counted. Results: ``bench/results/cluster.json`` and ``cluster.md`` (:mod:`bench.cluster_tables`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import statistics
+import tempfile
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import redis
+from redis.crc import key_slot
+
+from bench import cluster_tables
+from harness.corpus import Doc, generate
+from harness.redis_cluster import RedisCluster6, start_cluster, start_one_primary
+from harness.report import (
+    console,
+    git_state,
+    machine_busy_seconds,
+    machine_info,
+    other_load,
+    write_atomic,
+)
+from stream import keys
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+START_TIMEOUT_S = 120.0  # spawn + imports + warm-up of the drivers
+RUN_TIMEOUT_S = 600.0
+MAX_RETRIES = 50  # of one batch, before the benchmark gives up
+
+out = console(200)
+
+
+# --------------------------------------------------------------------------- drivers
+
+
+@dataclass(frozen=True)
+class Stream:
+    """What one engine task feeds, in order: ``(id, text)`` pairs into one namespace."""
+
+    namespace: str
+    docs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One driver process's work: its streams run concurrently, one ``Engine`` each."""
+
+    url: str
+    wait_replicas: int
+    batch: int
+    streams: tuple[Stream, ...]
+
+
+@dataclass
+class DriverResult:
+    articles: int
+    started: float  # time.monotonic (CLOCK_MONOTONIC: one clock for every process)
+    ended: float
+    cpu_s: float  # the driver process's own CPU over the timed part
+    tally: Tally
+    digests: dict[str, str]  # namespace -> digest of its verdicts (single-stream namespaces)
+    kinds: dict[str, int]  # verdict kind -> count
+
+
+def verdict_digest(verdicts: Sequence[Verdict]) -> str:
+    """What a verdict decides (namespace and seq aside), hashed: equal digests, equal verdicts."""
+    parts = [
+        (v.id, v.verdict, v.duplicate_of, v.cluster, v.similarity, [m.id for m in v.matches])
+        for v in verdicts
+    ]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Tally:
+    """Per driver: each batch's latency (retries included) and the retriable errors retried."""
+
+    latencies_s: list[float] = field(default_factory=list)
+    retries: int = 0
+    retry_errors: list[str] = field(default_factory=list)  # the first few
+
+
+async def _process(engine: Engine, arts: list[Article], tally: Tally) -> list[Verdict]:
+    """``Engine.process`` retried on a retriable error as the worker retries a batch (a
+    replayed batch is idempotent): e.g. a replica wait that timed out."""
+    for _ in range(MAX_RETRIES):
+        try:
+            got = await engine.process(arts)
+        except NeardupError as exc:
+            if not exc.retriable:
+                raise
+            tally.retries += 1
+            if len(tally.retry_errors) < 5:
+                tally.retry_errors.append(str(exc))
+            await asyncio.sleep(0.05)
+            continue
+        verdicts = [v for v in got if isinstance(v, Verdict)]
+        if len(verdicts) < len(got):
+            raise RuntimeError(f"neardup rejected a benchmark article: {got!r}"[:2000])
+        return verdicts
+    raise RuntimeError(f"a batch failed {MAX_RETRIES} times: {tally.retry_errors}")
+
+
+async def _feed(engine: Engine, stream: Stream, batch: int, tally: Tally) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    for lo in range(0, len(stream.docs), batch):
+        arts = [Article(i, t, namespace=stream.namespace) for i, t in stream.docs[lo : lo + batch]]
+        t0 = time.monotonic()
+        verdicts += await _process(engine, arts, tally)
+        tally.latencies_s.append(time.monotonic() - t0)
+    return verdicts
+
+
+async def _drive_async(job: Job, ready: Any, go: Any) -> DriverResult:
+    from stream.clients import redis_cluster_client
+    from stream.index.redis import RedisIndex
+
+    client = redis_cluster_client(job.url, socket_timeout=30)
+    try:
+        index = RedisIndex(client, wait_replicas=job.wait_replicas)
+        await index.load_functions()
+        engines = [Engine(index) for _ in job.streams]
+        for engine, s in zip(engines, job.streams, strict=True):  # connections, scheme, routing
+            probe = [Article(i, t, namespace=s.namespace) for i, t in s.docs[:8]]
+            await engine.process(probe, register=False)
+        ready.wait(START_TIMEOUT_S)
+        go.wait()
+        tally = Tally()
+        cpu0, t0 = time.process_time(), time.monotonic()
+        found = await asyncio.gather(
+            *(_feed(e, s, job.batch, tally) for e, s in zip(engines, job.streams, strict=True))
+        )
+        t1, cpu = time.monotonic(), time.process_time() - cpu0
+    finally:
+        await client.aclose()
+    per_ns = Counter(s.namespace for s in job.streams)
+    return DriverResult(
+        articles=sum(len(v) for v in found),
+        started=t0,
+        ended=t1,
+        cpu_s=cpu,
+        tally=tally,
+        digests={
+            s.namespace: verdict_digest(v)
+            for s, v in zip(job.streams, found, strict=True)
+            if per_ns[s.namespace] == 1
+        },
+        kinds=dict(Counter(v.verdict for vs in found for v in vs)),
+    )
+
+
+def _drive(job: Job, ready: Any, go: Any, results: Any) -> None:
+    """A driver process: its result, or its traceback, goes to ``results``."""
+    try:
+        results.put(asyncio.run(_drive_async(job, ready, go)))
+    except BaseException:
+        ready.abort()  # the parent stops waiting for this driver's warm-up
+        results.put(traceback.format_exc())
+
+
+# --------------------------------------------------------------------------- one run
+
+
+@dataclass
+class Setup:
+    """A running cluster and the role of each of its nodes (fixed for the benchmark)."""
+
+    name: str
+    cluster: RedisCluster6
+    primaries: list[int]  # ports, in slot order
+    replicas: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, name: str, cluster: RedisCluster6) -> Setup:
+        """The cluster's roles, once every replica has finished its first sync: until then a
+        ``WAIT`` answers 0 (a cluster that just says ``cluster_state:ok`` may still be syncing)."""
+        ranges = cluster.primaries()
+        primaries = sorted(ranges, key=lambda p: min(ranges[p]))
+        replicas = [p for p in cluster.live_ports() if p not in ranges]
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not all(cluster.replicas_online(p) for p in primaries):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the replicas of {name} did not come online")
+            time.sleep(0.1)
+        return cls(name, cluster, primaries, replicas)
+
+    def label(self, port: int) -> str:
+        return f"p{self.primaries.index(port) + 1}"
+
+    def primary_of(self, ns: str) -> int:
+        return self.cluster.primary_of_slot(key_slot(keys.meta(ns).encode()))
+
+
+@dataclass(frozen=True)
+class NodeStats:
+    cpu_s: float  # used_cpu_user + used_cpu_sys
+    getkeys: int  # COMMAND GETKEYS calls: a cluster client asking a node where a call's keys are
+
+
+def node_stats(ports: Sequence[int]) -> dict[int, NodeStats]:
+    got = {}
+    for port in ports:
+        with redis.Redis(host="127.0.0.1", port=port, socket_timeout=10) as r:
+            cpu: dict[str, Any] = r.info("cpu")
+            cmds: dict[str, Any] = r.info("commandstats")
+        calls = int(cmds.get("cmdstat_command|getkeys", {}).get("calls", 0))
+        got[port] = NodeStats(float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), calls)
+    return got
+
+
+def flush(setup: Setup) -> None:
+    """Empty every primary (the FUNCTION library survives FLUSHALL); replicas follow."""
+    for port in setup.primaries:
+        with redis.Redis(host="127.0.0.1", port=port, socket_timeout=60) as r:
+            r.flushall()
+
+
+def _collect(results: Any, procs: Sequence[Any], expected: int) -> list[DriverResult]:
+    got: list[DriverResult] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while len(got) < expected:
+        try:
+            item = results.get(timeout=1.0)
+        except queue.Empty:
+            died = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if (died or time.monotonic() > deadline) and results.empty():
+                raise RuntimeError(f"a driver died ({died}) or hung without a result") from None
+            continue
+        if isinstance(item, str):
+            raise RuntimeError(f"a driver failed:\n{item}")
+        got.append(item)
+    return got
+
+
+def run_once(setup: Setup, jobs: Sequence[Job], workload: str) -> dict[str, Any]:
+    """Start the drivers, let them warm up, then time them from one start signal to the last
+    article's verdict; every node's CPU around exactly that."""
+    flush(setup)
+    ctx = mp.get_context("spawn")
+    ready, go, results = ctx.Barrier(len(jobs) + 1), ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_drive, args=(j, ready, go, results)) for j in jobs]
+    for p in procs:
+        p.start()
+    try:
+        try:
+            ready.wait(START_TIMEOUT_S)
+        except threading.BrokenBarrierError:
+            _collect(results, procs, len(jobs))  # raises with the failed driver's traceback
+            raise
+        nodes = setup.primaries + setup.replicas
+        stats0, busy0 = node_stats(nodes), machine_busy_seconds()
+        t_go = time.monotonic()
+        go.set()
+        drivers = _collect(results, procs, len(jobs))
+        stats1, busy1 = node_stats(nodes), machine_busy_seconds()
+    finally:
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+                p.join()
+    wall = max(d.ended for d in drivers) - t_go
+    cpu = {p: stats1[p].cpu_s - stats0[p].cpu_s for p in nodes}
+    articles = sum(d.articles for d in drivers)
+    lat = sorted(x for d in drivers for x in d.tally.latencies_s)
+    per_primary: Counter[int] = Counter()
+    for job in jobs:
+        for s in job.streams:
+            per_primary[setup.primary_of(s.namespace)] += len(s.docs)
+    primary_cpu = {setup.label(p): cpu[p] for p in setup.primaries}
+    digests: dict[str, str] = {}
+    kinds: Counter[str] = Counter()
+    for d in drivers:
+        digests.update(d.digests)
+        kinds.update(d.kinds)
+    return {
+        "setup": setup.name,
+        "workload": workload,
+        "primaries": len(setup.primaries),
+        "wait_replicas": jobs[0].wait_replicas,
+        "drivers": len(jobs),
+        "streams": sum(len(j.streams) for j in jobs),
+        "articles": articles,
+        "wall_s": wall,
+        "articles_per_s": articles / wall,
+        "primary_cpu_s": primary_cpu,
+        "primary_articles": {setup.label(p): per_primary[p] for p in setup.primaries},
+        "primary_cores": {k: v / wall for k, v in primary_cpu.items()},
+        "redis_cpu_ms_per_article": 1000 * sum(primary_cpu.values()) / articles,
+        "replica_cpu_ms_per_article": 1000 * sum(cpu[p] for p in setup.replicas) / articles,
+        "getkeys_per_primary": {
+            setup.label(p): stats1[p].getkeys - stats0[p].getkeys for p in setup.primaries
+        },
+        "client_cpu_ms_per_article": 1000 * sum(d.cpu_s for d in drivers) / articles,
+        "machine_cores_busy": (busy1 - busy0) / wall,
+        "other_cores_busy": (busy1 - busy0 - sum(d.cpu_s for d in drivers) - sum(cpu.values()))
+        / wall,
+        "batch_latency_ms": {
+            "p50": 1000 * statistics.median(lat),
+            "p95": 1000 * lat[min(len(lat) - 1, int(0.95 * len(lat)))],
+            "max": 1000 * lat[-1],
+        },
+        "verdict_kinds": dict(kinds),
+        "retries": sum(d.tally.retries for d in drivers),
+        "retry_errors": [e for d in drivers for e in d.tally.retry_errors][:5],
+        "digests": digests,
+    }
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+def wait_probe(setup: Setup, ns: str, n: int = 300) -> dict[str, float]:
+    """What ``WAIT 1`` itself adds to a round trip: a small write into ``ns``'s slot followed by
+    ``PING`` or by ``WAIT 1 1000``, interleaved, on its primary (ms, medians and p99)."""
+    key = f"{keys.base(ns)}probe"
+    both: dict[str, list[float]] = {"ping": [], "wait": []}
+    with redis.Redis(host="127.0.0.1", port=setup.primary_of(ns), socket_timeout=10) as r:
+        for i in range(n):
+            for kind, tail in (("ping", ("PING",)), ("wait", ("WAIT", 1, 1000))):
+                pipe = r.pipeline(transaction=False)
+                pipe.set(key, i)
+                pipe.execute_command(*tail)
+                t0 = time.perf_counter()
+                pipe.execute()
+                both[kind].append(1000 * (time.perf_counter() - t0))
+        r.delete(key)
+    got = {}
+    for kind, lat in both.items():
+        lat.sort()
+        got[f"{kind}_p50_ms"] = statistics.median(lat)
+        got[f"{kind}_p99_ms"] = lat[int(0.99 * (len(lat) - 1))]
+    got["added_p50_ms"] = got["wait_p50_ms"] - got["ping_p50_ms"]
+    return got
+
+
+def spread_namespaces(setup: Setup, count: int) -> list[str]:
+    """``count`` tenant names, the first that fall on each primary in turn, so every primary
+    serves ``count / primaries`` of them (the hash tag ``{ns}`` decides the slot)."""
+    quota = -(-count // len(setup.primaries))
+    taken: dict[int, list[str]] = {p: [] for p in setup.primaries}
+    i = 0
+    while sum(map(len, taken.values())) < count:
+        name = f"tenant-{i:03d}"
+        owner = taken[setup.primary_of(name)]
+        if len(owner) < quota:
+            owner.append(name)
+        i += 1
+    return sorted(n for names in taken.values() for n in names)[:count]
+
+
+def many_jobs(
+    url: str, names: Sequence[str], docs: Sequence[Doc], args: Any, wait: int
+) -> list[Job]:
+    pairs = tuple((d["id"], d["text"]) for d in docs)
+    streams = [Stream(ns, pairs) for ns in names]
+    return [
+        Job(url, wait, args.batch, tuple(streams[k :: args.drivers])) for k in range(args.drivers)
+    ]
+
+
+def ceiling_jobs(url: str, ns: str, docs: Sequence[Doc], args: Any) -> list[Job]:
+    """Every stream into the one namespace, each with its own documents (dealt round-robin)."""
+    n = args.drivers * args.ceiling_streams
+    streams = [Stream(ns, tuple((d["id"], d["text"]) for d in docs[k::n])) for k in range(n)]
+    return [Job(url, 0, args.batch, tuple(streams[k :: args.drivers])) for k in range(args.drivers)]
+
+
+def latency_jobs(url: str, ns: str, docs: Sequence[Doc], args: Any, wait: int) -> list[Job]:
+    """One tenant, one engine task, one driver: batch latency with the machine not saturated."""
+    return [Job(url, wait, args.batch, (Stream(ns, tuple((d["id"], d["text"]) for d in docs)),))]
+
+
+def memory_digest(docs: Sequence[Doc], batch: int) -> str:
+    """The verdicts the memory store gives one tenant's documents, batched as the drivers do."""
+
+    async def go() -> list[Verdict]:
+        return await _feed(
+            Engine(MemoryIndex()),
+            Stream("ref", tuple((d["id"], d["text"]) for d in docs)),
+            batch,
+            Tally(),
+        )
+
+    return verdict_digest(asyncio.run(go()))
+
+
+def _stage(msg: str) -> None:
+    out.print(f"[dim]{time.strftime('%H:%M:%S')} {msg}")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    t_start = time.perf_counter()
+    load_before = other_load()
+    _stage(f"corpus: {args.articles} docs per tenant, {args.ceiling_articles} for the ceiling")
+    docs = generate(args.articles, seed=args.seed)
+    ceiling_docs = generate(args.ceiling_articles, seed=args.seed + 1)
+    reference = memory_digest(docs, args.batch)
+    lone_docs = ceiling_docs[: args.batch * args.lone_batches]
+    lone_reference = memory_digest(lone_docs, args.batch)
+    with tempfile.TemporaryDirectory(prefix="neardup-cluster-bench-") as tmp:
+        _stage("starting a one-primary cluster (1 + 1 replica) and a three-primary one (3 + 3)")
+        with start_one_primary(Path(tmp) / "one") as c1, start_cluster(Path(tmp) / "three") as c3:
+            one, three = Setup.of("one", c1), Setup.of("three", c3)
+            with redis.Redis(host="127.0.0.1", port=three.primaries[0]) as r:
+                server = r.info("server")
+            names = spread_namespaces(three, args.namespaces)
+            tenants = [
+                {
+                    "namespace": ns,
+                    "slot": key_slot(keys.meta(ns).encode()),
+                    "primary": three.label(three.primary_of(ns)),
+                }
+                for ns in names
+            ]
+            runs: list[dict[str, Any]] = []
+            lone: list[dict[str, Any]] = []
+            plan = [(one, 0), (three, 0), (three, 1)]
+            for rep in range(args.reps):
+                for wait in (0, 1):
+                    _stage(f"round {rep + 1}: one tenant alone, wait_replicas={wait}")
+                    jobs = latency_jobs(c3.url, names[0], lone_docs, args, wait)
+                    res = run_once(three, jobs, "one tenant alone")
+                    res["round"] = rep + 1
+                    lone.append(res)
+                    _stage(f"  batch p50 {res['batch_latency_ms']['p50']:.0f} ms")
+                for setup, wait in plan:
+                    _stage(
+                        f"round {rep + 1}/{args.reps}: {len(names)} tenants x {len(docs)} on "
+                        f"{setup.name} primary(ies), wait_replicas={wait}"
+                    )
+                    jobs = many_jobs(setup.cluster.url, names, docs, args, wait)
+                    res = run_once(setup, jobs, "many namespaces")
+                    res["round"] = rep + 1
+                    runs.append(res)
+                    _stage(f"  {res['articles_per_s']:,.0f} articles/s")
+            ns = names[0]
+            _stage(f"ceiling: one namespace ({ns}), {args.drivers * args.ceiling_streams} streams")
+            ceiling = run_once(three, ceiling_jobs(c3.url, ns, ceiling_docs, args), "one namespace")
+            ceiling["namespace"] = ns
+            ceiling["slot"] = key_slot(keys.meta(ns).encode())
+            ceiling["primary"] = three.label(three.primary_of(ns))
+            ceiling["namespace_primary_cpu_ms_per_article"] = (
+                1000 * ceiling["primary_cpu_s"][ceiling["primary"]] / ceiling["articles"]
+            )
+            _stage(f"  {ceiling['articles_per_s']:,.0f} articles/s")
+            _stage("WAIT 1 round trip, alone")
+            probe = wait_probe(three, ns)
+    machine = machine_info(("neardup", "redis"))
+    machine["redis_server"] = f"{server.get('redis_version')} ({server.get('executable', '')})"
+    machine["load_average_1m_at_end"] = os.getloadavg()[0]
+    machine["other_load_cores_before"] = load_before
+    digests = {d for r in runs for d in r["digests"].values()}
+    checks = {
+        "memory_digest": reference,
+        "every_tenant_equals_memory": digests == {reference}
+        and all(len(r["digests"]) == len(names) for r in runs),
+        "lone_tenant_equals_memory": all(
+            list(r["digests"].values()) == [lone_reference] for r in lone
+        ),
+        "articles_all_decided": all(r["articles"] == len(names) * len(docs) for r in runs)
+        and ceiling["articles"] == len(ceiling_docs)
+        and all(r["articles"] == len(lone_docs) for r in lone),
+    }
+    return {
+        "benchmark": "cluster",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine,
+        "git": git_state(),
+        "method": {
+            "namespaces": len(names),
+            "articles_per_namespace": len(docs),
+            "ceiling_articles": len(ceiling_docs),
+            "ceiling_streams": args.drivers * args.ceiling_streams,
+            "lone_articles": len(lone_docs),
+            "drivers": args.drivers,
+            "batch": args.batch,
+            "reps": args.reps,
+            "seed": args.seed,
+            "corpus": f"harness.corpus.generate({len(docs)}, seed={args.seed}), the same for "
+            f"every tenant; the ceiling: generate({len(ceiling_docs)}, seed={args.seed + 1})",
+        },
+        "tenants": tenants,
+        "runs": runs,
+        "lone": lone,
+        "ceiling": ceiling,
+        "wait_probe": probe,
+        "summary": cluster_tables.summarise(runs, lone, ceiling),
+        "checks": checks,
+        "elapsed_s": time.perf_counter() - t_start,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench cluster", description=(__doc__ or "").split("\n")[0]
+    )
+    add = parser.add_argument
+    add("--namespaces", type=int, default=24, help="tenants spread over the primaries (24)")
+    add("--articles", type=int, default=800, help="documents per tenant (800)")
+    add("--drivers", type=int, default=2, help="driver processes (2)")
+    add("--batch", type=int, default=256, help="articles per Engine.process (256, the worker's)")
+    add("--reps", type=int, default=3, help="rounds of (one, three, three + wait); best kept")
+    add("--ceiling-articles", type=int, default=8000, help="documents into one namespace")
+    add("--ceiling-streams", type=int, default=4, help="engine tasks per driver for the ceiling")
+    add("--lone-batches", type=int, default=16, help="batches of the lone-tenant latency runs")
+    add("--seed", type=int, default=7, help="corpus seed (7)")
+    add("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    args = parser.parse_args(argv)
+    if min(args.namespaces, args.articles, args.drivers, args.batch, args.reps) < 1:
+        parser.error("--namespaces, --articles, --drivers, --batch and --reps must be >= 1")
+    if (
+        args.namespaces < args.drivers
+        or args.ceiling_articles < args.drivers * args.ceiling_streams
+    ):
+        parser.error("every driver needs a namespace and every ceiling stream a document")
+    result = run(args)
+    cluster_tables.print_tables(result)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / "cluster.json", json.dumps(result, indent=2, default=str) + "\n")
+    write_atomic(args.out / "cluster.md", cluster_tables.markdown(result))
+    out.print(f"wrote {args.out / 'cluster.json'} and {args.out / 'cluster.md'}")
+    return 0 if all(v for k, v in result["checks"].items() if k != "memory_digest") else 1
+
+
+__all__ = ["main", "run", "verdict_digest"]

@@ -1,0 +1,413 @@
+"""At-least-once against faust's ``exactly_once`` on Apache Kafka: what it costs, and what a
+``read_committed`` consumer of the verdicts sees after a worker is SIGKILLed.
+
+``python -m bench guarantee [--docs N] [--rounds R] [--kills K] [--partitions P] [--out DIR]``.
+
+One Apache Kafka (KRaft, the ``make kafka`` jars) and one Redis for the whole run; one
+``neardup worker`` at a time, configured only by ``NEARDUP_*`` (:mod:`harness.rig`).
+
+* **throughput**: ``R`` rounds; in each, one worker per guarantee in turn (the order alternates
+  between rounds, so a drift of the machine's background load does not favour either), each
+  on an input topic and group of its own: settle, warm up, then ``N`` articles produced at once.
+  Rate = ``(N - 1) / (last verdict - first verdict)``. The ratio compares the medians.
+* **kills**: per guarantee, fresh topics and a worker; articles paced at a steady rate while the
+  worker is SIGKILLed ``K`` times, at a random moment 1.5-3.5 s after it is ready (faust commits
+  every 2.8 s, so each kill lands with a transaction open), and started again as a supervisor
+  would. When the group has committed every input offset, a librdkafka consumer with
+  ``isolation.level=read_committed`` reads the verdict topic: articles with more than one
+  verdict, and groups of near-copies with other than one original.
+
+Everything is stopped at the end, also on error or Ctrl-C. Tables in ``guarantee.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.corpus import Doc, generate, groups_of_copies
+from harness.kafka import committed_offsets, make_topics, read_librdkafka
+from harness.report import git_state, machine_info, md_table, other_load, write_atomic
+from harness.rig import Rig, Stack, article, out, run_on_stack
+from harness.services import ServiceError, find_java, find_kafka_libs
+from harness.workers import WorkerProc, start_worker, wait_ready
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+GUARANTEES = ("at_least_once", "exactly_once")
+SUFFIX = {"at_least_once": ".alo", "exactly_once": ".eos"}
+PACKAGES = ("faust-streaming", "aiokafka", "confluent-kafka", "redis")
+WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}
+KILL_RATE = 300.0  # articles/s while killing: well under one worker's rate, so it keeps up
+
+
+@dataclass
+class GuaranteeBench(Rig):
+    phases: list[dict[str, Any]] = field(default_factory=list)
+
+    async def throughput(self, guarantee: str, phase: str, n: int) -> dict[str, Any]:
+        sink, producer = self.verdicts(), self.send()
+        keys = [f"{phase}-{i:06d}" for i in range(n)]
+        s0 = await self.snapshot()
+        t0 = time.time_ns()
+        for i, k in enumerate(keys):
+            value = article(self.docs[i % len(self.docs)], k, f"bench-{phase}")
+            await producer.send(self.topic, value, key=k.encode())
+        await producer.flush()
+        ok = await sink.wait(phase, n)
+        recv = sorted(sink.recv_ns[k] for k in keys if k in sink.recv_ns)
+        span_s = max(recv[-1] - recv[0], 1) / 1e9 if recv else 0.0
+        deltas = await self.deltas(s0, n)
+        worker_cpu = sum(v for k, v in deltas["cpu_s"].items() if k.startswith("worker"))
+        return {
+            "guarantee": guarantee,
+            "phase": phase,
+            "articles": n,
+            "complete": ok and len(recv) == n,
+            "rate": (len(recv) - 1) / span_s if len(recv) > 1 else 0.0,
+            "end_to_end_s": (recv[-1] - t0) / 1e9 if recv else None,
+            "worker_cpu_ms_per_article": worker_cpu * 1e3 / n,
+            "broker_cpu_ms_per_article": (deltas["cpu_s"].get("broker") or 0.0) * 1e3 / n,
+            "repeated_verdicts": sink.repeats[phase],
+            "other_processes_cores": deltas["other_processes_cores"],
+        }
+
+
+async def measure(bench: GuaranteeBench, n: int, rounds: int) -> None:
+    stack = bench.stack
+    await bench.open(linger_ms=1, sink_fetch=(500, 1), input_suffixes=list(SUFFIX.values()))
+    try:
+        for r in range(rounds):
+            order = GUARANTEES if r % 2 == 0 else GUARANTEES[::-1]
+            for g in order:
+                stack.start_worker(input_suffix=SUFFIX[g], PROCESSING_GUARANTEE=g)
+                await wait_ready(stack.workers)
+                await bench.wait_settled()
+                tag = f"r{r}{SUFFIX[g][1:]}"
+                await bench.warmup(f"{tag}warm")
+                res = await bench.throughput(g, f"{tag}tp", n)
+                bench.phases.append(res)
+                out.print(
+                    f"  round {r + 1}, {g}: {res['rate']:,.0f} articles/s, "
+                    f"worker {res['worker_cpu_ms_per_article']:.2f} CPU ms/article"
+                )
+                await asyncio.to_thread(stack.stop_workers)
+    finally:
+        await bench.close()
+
+
+def kill_articles(ns: str, n_groups: int, partitions: int) -> tuple[list[list[str]], list[Any]]:
+    """Groups of three near-copies, group ``G`` on partition ``G % partitions`` (in order)."""
+    groups = groups_of_copies(n_groups, 3, seed=53)
+    items = [
+        (a["id"].encode(), json.dumps({**a, "namespace": ns}).encode(), g % partitions)
+        for g, group in enumerate(groups)
+        for a in group
+    ]
+    return [[a["id"] for a in group] for group in groups], items
+
+
+async def paced(bootstrap: str, topic: str, items: Sequence[Any], rate: float) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, acks="all")
+    await producer.start()
+    try:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i, (key, value, partition) in enumerate(items):
+            await asyncio.sleep(max(0.0, start + i / rate - loop.time()))
+            await producer.send(topic, value, key=key, partition=partition)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def high_watermarks(bootstrap: str, topic: str, partitions: int) -> int:
+    """Records written to ``topic`` (its end offsets added up; a transaction would add a marker
+    per partition it wrote). Blocking."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex}"})
+    try:
+        return sum(
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in range(partitions)
+        )
+    finally:
+        consumer.close()
+
+
+async def wait_all_committed(bootstrap: str, group: str, topic: str, want: Counter[int]) -> bool:
+    for _ in range(600):
+        got = await asyncio.to_thread(committed_offsets, bootstrap, group, topic, len(want))
+        if all(got.get(p, -1) >= n for p, n in want.items()):
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def kills(stack: Stack, guarantee: str, n_kills: int, partitions: int) -> dict[str, Any]:
+    """The kill scenario of the module docstring for one guarantee."""
+    assert stack.broker is not None and stack.redis is not None
+    bootstrap = stack.broker.bootstrap
+    topics = await make_topics(bootstrap, partitions)
+    ns = f"kill-{guarantee}-{uuid.uuid4().hex[:6]}"
+    seconds = 2.0 + n_kills * 14.0  # a restart waits out the dead member's 10 s session
+    groups, items = kill_articles(ns, max(1, round(KILL_RATE * seconds / 3)), partitions)
+    group = f"g-{ns}"
+    env = {**WORKER_SETTINGS, "PROCESSING_GUARANTEE": guarantee}
+    rng = random.Random(f"{guarantee}-{n_kills}")
+    workers: list[WorkerProc] = []
+    start = (topics, stack.redis.url, stack.workdir, group)
+    killed_at: list[float] = []
+    try:
+        workers.append(start_worker(*start, **env))
+        await asyncio.to_thread(workers[-1].wait_ready)
+        producing = asyncio.create_task(paced(bootstrap, topics.input, items, KILL_RATE))
+        t0 = time.monotonic()
+        for _ in range(n_kills):
+            await asyncio.sleep(rng.uniform(1.5, 3.5))
+            workers[-1].proc.kill()
+            await asyncio.to_thread(workers[-1].proc.wait)
+            killed_at.append(round(time.monotonic() - t0, 1))
+            workers.append(start_worker(*start, **env))
+            await asyncio.to_thread(workers[-1].wait_ready, 90)
+        await producing
+        want = Counter(p for *_, p in items)
+        done = await wait_all_committed(bootstrap, group, topics.input, want)
+        ids = {i for g in groups for i in g}
+        written = await asyncio.to_thread(high_watermarks, bootstrap, topics.verdicts, partitions)
+        pairs = await asyncio.to_thread(
+            read_librdkafka,
+            bootstrap,
+            topics.verdicts,
+            lambda got: len(got) >= written,  # fewer if some were aborted: then after 30 s
+            30,
+            "read_committed",
+        )
+    finally:
+        for w in workers:
+            w.stop()
+    counts = Counter((k or b"").decode() for k, _ in pairs)
+    originals: dict[str, str] = {}
+    for _, value in pairs:
+        v = json.loads(value or b"{}")
+        originals.setdefault(v["id"], v["verdict"])
+    bad_groups = sum(1 for g in groups if sum(originals.get(i) == "original" for i in g) != 1)
+    return {
+        "guarantee": guarantee,
+        "articles": len(items),
+        "kills": n_kills,
+        "killed_at_s": killed_at,
+        "all_committed": done,
+        "verdicts_read_committed": len(pairs),
+        "articles_with_a_verdict": sum(1 for i in ids if counts[i]),
+        "articles_with_two_or_more": sum(1 for i in ids if counts[i] > 1),
+        "groups_without_one_original": bad_groups,
+    }
+
+
+def summary(phases: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    rates = {g: [p["rate"] for p in phases if p["guarantee"] == g] for g in GUARANTEES}
+    cpu = {
+        g: [p["worker_cpu_ms_per_article"] for p in phases if p["guarantee"] == g]
+        for g in GUARANTEES
+    }
+    med = {g: statistics.median(r) if r else None for g, r in rates.items()}
+    med_cpu = {g: statistics.median(c) if c else None for g, c in cpu.items()}
+    alo, eos = med["at_least_once"], med["exactly_once"]
+    alo_cpu, eos_cpu = med_cpu["at_least_once"], med_cpu["exactly_once"]
+    return {
+        "median_rate": med,
+        "median_worker_cpu_ms_per_article": med_cpu,
+        "exactly_once_over_at_least_once": eos / alo if alo and eos else None,
+        "worker_cpu_exactly_over_least": eos_cpu / alo_cpu if alo_cpu and eos_cpu else None,
+    }
+
+
+def noise(phases: Sequence[dict[str, Any]]) -> str:
+    """Whether the two guarantees' rates overlap: on a shared machine the rate follows the other
+    processes' load, and a ratio of overlapping ranges is not a difference."""
+    span = {
+        g: (min(r), max(r))
+        for g in GUARANTEES
+        if (r := [p["rate"] for p in phases if p["guarantee"] == g])
+    }
+    if len(span) < 2:
+        return ""
+    (a0, a1), (e0, e1) = span["at_least_once"], span["exactly_once"]
+    ranges = f"at_least_once {a0:,.0f}-{a1:,.0f}, exactly_once {e0:,.0f}-{e1:,.0f} articles/s"
+    if a0 <= e1 and e0 <= a1:
+        return (
+            f"The rates overlap ({ranges}): the rate ratio is within this run's noise (they "
+            "follow the other processes' load, column above); CPU per article is the steadier "
+            "figure."
+        )
+    return f"The rates do not overlap ({ranges})."
+
+
+def markdown(result: dict[str, Any]) -> str:
+    s, setup = result["summary"], result["setup"]
+    lines = [
+        "# Processing guarantee: at_least_once vs faust's exactly_once (Apache Kafka)",
+        "",
+        f"`{setup['command']}`, {result['generated']}, {result['seconds']:.0f} s; "
+        f"{setup['docs']:,} articles per throughput phase, {setup['partitions']} partitions, "
+        f"one worker (batch {setup['batch_size']}), Apache Kafka {setup['kafka']}; other "
+        f"processes kept {result['machine']['cores_busy_before_run']} cores busy before the run.",
+        "",
+        "## Throughput (one worker)",
+        "",
+        md_table(
+            [
+                "round",
+                "guarantee",
+                "articles/s",
+                "worker CPU ms/article",
+                "broker CPU ms/article",
+                "other processes (cores)",
+                "repeated verdicts",
+            ],
+            [
+                [
+                    str(int(p["phase"][1]) + 1),
+                    p["guarantee"],
+                    f"{p['rate']:,.0f}",
+                    f"{p['worker_cpu_ms_per_article']:.3f}",
+                    f"{p['broker_cpu_ms_per_article']:.3f}",
+                    str(p["other_processes_cores"]),
+                    str(p["repeated_verdicts"]),
+                ]
+                for p in result["phases"]
+            ],
+        ),
+        "",
+    ]
+    ratio, cpu_ratio = s["exactly_once_over_at_least_once"], s["worker_cpu_exactly_over_least"]
+    med, cpu = s["median_rate"], s["median_worker_cpu_ms_per_article"]
+    if ratio is not None and cpu_ratio is not None:
+        lines += [
+            f"Medians: at_least_once {med['at_least_once']:,.0f} articles/s, exactly_once "
+            f"{med['exactly_once']:,.0f} articles/s: ratio **{ratio:.2f}**; worker CPU per "
+            f"article {cpu['at_least_once']:.3f} vs {cpu['exactly_once']:.3f} ms: ratio "
+            f"**{cpu_ratio:.2f}**. {noise(result['phases'])}",
+            "",
+        ]
+    lines += [
+        "## SIGKILL mid-stream, then a read_committed consumer of the verdicts",
+        "",
+        md_table(
+            [
+                "guarantee",
+                "articles",
+                "kills (s after start)",
+                "verdicts read",
+                "articles with a verdict",
+                "with 2+ verdicts",
+                "groups without one original",
+            ],
+            [
+                [
+                    k["guarantee"],
+                    str(k["articles"]),
+                    ", ".join(str(t) for t in k["killed_at_s"]),
+                    str(k["verdicts_read_committed"]),
+                    str(k["articles_with_a_verdict"]),
+                    str(k["articles_with_two_or_more"]),
+                    str(k["groups_without_one_original"]),
+                ]
+                for k in result["kills"]
+            ],
+        ),
+        "",
+        "faust's exactly_once commits the input offsets in Kafka transactions but sends the "
+        "verdicts outside them (tests/integration/test_exactly_once.py shows it step by step), "
+        "so a read_committed consumer sees a replayed batch's verdicts twice, as with "
+        "at_least_once. The throughput cost above is that of the offset transactions alone.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench guarantee", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--docs", type=int, default=6000, help="articles per throughput phase")
+    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 or more)")
+    parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per guarantee (0: none)")
+    parser.add_argument("--partitions", type=int, default=4, help="partitions per topic")
+    parser.add_argument("--seed", type=int, default=7, help="corpus seed")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds: 1 or more")
+    try:
+        find_java(), find_kafka_libs()
+    except ServiceError as exc:
+        out.print(f"[red]Apache Kafka cannot run here: {exc}")
+        return 1
+    started = time.perf_counter()
+    load_before = other_load()
+    docs: list[Doc] = generate(args.docs, seed=args.seed)
+    workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-guarantee-"))
+    stack = Stack(workdir, broker_kind="kafka", settings=WORKER_SETTINGS)
+    bench = GuaranteeBench(stack, docs, args.partitions)
+    killed: list[dict[str, Any]] = []
+    described: dict[str, Any] = {}
+
+    async def run() -> bool:
+        await measure(bench, args.docs, args.rounds)
+        described.update(stack.describe())
+        for g in GUARANTEES if args.kills else ():
+            out.print(f"[bold]{g}: {args.kills} SIGKILLs mid-stream...")
+            k = await kills(stack, g, args.kills, args.partitions)
+            killed.append(k)
+            out.print(
+                f"  {k['articles_with_two_or_more']} of {k['articles']} articles have 2+ "
+                f"verdicts for read_committed; {k['groups_without_one_original']} groups "
+                "without one original"
+            )
+        return True
+
+    out.print("[bold]Apache Kafka: throughput per processing guarantee, one worker...")
+    if run_on_stack(stack, run) is None:
+        return 130
+    command = "python -m bench guarantee" + (" " + " ".join(argv or [])).rstrip()
+    result: dict[str, Any] = {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(load_before, 2)},
+        "setup": {
+            "command": command.strip(),
+            "docs": args.docs,
+            "rounds": args.rounds,
+            "partitions": args.partitions,
+            "seed": args.seed,
+            "kafka": described.get("broker_version"),
+            "batch_size": described.get("batch_size"),
+            "kill_rate": KILL_RATE,
+            "git": git_state(),
+        },
+        "summary": summary(bench.phases),
+        "phases": bench.phases,
+        "kills": killed,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / "guarantee.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "guarantee.md", markdown(result))
+    out.print(markdown(result))
+    out.print(f"wrote {args.out / 'guarantee.json'}, {args.out / 'guarantee.md'}")
+    return 0
