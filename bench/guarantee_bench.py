@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import Doc, generate, groups_of_copies
-from harness.kafka import committed_offsets, make_topics, read_librdkafka
+from harness.kafka import committed_offsets, end_offsets_total, make_topics, read_librdkafka
 from harness.report import git_state, machine_info, md_table, other_load, write_atomic
 from harness.rig import Rig, Stack, article, out, run_on_stack
 from harness.services import ServiceError, find_java, find_kafka_libs
@@ -134,21 +134,6 @@ async def paced(bootstrap: str, topic: str, items: Sequence[Any], rate: float) -
         await producer.stop()
 
 
-def high_watermarks(bootstrap: str, topic: str, partitions: int) -> int:
-    """Records written to ``topic`` (its end offsets added up; a transaction would add a marker
-    per partition it wrote). Blocking."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex}"})
-    try:
-        return sum(
-            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in range(partitions)
-        )
-    finally:
-        consumer.close()
-
-
 async def wait_all_committed(bootstrap: str, group: str, topic: str, want: Counter[int]) -> bool:
     for _ in range(600):
         got = await asyncio.to_thread(committed_offsets, bootstrap, group, topic, len(want))
@@ -188,7 +173,7 @@ async def kills(stack: Stack, guarantee: str, n_kills: int, partitions: int) -> 
         want = Counter(p for *_, p in items)
         done = await wait_all_committed(bootstrap, group, topics.input, want)
         ids = {i for g in groups for i in g}
-        written = await asyncio.to_thread(high_watermarks, bootstrap, topics.verdicts, partitions)
+        written = await asyncio.to_thread(end_offsets_total, bootstrap, topics.verdicts, partitions)
         pairs = await asyncio.to_thread(
             read_librdkafka,
             bootstrap,

@@ -284,6 +284,22 @@ def committed_offsets(
     return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
 
 
+def end_offsets_total(bootstrap: str, topic: str, partitions: int) -> int:
+    """``topic``'s end offsets added up: one per record written, plus one per transaction marker
+    (Kafka writes a commit or abort marker into every partition a transaction wrote). Blocking."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as RdTopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex}"})
+    try:
+        return sum(
+            consumer.get_watermark_offsets(RdTopicPartition(topic, p), timeout=10)[1]
+            for p in range(partitions)
+        )
+    finally:
+        consumer.close()
+
+
 async def produce_corrupt_batch(bootstrap: str, topic: str, partition: int, n: int = 3) -> None:
     """Write one record batch of ``n`` records that says it is lz4-compressed but is not, with a
     valid CRC: what a broken producer sends. Apache Kafka decompresses batches on produce and

@@ -27,7 +27,14 @@ from pathlib import Path
 
 from harness import services
 from harness.corpus import groups_of_copies
-from harness.kafka import Item, committed_offsets, make_topics, produce, read_librdkafka
+from harness.kafka import (
+    Item,
+    committed_offsets,
+    end_offsets_total,
+    make_topics,
+    produce,
+    read_librdkafka,
+)
 from harness.workers import WorkerProc, start_worker
 
 EXACTLY_ONCE = {"PROCESSING_GUARANTEE": "exactly_once", "NEARDUP_RETRY_BACKOFF_MAX_S": "1"}
@@ -45,21 +52,6 @@ def articles(ns: str, n_groups: int, size: int) -> tuple[list[list[str]], list[I
         for a in group
     ]
     return [[a["id"] for a in group] for group in groups], items
-
-
-def high_watermarks(bootstrap: str, topic: str) -> int:
-    """The sum of ``topic``'s end offsets: one per record, plus one per transaction marker
-    (Kafka writes a commit or abort marker into every partition a transaction wrote)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex}"})
-    try:
-        return sum(
-            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in range(PARTITIONS)
-        )
-    finally:
-        consumer.close()
 
 
 def internal_topics(bootstrap: str) -> set[str]:
@@ -122,7 +114,9 @@ async def test_exactly_once_leaves_verdicts_outside_the_transaction_so_a_kill_du
             committed_offsets, topics.bootstrap, group, topics.input, PARTITIONS
         )
         assert uncommitted == {}, uncommitted
-        written = await asyncio.to_thread(high_watermarks, topics.bootstrap, topics.verdicts)
+        written = await asyncio.to_thread(
+            end_offsets_total, topics.bootstrap, topics.verdicts, PARTITIONS
+        )
         assert written == len(ids), "the verdicts were written in transactions"
 
         workers[0].proc.kill()
@@ -131,7 +125,9 @@ async def test_exactly_once_leaves_verdicts_outside_the_transaction_so_a_kill_du
         await asyncio.to_thread(workers[1].wait_ready, 90)
         replayed = await wait_committed(topics.bootstrap, group, topics.input, len(items))
         assert replayed == dict(Counter(p for *_, p in items)), replayed
-        written = await asyncio.to_thread(high_watermarks, topics.bootstrap, topics.verdicts)
+        written = await asyncio.to_thread(
+            end_offsets_total, topics.bootstrap, topics.verdicts, PARTITIONS
+        )
         twice = await read_committed(topics.bootstrap, topics.verdicts, lambda p: len(p) >= written)
         workers[1].check_alive()
     finally:

@@ -66,6 +66,18 @@ def _flush(cluster: RedisCluster6) -> None:
             client.flushall()
 
 
+def _assert_memory_verdicts(
+    got: dict[tuple[str, str], dict[str, object]], want: dict[tuple[str, str], dict[str, object]]
+) -> None:
+    """The memory store's decisions, and no group of copies with two originals."""
+    originals: dict[tuple[str, object], int] = defaultdict(int)
+    for (ns, _), v in got.items():
+        if v["verdict"] == "original":
+            originals[(ns, v["cluster"])] += 1
+    assert max(originals.values()) == 1
+    assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
+
+
 def _memory_verdicts(src: Path, tmp: Path) -> dict[tuple[str, str], dict[str, object]]:
     out = tmp / "memory.jsonl"
     subprocess.run([*CLI, str(src), "-o", str(out)], check=True, capture_output=True)
@@ -148,12 +160,7 @@ def test_primary_killed_mid_stream_every_article_gets_a_verdict(
     assert victim not in redis_cluster.primaries()
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict
-    originals: dict[tuple[str, object], int] = defaultdict(int)
-    for (ns, _), v in got.items():
-        if v["verdict"] == "original":
-            originals[(ns, v["cluster"])] += 1
-    assert max(originals.values()) == 1  # no group of copies has two originals
-    assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
+    _assert_memory_verdicts(got, want)
 
 
 def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
@@ -197,12 +204,7 @@ def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
     assert "retrying" in log.read_text()
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict
-    originals: dict[tuple[str, object], int] = defaultdict(int)
-    for (ns, _), v in got.items():
-        if v["verdict"] == "original":
-            originals[(ns, v["cluster"])] += 1
-    assert max(originals.values()) == 1  # no group of copies has two originals
-    assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
+    _assert_memory_verdicts(got, want)
     _consistent(redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode())), "forum")
 
 
@@ -261,16 +263,12 @@ def test_a_lagging_replica_promoted_loses_writes_unless_the_replica_wait_is_on(
                 redis_cluster.wait_ok()
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict either way
-    same = {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
     if wait:
-        assert same
-        originals: dict[tuple[str, object], int] = defaultdict(int)
-        for (ns, _), v in got.items():
-            if v["verdict"] == "original":
-                originals[(ns, v["cluster"])] += 1
-        assert max(originals.values()) == 1
-    else:
-        assert not same  # the window is real: without the wait, a failover changed verdicts
+        _assert_memory_verdicts(got, want)
+    else:  # the window is real: without the wait, a failover changed verdicts
+        assert {k: _decision(v) for k, v in got.items()} != {
+            k: _decision(v) for k, v in want.items()
+        }
 
 
 def _wait_logged(log: Path, text: str, timeout_s: float = 60) -> None:
