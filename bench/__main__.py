@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "soak": lambda argv: __import__("bench.soak_bench", fromlist=["main"]).main(argv),
     "guarantee": lambda argv: __import__("bench.guarantee_bench", fromlist=["main"]).main(argv),
     "cluster": lambda argv: __import__("bench.cluster_bench", fromlist=["main"]).main(argv),
+    "quality": lambda argv: __import__("bench.quality_bench", fromlist=["main"]).main(argv),
 }
 
 
