@@ -35,6 +35,7 @@ from stream.index.redis import RedisIndex
 # One namespace per primary of a freshly created cluster (slots 0-5460, 5461-10922, 10923-16383).
 NAMESPACES = ("news", "forum", "wiki")
 CLI = [sys.executable, "-m", "stream.cli", "dedup", "--no-progress"]
+Verdicts = dict[tuple[str, str], dict[str, object]]  # (namespace, id) -> verdict
 
 
 def _split_corpus(path: Path, prefix: str = "") -> list[bytes]:
@@ -51,7 +52,7 @@ def _split_corpus(path: Path, prefix: str = "") -> list[bytes]:
     return lines
 
 
-def _verdicts(path: Path) -> dict[tuple[str, str], dict[str, object]]:
+def _verdicts(path: Path) -> Verdicts:
     rows = [orjson.loads(line) for line in path.read_bytes().splitlines()]
     return {(r["namespace"], r["id"]): r for r in rows}
 
@@ -66,9 +67,7 @@ def _flush(cluster: RedisCluster6) -> None:
             client.flushall()
 
 
-def _assert_memory_verdicts(
-    got: dict[tuple[str, str], dict[str, object]], want: dict[tuple[str, str], dict[str, object]]
-) -> None:
+def _assert_memory_verdicts(got: Verdicts, want: Verdicts) -> None:
     """The memory store's decisions, and no group of copies with two originals."""
     originals: dict[tuple[str, object], int] = defaultdict(int)
     for (ns, _), v in got.items():
@@ -78,23 +77,31 @@ def _assert_memory_verdicts(
     assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
 
 
-def _memory_verdicts(src: Path, tmp: Path) -> dict[tuple[str, str], dict[str, object]]:
+def _memory_verdicts(src: Path, tmp: Path) -> Verdicts:
     out = tmp / "memory.jsonl"
     subprocess.run([*CLI, str(src), "-o", str(out)], check=True, capture_output=True)
     return _verdicts(out)
 
 
+def _prepared(
+    cluster: RedisCluster6, tmp: Path, prefix: str = ""
+) -> tuple[Path, list[bytes], Verdicts]:
+    """A flushed cluster, the split corpus in ``tmp/split.jsonl`` (its lines) and the memory
+    store's verdicts on it: what each streaming test starts from."""
+    _flush(cluster)
+    src = tmp / "split.jsonl"
+    lines = _split_corpus(src, prefix)
+    return src, lines, _memory_verdicts(src, tmp)
+
+
 def test_namespaces_spread_over_all_primaries_with_memory_verdicts(
     redis_cluster: RedisCluster6, tmp_path: Path
 ) -> None:
-    _flush(redis_cluster)
+    src, _, want = _prepared(redis_cluster, tmp_path)
     owners = {
         ns: redis_cluster.primary_of_slot(key_slot(keys.meta(ns).encode())) for ns in NAMESPACES
     }
     assert len(set(owners.values())) == 3, owners
-    src = tmp_path / "split.jsonl"
-    _split_corpus(src)
-    want = _memory_verdicts(src, tmp_path)
     out = tmp_path / "cluster.jsonl"
     cmd = [*CLI, str(src), "-o", str(out), "--store", redis_cluster.url, "--redis-cluster"]
     subprocess.run(cmd, check=True, capture_output=True)
@@ -122,10 +129,7 @@ def _wait_registered(seed: int, total: int) -> None:
 def test_primary_killed_mid_stream_every_article_gets_a_verdict(
     redis_cluster: RedisCluster6, tmp_path: Path
 ) -> None:
-    _flush(redis_cluster)
-    src = tmp_path / "split.jsonl"
-    lines = _split_corpus(src)
-    want = _memory_verdicts(src, tmp_path)
+    _, lines, want = _prepared(redis_cluster, tmp_path)
     seed = redis_cluster.live_ports()[0]
     victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
     if victim == seed:
@@ -171,10 +175,7 @@ def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
     none is lost with the primary: the memory store's verdicts, one original per group. The
     promoted replica has no replica of its own until the killed node is back (restarted as a
     supervisor would): until then its namespace's calls are refused and retried."""
-    _flush(redis_cluster)
-    src = tmp_path / "split.jsonl"
-    lines = _split_corpus(src, prefix="w")
-    want = _memory_verdicts(src, tmp_path)
+    _, lines, want = _prepared(redis_cluster, tmp_path, "w")
     victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
     seed = next(p for p in redis_cluster.live_ports() if p != victim)
     out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
@@ -220,10 +221,7 @@ def test_a_lagging_replica_promoted_loses_writes_unless_the_replica_wait_is_on(
     which is what the README says a failover can do. With ``--redis-wait-replicas 1`` the CLI
     stalls instead (retrying: 0 of 1 replicas) and publishes nothing the promoted replica lacks:
     the memory store's verdicts, one original per group."""
-    _flush(redis_cluster)
-    src = tmp_path / "split.jsonl"
-    lines = _split_corpus(src, prefix=f"lag{wait}")
-    want = _memory_verdicts(src, tmp_path)
+    _, lines, want = _prepared(redis_cluster, tmp_path, f"lag{wait}")
     victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
     seed = next(p for p in redis_cluster.live_ports() if p != victim)
     out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
@@ -387,10 +385,7 @@ def _consistent(port: int, ns: str) -> None:
 def test_slot_of_a_busy_namespace_resharded_mid_stream(
     redis_cluster: RedisCluster6, tmp_path: Path
 ) -> None:
-    _flush(redis_cluster)
-    src = tmp_path / "split.jsonl"
-    lines = _split_corpus(src)
-    want = _memory_verdicts(src, tmp_path)
+    _, lines, want = _prepared(redis_cluster, tmp_path)
     slot = key_slot(keys.meta("forum").encode())
     owner = redis_cluster.primary_of_slot(slot)
     target = next(p for p in redis_cluster.primaries() if p != owner)
