@@ -153,13 +153,8 @@ def test_primary_killed_mid_stream_every_article_gets_a_verdict(
             proc.stdin.close()
             assert proc.wait(timeout=150) == 0, log.read_text()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            node = next(n for n in redis_cluster.nodes if n.port == victim)
-            if not node.is_running():
-                node.start()  # rejoins as a replica of the promoted one
-                redis_cluster.wait_ok()
+            _stop(proc)
+            _running_again(redis_cluster, victim)  # rejoins as a replica of the promoted one
     assert "retrying" in log.read_text()  # the slot was down for a while: retried, no exit
     assert victim not in redis_cluster.primaries()
     got = _verdicts(out)
@@ -196,12 +191,8 @@ def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
             assert proc.wait(timeout=150) == 0, log.read_text()
             feeder.join()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            if not node.is_running():
-                node.start()
-                redis_cluster.wait_ok()
+            _stop(proc)
+            _running_again(redis_cluster, victim)
     assert "retrying" in log.read_text()
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict
@@ -253,12 +244,8 @@ def test_a_lagging_replica_promoted_loses_writes_unless_the_replica_wait_is_on(
             _feed(proc.stdin, lines[first:])
             assert proc.wait(timeout=150) == 0, log.read_text()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            if not node.is_running():
-                node.start()
-                redis_cluster.wait_ok()
+            _stop(proc)
+            _running_again(redis_cluster, victim)
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict either way
     if wait:
@@ -267,6 +254,22 @@ def test_a_lagging_replica_promoted_loses_writes_unless_the_replica_wait_is_on(
         assert {k: _decision(v) for k, v in got.items()} != {
             k: _decision(v) for k, v in want.items()
         }
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the CLI if a failed assertion left it running."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _running_again(cluster: RedisCluster6, port: int) -> None:
+    """Start the node on ``port`` again if a test killed it (it rejoins as a replica), so the
+    next test has three primaries with a replica each."""
+    node = next(n for n in cluster.nodes if n.port == port)
+    if not node.is_running():
+        node.start()
+        cluster.wait_ok()
 
 
 def _wait_logged(log: Path, text: str, timeout_s: float = 60) -> None:
@@ -416,9 +419,7 @@ def test_slot_of_a_busy_namespace_resharded_mid_stream(
             assert proc.wait(timeout=150) == 0, log.read_text()
             feeder.join()
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            _stop(proc)
     assert redis_cluster.primary_of_slot(slot) == target
     got = _verdicts(out)
     assert got.keys() == want.keys()
