@@ -125,11 +125,19 @@ def _cluster_unavailable(exc: BaseException) -> bool:
     return isinstance(exc, RedisClusterException) and "cannot be connected" in str(exc)
 
 
+# WAIT sent to a node that is a replica now: a failed primary restarted and rejoined as the
+# replica of the one promoted, while this client's slot table still names it (the calls before
+# the WAIT were redirected; the next attempt routes by the table they refreshed).
+_WAIT_ON_REPLICA = re.compile(r"WAIT cannot be used with replica")
+
+
 def _transient(exc: ResponseError) -> str | None:
     """The error code of a reply that says "not now" rather than "wrong", if it is one."""
     for cls, code in _TRANSIENT_CLASSES.items():
         if isinstance(exc, cls):
             return code
+    if _WAIT_ON_REPLICA.search(str(exc)):
+        return "WAIT on a replica"
     found = _TRANSIENT.search(str(exc))
     return found.group(1) if found else None
 

@@ -128,3 +128,20 @@ async def test_more_replicas_than_there_are_is_unavailable(client: Redis) -> Non
     index = RedisIndex(client, wait_replicas=2, wait_timeout_ms=100)
     with pytest.raises(IndexUnavailableError, match="1 of 2 Redis replicas"):
         await index.register(NS, regs(1), 64)
+
+
+async def test_a_wait_answered_by_a_replica_is_retriable(
+    pair: tuple[services.Service, services.Service],
+) -> None:
+    """After a failover the killed primary comes back as the replica of the promoted one, and a
+    cluster client whose slot table still names it sends the WAIT there: the node refuses (its
+    calls before were redirected). That is "not now" (the next attempt routes by the refreshed
+    table), not a bug to exit on — the reply here is the real server's."""
+    on_replica = Redis(port=pair[1].port)
+    try:
+        index = RedisIndex(on_replica, wait_replicas=1, wait_timeout_ms=100)
+        with pytest.raises(IndexUnavailableError, match="WAIT on a replica"):
+            with index._errors(NS):
+                await on_replica.wait(1, 100)
+    finally:
+        await on_replica.aclose()
