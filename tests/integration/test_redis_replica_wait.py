@@ -140,8 +140,7 @@ async def test_a_wait_answered_by_a_replica_is_retriable(
     on_replica = Redis(port=pair[1].port)
     try:
         index = RedisIndex(on_replica, wait_replicas=1, wait_timeout_ms=100)
-        with pytest.raises(IndexUnavailableError, match="WAIT on a replica"):
-            with index._errors(NS):
-                await on_replica.wait(1, 100)
+        with pytest.raises(IndexUnavailableError, match="WAIT on a replica"), index._errors(NS):
+            await on_replica.wait(1, 100)
     finally:
         await on_replica.aclose()
