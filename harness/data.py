@@ -19,6 +19,8 @@ DATA = Path(__file__).resolve().parent / "data"
 CLOUGH_DOCS = DATA / "clough_stevenson" / "docs.jsonl.gz"
 CLOUGH_PAIRS = DATA / "clough_stevenson" / "pairs.tsv"
 ZH_REVIEWS = DATA / "zh_reviews_pos" / "docs.jsonl.gz"
+REUTERS = DATA / "reuters21578" / "stories.jsonl.gz"
+REUTERS_JUDGED = DATA / "reuters21578" / "judged_pairs.tsv"
 
 
 def read_jsonl_gz(path: Path) -> tuple[dict[str, Any], ...]:
@@ -48,4 +50,27 @@ def zh_reviews() -> tuple[dict[str, Any], ...]:
     return read_jsonl_gz(ZH_REVIEWS)
 
 
-__all__ = ["DATA", "clough_pairs", "clough_stevenson", "read_jsonl_gz", "zh_reviews"]
+@cache
+def reuters() -> tuple[dict[str, Any], ...]:
+    """The 20,841 Reuters-21578 stories with text (``id`` = ``r`` + NEWID, ``date`` as the
+    collection writes it, ``text`` = title, newline, body), in NEWID order: the wire's order."""
+    return read_jsonl_gz(REUTERS)
+
+
+@cache
+def reuters_judged() -> dict[tuple[str, str], dict[str, str]]:
+    """Pairs of Reuters stories judged by reading both (``first``, ``second``, ``label`` =
+    ``same`` | ``different``, ``note``), keyed by ``(first, second)``, first the earlier."""
+    text = REUTERS_JUDGED.read_text(encoding="utf-8")
+    return {(r["first"], r["second"]): r for r in csv.DictReader(io.StringIO(text), delimiter="\t")}
+
+
+__all__ = [
+    "DATA",
+    "clough_pairs",
+    "clough_stevenson",
+    "read_jsonl_gz",
+    "reuters",
+    "reuters_judged",
+    "zh_reviews",
+]

@@ -6,7 +6,17 @@ differently (each module's ``DEFAULT_SEED``) or that is also a module's name (th
 list complete.
 """
 
-from sketch import features, hamming, lsh, minhash, ragged, simhash, verify
+from sketch import facts, features, hamming, lsh, minhash, ragged, simhash, verify
+from sketch.facts import (
+    STOP_WORDS,
+    Difference,
+    FactKind,
+    Facts,
+    diff_facts,
+    differences,
+    facts_of,
+    numbers_of,
+)
 from sketch.features import (
     DEFAULT_CHAR_NGRAM,
     DEFAULT_SHINGLE,
@@ -60,7 +70,11 @@ __all__ = [
     "EMPTY",
     "KEY_BYTES",
     "MAX_BANDS",
+    "STOP_WORDS",
+    "Difference",
     "DocSets",
+    "FactKind",
+    "Facts",
     "HammingIndex",
     "MinHasher",
     "Scheme",
@@ -78,9 +92,13 @@ __all__ = [
     "content_hash",
     "cosine",
     "design",
+    "diff_facts",
+    "differences",
     "edit_similarity",
     "estimate_jaccard",
     "estimate_jaccard_bbit",
+    "facts",
+    "facts_of",
     "false_candidate_area",
     "false_negative_area",
     "features",
@@ -95,6 +113,7 @@ __all__ = [
     "mix64",
     "normalize",
     "normalize_batch",
+    "numbers_of",
     "optimal_params",
     "pack_bbit",
     "ragged",

@@ -27,11 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sketch import verify
+from sketch import facts, verify
 from stream import keys
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
-from stream.model import Article, Match, Method, Verdict
+from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
 from stream.policy import Policy
 from stream.prepare import Prepared, prepare
 from stream.records import Kind, Record
@@ -39,23 +39,60 @@ from stream.records import Kind, Record
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """An earlier article that verified: how similar, which one, and which measure decided."""
+    """An earlier article that verified: how similar, which one, and which measure decided.
+    ``direction``: which text lies inside the other (containment). ``changes``: the facts that
+    differ (a short text's, when the policy lets numbers differ; a long text's numbers are
+    compared for the best match only, in :meth:`Engine._verdict`)."""
 
     similarity: float
     seq: int
     method: Method
+    direction: Direction | None = None
+    changes: tuple[Change, ...] = ()
 
 
-def _similarity(policy: Policy, me: Prepared | Record, other: Record) -> tuple[float, Method]:
-    """Exact similarity of an article (prepared, or stored) to an earlier stored one."""
+def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candidate, bool] | None:
+    """An earlier stored article as a match (``True``) or as related (``False``: a short text
+    alike but for its facts), or ``None``; ``seq`` is filled in by the caller."""
     if me.kind is not other.kind:
-        return 0.0, "new"
+        return None
     if me.kind is Kind.SHORT:
-        return verify.edit_similarity(me.text, other.text), "edit"
+        return _judge_short(policy, me.text, other.text)
     a, b = me.shingles, other.shingles
-    if policy.measure == "containment":
-        return verify.containment(a, b), "containment"
-    return verify.jaccard(a, b), "jaccard"
+    if policy.measure == "jaccard":
+        sim = verify.jaccard(a, b)
+        return (Candidate(sim, 0, "jaccard"), True) if sim >= policy.threshold else None
+    inter = verify.intersection_size(a, b)
+    part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
+    whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
+    sim, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
+    if sim < policy.threshold:
+        return None
+    return Candidate(sim, 0, "containment", direction), True  # type: ignore[arg-type]
+
+
+def _judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
+    """Edit similarity of the cores; then the facts decide (see :mod:`sketch.facts`). Texts
+    with no core (only links or symbols) compare as written and have no facts."""
+    me, other = facts.facts_of(mine), facts.facts_of(theirs)
+    if not (me.core and other.core):
+        sim = verify.edit_similarity(mine, theirs)
+        return (Candidate(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
+    sim = verify.edit_similarity(me.core, other.core)
+    if sim < policy.short_threshold:
+        return None
+    changes = tuple(facts.differences(other, me))
+    strict = policy.facts == "strict"
+    copy = not any(strict or c.kind != "number" for c in changes)
+    return Candidate(sim, 0, "edit", None, changes), copy
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What an article's candidates verified as: matches (copies) and related texts."""
+
+    matches: list[Candidate]
+    related: list[Candidate]
 
 
 @dataclass
@@ -176,7 +213,8 @@ class Engine:
             if probe.status == "new"
         }
         ours = {pr.seq for pr in probes}
-        await self._load_verdicts(batch, {m[0].seq for m in found.values() if m} - ours)
+        bests = {f.matches[0].seq for f in found.values() if f.matches}
+        await self._load_verdicts(batch, bests - ours)
         stored: dict[int, StoredVerdict] = {}
         decided: dict[int, Verdict | NeardupError] = {}
         for k in sorted(range(len(prepared)), key=lambda k: probes[k].seq):
@@ -194,9 +232,10 @@ class Engine:
                     batch.verdicts[probe.seq] = v_or_err
                     stored[probe.seq] = StoredVerdict(p.article.id, v_or_err.to_json())
                 continue
-            matches, doc_id = found[k], p.article.id
-            cluster = (await self._resolve(batch, matches[0].seq)).cluster if matches else doc_id
-            v = self._verdict(batch, doc_id, probe, matches, register, cluster)
+            got, doc_id = found[k], p.article.id
+            best = got.matches[0].seq if got.matches else None
+            cluster = (await self._resolve(batch, best)).cluster if best is not None else doc_id
+            v = self._verdict(batch, p, doc_id, probe, got, register, cluster)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
@@ -258,56 +297,73 @@ class Engine:
 
     def _matches(
         self, batch: _Batch, me: Prepared | Record, probe: Probe, register: bool, at: float
-    ) -> list[Candidate]:
-        """Every earlier, live candidate that verifies, best first (exact copies win ties)."""
+    ) -> Found:
+        """Every earlier, live candidate that verifies, best first (exact copies win ties), and
+        the related ones (short texts alike but for their facts), best first."""
         policy = batch.policy
         seq = probe.seq if register else None
         matches: list[Candidate] = []
+        related: list[Candidate] = []
         exact = probe.exact_seq
         if exact is not None and batch.live(exact, at):
             matches.append(Candidate(1.0, exact, "exact"))
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
-            sim, method = _similarity(policy, me, batch.records[s])
-            limit = policy.short_threshold if method == "edit" else policy.threshold
-            if method != "new" and sim >= limit:
-                matches.append(Candidate(sim, s, method))
+            judged = _judge(policy, me, batch.records[s])
+            if judged is not None:
+                c, copy = judged
+                (matches if copy else related).append(
+                    Candidate(c.similarity, s, c.method, c.direction, c.changes)
+                )
         matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
-        return matches
+        related.sort(key=lambda m: (-m.similarity, m.seq))
+        return Found(matches, related)
 
     def _verdict(
         self,
         batch: _Batch,
+        me: Prepared | Record,
         doc_id: str,
         probe: Probe,
-        matches: list[Candidate],
+        found: Found,
         register: bool,
         cluster: str,
     ) -> Verdict:
         """The verdict, given the cluster: the best match's, or ``doc_id`` for an original."""
         seq = probe.seq if register else None
-        if not matches:
+        cap = batch.policy.max_matches
+        related = tuple(
+            Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes)
+            for r in found.related[:cap]
+        )
+        if not found.matches:
             return Verdict(
                 doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
-                len(probe.candidates),
+                len(probe.candidates), related=related,
             )  # fmt: skip
-        best = matches[0]
+        best = found.matches[0]
+        earlier = batch.records[best.seq]
+        changes = best.changes
+        if me.kind is Kind.LONG and best.method != "exact" and me.numbers != earlier.numbers:
+            changes = tuple(facts.diff_facts("number", earlier.numbers, me.numbers))
         shown = tuple(
-            Match(batch.records[m.seq].doc_id, round(m.similarity, 4))
-            for m in matches[: batch.policy.max_matches]
+            Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
         )
         return Verdict(
             doc_id,
             batch.ns,
             "duplicate" if best.method == "exact" else "near_duplicate",
-            batch.records[best.seq].doc_id,
+            earlier.doc_id,
             cluster,
             round(best.similarity, 4),
             shown,
             best.method,
             seq,
             len(probe.candidates),
+            changes=changes,
+            related=related,
+            direction=best.direction,
         )
 
     async def _resolve(self, batch: _Batch, seq: int) -> Verdict:
@@ -320,7 +376,7 @@ class Engine:
         match's cluster is known. The article's own record must be loaded (or loadable); the
         matches' records are, since :meth:`_matches` keeps only loaded, live ones.
         """
-        pending: dict[int, tuple[Record, Probe, list[Candidate]]] = {}
+        pending: dict[int, tuple[Record, Probe, Found]] = {}
         stack = [seq]
         while stack:
             top = stack[-1]
@@ -331,17 +387,18 @@ class Engine:
             if top not in pending:
                 pending[top] = await self._step(batch, top)
             rec, probe, found = pending[top]
-            if found and found[0].seq not in batch.verdicts:
-                await self._load_verdicts(batch, {found[0].seq})
-                if found[0].seq not in batch.verdicts:
-                    stack.append(found[0].seq)
+            best = found.matches[0].seq if found.matches else None
+            if best is not None and best not in batch.verdicts:
+                await self._load_verdicts(batch, {best})
+                if best not in batch.verdicts:
+                    stack.append(best)
                     continue
-            cluster = batch.verdicts[found[0].seq].cluster if found else rec.doc_id
-            batch.verdicts[top] = self._verdict(batch, rec.doc_id, probe, found, True, cluster)
+            cluster = batch.verdicts[best].cluster if best is not None else rec.doc_id
+            batch.verdicts[top] = self._verdict(batch, rec, rec.doc_id, probe, found, True, cluster)
             stack.pop()
         return batch.verdicts[seq]
 
-    async def _step(self, batch: _Batch, seq: int) -> tuple[Record, Probe, list[Candidate]]:
+    async def _step(self, batch: _Batch, seq: int) -> tuple[Record, Probe, Found]:
         """A stored article's record, its probe of the articles before it, and the matches."""
         await self._load_records(batch, {seq})
         rec = batch.records.get(seq)
@@ -370,4 +427,4 @@ class Engine:
         return await self.index.expire(ns, await self._now(ns) - policy.retention_s, limit=100_000)
 
 
-__all__ = ["Candidate", "Engine"]
+__all__ = ["Candidate", "Engine", "Found"]

@@ -2,7 +2,12 @@
 
 Verdict JSON: ``id``, ``namespace``, ``verdict``, ``duplicate_of`` (or null), ``cluster``,
 ``similarity`` (with ``duplicate_of``, or null), ``matches`` (``[{"id", "similarity"}]``, best
-first), ``method``, ``seq``. Fields may be added; none is removed or changes meaning.
+first), ``method``, ``seq``; then ``changes`` (the facts that differ from ``duplicate_of``:
+``[{"kind": "number"|"word", "earlier", "now"}]``), ``related`` (short texts that read alike but
+state other facts, never in the cluster: ``[{"id", "similarity", "changes"}]``) and
+``direction`` (containment: ``"excerpt"``, the new text lies inside ``duplicate_of``, or
+``"embeds"``, it contains it; else null). Fields may be added; none is removed or changes
+meaning.
 """
 
 from __future__ import annotations
@@ -12,8 +17,12 @@ from typing import Any, Literal
 
 import orjson
 
+from sketch.facts import Difference
+
 VerdictKind = Literal["original", "near_duplicate", "duplicate"]
 Method = Literal["new", "exact", "jaccard", "containment", "edit"]
+Direction = Literal["excerpt", "embeds"]
+Change = Difference  # a fact that differs: kind, what the earlier text says, what this one says
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +43,24 @@ class Match:
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """An earlier short text that reads like this one but states other facts (a template
+    sibling: another fund's dividend, another day's repurchase)."""
+
+    id: str
+    similarity: float
+    changes: tuple[Change, ...]
+
+
+def _changes(changes: tuple[Change, ...]) -> list[dict[str, Any]]:
+    return [{"kind": c.kind, "earlier": c.earlier, "now": c.now} for c in changes]
+
+
+def _changes_from(raw: list[dict[str, Any]]) -> tuple[Change, ...]:
+    return tuple(Change(c["kind"], c["earlier"], c["now"]) for c in raw)
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     id: str
     namespace: str
@@ -45,6 +72,9 @@ class Verdict:
     method: Method
     seq: int | None
     candidates: int = field(default=0, compare=False)  # buckets' candidates (metrics only)
+    changes: tuple[Change, ...] = ()
+    related: tuple[Related, ...] = ()
+    direction: Direction | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +87,12 @@ class Verdict:
             "matches": [{"id": m.id, "similarity": m.similarity} for m in self.matches],
             "method": self.method,
             "seq": self.seq,
+            "changes": _changes(self.changes),
+            "related": [
+                {"id": r.id, "similarity": r.similarity, "changes": _changes(r.changes)}
+                for r in self.related
+            ],
+            "direction": self.direction,
         }
 
     def to_json(self) -> bytes:
@@ -75,7 +111,22 @@ class Verdict:
             tuple(Match(m["id"], m["similarity"]) for m in d["matches"]),
             d["method"],
             d["seq"],
+            changes=_changes_from(d.get("changes", [])),
+            related=tuple(
+                Related(r["id"], r["similarity"], _changes_from(r["changes"]))
+                for r in d.get("related", [])
+            ),
+            direction=d.get("direction"),
         )
 
 
-__all__ = ["Article", "Match", "Method", "Verdict", "VerdictKind"]
+__all__ = [
+    "Article",
+    "Change",
+    "Direction",
+    "Match",
+    "Method",
+    "Related",
+    "Verdict",
+    "VerdictKind",
+]

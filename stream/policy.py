@@ -17,6 +17,14 @@ the salts to the record (the ids they give did not change): a namespace indexed 
 refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed. Format 3 stores
 sequence numbers as 8 bytes instead of 4 (they wrapped at 2**32): an index of format 2 is refused
 the same way, with a message naming the formats (re-index into a new namespace, or flush it).
+Format 4 buckets a short text by the n-grams of its core (:mod:`sketch.facts`: links, tags,
+emoji and tracking phrases left out) and keeps a long text's numbers in its record.
+
+Short texts: facts decide (``facts``). Two short texts whose cores are at least
+``short_threshold`` alike are a copy only when their facts agree (numbers, names and other
+content words; :func:`sketch.facts.differences`); otherwise the earlier one is *related*, listed
+with what differs and never in the same cluster. ``facts="relaxed"`` lets numbers differ (a spam
+campaign that varies a phone number or a price is one campaign); words must still agree.
 
 Deleted ids are remembered, so a replay of a taken-down article's message does not bring it back:
 for the retention window when the namespace has one, else ``deleted_ttl_s`` (7 days by default).
@@ -35,7 +43,8 @@ from sketch import hamming, lsh
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
-SCHEME_FORMAT = 3  # storage format: 3 = 8-byte sequence numbers (2 had 4 bytes)
+SCHEME_FORMAT = 4  # 4: short-text buckets of the core, long records with numbers; 3: 8-byte seqs
+FactsRule = Literal["strict", "relaxed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +80,8 @@ class Policy:
     bucket_cap: int = 256
     retention_s: float | None = None
     deleted_ttl_s: float = 7 * 86400.0  # how long a deleted id is remembered without retention
-    max_size_ratio: float = 4.0  # containment: how much longer an earlier text may be
+    max_size_ratio: float = 4.0  # containment: how much longer one text may be than the other
+    facts: FactsRule = "strict"  # short texts: "relaxed" lets numbers differ in a copy
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3
     char_ngram: int = 3
@@ -103,6 +113,8 @@ class Policy:
             raise ValueError(f"retention_s must be > 0 or None, got {self.retention_s}")
         if self.deleted_ttl_s <= 0:
             raise ValueError(f"deleted_ttl_s must be > 0, got {self.deleted_ttl_s}")
+        if self.facts not in ("strict", "relaxed"):
+            raise ValueError(f"facts must be 'strict' or 'relaxed', got {self.facts!r}")
         if self.max_size_ratio < 1.0:
             raise ValueError(f"max_size_ratio must be >= 1, got {self.max_size_ratio}")
         # derived parameters fail here, at start, rather than on the first article
@@ -171,4 +183,4 @@ class Policy:
         return hashlib.sha256(self.scheme_bytes()).hexdigest()[:16]
 
 
-__all__ = ["BUCKET_SALTS", "SCHEME_FORMAT", "BucketSalts", "Measure", "Policy"]
+__all__ = ["BUCKET_SALTS", "SCHEME_FORMAT", "BucketSalts", "FactsRule", "Measure", "Policy"]

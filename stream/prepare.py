@@ -9,7 +9,8 @@ Bucket ids, by path:
 * **long** (``>= policy.short_tokens`` tokens): ``mix64(band ^ long_band)`` for each MinHash band
   of the token shingles, and ``mix64(mix64(key ^ simhash_table) + t * table_mult)`` for the key
   of each SimHash permuted table ``t``;
-* **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams.
+* **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams of the
+  text's core (:func:`sketch.facts.facts`: surface noise such as links, tags and emoji left out).
 
 The salts (:class:`~stream.policy.BucketSalts`) keep the three kinds apart in one namespace's
 buckets and are part of the scheme the index records.
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from sketch import features, hamming, lsh, ragged, simhash
+from sketch import facts, features, hamming, lsh, ragged, simhash
 from stream.model import Article
 from stream.policy import Policy
 from stream.records import Kind, Record
@@ -40,6 +41,7 @@ class Prepared:
     shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
     text: str  # normalised text (short path; "" on the long path, which never reads it)
     simhash: int
+    numbers: tuple[str, ...] = ()  # long path: the text's numbers (changed figures are shown)
 
     def record(self, at: float) -> Record:
         return Record(
@@ -51,6 +53,7 @@ class Prepared:
             self.buckets,
             self.shingles if self.kind is Kind.LONG else np.empty(0, np.uint32),
             self.text if self.kind is Kind.SHORT else "",
+            self.numbers,
         )
 
 
@@ -104,6 +107,7 @@ def _long(
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
+            facts.numbers_of(articles[i].text),
         )
         for j, i in enumerate(idx)
     }
@@ -116,8 +120,15 @@ def _short(
     norms: list[str],
     idx: list[int],
 ) -> dict[int, Prepared]:
+    # n-grams of the core (sketch.facts): a copy that only adds a tracking suffix, a link or
+    # emoji shares its buckets (the verdict compares cores too)
     grams = [
-        features.char_ngram_hashes(norm, n=policy.char_ngram, seed=policy.seed, normalized=True)
+        features.char_ngram_hashes(
+            facts.facts_of(norm).core or norm,
+            n=policy.char_ngram,
+            seed=policy.seed,
+            normalized=True,
+        )
         for norm in norms
     ]
     sigs = policy.hasher.signatures(

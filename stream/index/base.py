@@ -109,7 +109,8 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
     if old != new:
         return SchemeMismatchError(
             f"namespace {ns!r} was indexed in storage format {old}, this worker reads and writes "
-            f"format {new} (format 3: 64-bit sequence numbers) and cannot use it: re-index its "
+            f"format {new} (format 3: 64-bit sequence numbers; 4: short texts bucketed by their "
+            "core, long records with their numbers) and cannot use it: re-index its "
             "articles into a new namespace, or flush the namespace (delete its keys "
             f"nd:{{{ns}}}:*) and re-index"
         )

@@ -1,0 +1,247 @@
+"""What a short text says, apart from how it is written: its core, its numbers and its words.
+
+Two short texts (comments, titles, wire briefs) can be one character apart and still be two
+stories: ``<FRANKLIN CALIFORNIA FUND> div 4.5 cts`` and ``<FRANKLIN FEDERAL FUND> div 7.7 cts``
+are two funds. An edit similarity over the whole text cannot tell that from a typo, so the short
+path asks two questions instead:
+
+* **Surface noise** is dropped before anything is compared (the ``core`` of :func:`facts_of`):
+  case (the text is normalised already), punctuation, symbols and emoji, links, ``@handles``,
+  ``#tags``, query strings (``?utm_source=x``) and a few tracking phrases (``via``, ``read
+  more``, ``阅读全文``), and stop words. What is left is the *core*; its edit similarity is the
+  short-text similarity.
+* **Facts** are what a reader reads as content: *numbers* (Arabic digits, Chinese
+  numerals and English number words, each read as its value, so ``TWO`` and ``2`` agree,
+  ``1,750`` and ``1750`` agree, ``三十五`` and ``35`` agree) and *words* (the content words of
+  alphabetic scripts, and the CJK characters that are not numerals). :func:`differences` says
+  which facts of two texts differ; a typo (two letters swapped, or one letter changed in a word
+  of six letters or more; at most one per ten words) and a swap of two CJK characters are not
+  differences.
+
+Everything here is a pure function of the text, so a worker deciding an article from its stored
+record reaches what the first worker reached.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+from typing import Literal
+
+from rapidfuzz.distance import OSA
+
+FactKind = Literal["number", "word"]
+
+_CJK = "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ZH_BIG = {"万": 10_000, "亿": 100_000_000}
+_ZH_NUMERAL = "".join([*_ZH_DIGITS, *_ZH_UNITS, *_ZH_BIG])
+
+# Surface noise: links, handles, tags, query strings, then tracking phrases (whole words).
+_NOISE_RE = re.compile(
+    r"(?:https?://|www\.)\S*"  # links
+    r"|[?&][\w.%-]+=\S*"  # query strings: ?utm_source=x&...
+    r"|[@#][^\W_][\w.-]*"  # @handles, #tags
+)
+_TRACKING_RE = re.compile(
+    r"\b(?:read more|read the full story|full story|click here|more at|via)\b"
+    r"|阅读全文|点击阅读|查看详情|详情请点击|转自"
+)
+_TOKEN_RE = re.compile(
+    rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])|(?P<word>[^\W\d_]+)"
+)
+_CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+_EN_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+             "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
+_EN_NUMBERS = dict(zip(_EN_UNITS.split(), range(21), strict=True)) | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "thousand": 1000,
+}  # fmt: skip
+_STOP = (
+    "a an the of to at on in from by its it for and or is are was were be as with that this "
+    "的 地 得 了 着 将 为 于 在 是 和 与 及 之 也 并 被 把"
+)
+STOP_WORDS = frozenset(_STOP.split())
+_LONG_STOPS = tuple(sorted(w for w in STOP_WORDS if len(w) >= 4))
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """A fact one text has and the other has not (``None``: nothing in its place)."""
+
+    kind: FactKind
+    earlier: str | None
+    now: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """A text's core (for the edit similarity), its numbers and its content words, in order."""
+
+    core: str
+    numbers: tuple[str, ...]  # values: 2 for "two", 1750 for "1,750", 35 for "三十五"
+    numerals: tuple[str, ...]  # the same numbers as the text writes them (what a reader sees)
+    words: tuple[str, ...]
+
+
+def _arabic(token: str) -> str:
+    """``1,750`` -> ``1750`` (a thousands comma), ``4.50`` -> ``4.5``; a decimal comma stays."""
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", token):
+        token = token.replace(",", "")
+    if re.fullmatch(r"\d+\.\d+", token):
+        token = token.rstrip("0").rstrip(".")
+    return (token.lstrip("0") or "0") if token.isdigit() else token
+
+
+def _zh_value(run: str) -> str:
+    """A run of Chinese numerals as its value (``三十五`` -> ``35``, ``一二`` -> ``12``)."""
+    if all(c in _ZH_DIGITS for c in run):  # digit by digit, as years and codes are written
+        return str(int("".join(str(_ZH_DIGITS[c]) for c in run)))
+    total = section = digit = 0
+    for c in run:
+        if c in _ZH_DIGITS:
+            digit = _ZH_DIGITS[c]
+        elif c in _ZH_UNITS:
+            section += (digit or 1) * _ZH_UNITS[c]
+            digit = 0
+        else:
+            total += (section + digit) * _ZH_BIG[c]
+            section = digit = 0
+    return str(total + section + digit)
+
+
+@lru_cache(maxsize=65536)
+def facts_of(text: str) -> Facts:
+    """The core, numbers and content words of an already normalised text (see module doc)."""
+    kept = _TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text))
+    core: list[str] = []
+    values: list[str] = []
+    shown: list[str] = []
+    words: list[str] = []
+    for m in _TOKEN_RE.finditer(kept):
+        kind, tok = m.lastgroup, m.group()
+        if kind == "zhnum" and tok[-1] in _ZH_BIG and len(tok) > 1:
+            # 三十五亿 reads as 35 and the unit 亿, as 35亿 does
+            values.append(_zh_value(tok[:-1]))
+            shown.append(tok[:-1])
+            words.append(tok[-1])
+            tok = f"{values[-1]} {tok[-1]}"
+        elif kind == "zhnum" and any(c not in _ZH_BIG for c in tok):
+            values.append(_zh_value(tok))
+            shown.append(tok)
+            tok = values[-1]
+        elif kind == "num":
+            values.append(_arabic(tok))
+            shown.append(tok)
+            tok = values[-1]
+        elif tok in STOP_WORDS:
+            continue
+        elif kind == "word" and tok in _EN_NUMBERS:
+            values.append(str(_EN_NUMBERS[tok]))
+            shown.append(tok)
+            tok = values[-1]
+        else:
+            words.extend(tok if kind == "zhnum" else [tok])  # a lone 万/亿: a unit, a word
+        core.append(tok)
+    joined = _CJK_GAP_RE.sub("", " ".join(core))
+    return Facts(joined, tuple(values), tuple(shown), tuple(words))
+
+
+def _typos(gone: Counter[str], came: Counter[str], allowed: int) -> tuple[list[str], list[str]]:
+    """Pair words that went with words that came one edit apart (a typo), at most ``allowed``
+    pairs, and count a word one edit from a stop word (``frmo``) as a typo too; what stays
+    unpaired is a difference (:func:`_near` says what a typo is). A CJK character is never a
+    typo of another: ``沪`` and ``深`` are two exchanges."""
+    left, right = sorted(gone.elements()), sorted(came.elements())
+    paired = 0
+    for w in list(left):
+        for v in right:
+            if paired < allowed and _near(w, v):
+                left.remove(w)
+                right.remove(v)
+                paired += 1
+                break
+    for side in (left, right):
+        for w in list(side):
+            if paired < allowed and any(_near(w, stop) for stop in _LONG_STOPS):
+                side.remove(w)
+                paired += 1
+    return left, right
+
+
+def _near(w: str, v: str) -> bool:
+    """A typo: two adjacent letters swapped in a word of four letters or more (``frmo``), or one
+    letter changed, added or dropped in a word of six or more; a letter changed in a shorter
+    word is another word (``cuts``, ``puts``)."""
+    if min(len(w), len(v)) < 4 or OSA.distance(w, v, score_cutoff=1) > 1:
+        return False
+    return min(len(w), len(v)) >= 6 or (len(w) == len(v) and sorted(w) == sorted(v))
+
+
+_CJK_ONE = re.compile(f"[{_CJK}]")
+# whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x")
+_ARABIC_RE = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])")
+
+
+def numbers_of(text: str, limit: int = 256) -> tuple[str, ...]:
+    """The Arabic numerals of a long text (raw or normalised: the values are the same), in
+    order, at most ``limit``: what a
+    corrected figure or an updated toll changes. (Chinese numeral characters also spell
+    ordinary words, 一个, 统一; in a long text they are left out.)"""
+    found = _ARABIC_RE.findall(text)[:limit]
+    return tuple(_arabic(t if t.isascii() else unicodedata.normalize("NFKC", t)) for t in found)
+
+
+def diff_facts(
+    kind: FactKind,
+    a: tuple[str, ...],
+    b: tuple[str, ...],
+    shown_a: tuple[str, ...] | None = None,
+    shown_b: tuple[str, ...] | None = None,
+) -> list[Difference]:
+    """The differing runs of two fact sequences, in order (for the reader, not the decision),
+    compared by ``a``/``b`` and shown as ``shown_a``/``shown_b`` (the same length) say."""
+    sa, sb = shown_a or a, shown_b or b
+    out = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "equal":
+            ra, rb = sa[i1:i2], sb[j1:j2]
+            sep = "" if all(_CJK_ONE.fullmatch(t) for t in (*ra, *rb)) else " "
+            out.append(Difference(kind, sep.join(ra) or None, sep.join(rb) or None))
+    return out
+
+
+def differences(earlier: Facts, now: Facts, *, numbers: bool = True) -> list[Difference]:
+    """The facts that differ between two texts; empty when they say the same thing.
+
+    Numbers compare as a sequence of values; words as a multiset (a swapped pair of words or of
+    CJK characters is a typo, not a fact), less up to one typo per ten words. With
+    ``numbers=False`` numbers are not facts (a policy for spam campaigns that vary a phone
+    number or a price)."""
+    out: list[Difference] = []
+    if numbers and earlier.numbers != now.numbers:
+        out += diff_facts("number", earlier.numbers, now.numbers, earlier.numerals, now.numerals)
+    a, b = Counter(earlier.words), Counter(now.words)
+    if a != b:
+        allowed = max(1, max(len(earlier.words), len(now.words)) // 10)
+        gone, came = _typos(a - b, b - a, allowed)
+        if gone or came:
+            out += diff_facts("word", earlier.words, now.words)
+    return out
+
+
+__all__ = [
+    "STOP_WORDS",
+    "Difference",
+    "FactKind",
+    "Facts",
+    "diff_facts",
+    "differences",
+    "facts_of",
+    "numbers_of",
+]

@@ -1,0 +1,148 @@
+"""sketch.facts: what a short text says apart from how it is written.
+
+Exact expectations for each kind of difference (a number, an amount written in words, a name,
+a CJK character, a typo, a tracking suffix), and properties: a text says what it says
+(no differences with itself), surface noise never changes the facts, a changed number always
+shows.
+"""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sketch.facts import Difference, differences, facts_of, numbers_of
+from sketch.features import normalize
+
+
+def _diffs(earlier: str, now: str, *, numbers: bool = True) -> list[Difference]:
+    return differences(facts_of(normalize(earlier)), facts_of(normalize(now)), numbers=numbers)
+
+
+def test_the_core_drops_surface_noise_and_keeps_values() -> None:
+    f = facts_of(normalize("🚨 FED sets TWO billion dlr repurchase, via @wire #markets ?utm_x=1"))
+    assert f.core == "fed sets 2 billion dlr repurchase"
+    assert f.numbers == ("2",) and f.numerals == ("two",)
+    assert f.words == ("fed", "sets", "billion", "dlr", "repurchase")
+
+
+def test_chinese_numerals_read_as_values_and_units_as_words() -> None:
+    f = facts_of(normalize("沪市成交额三十五亿元，创十二个月新高"))
+    assert f.numbers == ("35", "12")
+    assert f.numerals == ("三十五", "十二")
+    assert f.core == "沪市成交额 35 亿元创 12 个月新高"
+    assert facts_of(normalize("沪市成交额35亿元，创12个月新高")).numbers == f.numbers
+
+
+@pytest.mark.parametrize(
+    ("earlier", "now", "expected"),
+    [
+        # template siblings: another fund, another amount
+        (
+            "<FRANKLIN CALIFORNIA TAX-FREE INCOME FUND> PAYOUT Mthly div 4.5 cts vs 4.5 cts prior",
+            "<FRANKLIN FEDERAL TAX-FREE INCOME FUND> PAYOUT Mthly div 7.7 cts vs 7.7 cts prior",
+            [
+                Difference("number", "4.5 4.5", "7.7 7.7"),
+                Difference("word", "california", "federal"),
+            ],
+        ),
+        (
+            "FED SETS 1.5 BILLION DLR CUSTOMER REPURCHASE",
+            "FED SETS TWO BILLION DLR CUSTOMER REPURCHASE",
+            [Difference("number", "1.5", "two")],
+        ),
+        ("GOLD FIXED ON JAN 5", "GOLD FIXED ON FEB 5", [Difference("word", "jan", "feb")]),
+        (
+            "华新水泥股价收涨2.35%",
+            "东方航运股价收涨2.35%",
+            [Difference("word", "华新水泥", "东方航运")],
+        ),
+        ("沪市成交额35亿元", "深市成交额35亿元", [Difference("word", "沪", "深")]),
+        ("央行开展500亿元逆回购", "央行开展五百亿元逆回购", []),  # 500 and 五百 are one value
+        ("SHIPMENTS OF 1,750 TONNES", "shipments of 1750 tonnes.", []),
+        ("DIV 4.50 CTS", "DIV 4.5 CTS", []),
+        # surface noise: a typo, a typo of a stop word, a dropped stop word, a tracking suffix
+        ("KELSO MOTORS RAISES DIVIDEND", "KELSO MOTORS RIASES DIVIDEND", []),
+        ("ORDER FROM JARROW TEXTILES", "ORDER FRMO JARROW TEXTILES", []),
+        ("TO BUY BACK UP TO 5 MLN OF ITS SHARES", "TO BUY BACK UP TO 5 MLN ITS SHARES", []),
+        ("华新水泥分红方案公布", "华新水泥分红方案公布 | read more 📈", []),
+        ("华新水泥将于3月5日分红", "华新水泥于3月5日红分", []),  # a swapped pair: a typo
+    ],
+)
+def test_differences(earlier: str, now: str, expected: list[Difference]) -> None:
+    assert _diffs(earlier, now) == expected
+
+
+def test_a_typo_allowance_is_one_per_ten_words() -> None:
+    five = "ALDER MINING RAISES QUARTERLY DIVIDEND"
+    assert _diffs(five, "ALDER MINING RIASES QUARTERLY DIVIDEND") == []
+    two_typos = "ALDER MINNIG RIASES QUARTERLY DIVIDEND"
+    assert _diffs(five, two_typos) == [Difference("word", "mining raises", "minnig riases")]
+
+
+def test_a_letter_changed_in_a_short_word_is_another_word_a_swap_is_a_typo() -> None:
+    assert _diffs("BANK OF ITALY CUTS", "BANK OF ITALY PUTS") == [
+        Difference("word", "cuts", "puts")
+    ]
+    assert _diffs("BANK OF ITALY CUTS", "BANK OF ITALY CTUS") == []
+    assert _diffs("NORCROSS OIL RAISES", "NORCROSS OIL RAISED") == []  # six letters: a typo
+
+
+def test_relaxed_numbers_let_a_number_differ_but_not_a_word() -> None:
+    a, b = "Call 555-0101 now for cheap pills", "Call 555-0199 now for cheap pills"
+    assert _diffs(a, b) == [Difference("number", "0101", "0199")]
+    assert _diffs(a, b, numbers=False) == []
+    assert _diffs(a, "Call 555-0199 now for cheap loans", numbers=False) == [
+        Difference("word", "pills", "loans")
+    ]
+
+
+def test_numbers_of_a_long_text() -> None:
+    text = "Toll rose to 1,204 on 3月5日; zq3x is a word, Q3 too, 12.50 pct, ４２ fullwidth"
+    assert numbers_of(text) == ("1204", "3", "5", "12.5", "42")
+    assert numbers_of("one two three") == ()
+    assert len(numbers_of(" ".join(["7"] * 300))) == 256
+
+
+# --------------------------------------------------------------------------- properties
+
+_WORD = st.text(string.ascii_lowercase, min_size=4, max_size=9)
+_NUMBER = st.integers(0, 10**6).map(str)
+_TOKENS = st.lists(st.one_of(_WORD, _NUMBER), min_size=1, max_size=20)
+_NOISE = st.sampled_from(["📈", "#markets", "(via @wire)", "?utm_source=x", "!!", " , ", "---"])
+
+
+@given(st.text(max_size=80))
+def test_a_text_says_what_it_says(text: str) -> None:
+    f = facts_of(normalize(text))
+    assert differences(f, f) == []
+
+
+@given(_TOKENS, st.lists(st.tuples(st.integers(0, 20), _NOISE), max_size=4), st.booleans())
+def test_surface_noise_never_changes_the_facts(
+    tokens: list[str], noise: list[tuple[int, str]], upper: bool
+) -> None:
+    noisy = list(tokens)
+    for at, mark in sorted(noise, reverse=True):
+        noisy.insert(min(at, len(noisy)), mark)
+    text, other = " ".join(tokens), " ".join(noisy)
+    other = other.upper() if upper else other
+    a, b = facts_of(normalize(text)), facts_of(normalize(other))
+    assert (a.numbers, a.words, a.core) == (b.numbers, b.words, b.core)
+    assert differences(a, b) == [] == differences(b, a)
+
+
+@given(_TOKENS, st.integers(0, 19), st.integers(0, 10**6))
+def test_a_changed_number_always_shows(tokens: list[str], at: int, value: int) -> None:
+    tokens = [*tokens, "0"]  # at least one number
+    nums = [i for i, t in enumerate(tokens) if t.isdigit()]
+    i = nums[at % len(nums)]
+    if int(tokens[i]) == value:
+        value += 1
+    changed = [*tokens[:i], str(value), *tokens[i + 1 :]]
+    found = _diffs(" ".join(tokens), " ".join(changed))
+    assert found and {d.kind for d in found} == {"number"}
+    assert _diffs(" ".join(tokens), " ".join(changed), numbers=False) == []
