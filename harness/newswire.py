@@ -53,7 +53,7 @@ def cluster_pairs(clusters: Mapping[str, str], order: Sequence[str]) -> list[tup
     members: dict[str, list[str]] = {}
     for doc_id, cluster in clusters.items():
         members.setdefault(cluster, []).append(doc_id)
-    out = []
+    out: list[tuple[str, str]] = []
     for group in members.values():
         group.sort(key=pos.__getitem__)
         out += combinations(group, 2)

@@ -6,7 +6,7 @@ differently (each module's ``DEFAULT_SEED``) or that is also a module's name (th
 list complete.
 """
 
-from sketch import facts, features, hamming, lsh, minhash, ragged, simhash, verify
+from sketch import facts, features, hamming, lines, lsh, minhash, ragged, simhash, verify
 from sketch.facts import (
     STOP_WORDS,
     Difference,
@@ -35,6 +35,7 @@ from sketch.features import (
     tokenize,
 )
 from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
+from sketch.lines import Lines, lines_of, source_key, without
 from sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
@@ -76,6 +77,7 @@ __all__ = [
     "FactKind",
     "Facts",
     "HammingIndex",
+    "Lines",
     "MinHasher",
     "Scheme",
     "SchemeMismatch",
@@ -108,6 +110,8 @@ __all__ = [
     "idf_weights",
     "intersection_size",
     "jaccard",
+    "lines",
+    "lines_of",
     "lsh",
     "minhash",
     "mix64",
@@ -125,6 +129,7 @@ __all__ = [
     "shingle_hashes",
     "simhash",
     "simhash_many",
+    "source_key",
     "table_keys",
     "table_keys_many",
     "text_token_hashes",
@@ -133,4 +138,5 @@ __all__ = [
     "unique_per_doc",
     "unpack_bbit",
     "verify",
+    "without",
 ]

@@ -184,17 +184,31 @@ def _near(w: str, v: str) -> bool:
 
 
 _CJK_ONE = re.compile(f"[{_CJK}]")
-# whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x")
-_ARABIC_RE = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])")
+# whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x"), and
+# English number words
+_LONG_NUMBER_RE = re.compile(
+    r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])|\b(?:"
+    + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
 
 
 def numbers_of(text: str, limit: int = 256) -> tuple[str, ...]:
-    """The Arabic numerals of a long text (raw or normalised: the values are the same), in
-    order, at most ``limit``: what a
-    corrected figure or an updated toll changes. (Chinese numeral characters also spell
-    ordinary words, 一个, 统一; in a long text they are left out.)"""
-    found = _ARABIC_RE.findall(text)[:limit]
-    return tuple(_arabic(t if t.isascii() else unicodedata.normalize("NFKC", t)) for t in found)
+    """The numbers of a long text (raw or normalised: the values are the same), in order, at most
+    ``limit``: Arabic numerals and English number words as values (``two billion`` and ``2
+    billion`` agree), what a corrected figure or an updated toll changes. (Chinese numeral
+    characters also spell ordinary words, 一个, 统一; in a long text they are left out.)"""
+    out = []
+    for m in _LONG_NUMBER_RE.finditer(text):
+        tok = m.group()
+        if tok[0].isdigit():
+            out.append(_arabic(tok if tok.isascii() else unicodedata.normalize("NFKC", tok)))
+        else:
+            out.append(str(_EN_NUMBERS[tok.lower()]))
+        if len(out) == limit:
+            break
+    return tuple(out)
 
 
 def diff_facts(

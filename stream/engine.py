@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sketch import facts, verify
+from sketch.lines import Lines, lines_of, without
 from stream import keys
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
@@ -52,23 +53,32 @@ class Candidate:
 
 
 def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candidate, bool] | None:
-    """An earlier stored article as a match (``True``) or as related (``False``: a short text
-    alike but for its facts), or ``None``; ``seq`` is filled in by the caller."""
+    """An earlier stored article as a match (``True``) or as related (``False``: alike but for
+    its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
+    numbers differ), or ``None``; ``seq`` is filled in by the caller."""
     if me.kind is not other.kind:
         return None
     if me.kind is Kind.SHORT:
         return _judge_short(policy, me.text, other.text)
     a, b = me.shingles, other.shingles
+    direction: Direction | None = None
     if policy.measure == "jaccard":
         sim = verify.jaccard(a, b)
-        return (Candidate(sim, 0, "jaccard"), True) if sim >= policy.threshold else None
-    inter = verify.intersection_size(a, b)
-    part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
-    whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
-    sim, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
+    else:
+        inter = verify.intersection_size(a, b)
+        part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
+        whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
+        sim, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
     if sim < policy.threshold:
         return None
-    return Candidate(sim, 0, "containment", direction), True  # type: ignore[arg-type]
+    found = Candidate(sim, 0, policy.measure, direction)
+    brief = min(len(a), len(b)) < policy.facts_tokens
+    if brief and policy.facts == "strict" and me.numbers != other.numbers:
+        # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
+        # next release, not a copy: related, with its changed figures
+        changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
+        return Candidate(sim, 0, found.method, direction, changes), False
+    return found, True
 
 
 def _judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
@@ -186,10 +196,12 @@ class Engine:
         live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
+        lines, sketched = await self._boilerplate(ns, policy, articles)
         if register:
-            prepared, probes = await self._prepare_and_register(ns, policy, articles, now)
+            prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
+            await self._count_lines(ns, policy, lines, probes)
         else:
-            prepared = prepare(policy, articles)
+            prepared = prepare(policy, articles, sketched)
             probes = []
             for p in prepared:
                 known = await self.index.seq_of(ns, p.article.id)
@@ -244,8 +256,57 @@ class Engine:
             await self.index.put_verdicts(ns, stored)
         return [decided[k] for k in range(len(prepared))]
 
+    async def _boilerplate(
+        self, ns: str, policy: Policy, articles: list[Article]
+    ) -> tuple[list[Lines | None], list[str | None]]:
+        """Each multi-line article's lines, and its text without the lines that at least
+        ``boilerplate_min_docs`` earlier documents of its source had (None: nothing to leave
+        out, or everything: a page that is all template is judged as it is). One read of the
+        index for the batch, plus the batch's own earlier articles; what is left out is frozen
+        into the records that registration writes, so the verdicts never depend on counts read
+        later."""
+        k, none = policy.boilerplate_min_docs, [None] * len(articles)
+        if not k or not any("\n" in a.text for a in articles):
+            return list(none), list(none)
+        lines = [
+            lines_of(a.text, a.source_name(), policy.seed) if "\n" in a.text else None
+            for a in articles
+        ]
+        wanted = sorted({key for found in lines if found for key in found.keys})
+        counts = dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True))
+        sketched: list[str | None] = []
+        for a, found in zip(articles, lines, strict=True):
+            if found is None:
+                sketched.append(None)
+                continue
+            drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
+            for key in dict.fromkeys(found.keys):  # the batch's earlier articles count too
+                counts[key] += 1
+            keep = 0 < len(drop) < len(found)
+            sketched.append(without(a.text, found, drop) if keep else None)
+        return lines, sketched
+
+    async def _count_lines(
+        self, ns: str, policy: Policy, lines: list[Lines | None], probes: list[Probe]
+    ) -> None:
+        """Count the lines of the batch's newly registered articles (each line once per
+        article; a replayed article was counted the first time)."""
+        new = [
+            key
+            for found, probe in zip(lines, probes, strict=True)
+            if found is not None and probe.status == "new"
+            for key in dict.fromkeys(found.keys)
+        ]
+        if new:
+            await self.index.add_lines(ns, new, policy.boilerplate_lines)
+
     async def _prepare_and_register(
-        self, ns: str, policy: Policy, articles: list[Article], now: float
+        self,
+        ns: str,
+        policy: Policy,
+        articles: list[Article],
+        sketched: list[str | None],
+        now: float,
     ) -> tuple[list[Prepared], list[Probe]]:
         """Sketch and register the articles. With a remote index, in chunks: while the server
         registers one chunk, this process sketches the next, so the two CPUs work at the same
@@ -265,7 +326,8 @@ class Engine:
         window = Window(live_after, forget_before)
         async with self.index.registration(ns, policy.bucket_cap) as stream:
             for lo in range(0, len(articles), size):
-                part = prepare(policy, articles[lo : lo + size])  # while the server registers
+                # sketched while the server registers the chunk before
+                part = prepare(policy, articles[lo : lo + size], sketched[lo : lo + size])
                 prepared += part
                 await stream.send(registrations(part), window)
             return prepared, await stream.probes()

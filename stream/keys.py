@@ -11,6 +11,9 @@ one slot, and different namespaces still spread over shards.
 ``nd:{ns}:t``            sorted set: seq scored by registration time (retention)
 ``nd:{ns}:g``            sorted set: deleted article id scored by deletion time (not registered
                          again while remembered: the retention window, else ``deleted_ttl_s``)
+``nd:{ns}:l:a``, ``:l:b`` hash: 16-byte line key (source, line fingerprint) -> how many documents
+                         of that source had the line (boilerplate learning; two generations,
+                         the current one named by the meta field ``lines``, each bounded)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
 ``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs, earliest first
 
@@ -75,6 +78,11 @@ def deleted(ns: str) -> str:
     return base(ns) + "g"
 
 
+def lines(ns: str) -> list[str]:
+    """The two generations of a namespace's line counts (see the module docstring)."""
+    return [base(ns) + "l:a", base(ns) + "l:b"]
+
+
 def exact_shard(ns: str, content: bytes, shard_bits: int) -> str:
     return f"{base(ns)}x:{int.from_bytes(content[:4], 'big') >> (32 - shard_bits):x}"
 
@@ -117,6 +125,7 @@ __all__ = [
     "docs",
     "exact_shard",
     "ids",
+    "lines",
     "meta",
     "shard_keys",
     "times",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -34,6 +35,19 @@ class Article:
     url: str | None = None
     lang: str | None = None
     published_at: str | None = None
+    source: str | None = None  # who printed it (a site, a feed): boilerplate is learned per source
+
+    def source_name(self) -> str:
+        """The source boilerplate is counted under: ``source``, else the ``url``'s host, else
+        ``""`` (the namespace as one source)."""
+        if self.source:
+            return self.source
+        if self.url:
+            try:
+                return urlsplit(self.url).hostname or ""
+            except ValueError:
+                return ""
+        return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,13 @@ content words; :func:`sketch.facts.differences`); otherwise the earlier one is *
 with what differs and never in the same cluster. ``facts="relaxed"`` lets numbers differ (a spam
 campaign that varies a phone number or a price is one campaign); words must still agree.
 
+Boilerplate (``boilerplate_min_docs``, 0 turns it off): a line of a multi-line text that at least
+that many earlier documents of the same source carried (navigation, footers, "most read" boxes;
+counted by the index, :mod:`sketch.lines`) is left out of the text's sketches and of its
+similarity. What was left out is frozen in the article's record when it is registered, so a
+replay or another worker deciding it later reaches the same verdict; the counts themselves live
+in two bounded generations of ``boilerplate_lines`` keys each.
+
 Deleted ids are remembered, so a replay of a taken-down article's message does not bring it back:
 for the retention window when the namespace has one, else ``deleted_ttl_s`` (7 days by default).
 """
@@ -82,6 +89,9 @@ class Policy:
     deleted_ttl_s: float = 7 * 86400.0  # how long a deleted id is remembered without retention
     max_size_ratio: float = 4.0  # containment: how much longer one text may be than the other
     facts: FactsRule = "strict"  # short texts: "relaxed" lets numbers differ in a copy
+    facts_tokens: int = 60  # long texts briefer than this: differing numbers make them related
+    boilerplate_min_docs: int = 3  # a line in this many documents of a source is boilerplate
+    boilerplate_lines: int = 100_000  # line keys kept per generation (two are kept)
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3
     char_ngram: int = 3
@@ -113,6 +123,10 @@ class Policy:
             raise ValueError(f"retention_s must be > 0 or None, got {self.retention_s}")
         if self.deleted_ttl_s <= 0:
             raise ValueError(f"deleted_ttl_s must be > 0, got {self.deleted_ttl_s}")
+        if self.facts_tokens < 0:
+            raise ValueError(f"facts_tokens must be >= 0 (0: never), got {self.facts_tokens}")
+        if self.boilerplate_min_docs < 0 or self.boilerplate_lines < 1:
+            raise ValueError("boilerplate_min_docs must be >= 0 (0: off), boilerplate_lines >= 1")
         if self.facts not in ("strict", "relaxed"):
             raise ValueError(f"facts must be 'strict' or 'relaxed', got {self.facts!r}")
         if self.max_size_ratio < 1.0:

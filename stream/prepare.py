@@ -57,21 +57,33 @@ class Prepared:
         )
 
 
-def prepare(policy: Policy, articles: Sequence[Article]) -> list[Prepared]:
-    """Every sketch and bucket id of a batch, in input order."""
+def prepare(
+    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None] | None = None
+) -> list[Prepared]:
+    """Every sketch and bucket id of a batch, in input order.
+
+    ``sketched``: per article, the text to sketch instead of its own (its boilerplate left out),
+    or None. The content hash is always the whole text's: a verbatim copy is one, and a replay
+    of the same article is recognised whatever was learned since."""
     if not articles:
         return []
     w, seed = policy.shingle_size, policy.seed
-    batch = features.normalize_batch([a.text for a in articles])
+    own = [a.text for a in articles]
+    if sketched is None or not any(sketched):
+        texts = own
+    else:
+        texts = [t or a for t, a in zip(sketched, own, strict=True)]
+    batch = features.normalize_batch(texts)
     hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
-    contents = batch.content_hashes(seed)
+    whole = batch if texts is own else features.normalize_batch(own)
+    contents = whole.content_hashes(seed)
     n_windows = np.diff(offsets)
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     out: dict[int, Prepared] = {}
     if long_idx:
-        out.update(_long(policy, articles, contents, hashes, offsets, long_idx))
+        out.update(_long(policy, articles, texts, contents, hashes, offsets, long_idx))
     if short_idx:
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
@@ -81,6 +93,7 @@ def prepare(policy: Policy, articles: Sequence[Article]) -> list[Prepared]:
 def _long(
     policy: Policy,
     articles: Sequence[Article],
+    texts: Sequence[str],
     contents: list[bytes],
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
@@ -107,7 +120,7 @@ def _long(
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
-            facts.numbers_of(articles[i].text),
+            facts.numbers_of(texts[i]),
         )
         for j, i in enumerate(idx)
     }

@@ -2,7 +2,8 @@
 
 Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
-``published_at`` (strings). Every rejection carries a short machine-readable ``reason`` (for the
+``published_at``, ``source`` (strings; ``source``, else the host of ``url``, names whose
+boilerplate a page carries). Every rejection carries a short machine-readable ``reason`` (for the
 dead-letter topic and metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
 """
 
@@ -21,7 +22,7 @@ MAX_TEXT_BYTES = 1_000_000
 MAX_KEY_BYTES = 1024
 """Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
 (an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
-_OPTIONAL = ("title", "url", "lang", "published_at")
+_OPTIONAL = ("title", "url", "lang", "published_at", "source")
 
 
 def parse_article(

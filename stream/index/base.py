@@ -201,6 +201,16 @@ class Index(Protocol):
 
     async def count(self, ns: str) -> int: ...
 
+    async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
+        """How many documents had each 16-byte line key (:mod:`sketch.lines`), as counted by
+        :meth:`add_lines`: an estimate that only grows while the line recurs (see there)."""
+
+    async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
+        """Count one more document for each line key (a key once per document). The counts
+        live in two generations of at most ``cap`` keys: when the current one outgrows it, it
+        becomes the previous one and the one before is dropped, so memory is bounded and a line
+        that keeps recurring (boilerplate) keeps a count, while one seen once is forgotten."""
+
 
 __all__ = [
     "COPIES_CAP",

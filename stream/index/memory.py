@@ -41,6 +41,7 @@ class _Space:
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
     buckets: dict[int, Slot] = field(default_factory=dict)
+    lines: list[dict[bytes, int]] = field(default_factory=lambda: [{}, {}])  # current, previous
 
 
 # A slot (bucket or content slot) is one seq, or several packed as int64: ints and bytes are not
@@ -225,6 +226,18 @@ class MemoryIndex:
 
     async def count(self, ns: str) -> int:
         return len(self._space(ns).docs)
+
+    async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
+        cur, prev = self._space(ns).lines
+        return [cur.get(k, 0) + prev.get(k, 0) for k in lines]
+
+    async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
+        space = self._space(ns)
+        cur = space.lines[0]
+        for k in lines:
+            cur[k] = cur.get(k, 0) + 1
+        if len(cur) > cap:
+            space.lines = [{}, cur]
 
     def deleted_ids(self, ns: str) -> dict[str, float]:
         """Inspection for tests: the remembered deleted ids and their deletion times."""

@@ -370,7 +370,57 @@ local function put_verdicts64(keys, args)
   return n
 end
 
+-- Boilerplate learning. KEYS = meta, lines a, lines b (nd:{ns}:m, :l:a, :l:b); a line key is
+-- 16 bytes (source, line fingerprint: sketch/lines.py), passed packed in one string.
+local LINE_KEY = 16
+
+local function line_keys(blob)
+  local out, sub = {}, string.sub
+  for pos = 1, #blob, LINE_KEY do
+    out[#out + 1] = sub(blob, pos, pos + LINE_KEY - 1)
+  end
+  return out
+end
+
+-- line_counts16: ARGV = packed line keys. Returns, per key, the documents counted in both
+-- generations.
+local function line_counts16(keys, args)
+  local fields, out = line_keys(args[1]), {}
+  for lo = 1, #fields, 1000 do
+    local part = {unpack(fields, lo, math.min(lo + 999, #fields))}
+    local a = redis.call('HMGET', keys[2], unpack(part))
+    local b = redis.call('HMGET', keys[3], unpack(part))
+    for i = 1, #part do
+      out[#out + 1] = (tonumber(a[i]) or 0) + (tonumber(b[i]) or 0)
+    end
+  end
+  return out
+end
+
+-- add_lines16: ARGV = cap, packed line keys (a key once per document that has the line). Counts
+-- them in the current generation; once it holds more than cap keys it becomes the previous one
+-- and the one before is dropped, so at most two generations of cap keys are kept and a line seen
+-- in every few documents (boilerplate) keeps its count across the switch.
+local function add_lines16(keys, args)
+  local cap = tonumber(args[1])
+  local cur = redis.call('HGET', keys[1], 'lines') or 'a'
+  local this, other = keys[2], keys[3]
+  if cur == 'b' then this, other = keys[3], keys[2] end
+  for _, f in ipairs(line_keys(args[2])) do
+    redis.call('HINCRBY', this, f, 1)
+  end
+  if redis.call('HLEN', this) > cap then
+    redis.call('DEL', other)
+    redis.call('HSET', keys[1], 'lines', cur == 'a' and 'b' or 'a')
+  end
+  return redis.call('HLEN', this)
+end
+
 redis.register_function('neardup_put_verdicts64', put_verdicts64)
+redis.register_function{
+  function_name='neardup_line_counts16', callback=line_counts16, flags={'no-writes'}
+}
+redis.register_function('neardup_add_lines16', add_lines16)
 redis.register_function('neardup_register64k', register64k)
 redis.register_function{function_name='neardup_probe64k', callback=probe64k, flags={'no-writes'}}
 redis.register_function('neardup_remove64k', remove64k)

@@ -484,6 +484,23 @@ class RedisIndex:
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
 
+    async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
+        if not lines:
+            return []
+        await self._ready()
+        ks = [keys.meta(ns), *keys.lines(ns)]
+        packed = b"".join(lines)
+        got = await self._call(self._fcall(ns, "FCALL_RO", "neardup_line_counts16", ks, packed))
+        return [int(x) for x in got]
+
+    async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
+        if not lines:
+            return
+        await self._ready()
+        ks = [keys.meta(ns), *keys.lines(ns)]
+        packed = b"".join(lines)
+        await self._call(self._fcall(ns, "FCALL", "neardup_add_lines16", ks, cap, packed))
+
 
 class _StreamedRegistration:
     """One connection of the pool, held for a batch: :meth:`send` writes a chunk's calls and

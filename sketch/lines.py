@@ -1,0 +1,64 @@
+"""A text's lines as fingerprints, for learning what a source repeats on every page.
+
+Boilerplate is the text a source prints around every story: navigation, footers, legal lines,
+"most read" boxes. It repeats *verbatim, line by line*, across that source's documents, while a
+story's lines do not, so web-corpus pipelines find it by counting lines. A line here is what lies
+between two newlines; its fingerprint is a 64-bit MurmurHash3 of its normalised text (NFKC,
+casefold, whitespace folded, a leading list number such as ``3.`` dropped: a "most read" box
+numbers its headlines as it likes), keyed by the source so that two sites never share counts.
+Lines without a word character (rules, blank lines) are not lines.
+
+Pure: the index keeps the counts; :func:`without` rebuilds the text from the lines it keeps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import mmh3
+
+from sketch.features import DEFAULT_SEED, normalize
+
+_LINE_RE = re.compile(r"[^\n]+")
+_MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
+_WORD_RE = re.compile(r"\w")
+
+__all__ = ["Lines", "lines_of", "source_key", "without"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """The lines of a text: character spans (``[start, end)`` in the text) and their 16-byte
+    keys (source key, then the line's fingerprint), in order; a repeated line once per time."""
+
+    spans: tuple[tuple[int, int], ...]
+    keys: tuple[bytes, ...]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def source_key(source: str, seed: int = DEFAULT_SEED) -> bytes:
+    """8 bytes naming a source (a host, a feed, ``""`` for the namespace as a whole)."""
+    return mmh3.hash64(source.encode("utf-8"), seed, signed=False)[0].to_bytes(8, "big")
+
+
+def lines_of(text: str, source: str, seed: int = DEFAULT_SEED) -> Lines:
+    """Every line of ``text`` that has a word character, keyed under ``source``."""
+    head = source_key(source, seed)
+    spans, out = [], []
+    for m in _LINE_RE.finditer(text):
+        line = m.group()
+        if not _WORD_RE.search(line):
+            continue
+        norm = _MARKER_RE.sub("", normalize(line))
+        fp = mmh3.hash64(norm.encode("utf-8"), seed, signed=False)[0]
+        spans.append((m.start(), m.end()))
+        out.append(head + fp.to_bytes(8, "big"))
+    return Lines(tuple(spans), tuple(out))
+
+
+def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
+    """The text with the lines at positions ``drop`` left out (the others joined by newlines)."""
+    return "\n".join(text[a:b] for i, (a, b) in enumerate(lines.spans) if i not in drop)
