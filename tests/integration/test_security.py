@@ -31,6 +31,7 @@ from harness import services
 from harness.corpus import generate
 from harness.kafka import delete_topics, make_topics
 from harness.workers import WorkerProc, start_worker
+from sketch.lines import lines_of
 from stream.engine import Engine
 from stream.errors import IndexUnavailableError
 from stream.index.redis import RedisIndex
@@ -497,6 +498,11 @@ async def exercise(index: RedisIndex, ns: str) -> None:
     docs = [d["text"] for d in generate(3, seed=5, words=120, dup_rate=0.0)]
     articles = [Article(f"d{i}", t, ns) for i, t in enumerate(docs)]
     articles += [Article("copy", docs[0], ns), Article("short", "a short one", ns)]
+    # multi-line pages: their lines are counted (boilerplate learning) and read back
+    pages = [f"The Daily Ledger, home page\nstory number {w} of the day" for w in ("one", "two")]
+    articles += [
+        Article(f"page{i}", t, ns, url="https://ledger.example/x") for i, t in enumerate(pages)
+    ]
     first = await engine.process(articles)
     assert [v.verdict for v in first if isinstance(v, Verdict)] == [
         "original",
@@ -504,16 +510,19 @@ async def exercise(index: RedisIndex, ns: str) -> None:
         "original",
         "duplicate",
         "original",
+        "original",
+        "original",
     ]
+    assert await index.line_counts(ns, list(lines_of(pages[0], "ledger.example").keys)) == [2, 1]
     assert await engine.process(articles) == first
     (checked,) = await engine.process([Article("probe", docs[1], ns)], register=False)
     assert isinstance(checked, Verdict) and checked.duplicate_of == "d1"
-    assert await index.count(ns) == 5
+    assert await index.count(ns) == 7
     assert await index.delete(ns, "d1")
     assert not await index.delete(ns, "d1")
     (checked,) = await engine.process([Article("probe", docs[1], ns)], register=False)
     assert isinstance(checked, Verdict) and checked.verdict == "original"
-    assert await index.expire(ns, time.time() + 10) == 4
+    assert await index.expire(ns, time.time() + 10) == 6
     assert await index.count(ns) == 0
 
 
@@ -564,7 +573,8 @@ DENIED: list[tuple[Any, ...]] = [
     ("GET", "secret"),
     ("SET", "secret", "x"),
     ("SET", "nd:{a}:x", "x"),
-    ("DEL", "nd:{a}:d"),
+    ("DEL", "secret"),  # DEL is allowed on nd:* only (the line counts' generations)
+    ("UNLINK", "nd:{a}:d"),
     ("RENAME", "nd:{a}:d", "other"),
     ("HGET", "secret", "f"),
     ("HGET", "ND:{a}:d", "f"),
@@ -598,7 +608,8 @@ async def test_acl_functions_loaded_by_the_user_run_with_its_rights(connect: Any
         "#!lua name=probe\n"
         "redis.register_function('probe_hget',"
         " function(k, a) return redis.call('HGET', a[1], 'f') end)\n"
-        "redis.register_function('probe_del', function(k, a) return redis.call('DEL', k[1]) end)\n"
+        "redis.register_function('probe_set',"
+        " function(k, a) return redis.call('SET', k[1], 'x') end)\n"
     )
     try:
         await client.function_load(lib, replace=True)
@@ -607,7 +618,7 @@ async def test_acl_functions_loaded_by_the_user_run_with_its_rights(connect: Any
         with pytest.raises(NoPermissionError):  # declared keys are checked before the call
             await client.fcall("probe_hget", 1, "secret-hash", "secret-hash")
         with pytest.raises(ResponseError, match="can't run this command"):
-            await client.fcall("probe_del", 1, "nd:{a}:d")
+            await client.fcall("probe_set", 1, "nd:{a}:d")
         assert await admin.hget("secret-hash", "f") == b"s3"
     finally:
         await admin.function_delete("probe")

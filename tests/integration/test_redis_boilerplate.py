@@ -1,0 +1,76 @@
+"""Boilerplate learning on a real Redis and a real Redis Cluster: the line counts live in the
+index, shared by every worker, and give the memory store's verdicts; two bounded generations.
+
+The pages and their expected verdicts are the unit tests' (tests/unit/test_boilerplate.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis, RedisCluster
+
+from harness.redis_cluster import RedisCluster6
+from stream import keys
+from stream.engine import Engine
+from stream.index.memory import MemoryIndex
+from stream.index.redis import RedisIndex
+from stream.model import Article
+from tests.unit.test_boilerplate import COURIER, LEDGER, _article, _site_pages, _verdicts
+
+
+def _stream(ns: str) -> list[Article]:
+    late = [_article(f"c{i}", "courier.example", COURIER, i) for i in (7, 8, 9)]
+    pages = [*_site_pages(), *late, _article("l-copy7", "ledger.example", LEDGER, 7)]
+    return [Article(a.id, a.text, ns, url=a.url) for a in pages]
+
+
+async def test_two_workers_on_redis_learn_together_and_match_the_memory_store(
+    redis_client: Redis,
+) -> None:
+    """Two engines (two workers) share one Redis: the second sees what the first counted."""
+    want = await _verdicts(Engine(MemoryIndex()), _stream("pages"))
+    one, two = Engine(RedisIndex(redis_client)), Engine(RedisIndex(redis_client))
+    got = {}
+    for i, article in enumerate(_stream("pages")):
+        got |= await _verdicts(one if i % 2 else two, [article])
+    assert got == want
+    assert got["c-syndicated"].duplicate_of == "l3" and got["l-copy7"].duplicate_of == "c7"
+
+
+async def test_line_counts_keep_two_bounded_generations_in_redis(redis_client: Redis) -> None:
+    index = RedisIndex(redis_client)
+    every = b"T" * 16
+    for call in range(40):
+        once = [bytes([call, i]) * 8 for i in range(3)]
+        await index.add_lines("gen", [every, *once], cap=10)
+        sizes = [await redis_client.hlen(k) for k in keys.lines("gen")]
+        assert sum(sizes) <= 2 * (10 + 4)
+    assert await index.line_counts("gen", [every]) == [4]  # as the memory store counts
+    assert await index.line_counts("gen", [bytes([0, 0]) * 8, b"never seen here!"]) == [0, 0]
+    assert await redis_client.hget(keys.meta("gen"), "lines") in (b"a", b"b")
+
+
+@pytest.fixture
+async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        for node in client.get_primaries():
+            await client.execute_command("FLUSHALL", target_nodes=node)
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def test_on_a_cluster_namespaces_on_every_primary_learn_as_the_memory_store(
+    cluster_client: RedisCluster,
+) -> None:
+    names = [f"pages{i}" for i in range(6)]  # slots spread over the three primaries
+    index = RedisIndex(cluster_client)
+    engine = Engine(index)
+    for ns in names:
+        want = await _verdicts(Engine(MemoryIndex()), _stream(ns))
+        assert await _verdicts(engine, _stream(ns)) == want
+    owners = {cluster_client.get_node_from_key(keys.meta(ns)).name for ns in names}
+    assert len(owners) >= 2

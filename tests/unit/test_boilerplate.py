@@ -1,0 +1,203 @@
+"""Boilerplate learned per source: a site's template stops counting once it has been seen, so a
+story syndicated under two templates is found and two stories under one template are not linked.
+What was left out is frozen in the record: a replay, or another worker deciding the article later,
+reaches the verdict it got the first time, whatever was learned since.
+
+Pages are real Reuters stories (one line per paragraph) inside two hand-written site templates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+
+from harness import data
+from sketch import features, verify
+from sketch.lines import lines_of
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.base import StoredVerdict
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+from stream.prepare import prepare
+from stream.records import Record
+
+LEDGER = (
+    "The Daily Ledger | Home | World | Business | Markets | Opinion | Sport | Weather",
+    "Independent news for the valley and beyond, every morning since 1901",
+    "Most read: the council budget, the new bridge, the harvest festival, the county fair",
+    "Sign up for the Ledger morning briefing and get the day's news in your inbox at six",
+    "We use cookies to run this site and to measure how our pages are read. Manage settings",
+    "Copyright The Daily Ledger Ltd. 14 Market Street, Valleytown. All rights reserved.",
+    "Contact the newsroom | Advertise | Terms of use | Privacy policy | Corrections",
+)
+COURIER = (
+    "Harbour Courier - Shipping, trade and the port, since 1887",
+    "News | Port | Trade | Energy | Commodities | Letters | Archive | Subscribe",
+    "Popular this week: dock strike talks, freight rates, the new terminal, winter storms",
+    "Courier subscribers read every story first. Subscribe from two dollars a week today",
+    "This site stores cookies on your device to remember your choices and for statistics",
+    "Harbour Courier Media, Pier 3, Harbourside. Registered in the port district no. 40411.",
+    "About us | Careers | Terms | Privacy | Cookie policy | Contact the editor",
+)
+
+
+@cache
+def _stories() -> tuple[tuple[str, ...], ...]:
+    """Ten real stories of 120-400 words, as lines (title, then one line per paragraph)."""
+    out: list[tuple[str, ...]] = []
+    for doc in data.reuters():
+        title, _, body = doc["text"].partition("\n")
+        paragraphs = [" ".join(p.split()) for p in body.split("\n    ") if p.strip()]
+        if len(paragraphs) >= 4 and 120 <= len(body.split()) <= 400:
+            lines = (title, *paragraphs)
+            if all(_jaccard("\n".join(lines), "\n".join(o)) < 0.05 for o in out):
+                out.append(lines)
+        if len(out) == 10:
+            return tuple(out)
+    raise AssertionError("not enough distinct stories")
+
+
+def _jaccard(a: str, b: str) -> float:
+    return verify.jaccard(features.shingle_hashes(a), features.shingle_hashes(b))
+
+
+def _page(template: Sequence[str], story: Sequence[str]) -> str:
+    return "\n".join([*template[:2], *story, *template[2:]])
+
+
+def _article(pid: str, site: str, template: Sequence[str], story: int) -> Article:
+    return Article(pid, _page(template, _stories()[story]), url=f"https://{site}/news/{pid}")
+
+
+def _site_pages() -> list[Article]:
+    """Four ledger pages (stories 0-3), three courier pages (4-6), then story 3 on the courier.
+    By then each site has shown its template to three earlier pages (``boilerplate_min_docs``)
+    before the two pages of story 3; a page printed before that keeps its template in its
+    record (see the README: the first pages of a new source are judged whole)."""
+    pages = [_article(f"l{i}", "ledger.example", LEDGER, i) for i in range(4)]
+    pages += [_article(f"c{i}", "courier.example", COURIER, i) for i in range(4, 7)]
+    return [*pages, _article("c-syndicated", "courier.example", COURIER, 3)]
+
+
+async def _verdicts(engine: Engine, articles: Sequence[Article]) -> dict[str, Verdict]:
+    out = {}
+    for a in articles:  # one article a batch, as a stream delivers them one by one
+        (res,) = await engine.process([a])
+        assert not isinstance(res, NeardupError), res
+        out[a.id] = res
+    return out
+
+
+def test_the_stories_and_templates_are_what_the_tests_say() -> None:
+    """Without learning, the templates hide a syndicated pair: far below the threshold."""
+    pages = {a.id: a.text for a in _site_pages()}
+    assert _jaccard(pages["l3"], pages["c-syndicated"]) < 0.6
+
+
+async def test_a_template_is_learned_after_min_docs_pages_of_its_source() -> None:
+    index = MemoryIndex()
+    engine = Engine(index)  # boilerplate_min_docs = 3
+    await _verdicts(engine, _site_pages()[:4])
+    key = lines_of(LEDGER[0], "ledger.example").keys[0]
+    assert await index.line_counts("default", [key]) == [4]
+    records = {s: Record.decode(r) for s, r in (await index.records("default", [1, 4])).items()}
+    whole, story_only = (
+        prepare(engine.default_policy, [Article("x", t)])[0]
+        for t in (_page(LEDGER, _stories()[3]), "\n".join(_stories()[3]))
+    )
+    first = prepare(engine.default_policy, [Article("x", _page(LEDGER, _stories()[0]))])[0]
+    assert list(records[1].shingles) == list(first.shingles)  # page 1: nothing learned yet
+    assert list(records[4].shingles) == list(story_only.shingles)  # page 4: the story alone
+    assert list(records[4].shingles) != list(whole.shingles)
+
+
+async def test_a_story_syndicated_under_another_template_is_found() -> None:
+    on = await _verdicts(Engine(MemoryIndex()), _site_pages())
+    v = on["c-syndicated"]
+    assert (v.verdict, v.duplicate_of, v.cluster, v.method, v.similarity) == (
+        "near_duplicate",
+        "l3",
+        "l3",
+        "jaccard",
+        1.0,
+    )
+    others = [v for k, v in on.items() if k != "c-syndicated"]
+    assert [v.verdict for v in others] == ["original"] * 7
+    off = await _verdicts(Engine(MemoryIndex(), Policy(boilerplate_min_docs=0)), _site_pages())
+    assert off["c-syndicated"].verdict == "original"  # the templates hide it
+
+
+async def test_two_stories_of_one_site_are_not_linked_by_its_template() -> None:
+    """Short stories (two paragraphs) under a long template, measured by containment 0.6:
+    without learning every page of the site is inside every other; with it, none is."""
+    pages = [
+        Article(
+            f"l{i}",
+            "\n".join([*LEDGER[:2], *_stories()[i][:2], *LEDGER[2:]]),
+            url="https://ledger.example/",
+        )
+        for i in range(8)
+    ]
+    loose = Policy(measure="containment", threshold=0.6)
+    off = await _verdicts(
+        Engine(MemoryIndex(), Policy(measure="containment", threshold=0.6, boilerplate_min_docs=0)),
+        pages,
+    )
+    assert sum(v.verdict == "near_duplicate" for v in off.values()) >= 6
+    on = await _verdicts(Engine(MemoryIndex(), loose), pages)
+    linked = [k for k, v in on.items() if v.verdict != "original"]
+    assert linked == ["l1", "l2"]  # the template counts until three pages carried it
+    assert {v.cluster for k, v in on.items() if k not in ("l0", "l1", "l2")} == {
+        f"l{i}" for i in range(3, 8)
+    }
+
+
+class _LosesVerdicts(MemoryIndex):
+    """A store whose writer died after registering some articles, before storing their
+    verdicts: those ids' verdicts never arrive."""
+
+    def __init__(self, lost: set[str]) -> None:
+        super().__init__()
+        self.lost = lost
+
+    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
+        await super().put_verdicts(
+            ns, {s: v for s, v in items.items() if v.doc_id not in self.lost}
+        )
+
+
+async def test_replays_and_other_workers_reach_the_first_verdict_whatever_was_learned_since() -> (
+    None
+):
+    """A courier page registered once its template was known, and its verdict was lost. Learning
+    goes on; then the page is replayed, and a copy of it arrives under the ledger's template: both
+    are decided from the frozen record, as a single worker that never failed decided them."""
+    late = [_article(f"c{i}", "courier.example", COURIER, i) for i in (7, 8, 9)]
+    copy = _article("l-copy7", "ledger.example", LEDGER, 7)
+    stream = [*_site_pages(), *late, copy]
+    reference = await _verdicts(Engine(MemoryIndex()), stream)
+    assert (reference["l-copy7"].duplicate_of, reference["l-copy7"].cluster) == ("c7", "c7")
+    index = _LosesVerdicts({"c7"})
+    engine = Engine(index)
+    got = await _verdicts(engine, stream)
+    assert await index.verdicts("default", [await index.seq_of("default", "c7") or 0]) == {}
+    assert got == reference
+    assert (await _verdicts(engine, late[:1]))["c7"] == reference["c7"]
+
+
+async def test_line_counts_keep_two_bounded_generations() -> None:
+    index = MemoryIndex()
+    every = b"T" * 16
+    for call in range(40):
+        once = [bytes([call, i]) * 8 for i in range(3)]
+        await index.add_lines("ns", [every, *once], cap=10)
+        space = index._space("ns")
+        assert sum(map(len, space.lines)) <= 2 * (10 + 4)
+    (count,) = await index.line_counts("ns", [every])
+    # four keys a call: the current generation passes ten keys at every fourth call and
+    # becomes the previous one; after 40 calls it has just switched, holding 4 counts of the
+    # line seen in every call (a line that keeps recurring keeps a count)
+    assert count == 4
+    assert await index.line_counts("ns", [bytes([0, 0]) * 8]) == [0]  # seen once, long ago
