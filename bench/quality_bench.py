@@ -1,279 +1,215 @@
-"""Short texts: are surface-noise copies found, and are template siblings kept apart?
+"""Verdict quality beside datasketch: short briefs, web pages, a real news stream, long texts.
 
-``python -m bench quality [--pairs 300] [--seed 13] [--out bench/results]``.
+``python -m bench quality [--pairs 300] [--seed 13] [--out bench/results]
+[--sections briefs,pages,newswire,recall]``.
 
-The data are seeded newswire briefs in English and Chinese (:mod:`harness.briefs`): per language,
-``--pairs`` labelled pairs of each kind, every pair with its own two documents, interleaved in one
-stream with each pair's first document before its second:
+Every section feeds neardup (through its engine, ``Engine(MemoryIndex(), Policy(...)).process``
+in batches of 512) and datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` (its candidates,
+:func:`harness.peers.run_memory` without verification) the same documents in the same order:
 
-* ``copy``: the brief with surface noise (case, punctuation, whitespace, a typo, an emoji, a
-  tracking suffix, a dropped stop word). Should be linked.
-* ``sibling``: the same template with one fact changed (number, amount, date, entity). Should not.
-* ``unrelated``: two briefs of different templates. Should not.
+1. ``briefs`` (:mod:`bench.quality_briefs`): surface-noise copies found, template siblings linked.
+2. ``pages`` (:mod:`bench.quality_pages`): syndicated copies through site boilerplate, link
+   precision over every cluster pair, containment's direction, boilerplate learning ablated.
+3. ``newswire`` (:mod:`bench.quality_newswire`): every cluster pair on Reuters-21578 judged.
+4. ``recall`` (:mod:`bench.quality_recall`): long-text pair recall against brute force.
 
-Systems, on the same stream in the same order:
-
-* neardup: ``Engine(MemoryIndex(), Policy()).process`` at its defaults, in batches of 512 (as
-  ``neardup dedup`` does). A pair is *linked* when the second's ``duplicate_of`` is the first, or
-  the two verdicts share a cluster.
-* datasketch ``MinHashLSH`` at threshold 0.8, 128 permutations, on the peers' word 3-shingles
-  (:func:`harness.peers.run_memory`, no verification): a pair is linked when the first is among
-  the second's candidates.
-
-Reported per language and kind: the share of pairs linked (for ``copy`` that is recall; for the
-others, false links) and the issue's targets (copies found >= 99%, siblings linked <= 1%).
-Results: ``bench/results/quality.json`` and ``quality.md``.
+Then the issue's targets, each met or missed, and the wall time of every run. What the engine
+says is what the report says: no figure is written that a run did not measure. Results:
+``quality.json`` and ``quality.md`` in ``--out``; a run of some ``--sections`` writes only those.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.briefs import KINDS, LANGS, BriefDoc, Pair, generate
-from harness.corpus import Doc
-from harness.peers import run_memory
-from harness.report import machine_info, md_table, write_atomic
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from bench import quality_briefs, quality_newswire, quality_pages, quality_recall
+from bench.quality_systems import datasketch_settings, pct
+from harness.report import code_line, git_state, machine_info, md_table, write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-BATCH = 512  # stream.cli.BATCH: the `neardup dedup` batch
-DS_THRESHOLD = 0.8
-DS_NUM_PERM = 128
-TARGET_COPY_FOUND = 0.99
-TARGET_SIBLING_LINKED = 0.01
-SYSTEMS = ("neardup", "datasketch")
+SECTIONS = ("briefs", "pages", "newswire", "recall")
+RECALL_DOCS = 3000
+RECALL_WORDS = 300
+TITLES = {
+    "briefs": "1. Short briefs",
+    "pages": "2. Web pages",
+    "newswire": "3. Real newswire",
+    "recall": "4. Long-text recall",
+}
+_MARKDOWN: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "briefs": quality_briefs.markdown,
+    "pages": quality_pages.markdown,
+    "newswire": quality_newswire.markdown,
+    "recall": quality_recall.markdown,
+}
+_HEADLINE: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "briefs": quality_briefs.headline,
+    "pages": quality_pages.headline,
+    "newswire": quality_newswire.headline,
+    "recall": quality_recall.headline,
+}
 
 
-@dataclass
-class Cell:
-    """One (language, kind, detail) group: how many pairs, and how many each system linked."""
-
-    lang: str
-    kind: str
-    detail: str
-    pairs: int = 0
-    neardup: int = 0
-    datasketch: int = 0
-
-
-# --------------------------------------------------------------------------- systems
-
-
-async def _engine_verdicts(docs: Sequence[BriefDoc]) -> tuple[dict[str, Verdict], float]:
-    """Every document's verdict from the engine at its defaults; and the wall seconds."""
-    engine = Engine(MemoryIndex(), Policy())
-    out: dict[str, Verdict] = {}
-    started = time.perf_counter()
-    for lo in range(0, len(docs), BATCH):
-        arts = [Article(d["id"], d["text"], lang=d["lang"]) for d in docs[lo : lo + BATCH]]
-        for res in await engine.process(arts):
-            if isinstance(res, NeardupError):
-                raise RuntimeError(f"neardup rejected a brief: {res}")
-            out[res.id] = res
-    return out, time.perf_counter() - started
-
-
-def neardup_linked(docs: Sequence[BriefDoc], pairs: Sequence[Pair]) -> tuple[list[bool], float]:
-    verdicts, wall_s = asyncio.run(_engine_verdicts(docs))
-    linked = []
-    for p in pairs:
-        a, b = verdicts[p.first], verdicts[p.second]
-        linked.append(b.duplicate_of == p.first or a.cluster == b.cluster)
-    return linked, wall_s
-
-
-def datasketch_linked(docs: Sequence[BriefDoc], pairs: Sequence[Pair]) -> tuple[list[bool], float]:
-    """The peers' in-memory datasketch run on the same stream; its raw candidates."""
-    as_docs = [Doc(id=d["id"], text=d["text"], source=None, mutation="brief") for d in docs]
-    timing, found = run_memory(
-        as_docs, verify=False, threshold=DS_THRESHOLD, num_perm=DS_NUM_PERM, batch=BATCH
-    )
-    index_of = {d["id"]: j for j, d in enumerate(docs)}
-    linked = [index_of[p.first] in found.get(index_of[p.second], set()) for p in pairs]
-    return linked, timing.wall_s
-
-
-# --------------------------------------------------------------------------- tallies
-
-
-def tally(
-    pairs: Sequence[Pair], langs: Mapping[str, str], linked: Mapping[str, list[bool]]
-) -> list[Cell]:
-    """Group the pairs by (language, kind, detail) and count the links of each system."""
-    cells: dict[tuple[str, str, str], Cell] = {}
-    for i, p in enumerate(pairs):
-        lang = langs[p.first]
-        cell = cells.setdefault((lang, p.kind, p.detail), Cell(lang, p.kind, p.detail))
-        cell.pairs += 1
-        cell.neardup += linked["neardup"][i]
-        cell.datasketch += linked["datasketch"][i]
-    order = {k: i for i, k in enumerate(KINDS)}
-    return sorted(cells.values(), key=lambda c: (c.lang, order[c.kind], c.detail))
-
-
-def by_kind(cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """Per language and kind: pairs, and the share each system linked."""
-    rows = []
-    for lang in LANGS:
-        for kind in KINDS:
-            group = [c for c in cells if c.lang == lang and c.kind == kind]
-            n = sum(c.pairs for c in group)
-            row: dict[str, Any] = {"lang": lang, "kind": kind, "pairs": n}
-            for s in SYSTEMS:
-                row[f"{s}_linked"] = sum(getattr(c, s) for c in group) / n if n else 0.0
-            rows.append(row)
-    return rows
-
-
-def target_of(kind: str) -> str:
-    return (
-        f"found >= {TARGET_COPY_FOUND:.0%}"
-        if kind == "copy"
-        else f"linked <= {TARGET_SIBLING_LINKED:.0%}"
-    )
-
-
-def meets(kind: str, share: float) -> bool:
-    return share >= TARGET_COPY_FOUND if kind == "copy" else share <= TARGET_SIBLING_LINKED
+def run_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    if name == "briefs":
+        return quality_briefs.run(args.pairs, args.seed)
+    if name == "pages":
+        return quality_pages.run(args.seed)
+    if name == "newswire":
+        return quality_newswire.run()
+    return quality_recall.run(RECALL_DOCS, args.seed, RECALL_WORDS)
 
 
 # --------------------------------------------------------------------------- report
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def _settings_rows(sections: Mapping[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, sec in sections.items():
+        cfg = sec["settings"]
+        data = cfg.get("generator") or cfg.get("stream", "")
+        nd = cfg["neardup"]
+        runs = nd.items() if "summary" not in nd else [("defaults", nd["summary"])]
+        for label, summary in runs:
+            run = label if label.startswith("neardup") else f"neardup {label}"
+            rows.append([TITLES[name], f"`{data}`", run, f"`{summary}`"])
+    return rows
 
 
-def _prose(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """Sentences that read the figures; nothing here is written that the rows do not say."""
-    out = []
-    for lang in LANGS:
-        got = {r["kind"]: r for r in rows if r["lang"] == lang}
-        copy, sib = got["copy"]["neardup_linked"], got["sibling"]["neardup_linked"]
-        verdict = [
-            f"copies {'meet' if meets('copy', copy) else 'miss'} the target",
-            f"siblings {'meet' if meets('sibling', sib) else 'miss'} it",
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else pct(x, 2)
+
+
+def _targets_rows(targets: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            t["target"],
+            t["where"],
+            t["goal"],
+            _fmt(t["neardup"]),
+            "met" if t["met"] else "**missed**",
+            _fmt(t["datasketch"]),
         ]
-        out.append(
-            f"- **{lang}**: neardup finds {_pct(copy)} of surface-noise copies and links "
-            f"{_pct(sib)} of template siblings ({' and '.join(verdict)}); datasketch's "
-            f"candidates include {_pct(got['copy']['datasketch_linked'])} of copies and "
-            f"{_pct(got['sibling']['datasketch_linked'])} of siblings."
-        )
-    return out
+        for t in targets
+    ]
+
+
+def _wall_rows(sections: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        [TITLES[name], system, f"{seconds:.2f}"]
+        for name, sec in sections.items()
+        for system, seconds in sec["wall_s"].items()
+    ]
 
 
 def markdown(result: Mapping[str, Any]) -> str:
-    rows, cells = result["by_kind"], [Cell(**c) for c in result["by_detail"]]
-    cfg = result["config"]
+    sections, m, ds = result["sections"], result["machine"], result["datasketch"]
     parts = [
-        "# Quality on short templated briefs",
+        "# Verdict quality: neardup beside datasketch",
         "",
-        f"{cfg['pairs_per_kind']} pairs per language and kind, seed {cfg['seed']}, "
-        f"{result['docs']} documents in one stream. neardup: `Engine(MemoryIndex(), Policy())` "
-        "at its defaults; linked = `duplicate_of` the earlier brief or the same cluster. "
-        f"datasketch: `MinHashLSH(threshold={DS_THRESHOLD}, num_perm={DS_NUM_PERM})` on word "
-        "3-shingles, its candidates (it does not verify).",
+        f"Run {result['when']}, {result['total_s']:.1f} s in all; sections: "
+        f"{', '.join(sections)}. {code_line(result['code'])}.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable), "
+        f"{m['memory_gb']} GB, load {m['load_average_1m_at_start']:.2f} at start; Python "
+        f"{m['python']}, neardup {m['neardup']}, datasketch {m['datasketch']}.",
+        "",
+        "neardup: `Engine(MemoryIndex(), policy).process` in batches of "
+        f"{ds['batch']}, a fresh index per run. datasketch: `{ds['class']}(threshold="
+        f"{ds['threshold']}, num_perm={ds['num_perm']})` ({ds['bands']} bands of {ds['rows']} "
+        f"rows) on {ds['shingles']}, query then insert per document, its candidates (no "
+        "verification: it keeps no sets to verify against).",
+        "",
+        "## Settings",
+        "",
+        md_table(["section", "data", "run", "policy"], _settings_rows(sections)),
+        "",
+        "## Targets",
+        "",
+        "Met or missed is neardup's; datasketch's figure on the same measure is beside it.",
+        "",
+        md_table(
+            ["target", "where", "goal", "neardup", "met?", "datasketch"],
+            _targets_rows(result["targets"]),
+        ),
+        "",
+        "## Headlines",
+        "",
+        *(f"- {h}" for name, sec in sections.items() for h in _HEADLINE[name](sec)),
+        "",
+        "## Wall time",
+        "",
+        md_table(["section", "run", "seconds"], _wall_rows(sections)),
         "",
     ]
-    for lang in LANGS:
-        parts += [f"## {lang}", ""]
-        table = [
-            [
-                r["kind"],
-                str(r["pairs"]),
-                _pct(r["neardup_linked"]),
-                _pct(r["datasketch_linked"]),
-                target_of(r["kind"]),
-            ]
-            for r in rows
-            if r["lang"] == lang
-        ]
-        head = ["kind", "pairs", "neardup linked", "datasketch linked", "target"]
-        parts += [md_table(head, table), ""]
-    parts += ["## Reading", "", *_prose(rows), "", "## By noise kind or changed fact", ""]
-    parts += [
-        "A copy with two kinds of noise counts under each.",
-        "",
-        md_table(["group", "pairs", "neardup linked", "datasketch linked"], _by_part(cells)),
-        "",
-    ]
+    for name, sec in sections.items():
+        parts += _MARKDOWN[name](sec)
     return "\n".join(parts)
 
 
-def _by_part(cells: Sequence[Cell]) -> list[list[str]]:
-    """Copies per noise kind (each of a pair's kinds) and siblings per changed fact."""
-    parts: dict[tuple[str, str, str], list[int]] = {}
-    for c in cells:
-        if c.kind == "unrelated":
-            continue
-        for part in c.detail.split("+"):
-            acc = parts.setdefault((c.lang, c.kind, part), [0, 0, 0])
-            acc[0] += c.pairs
-            acc[1] += c.neardup
-            acc[2] += c.datasketch
-    return [
-        [f"{lang} {kind}: {part}", str(n), _pct(nd / n), _pct(ds / n)]
-        for (lang, kind, part), (n, nd, ds) in sorted(parts.items())
-    ]
+def _sections(value: str) -> list[str]:
+    names = [s.strip() for s in value.split(",") if s.strip()]
+    bad = [s for s in names if s not in SECTIONS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"choose from {','.join(SECTIONS)}; got {value!r}")
+    return [s for s in SECTIONS if s in names]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench quality", description=(__doc__ or "").split("\n")[0]
     )
-    parser.add_argument("--pairs", type=int, default=300, help="pairs per language and kind")
-    parser.add_argument("--seed", type=int, default=13, help="brief generator seed")
+    parser.add_argument("--pairs", type=int, default=300, help="briefs: pairs per language, kind")
+    parser.add_argument("--seed", type=int, default=13, help="seed of the briefs, pages, texts")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument(
+        "--sections",
+        type=_sections,
+        default=list(SECTIONS),
+        help=f"comma list of {','.join(SECTIONS)} (default all)",
+    )
     args = parser.parse_args(argv)
     if args.pairs < 1:
         parser.error("--pairs: 1 or more")
     started = time.perf_counter()
-    docs, pairs = generate(args.pairs, seed=args.seed)
-    langs = {d["id"]: d["lang"] for d in docs}
-    linked, wall = {}, {}
-    linked["neardup"], wall["neardup"] = neardup_linked(docs, pairs)
-    linked["datasketch"], wall["datasketch"] = datasketch_linked(docs, pairs)
-    cells = tally(pairs, langs, linked)
-    rows = by_kind(cells)
-    result = {
+    when = datetime.now(UTC).isoformat(timespec="seconds")
+    machine = machine_info(("neardup", "datasketch"))
+    sections: dict[str, Any] = {}
+    for name in args.sections:
+        t0 = time.perf_counter()
+        sections[name] = run_section(name, args)
+        print(f"{TITLES[name]}: {time.perf_counter() - t0:.1f} s")
+        for line in _HEADLINE[name](sections[name]):
+            print(f"  {line}")
+    targets = [t for sec in sections.values() for t in sec["targets"]]
+    result: dict[str, Any] = {
         "benchmark": "quality",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "when": when,
         "config": {
+            "sections": args.sections,
             "pairs_per_kind": args.pairs,
             "seed": args.seed,
-            "batch": BATCH,
-            "datasketch": {"threshold": DS_THRESHOLD, "num_perm": DS_NUM_PERM},
-            "targets": {"copy_found": TARGET_COPY_FOUND, "sibling_linked": TARGET_SIBLING_LINKED},
+            "recall_docs": RECALL_DOCS,
+            "recall_words": RECALL_WORDS,
         },
-        "machine": machine_info(("neardup", "datasketch")),
-        "docs": len(docs),
-        "wall_s": {k: round(v, 3) for k, v in wall.items()},
-        "by_kind": rows,
-        "by_detail": [asdict(c) for c in cells],
+        "machine": machine,
+        "code": git_state(),
+        "datasketch": datasketch_settings(),
+        "targets": targets,
+        "sections": sections,
+        "total_s": round(time.perf_counter() - started, 1),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "quality.json", json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     write_atomic(args.out / "quality.md", markdown(result))
-    for r in rows:
-        print(
-            f"{r['lang']} {r['kind']:<9} pairs {r['pairs']:>5}"
-            f"  neardup {_pct(r['neardup_linked']):>6}"
-            f"  datasketch {_pct(r['datasketch_linked']):>6}  target {target_of(r['kind'])}"
-        )
-    print(
-        f"wrote {args.out / 'quality.json'} and quality.md in {time.perf_counter() - started:.1f} s"
-    )
+    for t in targets:
+        status = "met" if t["met"] else "MISSED"
+        print(f"{status:<6} {t['target']} [{t['where']}] {t['goal']}: {_fmt(t['neardup'])}")
+    print(f"wrote {args.out / 'quality.json'} and quality.md in {result['total_s']:.1f} s")
     return 0

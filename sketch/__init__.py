@@ -6,7 +6,8 @@ differently (each module's ``DEFAULT_SEED``) or that is also a module's name (th
 list complete.
 """
 
-from sketch import facts, features, hamming, lines, lsh, minhash, ragged, simhash, verify
+from sketch import evidence, facts, features, hamming, lines, lsh, minhash, ragged, simhash, verify
+from sketch.evidence import Span, passages, shared_spans
 from sketch.facts import (
     STOP_WORDS,
     Difference,
@@ -82,6 +83,7 @@ __all__ = [
     "Scheme",
     "SchemeMismatch",
     "Signature",
+    "Span",
     "TableDesign",
     "TextBatch",
     "band_hashes",
@@ -99,6 +101,7 @@ __all__ = [
     "edit_similarity",
     "estimate_jaccard",
     "estimate_jaccard_bbit",
+    "evidence",
     "facts",
     "facts_of",
     "false_candidate_area",
@@ -120,11 +123,13 @@ __all__ = [
     "numbers_of",
     "optimal_params",
     "pack_bbit",
+    "passages",
     "ragged",
     "recall_at",
     "recall_floor_params",
     "s_curve_table",
     "segment_offsets",
+    "shared_spans",
     "shingle_counts",
     "shingle_hashes",
     "simhash",

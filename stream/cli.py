@@ -229,6 +229,18 @@ def dedup(
     threshold: Annotated[float, typer.Option(help="similarity threshold")] = 0.8,
     measure: Annotated[str, typer.Option(help="jaccard | containment")] = "jaccard",
     recall: Annotated[float, typer.Option(help="candidate recall at the threshold")] = 0.99,
+    facts: Annotated[
+        str, typer.Option(help="short texts: strict | relaxed (numbers may differ in a copy)")
+    ] = "strict",
+    boilerplate_min_docs: Annotated[
+        int,
+        typer.Option(
+            min=0, help="a line this many earlier documents of a source had is boilerplate (0: off)"
+        ),
+    ] = 3,
+    explain: Annotated[
+        bool, typer.Option(help="each copy's evidence: the passages it shares, in both texts")
+    ] = False,
     id_field: Annotated[str, typer.Option(help="name of the id field")] = "id",
     text_field: Annotated[str, typer.Option(help="name of the text field")] = "text",
     progress: Annotated[
@@ -237,7 +249,14 @@ def dedup(
 ) -> None:
     """Decide a verdict for every line, in input order, against earlier lines (and the store)."""
     try:
-        policy = Policy(threshold=threshold, measure=measure, recall=recall)  # type: ignore[arg-type]
+        policy = Policy(
+            threshold=threshold,
+            measure=measure,  # type: ignore[arg-type]
+            recall=recall,
+            facts=facts,  # type: ignore[arg-type]
+            boilerplate_min_docs=boilerplate_min_docs,
+            explain=explain,
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     show = err.is_terminal if progress is None else progress

@@ -74,6 +74,12 @@ class Settings(BaseSettings):
     retention_s: float | None = Field(None, gt=0)
     deleted_ttl_s: float = Field(7 * 86400.0, gt=0)
     max_matches: int = Field(10, ge=1)
+    facts: Literal["strict", "relaxed"] = "strict"
+    facts_tokens: int = Field(60, ge=0)
+    boilerplate_min_docs: int = Field(3, ge=0)
+    boilerplate_lines: int = Field(100_000, ge=1)
+    keep_text: bool = True
+    explain: bool = False
 
     @field_validator("namespace")
     @classmethod
@@ -120,6 +126,12 @@ class Settings(BaseSettings):
             retention_s=self.retention_s,
             deleted_ttl_s=self.deleted_ttl_s,
             max_matches=self.max_matches,
+            facts=self.facts,
+            facts_tokens=self.facts_tokens,
+            boilerplate_min_docs=self.boilerplate_min_docs,
+            boilerplate_lines=self.boilerplate_lines,
+            keep_text=self.keep_text,
+            explain=self.explain,
         )
 
     def bootstrap_servers(self) -> list[str]:

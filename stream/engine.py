@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sketch import facts, verify
+from sketch import evidence, facts, features, verify
+from sketch.evidence import Span
 from sketch.lines import Lines, lines_of, without
 from stream import keys
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
@@ -50,6 +51,24 @@ class Candidate:
     method: Method
     direction: Direction | None = None
     changes: tuple[Change, ...] = ()
+
+
+COPY_TEACHES_BELOW = 0.95  # a copy this similar to what it copies is that story again
+
+
+def _teaches(v: Verdict | NeardupError | None) -> bool:
+    """Whether an article's lines count towards its source's boilerplate: an original's do,
+    and a loose copy's (a template shared by two stories can make them look alike: they must
+    teach it, or the template is never learned); a copy nearly identical to an earlier text
+    does not (a story syndicated many times must not make its own lines template)."""
+    if not isinstance(v, Verdict) or v.verdict == "duplicate":
+        return False
+    return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
+
+
+def _tokens(text: str, span: tuple[int, int]) -> int:
+    """Tokens of a line (words; CJK characters one each), as the sketches count them."""
+    return len(features.tokenize(text[span[0] : span[1]]))
 
 
 def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candidate, bool] | None:
@@ -165,9 +184,11 @@ class Engine:
             self._schemes_checked.add(ns)
 
     async def process(
-        self, articles: Sequence[Article], *, register: bool = True
+        self, articles: Sequence[Article], *, register: bool = True, explain: bool | None = None
     ) -> list[Verdict | NeardupError]:
-        """Verdicts in input order; a per-article error is returned in its place, not raised."""
+        """Verdicts in input order; a per-article error is returned in its place, not raised.
+        ``explain``: give each copy's evidence (the passages it shares with ``duplicate_of``);
+        by default the namespace policy's ``explain``."""
         results: list[Verdict | NeardupError | None] = [None] * len(articles)
         by_ns: dict[str, list[int]] = {}
         for i, a in enumerate(articles):
@@ -177,7 +198,10 @@ class Engine:
             decided: list[Verdict | NeardupError]
             try:
                 await self._ensure(ns, policy)
-                decided = await self._process_ns(ns, policy, [articles[i] for i in idx], register)
+                wanted = policy.explain if explain is None else explain
+                decided = await self._process_ns(
+                    ns, policy, [articles[i] for i in idx], register, wanted
+                )
             except NeardupError as exc:
                 # One namespace's lasting fault (another scheme, ...) is its articles' error,
                 # not the batch's: the other namespaces still get their verdicts. A retriable
@@ -190,7 +214,7 @@ class Engine:
         return [r for r in results if r is not None]
 
     async def _process_ns(
-        self, ns: str, policy: Policy, articles: list[Article], register: bool
+        self, ns: str, policy: Policy, articles: list[Article], register: bool, explain: bool
     ) -> list[Verdict | NeardupError]:
         now = await self._now(ns)
         live_after = None if policy.retention_s is None else now - policy.retention_s
@@ -199,7 +223,6 @@ class Engine:
         lines, sketched = await self._boilerplate(ns, policy, articles)
         if register:
             prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
-            await self._count_lines(ns, policy, lines, probes)
         else:
             prepared = prepare(policy, articles, sketched)
             probes = []
@@ -247,20 +270,24 @@ class Engine:
             got, doc_id = found[k], p.article.id
             best = got.matches[0].seq if got.matches else None
             cluster = (await self._resolve(batch, best)).cluster if best is not None else doc_id
-            v = self._verdict(batch, p, doc_id, probe, got, register, cluster)
+            v = self._verdict(batch, p, doc_id, probe, got, register, cluster, explain)
             decided[k] = v
             if register:
                 batch.verdicts[probe.seq] = v
                 stored[probe.seq] = StoredVerdict(doc_id, v.to_json())
         if stored:
             await self.index.put_verdicts(ns, stored)
+        if register:
+            await self._count_lines(ns, policy, lines, probes, decided)
         return [decided[k] for k in range(len(prepared))]
 
     async def _boilerplate(
         self, ns: str, policy: Policy, articles: list[Article]
     ) -> tuple[list[Lines | None], list[str | None]]:
         """Each multi-line article's lines, and its text without the lines that at least
-        ``boilerplate_min_docs`` earlier documents of its source had (None: nothing to leave
+        ``boilerplate_min_docs`` earlier documents of its source had and that have at most
+        ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
+        recurs is a story syndicated again, not boilerplate) (None: nothing to leave
         out, or everything: a page that is all template is judged as it is). One read of the
         index for the batch, plus the batch's own earlier articles; what is left out is frozen
         into the records that registration writes, so the verdicts never depend on counts read
@@ -275,26 +302,40 @@ class Engine:
         wanted = sorted({key for found in lines if found for key in found.keys})
         counts = dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True))
         sketched: list[str | None] = []
+        seen: set[str] = set()
         for a, found in zip(articles, lines, strict=True):
             if found is None:
                 sketched.append(None)
                 continue
-            drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
-            for key in dict.fromkeys(found.keys):  # the batch's earlier articles count too
-                counts[key] += 1
+            drop = {
+                i
+                for i, key in enumerate(found.keys)
+                if counts[key] >= k and _tokens(a.text, found.spans[i]) <= policy.boilerplate_tokens
+            }
+            if a.text not in seen:  # the batch's earlier articles count too, once per text
+                seen.add(a.text)
+                for key in dict.fromkeys(found.keys):
+                    counts[key] += 1
             keep = 0 < len(drop) < len(found)
             sketched.append(without(a.text, found, drop) if keep else None)
         return lines, sketched
 
     async def _count_lines(
-        self, ns: str, policy: Policy, lines: list[Lines | None], probes: list[Probe]
+        self,
+        ns: str,
+        policy: Policy,
+        lines: list[Lines | None],
+        probes: list[Probe],
+        decided: Mapping[int, Verdict | NeardupError],
     ) -> None:
-        """Count the lines of the batch's newly registered articles (each line once per
-        article; a replayed article was counted the first time)."""
+        """Count the lines of the batch's newly registered articles that teach (each line once
+        per article; see :func:`_teaches`). Boilerplate is what recurs across different
+        stories of a source: a story syndicated again, or its copies, must not teach that its
+        own lines are template. (A replayed article was counted the first time.)"""
         new = [
             key
-            for found, probe in zip(lines, probes, strict=True)
-            if found is not None and probe.status == "new"
+            for k, (found, probe) in enumerate(zip(lines, probes, strict=True))
+            if found is not None and probe.status == "new" and _teaches(decided.get(k))
             for key in dict.fromkeys(found.keys)
         ]
         if new:
@@ -315,7 +356,13 @@ class Engine:
 
         def registrations(part: list[Prepared]) -> list[Registration]:
             return [
-                Registration(p.article.id, p.content, p.buckets, p.record(now).encode(), now)
+                Registration(
+                    p.article.id,
+                    p.content,
+                    p.buckets,
+                    p.record(now, keep_text=policy.keep_text).encode(),
+                    now,
+                )
                 for p in part
             ]
 
@@ -391,8 +438,11 @@ class Engine:
         found: Found,
         register: bool,
         cluster: str,
+        explain: bool = False,
     ) -> Verdict:
-        """The verdict, given the cluster: the best match's, or ``doc_id`` for an original."""
+        """The verdict, given the cluster: the best match's, or ``doc_id`` for an original.
+        ``explain``: with the passages shared with the best match (:mod:`sketch.evidence`),
+        when both texts are at hand (the earlier record kept its text)."""
         seq = probe.seq if register else None
         cap = batch.policy.max_matches
         related = tuple(
@@ -426,6 +476,16 @@ class Engine:
             changes=changes,
             related=related,
             direction=best.direction,
+            evidence=self._evidence(batch.policy, me, earlier) if explain else None,
+        )
+
+    @staticmethod
+    def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Span, ...]:
+        mine = me.article.text if isinstance(me, Prepared) else me.raw
+        if not (mine and earlier.raw):
+            return ()
+        return tuple(
+            evidence.shared_spans(mine, earlier.raw, w=policy.shingle_size, seed=policy.seed)
         )
 
     async def _resolve(self, batch: _Batch, seq: int) -> Verdict:
@@ -456,7 +516,9 @@ class Engine:
                     stack.append(best)
                     continue
             cluster = batch.verdicts[best].cluster if best is not None else rec.doc_id
-            batch.verdicts[top] = self._verdict(batch, rec, rec.doc_id, probe, found, True, cluster)
+            batch.verdicts[top] = self._verdict(
+                batch, rec, rec.doc_id, probe, found, True, cluster, batch.policy.explain
+            )
             stack.pop()
         return batch.verdicts[seq]
 

@@ -6,8 +6,10 @@ first), ``method``, ``seq``; then ``changes`` (the facts that differ from ``dupl
 ``[{"kind": "number"|"word", "earlier", "now"}]``), ``related`` (short texts that read alike but
 state other facts, never in the cluster: ``[{"id", "similarity", "changes"}]``) and
 ``direction`` (containment: ``"excerpt"``, the new text lies inside ``duplicate_of``, or
-``"embeds"``, it contains it; else null). Fields may be added; none is removed or changes
-meaning.
+``"embeds"``, it contains it; else null), ``evidence`` (when asked for: the passages shared with
+``duplicate_of``, ``[{"start", "end", "earlier_start", "earlier_end", "share"}]``, character
+offsets into this text and into the earlier one as sent; null when not asked). Fields may be
+added; none is removed or changes meaning.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from sketch.evidence import Span
 from sketch.facts import Difference
 
 VerdictKind = Literal["original", "near_duplicate", "duplicate"]
@@ -89,6 +92,7 @@ class Verdict:
     changes: tuple[Change, ...] = ()
     related: tuple[Related, ...] = ()
     direction: Direction | None = None
+    evidence: tuple[Span, ...] | None = None  # passages shared with duplicate_of, when asked
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -107,6 +111,18 @@ class Verdict:
                 for r in self.related
             ],
             "direction": self.direction,
+            "evidence": None
+            if self.evidence is None
+            else [
+                {
+                    "start": e.start,
+                    "end": e.end,
+                    "earlier_start": e.earlier_start,
+                    "earlier_end": e.earlier_end,
+                    "share": e.share,
+                }
+                for e in self.evidence
+            ],
         }
 
     def to_json(self) -> bytes:
@@ -131,6 +147,12 @@ class Verdict:
                 for r in d.get("related", [])
             ),
             direction=d.get("direction"),
+            evidence=None
+            if d.get("evidence") is None
+            else tuple(
+                Span(e["start"], e["end"], e["earlier_start"], e["earlier_end"], e["share"])
+                for e in d["evidence"]
+            ),
         )
 
 

@@ -26,12 +26,15 @@ content words; :func:`sketch.facts.differences`); otherwise the earlier one is *
 with what differs and never in the same cluster. ``facts="relaxed"`` lets numbers differ (a spam
 campaign that varies a phone number or a price is one campaign); words must still agree.
 
-Boilerplate (``boilerplate_min_docs``, 0 turns it off): a line of a multi-line text that at least
-that many earlier documents of the same source carried (navigation, footers, "most read" boxes;
-counted by the index, :mod:`sketch.lines`) is left out of the text's sketches and of its
-similarity. What was left out is frozen in the article's record when it is registered, so a
-replay or another worker deciding it later reaches the same verdict; the counts themselves live
-in two bounded generations of ``boilerplate_lines`` keys each.
+Boilerplate (``boilerplate_min_docs``, 0 turns it off): a line of a multi-line text, of at most
+``boilerplate_tokens`` tokens, that at least that many earlier documents of the same source
+carried (navigation, footers, "most read" boxes; counted by the index, :mod:`sketch.lines`) is
+left out of the text's sketches and of its similarity. Verbatim and close copies (similarity 0.95
+or more) are not counted: boilerplate is what recurs across different stories, and a story copied
+many times must not make its own lines template. What was left out is frozen in the article's
+record when it is registered, so a replay or another worker deciding it later reaches the same
+verdict; the counts themselves live in two bounded generations of ``boilerplate_lines`` keys
+each.
 
 Deleted ids are remembered, so a replay of a taken-down article's message does not bring it back:
 for the retention window when the namespace has one, else ``deleted_ttl_s`` (7 days by default).
@@ -90,8 +93,11 @@ class Policy:
     max_size_ratio: float = 4.0  # containment: how much longer one text may be than the other
     facts: FactsRule = "strict"  # short texts: "relaxed" lets numbers differ in a copy
     facts_tokens: int = 60  # long texts briefer than this: differing numbers make them related
+    keep_text: bool = True  # records keep the text as sent (evidence spans point into it)
+    explain: bool = False  # verdicts carry evidence spans (always in /check and --explain)
     boilerplate_min_docs: int = 3  # a line in this many documents of a source is boilerplate
     boilerplate_lines: int = 100_000  # line keys kept per generation (two are kept)
+    boilerplate_tokens: int = 40  # longer lines are never boilerplate (a paragraph that recurs)
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3
     char_ngram: int = 3

@@ -43,7 +43,8 @@ class Prepared:
     simhash: int
     numbers: tuple[str, ...] = ()  # long path: the text's numbers (changed figures are shown)
 
-    def record(self, at: float) -> Record:
+    def record(self, at: float, *, keep_text: bool = True) -> Record:
+        """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
         return Record(
             self.article.id,
             self.kind,
@@ -54,6 +55,7 @@ class Prepared:
             self.shingles if self.kind is Kind.LONG else np.empty(0, np.uint32),
             self.text if self.kind is Kind.SHORT else "",
             self.numbers,
+            self.article.text if keep_text else "",
         )
 
 

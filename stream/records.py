@@ -7,12 +7,15 @@ Layout (little-endian throughout)::
     id      utf-8 bytes
     buckets n_buckets x uint64   every bucket the article was added to (for delete/expiry)
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits,
-                   then (version 2) the text's numbers, utf-8, separated by 0x1f
-            short: the normalised text, utf-8 (edit similarity and the facts need it)
+                   then <I length and the text's numbers, utf-8, separated by 0x1f
+            short: <I length and the normalised text, utf-8 (edit similarity and facts)
+    raw     the rest: the article's text as sent (its first RAW_CHARS characters), zlib-compressed,
+            or nothing (the namespace keeps no text): what evidence spans point into
 
 A record carries no sequence number (the index keys it by seq), so storage format 3's 8-byte seqs
 left it unchanged. Version 2 added the numbers of a long text (a near-copy's verdict lists the
-figures that changed); a version-1 record reads as having none.
+figures that changed), version 3 the text itself (evidence: which passages two texts share, in
+each); a record of an earlier version reads as having none.
 
 Truncating shingle hashes to 32 bits halves the record; a false shingle match needs a 32-bit
 collision between two specific shingles (about 2**-32 each), so Jaccard computed on the truncated
@@ -23,13 +26,16 @@ texts), and then by at most one shingle.
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 import numpy.typing as npt
 
-VERSION = 2
+VERSION = 3
+RAW_CHARS = 100_000  # of an article's text kept for evidence: spans past it are not shown
+_LEN = struct.Struct("<I")
 _NUMBER_SEP = "\x1f"
 _HEAD = struct.Struct("<BBHIdQ16sH")
 
@@ -50,6 +56,7 @@ class Record:
     shingles: npt.NDArray[np.uint32]  # empty for short texts
     text: str  # normalised text for short texts, "" for long ones
     numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
+    raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
 
     def encode(self) -> bytes:
         ident = self.doc_id.encode("utf-8")
@@ -66,16 +73,19 @@ class Record:
         )
         buckets = struct.pack(f"<{len(self.buckets)}Q", *self.buckets)
         if self.kind is Kind.LONG:
-            payload = self.shingles.astype("<u4").tobytes()
-            payload += _NUMBER_SEP.join(self.numbers).encode("utf-8")
+            field = _NUMBER_SEP.join(self.numbers).encode("utf-8")
+            payload = self.shingles.astype("<u4").tobytes() + _LEN.pack(len(field)) + field
         else:
-            payload = self.text.encode("utf-8")
-        return head + ident + buckets + payload
+            field = self.text.encode("utf-8")
+            payload = _LEN.pack(len(field)) + field
+        kept = self.raw[:RAW_CHARS].encode("utf-8", "surrogatepass")
+        raw = zlib.compress(kept) if kept else b""
+        return head + ident + buckets + payload + raw
 
     @classmethod
     def decode(cls, data: bytes) -> Record:
         version, kind, n_buckets, items, at, sim, content, id_len = _HEAD.unpack_from(data)
-        if version not in (1, VERSION):
+        if version not in (1, 2, VERSION):
             raise ValueError(f"record version {version} is not supported (expected {VERSION})")
         pos = _HEAD.size
         doc_id = data[pos : pos + id_len].decode("utf-8")
@@ -83,21 +93,42 @@ class Record:
         buckets = np.frombuffer(data, dtype="<u8", count=n_buckets, offset=pos)
         pos += 8 * n_buckets
         numbers: tuple[str, ...] = ()
+        tail = b""
         if kind == Kind.LONG:
             shingles = np.frombuffer(data, dtype="<u4", count=items, offset=pos).astype(np.uint32)
             text = ""
-            tail = data[pos + 4 * items :]
-            if tail:
-                numbers = tuple(tail.decode("utf-8").split(_NUMBER_SEP))
+            pos += 4 * items
+            if version >= 3:
+                (n,) = _LEN.unpack_from(data, pos)
+                field, tail = data[pos + 4 : pos + 4 + n], data[pos + 4 + n :]
+            else:
+                field = data[pos:]
+            if field:
+                numbers = tuple(field.decode("utf-8").split(_NUMBER_SEP))
         else:
             shingles = np.empty(0, dtype=np.uint32)
-            text = data[pos:].decode("utf-8")
+            if version >= 3:
+                (n,) = _LEN.unpack_from(data, pos)
+                text, tail = data[pos + 4 : pos + 4 + n].decode("utf-8"), data[pos + 4 + n :]
+            else:
+                text = data[pos:].decode("utf-8")
+        raw = zlib.decompress(tail).decode("utf-8", "surrogatepass") if tail else ""
         return cls(
-            doc_id, Kind(kind), at, sim, content, tuple(buckets.tolist()), shingles, text, numbers
+            doc_id,
+            Kind(kind),
+            at,
+            sim,
+            content,
+            tuple(buckets.tolist()),
+            shingles,
+            text,
+            numbers,
+            raw,
         )
 
 
 __all__ = [
+    "RAW_CHARS",
     "VERSION",
     "Kind",
     "Record",

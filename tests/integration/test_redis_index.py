@@ -425,7 +425,7 @@ async def test_every_key_carries_the_namespace_hash_tag(redis_client: Redis) -> 
     await engine.delete(namespaces[0], "doc-3")
     now[0] = 100.0
     await engine.expire(namespaces[1])
-    pattern = re.compile(rb"^nd:\{([^}]+)\}:(m|i|d|v|t|g|x:[0-9a-f]+|b:[0-9a-f]+)$")
+    pattern = re.compile(rb"^nd:\{([^}]+)\}:(m|i|d|v|t|g|l:[ab]|x:[0-9a-f]+|b:[0-9a-f]+)$")
     seen: dict[bytes, set[int]] = {}
     async for key in redis_client.scan_iter(count=1000):
         m = pattern.match(key)

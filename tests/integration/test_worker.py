@@ -185,6 +185,12 @@ async def test_check_endpoint_health_and_metrics(
         assert verdict["verdict"] == "near_duplicate"
         assert verdict["duplicate_of"] == group[0]["id"]
         assert verdict["registered"] is False
+        # the evidence: passages of the checked text found in the earlier one, cut from both
+        assert verdict["evidence"], verdict
+        for span in verdict["evidence"]:
+            mine = group[1]["text"][span["start"] : span["end"]]
+            theirs = group[0]["text"][span["earlier_start"] : span["earlier_end"]]
+            assert mine and theirs and span["share"] >= 0.5
         assert r.hlen(docs_key) == count  # register=false leaves the index unchanged
         status, verdict = w.post(
             "/check",

@@ -42,6 +42,7 @@ VERDICT_FIELDS = {
     "changes",
     "related",
     "direction",
+    "evidence",
 }
 
 
@@ -158,6 +159,7 @@ async def test_verdict_shapes(engine: Engine) -> None:
         "changes": [],
         "related": [],
         "direction": None,
+        "evidence": None,
     }
     assert vb.to_dict() == {
         "id": "b",
@@ -172,6 +174,7 @@ async def test_verdict_shapes(engine: Engine) -> None:
         "changes": [],
         "related": [],
         "direction": None,
+        "evidence": None,
     }
     assert vc.to_dict() == {
         "id": "c",
@@ -186,6 +189,7 @@ async def test_verdict_shapes(engine: Engine) -> None:
         "changes": [],
         "related": [],
         "direction": None,
+        "evidence": None,
     }
     for v in (va, vb, vc):
         assert set(v.to_dict()) == VERDICT_FIELDS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -19,10 +20,12 @@ _times = st.floats(min_value=0.0, max_value=4e9, allow_nan=False)
 @st.composite
 def records(draw: st.DrawFn) -> Record:
     kind = draw(st.sampled_from(Kind))
+    numbers: tuple[str, ...] = ()
     if kind is Kind.LONG:
         items = draw(st.lists(st.integers(0, 2**32 - 1), unique=True, max_size=300))
         shingles = np.array(sorted(items), dtype=np.uint32)
         text = ""
+        numbers = tuple(draw(st.lists(st.integers(0, 10**9).map(str), max_size=20)))
     else:
         shingles = np.empty(0, dtype=np.uint32)
         text = draw(st.text(max_size=200))
@@ -35,6 +38,8 @@ def records(draw: st.DrawFn) -> Record:
         buckets=tuple(draw(st.lists(_u64, max_size=40))),
         shingles=shingles,
         text=text,
+        numbers=numbers,
+        raw=draw(st.text(max_size=300)),
     )
 
 
@@ -46,6 +51,7 @@ def _assert_same(a: Record, b: Record) -> None:
         b.simhash,
     )
     assert (a.content, a.buckets, a.text) == (b.content, b.buckets, b.text)
+    assert (a.numbers, a.raw) == (b.numbers, b.raw)
     assert b.shingles.dtype == np.uint32
     np.testing.assert_array_equal(a.shingles, b.shingles)
 
@@ -79,7 +85,25 @@ def test_layout_is_fixed_little_endian() -> None:
     )
     blob = rec.encode()
     head = struct.pack("<BBHIdQ16sH", VERSION, 1, 1, 1, 2.0, 0x0102030405060708, b"C" * 16, 2)
-    assert blob == head + b"ab" + (0x1122).to_bytes(8, "little") + (5).to_bytes(4, "little")
+    no_numbers = (0).to_bytes(4, "little")
+    assert blob == head + b"ab" + (0x1122).to_bytes(8, "little") + (5).to_bytes(4, "little") + (
+        no_numbers
+    )
+    with_text = Record(*[getattr(rec, f) for f in Record.__slots__][:8], ("7", "12"), "The text")
+    blob = with_text.encode()
+    tail = blob[len(head) + 2 + 8 + 4 :]
+    assert tail[:4] == (4).to_bytes(4, "little") and tail[4:8] == b"7\x1f12"
+    assert zlib.decompress(tail[8:]) == b"The text"
+
+
+def test_records_of_earlier_versions_read_as_having_no_numbers_nor_text() -> None:
+    head = struct.pack("<BBHIdQ16sH", 1, 1, 0, 1, 2.0, 0, b"C" * 16, 1)
+    v1 = Record.decode(head + b"a" + (5).to_bytes(4, "little"))
+    assert (list(v1.shingles), v1.numbers, v1.raw) == ([5], (), "")
+    v2 = Record.decode(b"\x02" + head[1:] + b"a" + (5).to_bytes(4, "little") + b"3\x1f4")
+    assert (list(v2.shingles), v2.numbers, v2.raw) == ([5], ("3", "4"), "")
+    short = struct.pack("<BBHIdQ16sH", 2, 2, 0, 0, 2.0, 0, b"C" * 16, 1)
+    assert Record.decode(short + b"b" + "短评".encode()).text == "短评"
 
 
 def test_short_record_keeps_text_not_shingles() -> None:

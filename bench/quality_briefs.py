@@ -1,0 +1,195 @@
+"""Section 1, short briefs: are surface-noise copies found, and are template siblings kept apart?
+
+The data are seeded newswire briefs in English and Chinese (:mod:`harness.briefs`): per language,
+``pairs`` labelled pairs of each kind, every pair with its own two documents, interleaved in one
+stream with each pair's first document before its second:
+
+* ``copy``: the brief with surface noise (case, punctuation, whitespace, a typo, an emoji, a
+  tracking suffix, a dropped stop word). Should be linked.
+* ``sibling``: the same template with one fact changed (number, amount, date, entity). Should not.
+* ``unrelated``: two briefs of different templates. Should not.
+
+neardup at its defaults: a pair is linked when the second's ``duplicate_of`` is the first, or
+the two share a cluster. datasketch: when the first is among the second's candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bench.quality_systems import (
+    datasketch_pairs,
+    linked,
+    neardup_verdicts,
+    pct,
+    policy_changes,
+    policy_settings,
+    target,
+)
+from harness.briefs import KINDS, LANGS, Pair, generate
+from harness.report import md_table
+from stream.model import Article
+from stream.policy import Policy
+
+TARGET_COPY_FOUND = 0.99
+TARGET_SIBLING_LINKED = 0.01
+SYSTEMS = ("neardup", "datasketch")
+
+
+@dataclass
+class Cell:
+    """One (language, kind, detail) group: how many pairs, and how many each system linked."""
+
+    lang: str
+    kind: str
+    detail: str
+    pairs: int = 0
+    neardup: int = 0
+    datasketch: int = 0
+
+
+def _tally(
+    pairs: Sequence[Pair], langs: Mapping[str, str], got: Mapping[str, list[bool]]
+) -> list[Cell]:
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for i, p in enumerate(pairs):
+        lang = langs[p.first]
+        cell = cells.setdefault((lang, p.kind, p.detail), Cell(lang, p.kind, p.detail))
+        cell.pairs += 1
+        cell.neardup += got["neardup"][i]
+        cell.datasketch += got["datasketch"][i]
+    order: dict[str, int] = {k: i for i, k in enumerate(KINDS)}
+    return sorted(cells.values(), key=lambda c: (c.lang, order[c.kind], c.detail))
+
+
+def _by_kind(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    rows = []
+    for lang in LANGS:
+        for kind in KINDS:
+            group = [c for c in cells if c.lang == lang and c.kind == kind]
+            n = sum(c.pairs for c in group)
+            row: dict[str, Any] = {"lang": lang, "kind": kind, "pairs": n}
+            for s in SYSTEMS:
+                row[f"{s}_linked"] = sum(getattr(c, s) for c in group) / n if n else 0.0
+            rows.append(row)
+    return rows
+
+
+def _goal(kind: str) -> tuple[str, float]:
+    return (">=", TARGET_COPY_FOUND) if kind == "copy" else ("<=", TARGET_SIBLING_LINKED)
+
+
+def run(pairs_per_kind: int, seed: int) -> dict[str, Any]:
+    docs, pairs = generate(pairs_per_kind, seed=seed)
+    policy = Policy()
+    arts = [Article(d["id"], d["text"], lang=d["lang"]) for d in docs]
+    verdicts, nd_wall = neardup_verdicts(arts, policy)
+    by_id = {v.id: v for v in verdicts}
+    found, ds_wall = datasketch_pairs([(d["id"], d["text"]) for d in docs])
+    pos = {d["id"]: j for j, d in enumerate(docs)}
+    got = {
+        "neardup": [linked(by_id[p.first], by_id[p.second]) for p in pairs],
+        "datasketch": [pos[p.first] in found.get(pos[p.second], set()) for p in pairs],
+    }
+    cells = _tally(pairs, {d["id"]: d["lang"] for d in docs}, got)
+    rows = _by_kind(cells)
+    targets = []
+    for r in rows:
+        if r["kind"] == "unrelated":
+            continue
+        op, bound = _goal(r["kind"])
+        name = "surface-noise copies found" if r["kind"] == "copy" else "template siblings linked"
+        targets.append(
+            target(
+                f"short texts: {name}",
+                f"briefs {r['lang']}, defaults",
+                r["neardup_linked"],
+                r["datasketch_linked"],
+                op,
+                bound,
+            )
+        )
+    return {
+        "settings": {
+            "generator": f"harness.briefs.generate({pairs_per_kind}, seed={seed})",
+            "pairs_per_kind": pairs_per_kind,
+            "seed": seed,
+            "docs": len(docs),
+            "neardup": {"defaults": policy_settings(policy), "summary": policy_changes(policy)},
+        },
+        "wall_s": {"neardup": round(nd_wall, 3), "datasketch": round(ds_wall, 3)},
+        "by_kind": rows,
+        "by_detail": [asdict(c) for c in cells],
+        "targets": targets,
+    }
+
+
+def _by_part(cells: Sequence[Cell]) -> list[list[str]]:
+    """Copies per noise kind (each of a pair's kinds) and siblings per changed fact."""
+    parts: dict[tuple[str, str, str], list[int]] = {}
+    for c in cells:
+        if c.kind == "unrelated":
+            continue
+        for part in c.detail.split("+"):
+            acc = parts.setdefault((c.lang, c.kind, part), [0, 0, 0])
+            acc[0] += c.pairs
+            acc[1] += c.neardup
+            acc[2] += c.datasketch
+    return [
+        [f"{lang} {kind}: {part}", str(n), pct(nd / n), pct(ds / n)]
+        for (lang, kind, part), (n, nd, ds) in sorted(parts.items())
+    ]
+
+
+def headline(section: Mapping[str, Any]) -> list[str]:
+    out = []
+    for lang in LANGS:
+        got = {r["kind"]: r for r in section["by_kind"] if r["lang"] == lang}
+        out.append(
+            f"briefs {lang}: neardup finds {pct(got['copy']['neardup_linked'])} of copies, links "
+            f"{pct(got['sibling']['neardup_linked'])} of siblings and "
+            f"{pct(got['unrelated']['neardup_linked'])} of unrelated pairs; datasketch "
+            f"{pct(got['copy']['datasketch_linked'])} / {pct(got['sibling']['datasketch_linked'])}"
+            f" / {pct(got['unrelated']['datasketch_linked'])}"
+        )
+    return out
+
+
+def markdown(section: Mapping[str, Any]) -> list[str]:
+    cfg = section["settings"]
+    cells = [Cell(**c) for c in section["by_detail"]]
+    parts = [
+        "## 1. Short briefs",
+        "",
+        f"`{cfg['generator']}`: {cfg['pairs_per_kind']} pairs per language and kind, "
+        f"{cfg['docs']} documents in one stream. neardup at its defaults; linked = "
+        "`duplicate_of` the earlier brief or the same cluster. datasketch: the earlier brief is "
+        "among the later one's candidates.",
+        "",
+    ]
+    head = ["language", "kind", "pairs", "neardup linked", "datasketch linked", "target"]
+    table = []
+    for r in section["by_kind"]:
+        op, bound = _goal(r["kind"])
+        table.append(
+            [
+                r["lang"],
+                r["kind"],
+                str(r["pairs"]),
+                pct(r["neardup_linked"]),
+                pct(r["datasketch_linked"]),
+                f"{op} {pct(bound, 0)}",
+            ]
+        )
+    parts += [md_table(head, table), "", *(f"- {h}" for h in headline(section)), ""]
+    parts += [
+        "### By noise kind or changed fact",
+        "",
+        "A copy with two kinds of noise counts under each.",
+        "",
+        md_table(["group", "pairs", "neardup linked", "datasketch linked"], _by_part(cells)),
+        "",
+    ]
+    return parts

@@ -1,0 +1,277 @@
+"""Section 2, web pages: are syndicated copies found through the sites' boilerplate, and are
+different stories of one site kept apart?
+
+The pages are real Reuters stories wrapped in the templates of 8 synthetic sites
+(:func:`harness.pages.generate` at its defaults), each page given to neardup with its ``url`` and
+``source``. A story has at most two pages, so two pages are a true copy exactly when their
+``story`` is the same: every pair in a cluster can be judged, not a sample.
+
+neardup runs three times on the same stream: at its defaults (Jaccard), under containment, and
+under containment with boilerplate learning off (``boilerplate_min_docs=0``: what learning it
+buys). A labelled pair is linked when the second's ``duplicate_of`` is the first or the two share
+a cluster; link precision is over every pair of pages in one cluster. datasketch: a pair is
+linked when the first is among the second's candidates; precision is over all its candidate
+pairs. For excerpt and embeds pairs under containment, the verdict's ``direction`` is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
+from bench.quality_systems import (
+    datasketch_pairs,
+    linked,
+    neardup_verdicts,
+    pct,
+    policy_changes,
+    policy_settings,
+    share,
+    target,
+)
+from harness.pages import KINDS, PageDoc, PagePair, generate
+from harness.report import md_table
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+CONFIGS: dict[str, Policy] = {
+    "jaccard": Policy(),
+    "containment": Policy(measure="containment", threshold=0.8),
+    "containment, boilerplate off": Policy(
+        measure="containment", threshold=0.8, boilerplate_min_docs=0
+    ),
+}
+DIRECTION = {"excerpt": "excerpt", "embeds": "embeds"}  # pair kind -> the right direction
+TARGET_FOUND = 0.95
+TARGET_PRECISION = 0.99
+SHOWN_WRONG = 20
+
+
+def _precision(pairs: Sequence[tuple[str, str]], story: Mapping[str, str]) -> dict[str, Any]:
+    wrong = [(a, b) for a, b in pairs if story[a] != story[b]]
+    return {
+        "pairs": len(pairs),
+        "true": len(pairs) - len(wrong),
+        "false": len(wrong),
+        "precision": share(len(pairs) - len(wrong), len(pairs)),
+        "false_examples": [list(p) for p in wrong[:SHOWN_WRONG]],
+    }
+
+
+def _cluster_pairs(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
+    members: dict[str, list[str]] = {}
+    for v in verdicts:  # stream order, so each pair is (earlier, later)
+        members.setdefault(v.cluster, []).append(v.id)
+    return [p for group in members.values() for p in combinations(group, 2)]
+
+
+def _per_kind(pairs: Sequence[PagePair], hit: Sequence[bool]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for kind in KINDS:
+        got = [h for p, h in zip(pairs, hit, strict=True) if p.kind == kind]
+        out[kind] = {"pairs": len(got), "linked": sum(got), "share": share(sum(got), len(got))}
+    return out
+
+
+def _directions(pairs: Sequence[PagePair], by_id: Mapping[str, Verdict]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind, want in DIRECTION.items():
+        group = [p for p in pairs if p.kind == kind]
+        ok = [p for p in group if by_id[p.second].direction == want]
+        seen: dict[str, int] = {}
+        for p in group:
+            d = by_id[p.second].direction or "none"
+            seen[d] = seen.get(d, 0) + 1
+        out[kind] = {
+            "pairs": len(group),
+            "right": len(ok),
+            "share": share(len(ok), len(group)),
+            "seen": dict(sorted(seen.items())),
+        }
+    return out
+
+
+def _neardup(docs: Sequence[PageDoc], pairs: Sequence[PagePair], policy: Policy) -> dict[str, Any]:
+    arts = [Article(d["id"], d["text"], url=d["url"], source=d["source"]) for d in docs]
+    verdicts, wall = neardup_verdicts(arts, policy)
+    by_id = {v.id: v for v in verdicts}
+    story = {d["id"]: d["story"] for d in docs}
+    hit = [linked(by_id[p.first], by_id[p.second]) for p in pairs]
+    out = {
+        "policy": policy_settings(policy),
+        "summary": policy_changes(policy),
+        "wall_s": round(wall, 3),
+        "verdicts": {
+            k: sum(v.verdict == k for v in verdicts)
+            for k in ("original", "near_duplicate", "duplicate")
+        },
+        "linked": _per_kind(pairs, hit),
+        "links": _precision(_cluster_pairs(verdicts), story),
+    }
+    if policy.measure == "containment":
+        out["direction"] = _directions(pairs, by_id)
+    return out
+
+
+def _datasketch(docs: Sequence[PageDoc], pairs: Sequence[PagePair]) -> dict[str, Any]:
+    found, wall = datasketch_pairs([(d["id"], d["text"]) for d in docs])
+    pos = {d["id"]: j for j, d in enumerate(docs)}
+    story = {d["id"]: d["story"] for d in docs}
+    hit = [pos[p.first] in found.get(pos[p.second], set()) for p in pairs]
+    cands = [(docs[i]["id"], docs[j]["id"]) for j in sorted(found) for i in sorted(found[j])]
+    return {
+        "wall_s": round(wall, 3),
+        "linked": _per_kind(pairs, hit),
+        "links": _precision(cands, story),
+    }
+
+
+def run(seed: int) -> dict[str, Any]:
+    docs, pairs = generate(seed=seed)
+    runs = {name: _neardup(docs, pairs, policy) for name, policy in CONFIGS.items()}
+    ds = _datasketch(docs, pairs)
+    targets = []
+    for name in ("jaccard", "containment"):
+        r = runs[name]
+        where = f"pages, measure={CONFIGS[name].measure}"
+        targets.append(
+            target(
+                "syndicated pages found",
+                where,
+                r["linked"]["syndicated"]["share"],
+                ds["linked"]["syndicated"]["share"],
+                ">=",
+                TARGET_FOUND,
+            )
+        )
+        targets.append(
+            target(
+                "page link precision (every cluster pair)",
+                where,
+                r["links"]["precision"],
+                ds["links"]["precision"],
+                ">=",
+                TARGET_PRECISION,
+            )
+        )
+    return {
+        "settings": {
+            "generator": f"harness.pages.generate(seed={seed})",
+            "seed": seed,
+            "docs": len(docs),
+            "pairs": {k: sum(p.kind == k for p in pairs) for k in KINDS},
+            "sites": len({d["source"] for d in docs}),
+            "neardup": {name: policy_changes(p) for name, p in CONFIGS.items()},
+        },
+        "wall_s": {
+            **{f"neardup {name}": r["wall_s"] for name, r in runs.items()},
+            "datasketch": ds["wall_s"],
+        },
+        "neardup": runs,
+        "datasketch": ds,
+        "targets": targets,
+    }
+
+
+def headline(section: Mapping[str, Any]) -> list[str]:
+    out = []
+    for name, r in section["neardup"].items():
+        line = (
+            f"pages, neardup {name}: syndicated found {pct(r['linked']['syndicated']['share'])}, "
+            f"same-site linked {pct(r['linked']['same_site']['share'])}, link precision "
+            f"{pct(r['links']['precision'])} over {r['links']['pairs']} cluster pairs"
+        )
+        if "direction" in r:
+            d = r["direction"]
+            line += (
+                f"; direction right: excerpt {pct(d['excerpt']['share'])}, "
+                f"embeds {pct(d['embeds']['share'])}"
+            )
+        out.append(line)
+    ds = section["datasketch"]
+    out.append(
+        f"pages, datasketch: syndicated among candidates "
+        f"{pct(ds['linked']['syndicated']['share'])}, same-site "
+        f"{pct(ds['linked']['same_site']['share'])}, candidate precision "
+        f"{pct(ds['links']['precision'])} over {ds['links']['pairs']} candidate pairs"
+    )
+    return out
+
+
+def markdown(section: Mapping[str, Any]) -> list[str]:
+    cfg = section["settings"]
+    runs, ds = section["neardup"], section["datasketch"]
+    names = list(runs)
+    parts = [
+        "## 2. Web pages",
+        "",
+        f"`{cfg['generator']}`: {cfg['docs']} pages of {cfg['sites']} sites, each with its `url` "
+        "and `source`; a pair is a true copy exactly when both pages carry the same story. "
+        "Linked: the second's `duplicate_of` is the first or they share a cluster (datasketch: "
+        "the first is among the second's candidates).",
+        "",
+    ]
+    head = ["pair kind", "pairs", *(f"neardup {n}" for n in names), "datasketch", "should be"]
+    rows = []
+    for kind in KINDS:
+        should = "linked" if kind in ("syndicated", "excerpt", "embeds") else "not linked"
+        rows.append(
+            [
+                kind,
+                str(ds["linked"][kind]["pairs"]),
+                *(pct(runs[n]["linked"][kind]["share"]) for n in names),
+                pct(ds["linked"][kind]["share"]),
+                should,
+            ]
+        )
+    parts += [md_table(head, rows), ""]
+    prec = [
+        [
+            f"neardup {n}",
+            str(runs[n]["links"]["pairs"]),
+            str(runs[n]["links"]["false"]),
+            pct(runs[n]["links"]["precision"]),
+        ]
+        for n in names
+    ]
+    prec.append(
+        [
+            "datasketch (candidate pairs)",
+            str(ds["links"]["pairs"]),
+            str(ds["links"]["false"]),
+            pct(ds["links"]["precision"]),
+        ]
+    )
+    parts += [
+        "Link precision: every pair of pages in one neardup cluster (for datasketch, every "
+        "candidate pair), judged by the pages' story.",
+        "",
+        md_table(["system", "pairs", "different stories", "precision"], prec),
+        "",
+    ]
+    drow = []
+    for n in names:
+        if "direction" not in runs[n]:
+            continue
+        d = runs[n]["direction"]
+        drow += [
+            [
+                f"neardup {n}: {kind}",
+                str(d[kind]["pairs"]),
+                str(d[kind]["right"]),
+                pct(d[kind]["share"]),
+                ", ".join(f"{k}: {v}" for k, v in d[kind]["seen"].items()),
+            ]
+            for kind in DIRECTION
+        ]
+    parts += [
+        "Direction under containment: the later page's verdict says `excerpt` (it lies inside "
+        "the earlier page) or `embeds` (it contains it); share over all pairs of the kind.",
+        "",
+        md_table(["run: pair kind", "pairs", "direction right", "share", "directions seen"], drow),
+        "",
+        *(f"- {h}" for h in headline(section)),
+        "",
+    ]
+    return parts

@@ -1,0 +1,111 @@
+"""Evidence: which passages two texts share, as character spans in each; exact spans for
+written cases, bounded output, and the engine's verdicts carrying them when asked."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness import data
+from sketch.evidence import Span, passages, shared_spans
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+EARLIER = (
+    "The storm hit the coast on Monday. Twelve people died in the floods.\n"
+    "Power was cut to 1,204 homes. The mayor asked the state for help."
+)
+NEW = (
+    "Our view: it was a bad week for the coast. The storm hit the coast on Monday! Twelve "
+    "people died in the floods. Power was cut to 1,204 homes. We will follow the story."
+)
+
+
+def test_passages_are_lines_and_sentences_not_decimal_points() -> None:
+    text = (
+        "Div 4.5 cts. Pay April 30!  Record 1.2.\n\n  Next line\n华新水泥股价上涨。分红方案公布！"
+    )
+    assert [text[a:b] for a, b in passages(text)] == [
+        "Div 4.5 cts.",
+        "Pay April 30!",
+        "Record 1.2.",
+        "Next line",
+        "华新水泥股价上涨。",
+        "分红方案公布！",
+    ]
+
+
+def test_shared_passages_as_merged_spans_in_both_texts() -> None:
+    (span,) = shared_spans(NEW, EARLIER)
+    assert NEW[span.start : span.end] == (
+        "The storm hit the coast on Monday! Twelve people died in the floods. "
+        "Power was cut to 1,204 homes."
+    )
+    assert EARLIER[span.earlier_start : span.earlier_end] == (
+        "The storm hit the coast on Monday. Twelve people died in the floods.\n"
+        "Power was cut to 1,204 homes."
+    )
+    assert span.share == 1.0
+
+
+def test_nothing_shared_is_no_span_and_the_output_is_bounded() -> None:
+    assert shared_spans("Entirely other words here today.", EARLIER) == []
+    many = ". ".join(f"sentence number {i} stands alone here" for i in range(100))
+    shuffled = ". ".join(f"sentence number {i} stands alone here" for i in range(99, -1, -1))
+    spans = shared_spans(shuffled, many, limit=5)
+    assert len(spans) == 5 and spans == sorted(spans, key=lambda s: s.start)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["alpha beta gamma delta", "one two three four", "x y z w"]),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_text_shares_all_of_itself_with_itself(parts: list[str]) -> None:
+    text = ". ".join(parts) + "."
+    spans = shared_spans(text, text)
+    assert spans and all(s.share == 1.0 for s in spans)
+    for s in spans:  # each span is cut at passage bounds in both
+        assert text[s.start : s.end].strip() == text[s.start : s.end]
+
+
+async def _process(engine: Engine, articles: list[Article], **kw: bool) -> list[Verdict]:
+    out = []
+    for res in await engine.process(articles, **kw):
+        assert not isinstance(res, NeardupError)
+        out.append(res)
+    return out
+
+
+@pytest.mark.parametrize("measure", ["jaccard", "containment"])
+async def test_a_verdict_explains_itself_when_asked(measure: str) -> None:
+    story = next(r["text"] for r in data.clough_stevenson() if len(r["text"].split()) >= 250)
+    copy = "Our view, first. We will follow the story closely this week.\n" + story
+    engine = Engine(MemoryIndex(), Policy(measure=measure, threshold=0.6))  # type: ignore[arg-type]
+    a, b = await _process(engine, [Article("a", story), Article("b", copy)], explain=True)
+    assert a.evidence is None  # an original has nothing to explain
+    assert b.duplicate_of == "a" and b.evidence
+    (span,) = b.evidence  # the whole story, one run of passages in both
+    assert isinstance(span, Span) and span.share == 1.0
+    assert copy[span.start : span.end] == story.strip()
+    assert story[span.earlier_start : span.earlier_end] == story.strip()
+    quiet = await _process(
+        Engine(MemoryIndex(), Policy(measure=measure, threshold=0.6)),
+        [Article("a", story), Article("b", copy)],
+    )  # type: ignore[arg-type]
+    assert quiet[1].evidence is None  # the stream's default: no evidence
+    assert Verdict.from_json(b.to_json()) == b
+
+
+async def test_no_kept_text_no_evidence() -> None:
+    engine = Engine(MemoryIndex(), Policy(keep_text=False))
+    _, b = await _process(
+        engine, [Article("a", EARLIER), Article("b", EARLIER + " ")], explain=True
+    )
+    assert b.verdict == "duplicate" and b.evidence == ()
