@@ -372,7 +372,9 @@ def test_check_fuzz_answers_json_and_never_500(worker: Worker) -> None:
 
 # --------------------------------------------------------------------------- tenants in Redis
 
-KEY_RE = re.compile(rb"nd:\{([A-Za-z0-9_.-]{1,64})\}:(?:m|i|d|v|t|g|l:[ab]|x:[0-9a-f]+|b:[0-9a-f]+)")
+KEY_RE = re.compile(
+    rb"nd:\{([A-Za-z0-9_.-]{1,64})\}:(?:m|i|d|v|t|g|l:[ab]|x:[0-9a-f]+|b:[0-9a-f]+)"
+)
 HOSTILE_IDS = [
     "x}:d",
     "{b}",
