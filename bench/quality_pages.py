@@ -41,6 +41,11 @@ CONFIGS: dict[str, Policy] = {
     "containment, boilerplate off": Policy(
         measure="containment", threshold=0.8, boilerplate_min_docs=0
     ),
+    # the loose setting a user reaches for when templates hide copies: what learning buys there
+    "containment 0.5": Policy(measure="containment", threshold=0.5),
+    "containment 0.5, boilerplate off": Policy(
+        measure="containment", threshold=0.5, boilerplate_min_docs=0
+    ),
 }
 DIRECTION = {"excerpt": "excerpt", "embeds": "embeds"}  # pair kind -> the right direction
 TARGET_FOUND = 0.95

@@ -1,0 +1,72 @@
+"""The verdicts about facts, direction and evidence on a real Redis: what the memory store
+gives (the unit tests' texts, tests/unit/test_verdict_facts.py and test_evidence.py), stored and
+read back through the Lua library and records format 4."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from harness import data
+from stream.engine import Engine
+from stream.index.memory import MemoryIndex
+from stream.index.redis import RedisIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+from tests.unit.test_verdict_facts import FED, FED_COPY, FED_TWO, _verdicts
+
+
+def _story(skip: int = 0) -> str:
+    return [r["text"] for r in data.clough_stevenson() if len(r["text"].split()) >= 250][skip]
+
+
+def _cases() -> list[tuple[str, Policy, list[Article]]]:
+    story = _story()
+    view = _story(skip=20).split()
+    zh = ["华新水泥股价3月5日收涨2.35%，报18.20元", "东方航运股价3月5日收涨2.35%，报18.20元"]
+    return [
+        ("short", Policy(), [Article("a", FED), Article("b", FED_TWO), Article("c", FED_COPY)]),
+        ("zh", Policy(), [Article(f"z{i}", t) for i, t in enumerate(zh)]),
+        (
+            "relaxed",
+            Policy(facts="relaxed"),
+            [
+                Article("s0", "Cheap pills, call 555-0101 today"),
+                Article("s1", "Cheap pills, call 555-0199 today"),
+            ],
+        ),
+        (
+            "long",
+            Policy(explain=True),
+            [
+                Article("a", f"{story} The toll rose to 12 on Monday."),
+                Article("b", f"{story} The toll rose to 15 on Monday."),
+            ],
+        ),
+        (
+            "contain",
+            Policy(measure="containment", explain=True),
+            [
+                Article("a", story),
+                Article("ex", " ".join(story.split()[40:160])),
+                Article("em", " ".join([*view[:90], story, *view[90:180]])),
+            ],
+        ),
+    ]
+
+
+async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: Redis) -> None:
+    seen: dict[str, list[Verdict]] = {}
+    for ns, policy, articles in _cases():
+        arts = [Article(a.id, a.text, ns) for a in articles]
+        want = await _verdicts(Engine(MemoryIndex(), policy), arts)
+        index = RedisIndex(redis_client)
+        got = await _verdicts(Engine(index, policy), arts)
+        assert got == want, ns
+        again = await _verdicts(Engine(RedisIndex(redis_client), policy), arts)  # replays
+        assert again == want, ns
+        stored = await index.verdicts(ns, [len(arts)])
+        assert Verdict.from_json(stored[len(arts)]) == want[-1]
+        seen[ns] = got
+    assert [r.id for r in seen["short"][1].related] == ["a"] and seen["short"][2].cluster == "a"
+    assert seen["long"][1].changes and seen["long"][1].evidence
+    assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]
