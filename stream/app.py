@@ -116,7 +116,7 @@ class Worker:
             wait_replicas=settings.redis_wait_replicas,
             wait_timeout_ms=settings.redis_wait_timeout_ms,
         )
-        self.engine = Engine(self.index, settings.policy())
+        self.engine = Engine(self.index, settings.policy(), policies=settings.policies())
         # Readiness only pings: a cluster client's PING answers the same way.
         self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()

@@ -35,6 +35,7 @@ from rich.progress import (
 from rich.table import Table
 
 from sketch import lsh
+from stream import namespaces
 from stream.backoff import backoff
 from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
@@ -126,6 +127,7 @@ async def _dedup(
     show_progress: bool,
     cluster: bool = False,
     wait_replicas: int = 0,
+    policies: Mapping[str, Policy] | None = None,
 ) -> tuple[Counter[str], int, float, set[str]]:
     counts: Counter[str] = Counter()
     clusters: set[str] = set()
@@ -144,7 +146,7 @@ async def _dedup(
         disable=not show_progress,
     )
     async with _index(store, cluster, wait_replicas) as index:
-        engine = Engine(index, policy)
+        engine = Engine(index, policy, policies=policies)
         with progress, stream:
             task = progress.add_task("dedup", total=total, rate="")
             pending: list[tuple[int, Article]] = []
@@ -241,6 +243,10 @@ def dedup(
     explain: Annotated[
         bool, typer.Option(help="each copy's evidence: the passages it shares, in both texts")
     ] = False,
+    namespaces_file: Annotated[
+        Path | None,
+        typer.Option(help="TOML of per-namespace policies ([namespace.NAME] tables)"),
+    ] = None,
     id_field: Annotated[str, typer.Option(help="name of the id field")] = "id",
     text_field: Annotated[str, typer.Option(help="name of the text field")] = "text",
     progress: Annotated[
@@ -257,6 +263,7 @@ def dedup(
             boilerplate_min_docs=boilerplate_min_docs,
             explain=explain,
         )
+        policies = namespaces.load(namespaces_file, policy) if namespaces_file else {}
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     show = err.is_terminal if progress is None else progress
@@ -274,6 +281,7 @@ def dedup(
                 show,
                 redis_cluster,
                 redis_wait_replicas,
+                policies,
             )
         )
     finally:

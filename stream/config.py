@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from stream import namespaces
 from stream.keys import NAMESPACE_RE
 from stream.policy import Policy
 
@@ -80,6 +81,7 @@ class Settings(BaseSettings):
     boilerplate_lines: int = Field(100_000, ge=1)
     keep_text: bool = True
     explain: bool = False
+    namespaces_file: str | None = None  # TOML of per-namespace policies (stream.namespaces)
 
     @field_validator("namespace")
     @classmethod
@@ -133,6 +135,18 @@ class Settings(BaseSettings):
             keep_text=self.keep_text,
             explain=self.explain,
         )
+
+    @model_validator(mode="after")
+    def _namespaces(self) -> Settings:
+        if self.namespaces_file:
+            self.policies()  # every error names the file, the namespace and the field
+        return self
+
+    def policies(self) -> dict[str, Policy]:
+        """The namespaces file's policies (each the defaults with its table), or none."""
+        if not self.namespaces_file:
+            return {}
+        return namespaces.load(self.namespaces_file, self.policy())
 
     def bootstrap_servers(self) -> list[str]:
         return [s.strip() for s in self.kafka_bootstrap.split(",") if s.strip()]

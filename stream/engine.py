@@ -24,19 +24,24 @@ function of data that no longer changes, so both workers reach the same cluster 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import orjson
 
 from sketch import evidence, facts, features, verify
 from sketch.evidence import Span
 from sketch.lines import Lines, lines_of, without
-from stream import keys
+from stream import keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
 from stream.policy import Policy
 from stream.prepare import Prepared, prepare
 from stream.records import Kind, Record
+
+log = logging.getLogger("neardup.engine")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +182,45 @@ class Engine:
     def policy_for(self, ns: str) -> Policy:
         return self._policies.get(ns, self.default_policy)
 
-    async def _ensure(self, ns: str, policy: Policy) -> None:
-        if ns not in self._schemes_checked:
-            keys.check_namespace(ns)
-            await self.index.ensure_scheme(ns, policy.scheme_bytes())
-            self._schemes_checked.add(ns)
+    async def _ensure(self, ns: str, policy: Policy) -> Policy:
+        """The policy the namespace runs under, once its scheme is checked against the index.
+        A namespace keeps the scheme it was built with: a policy that differs only in banding,
+        where the stored banding still has the policy's recall at its threshold, keeps the
+        stored banding (:func:`stream.namespaces.pinned`); any other difference is refused.
+        Changed decision settings are recorded in the index and logged once."""
+        if ns in self._schemes_checked:
+            return self.policy_for(ns)
+        keys.check_namespace(ns)
+        stored = await self.index.stored_scheme(ns)
+        have = namespaces.scheme_of(stored) if stored is not None else None
+        if have is not None and have != policy.scheme():
+            kept = namespaces.pinned(policy, have)
+            if kept is not None:
+                log.warning(
+                    "namespace %r keeps its banding %s: threshold %s applies with it",
+                    ns,
+                    kept.bands_rows,
+                    policy.threshold,
+                )
+                policy = kept
+                self._policies[ns] = kept
+        await self.index.ensure_scheme(ns, policy.scheme_bytes())
+        await self._record_decisions(ns, policy)
+        self._schemes_checked.add(ns)
+        return policy
+
+    async def _record_decisions(self, ns: str, policy: Policy) -> None:
+        mine = namespaces.decision_settings(policy)
+        blob = orjson.dumps(mine, option=orjson.OPT_SORT_KEYS)
+        before = await self.index.policy_record(ns)
+        if before == blob:
+            return
+        if before is not None:
+            old = orjson.loads(before)
+            changed = {k: (old.get(k), v) for k, v in mine.items() if old.get(k) != v}
+            said = ", ".join(f"{k} {a!r} -> {b!r}" for k, (a, b) in sorted(changed.items()))
+            log.warning("namespace %r: %s, from now on", ns, said)
+        await self.index.record_policy(ns, blob)
 
     async def process(
         self, articles: Sequence[Article], *, register: bool = True, explain: bool | None = None
@@ -197,7 +236,7 @@ class Engine:
             policy = self.policy_for(ns)
             decided: list[Verdict | NeardupError]
             try:
-                await self._ensure(ns, policy)
+                policy = await self._ensure(ns, policy)
                 wanted = policy.explain if explain is None else explain
                 decided = await self._process_ns(
                     ns, policy, [articles[i] for i in idx], register, wanted

@@ -7,6 +7,7 @@
     ├── InvalidMessage            retriable=False  reason=<per message>   also a ValueError
     ├── ClusterChainError         retriable=False  reason="cluster_chain" also a RuntimeError
     ├── DeletedError              retriable=False  reason="deleted"       id taken down before
+    ├── NamespacesFileError       retriable=False  reason="namespaces_file" also a ValueError
     └── IndexStoreError           retriable=False  reason="index"
         ├── SchemeMismatchError   retriable=False  reason="scheme_mismatch"
         ├── SeqExhaustedError     retriable=False  reason="seq_exhausted" counter at 2**53
@@ -57,6 +58,13 @@ class ClusterChainError(NeardupError, RuntimeError):
     reason = "cluster_chain"
 
 
+class NamespacesFileError(NeardupError, ValueError):
+    """A namespaces file that cannot be used: its path, namespace and field are in the message
+    (a configuration error: the worker refuses to start)."""
+
+    reason = "namespaces_file"
+
+
 class DeletedError(NeardupError):
     """The article id was deleted (taken down) and is still remembered: it is not registered
     again, so a replay of its old message cannot bring it back."""
@@ -97,6 +105,7 @@ __all__ = [
     "IndexStoreError",
     "IndexUnavailableError",
     "InvalidMessage",
+    "NamespacesFileError",
     "NeardupError",
     "SchemeMismatchError",
     "SeqExhaustedError",

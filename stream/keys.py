@@ -4,7 +4,8 @@ All keys of a namespace carry the hash tag ``{ns}`` so a namespace lives in one 
 the per-article FUNCTION call touches several keys atomically, which a cluster allows only within
 one slot, and different namespaces still spread over shards.
 
-``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters and storage format)
+``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters and storage format),
+                         ``policy`` (the decision settings last applied), ``lines`` (generation)
 ``nd:{ns}:i``            hash: article id -> seq
 ``nd:{ns}:d``            hash: seq -> record (see :mod:`stream.records`)
 ``nd:{ns}:v``            hash: seq -> verdict (JSON), written only while the seq is its article's

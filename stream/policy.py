@@ -98,6 +98,9 @@ class Policy:
     boilerplate_min_docs: int = 3  # a line in this many documents of a source is boilerplate
     boilerplate_lines: int = 100_000  # line keys kept per generation (two are kept)
     boilerplate_tokens: int = 40  # longer lines are never boilerplate (a paragraph that recurs)
+    # the long-text banding (bands, rows), when a namespace keeps the one it was built with
+    # (stream.namespaces: a raised threshold on an existing namespace); None: chosen here
+    bands: tuple[int, int] | None = None
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3
     char_ngram: int = 3
@@ -129,6 +132,10 @@ class Policy:
             raise ValueError(f"retention_s must be > 0 or None, got {self.retention_s}")
         if self.deleted_ttl_s <= 0:
             raise ValueError(f"deleted_ttl_s must be > 0, got {self.deleted_ttl_s}")
+        if self.bands is not None and (
+            self.bands[0] < 1 or self.bands[1] < 1 or self.bands[0] * self.bands[1] > self.num_perm
+        ):
+            raise ValueError(f"bands must be (b, r) with b * r <= num_perm, got {self.bands}")
         if self.facts_tokens < 0:
             raise ValueError(f"facts_tokens must be >= 0 (0: never), got {self.facts_tokens}")
         if self.boilerplate_min_docs < 0 or self.boilerplate_lines < 1:
@@ -160,6 +167,8 @@ class Policy:
 
     @cached_property
     def bands_rows(self) -> tuple[int, int]:
+        if self.bands is not None:
+            return self.bands
         # recall_floor_params needs s_min < 1; threshold 1.0 bands for 0.999 (verified exactly)
         return lsh.recall_floor_params(
             min(self.candidate_jaccard, 0.999), self.recall, self.num_perm

@@ -115,9 +115,22 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
             f"nd:{{{ns}}}:*) and re-index"
         )
     return SchemeMismatchError(
-        f"namespace {ns!r} was indexed with a different sketch scheme: stored {stored!r}, this "
-        f"process uses {mine!r}; use another namespace or re-index"
+        f"namespace {ns!r} was indexed with a different sketch scheme{_differing(stored, mine)}: "
+        f"stored {stored!r}, this process uses {mine!r}; use another namespace or re-index"
     )
+
+
+def _differing(stored: bytes, mine: bytes) -> str:
+    """`` (differs in: bands, measure)`` when both schemes read as JSON, else nothing."""
+    try:
+        a = orjson.loads(stored.rsplit(b"|shard_bits=", 1)[0])
+        b = orjson.loads(mine.rsplit(b"|shard_bits=", 1)[0])
+    except orjson.JSONDecodeError:
+        return ""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return ""
+    fields = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    return f" (differs in: {', '.join(fields)})" if fields else ""
 
 
 class RegistrationStream(Protocol):
@@ -200,6 +213,15 @@ class Index(Protocol):
         (Deleted ids are forgotten by registration calls, see :class:`Window`.)"""
 
     async def count(self, ns: str) -> int: ...
+
+    async def stored_scheme(self, ns: str) -> bytes | None:
+        """The scheme the namespace was built with, as :meth:`ensure_scheme` recorded it."""
+
+    async def policy_record(self, ns: str) -> bytes | None:
+        """The decision settings last recorded for the namespace (:mod:`stream.namespaces`)."""
+
+    async def record_policy(self, ns: str, settings: bytes) -> None:
+        """Record the decision settings a worker now applies to the namespace."""
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         """How many documents had each 16-byte line key (:mod:`sketch.lines`), as counted by

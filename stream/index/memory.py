@@ -42,6 +42,7 @@ class _Space:
     exact: dict[bytes, Slot] = field(default_factory=dict)
     buckets: dict[int, Slot] = field(default_factory=dict)
     lines: list[dict[bytes, int]] = field(default_factory=lambda: [{}, {}])  # current, previous
+    decisions: bytes | None = None
 
 
 # A slot (bucket or content slot) is one seq, or several packed as int64: ints and bytes are not
@@ -226,6 +227,15 @@ class MemoryIndex:
 
     async def count(self, ns: str) -> int:
         return len(self._space(ns).docs)
+
+    async def stored_scheme(self, ns: str) -> bytes | None:
+        return self._space(ns).scheme
+
+    async def policy_record(self, ns: str) -> bytes | None:
+        return self._space(ns).decisions
+
+    async def record_policy(self, ns: str, settings: bytes) -> None:
+        self._space(ns).decisions = settings
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         cur, prev = self._space(ns).lines

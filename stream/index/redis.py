@@ -484,6 +484,17 @@ class RedisIndex:
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
 
+    async def stored_scheme(self, ns: str) -> bytes | None:
+        got = await self._call(self._r.hget(keys.meta(ns), "scheme"))
+        return bytes(got) if got is not None else None
+
+    async def policy_record(self, ns: str) -> bytes | None:
+        got = await self._call(self._r.hget(keys.meta(ns), "policy"))
+        return bytes(got) if got is not None else None
+
+    async def record_policy(self, ns: str, settings: bytes) -> None:
+        await self._call(self._r.hset(keys.meta(ns), "policy", settings))
+
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         if not lines:
             return []
