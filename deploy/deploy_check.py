@@ -84,6 +84,8 @@ NEGATIVE_CASES: list[tuple[dict[str, Any], str]] = [
     ({"redis": {"url": "redis://:hunter2@redis:6379/0"}}, "must not contain credentials"),
     ({"redis": {"tls": {"existingSecret": "ca"}}}, "needs a rediss:// redis.url"),
     ({"similarity": {"measure": "cosine"}}, "value must be one of"),
+    ({"namespaces": {"wire": {"threshold": 2}}}, "/namespaces/wire/threshold"),
+    ({"namespaces": {"a b": {}}}, "invalid propertyName 'a b'"),
     ({"replicaCount": 0}, "minimum"),
     ({"replicaCont": 2}, "additional properties"),
 ]
@@ -384,6 +386,18 @@ def check_references(docs: list[dict[str, Any]], where: str, problems: Problems)
     volumes = {v["name"] for v in pod["spec"].get("volumes", [])}
     if mounts - volumes:
         problems.add(where, f"volumeMounts without a volume: {sorted(mounts - volumes)}")
+    for v in pod["spec"].get("volumes", []):
+        ref = v.get("configMap", {}).get("name")
+        if ref and ref not in configmaps:
+            problems.add(where, f"volume {v['name']!r} uses ConfigMap {ref!r} that is not rendered")
+    # A setting that names a file under /etc/neardup must name one in a mounted volume.
+    mount_paths = [m["mountPath"] for c in containers.values() for m in c.get("volumeMounts", [])]
+    for cm in _by_kind(docs, "ConfigMap"):
+        for key, value in (cm.get("data") or {}).items():
+            path = str(value)
+            mounted = any(path.startswith(mp.rstrip("/") + "/") for mp in mount_paths)
+            if key.startswith("NEARDUP_") and path.startswith("/etc/neardup/") and not mounted:
+                problems.add(where, f"{key}={path} is in no mounted volume")
 
     services = _by_kind(docs, "Service")
     for svc in services:

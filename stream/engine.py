@@ -316,6 +316,12 @@ class Engine:
                 stored[probe.seq] = StoredVerdict(doc_id, v.to_json())
         if stored:
             await self.index.put_verdicts(ns, stored)
+            copies = [
+                (v.cluster, seq, now)
+                for seq, v in batch.verdicts.items()
+                if seq in stored and v.verdict != "original"
+            ]
+            await self.index.add_members(ns, copies)
         if register:
             await self._count_lines(ns, policy, lines, probes, decided)
         return [decided[k] for k in range(len(prepared))]

@@ -15,6 +15,10 @@ one slot, and different namespaces still spread over shards.
 ``nd:{ns}:l:a``, ``:l:b`` hash: 16-byte line key (source, line fingerprint) -> how many documents
                          of that source had the line (boilerplate learning; two generations,
                          the current one named by the meta field ``lines``, each bounded)
+``nd:{ns}:c:<cluster>``  sorted set: packed seq of each copy in the cluster (the cluster id is its
+                         original's article id), scored by registration time (read API)
+``nd:{ns}:cm``           hash: packed seq of a copy -> its cluster id (stats, and removal)
+``nd:namespaces``        set: every namespace whose scheme was ensured (no hash tag: one key)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
 ``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs, earliest first
 
@@ -79,6 +83,18 @@ def deleted(ns: str) -> str:
     return base(ns) + "g"
 
 
+def cluster(ns: str, cluster_id: str) -> str:
+    """The members (copies) of one cluster of a namespace."""
+    return base(ns) + "c:" + cluster_id
+
+
+def cluster_of(ns: str) -> str:
+    return base(ns) + "cm"
+
+
+REGISTRY = PREFIX + ":namespaces"
+
+
 def lines(ns: str) -> list[str]:
     """The two generations of a namespace's line counts (see the module docstring)."""
     return [base(ns) + "l:a", base(ns) + "l:b"]
@@ -117,11 +133,14 @@ __all__ = [
     "ID_MAX_BYTES",
     "NAMESPACE_RE",
     "PREFIX",
+    "REGISTRY",
     "base",
     "bucket_field",
     "bucket_fields",
     "bucket_shard",
     "check_namespace",
+    "cluster",
+    "cluster_of",
     "deleted",
     "docs",
     "exact_shard",

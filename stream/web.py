@@ -7,6 +7,8 @@
 * ``DELETE /articles/{id}?namespace=NS``: takedown (same bearer token as ``/check``): the
   article leaves the index and a tombstone with its id is published on the verdict topic, known
   or not; answers ``{"deleted": true|false, "id", "namespace"}`` (false: the id was not indexed).
+* ``GET /articles/{id}``, ``GET /clusters/{id}``, ``GET /namespaces``, ``GET /openapi.json``:
+  the read API (:mod:`stream.read_api`), same bearer token.
 * ``GET /health``: 200 when Kafka and Redis are reachable and the index answers, else 503 (a
   Kubernetes readiness probe), with which is away and a ``reason`` (``index unavailable: OOM
   ...`` while batches are retried).
@@ -26,6 +28,7 @@ import orjson
 import redis.asyncio as aioredis
 from faust.web import Request, Response, View
 
+from stream import read_api
 from stream.clients import safe_url, tcp_reachable
 from stream.config import Settings
 from stream.engine import Engine
@@ -195,8 +198,26 @@ def add_views(
             return await check(self, request, settings, engine)
 
     class Articles(View):
+        async def get(self, request: Request, doc_id: str) -> Response:
+            ok = authorized(request, settings)
+            return await read_api.get_article(self, request, settings, ok, engine.index, doc_id)
+
         async def delete(self, request: Request, doc_id: str) -> Response:
             return await delete_article(self, request, settings, doc_id, remove)
+
+    class Clusters(View):
+        async def get(self, request: Request, doc_id: str) -> Response:
+            ok = authorized(request, settings)
+            return await read_api.get_cluster(self, request, settings, ok, engine.index, doc_id)
+
+    class Namespaces(View):
+        async def get(self, request: Request) -> Response:
+            ok = authorized(request, settings)
+            return await read_api.get_namespaces(self, ok, engine.index)
+
+    class OpenAPI(View):
+        async def get(self, request: Request) -> Response:
+            return self.json(read_api.openapi())
 
     class Health(View):
         async def get(self, request: Request) -> Response:
@@ -210,6 +231,9 @@ def add_views(
 
     app.page("/check")(Check)
     app.page("/articles/{doc_id}")(Articles)
+    app.page("/clusters/{doc_id}")(Clusters)
+    app.page("/namespaces")(Namespaces)
+    app.page("/openapi.json")(OpenAPI)
     app.page("/health")(Health)
     app.page("/metrics")(MetricsView)
 

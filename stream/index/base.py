@@ -85,6 +85,30 @@ class Window:
 NO_WINDOW = Window()
 
 
+@dataclass(frozen=True, slots=True)
+class NamespaceStats:
+    """What a namespace holds (``GET /namespaces``, ``neardup namespaces``). ``bytes`` and
+    ``hot_buckets`` are read from a sample of the shard keys on Redis (``sampled`` shards of
+    ``shards``; 0 of 0 when exact), everything else is counted."""
+
+    namespace: str
+    documents: int
+    copies: int  # articles that are not their cluster's original
+    verdicts: int
+    line_keys: int  # boilerplate counts kept
+    bytes: int
+    hot_buckets: int
+    scheme: str | None
+    policy: str | None
+    sampled: int = 0
+    shards: int = 0
+
+    @property
+    def clusters(self) -> int:
+        """Every article is its cluster's original or one of its copies."""
+        return self.documents - self.copies
+
+
 class StoredVerdict(NamedTuple):
     """A verdict to store at a seq, with the article it is for: the store checks the seq still
     belongs to ``doc_id`` before writing."""
@@ -223,6 +247,22 @@ class Index(Protocol):
     async def record_policy(self, ns: str, settings: bytes) -> None:
         """Record the decision settings a worker now applies to the namespace."""
 
+    async def add_members(self, ns: str, items: Sequence[tuple[str, int, float]]) -> None:
+        """Record copies as members of their clusters: ``(cluster id, seq, registered_at)``
+        (an original is its own cluster and is not listed)."""
+
+    async def members(
+        self, ns: str, cluster: str, offset: int, limit: int
+    ) -> tuple[list[tuple[int, float]], int, tuple[float, float] | None]:
+        """A page of a cluster's copies, ``(seq, registered_at)`` by registration time, the
+        number of copies, and the first and last registration times of the copies (None when
+        it has none)."""
+
+    async def namespaces(self) -> list[str]:
+        """Every namespace whose scheme was recorded, sorted."""
+
+    async def stats(self, ns: str) -> NamespaceStats: ...
+
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         """How many documents had each 16-byte line key (:mod:`sketch.lines`), as counted by
         :meth:`add_lines`: an estimate that only grows while the line recurs (see there)."""
@@ -240,6 +280,7 @@ __all__ = [
     "NO_WINDOW",
     "BufferedRegistration",
     "Index",
+    "NamespaceStats",
     "Probe",
     "Registration",
     "RegistrationStream",

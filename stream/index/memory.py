@@ -19,6 +19,7 @@ from stream.index.base import (
     MAX_SEQ,
     NO_WINDOW,
     BufferedRegistration,
+    NamespaceStats,
     Probe,
     Registration,
     StoredVerdict,
@@ -43,6 +44,9 @@ class _Space:
     buckets: dict[int, Slot] = field(default_factory=dict)
     lines: list[dict[bytes, int]] = field(default_factory=lambda: [{}, {}])  # current, previous
     decisions: bytes | None = None
+    cap: int = 0  # the bucket cap of the last registration (stats: buckets at it are hot)
+    members: dict[str, dict[int, float]] = field(default_factory=dict)  # cluster -> copies
+    cluster_of: dict[int, str] = field(default_factory=dict)  # a copy's seq -> its cluster
 
 
 # A slot (bucket or content slot) is one seq, or several packed as int64: ints and bytes are not
@@ -113,6 +117,7 @@ class MemoryIndex:
             raise SeqExhaustedError(
                 f"namespace {ns!r}: the counter is at {space.seq}; sequence numbers stop at 2**53"
             )
+        space.cap = cap
         forget = window.forget_before
         if forget is not None and space.deleted:
             space.deleted = {d: t for d, t in space.deleted.items() if t >= forget}
@@ -217,6 +222,12 @@ class MemoryIndex:
         space.ids.pop(rec.doc_id, None)
         space.verdicts.pop(seq, None)
         space.times.pop(seq, None)
+        cluster = space.cluster_of.pop(seq, None)
+        if cluster is not None:
+            copies = space.members.get(cluster, {})
+            copies.pop(seq, None)
+            if not copies:
+                space.members.pop(cluster, None)
 
     async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
         space = self._space(ns)
@@ -227,6 +238,40 @@ class MemoryIndex:
 
     async def count(self, ns: str) -> int:
         return len(self._space(ns).docs)
+
+    async def add_members(self, ns: str, items: Sequence[tuple[str, int, float]]) -> None:
+        space = self._space(ns)
+        for cluster, seq, at in items:
+            if seq in space.docs:  # removed meanwhile: nothing to list
+                space.members.setdefault(cluster, {})[seq] = at
+                space.cluster_of[seq] = cluster
+
+    async def members(
+        self, ns: str, cluster: str, offset: int, limit: int
+    ) -> tuple[list[tuple[int, float]], int, tuple[float, float] | None]:
+        copies = sorted(
+            self._space(ns).members.get(cluster, {}).items(), key=lambda x: (x[1], x[0])
+        )
+        span = (copies[0][1], copies[-1][1]) if copies else None
+        return copies[offset : offset + limit], len(copies), span
+
+    async def namespaces(self) -> list[str]:
+        return sorted(ns for ns, space in self._spaces.items() if space.scheme is not None)
+
+    async def stats(self, ns: str) -> NamespaceStats:
+        space = self._space(ns)
+        cap = space.cap
+        return NamespaceStats(
+            namespace=ns,
+            documents=len(space.docs),
+            copies=len(space.cluster_of),
+            verdicts=len(space.verdicts),
+            line_keys=sum(map(len, space.lines)),
+            bytes=sum(map(len, space.docs.values())) + sum(map(len, space.verdicts.values())),
+            hot_buckets=sum(1 for v in space.buckets.values() if cap and _size(v) >= cap),
+            scheme=space.scheme.decode() if space.scheme else None,
+            policy=space.decisions.decode() if space.decisions else None,
+        )
 
     async def stored_scheme(self, ns: str) -> bytes | None:
         return self._space(ns).scheme

@@ -62,6 +62,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+import orjson
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
@@ -85,6 +86,7 @@ from stream.index.base import (
     COPIES_CAP,
     NO_WINDOW,
     BufferedRegistration,
+    NamespaceStats,
     Probe,
     Registration,
     RegistrationStream,
@@ -289,6 +291,7 @@ class RedisIndex:
         if stored != mine:
             raise scheme_mismatch(ns, stored, mine)
         self._schemes[ns] = mine
+        await self._call(self._r.sadd(keys.REGISTRY, ns))  # GET /namespaces lists it
 
     @staticmethod
     def _ns_keys(ns: str) -> list[str]:
@@ -453,6 +456,7 @@ class RedisIndex:
         raws = list((await self.records(ns, seqs)).items())
         if not raws:
             return 0
+        await self._forget_members(ns, [seq for seq, _ in raws])
         pipe = self._r.pipeline(transaction=False)
         route = self._route(ns)
         for lo in range(0, len(raws), self._chunk):
@@ -483,6 +487,87 @@ class RedisIndex:
 
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
+
+    async def _forget_members(self, ns: str, seqs: Sequence[int]) -> None:
+        """Take removed copies out of their clusters' member lists."""
+        packed = [_pack(s) for s in seqs]
+        clusters = await self._call(self._r.hmget(keys.cluster_of(ns), packed))
+        gone = [(p, c.decode()) for p, c in zip(packed, clusters, strict=True) if c is not None]
+        if gone:
+            pipe = self._r.pipeline(transaction=False)
+            for p, c in gone:
+                pipe.zrem(keys.cluster(ns, c), p)
+            pipe.hdel(keys.cluster_of(ns), *(p for p, _ in gone))
+            await self._call(pipe.execute())
+
+    async def add_members(self, ns: str, items: Sequence[tuple[str, int, float]]) -> None:
+        if not items:
+            return
+        pipe = self._r.pipeline(transaction=False)
+        for cluster, seq, at in items:
+            pipe.zadd(keys.cluster(ns, cluster), {_pack(seq): at})
+        pipe.hset(keys.cluster_of(ns), mapping={_pack(s): c for c, s, _ in items})
+        await self._call(pipe.execute())
+
+    async def members(
+        self, ns: str, cluster: str, offset: int, limit: int
+    ) -> tuple[list[tuple[int, float]], int, tuple[float, float] | None]:
+        key = keys.cluster(ns, cluster)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zcard(key)
+        pipe.zrangebyscore(key, "-inf", "+inf", start=offset, num=limit, withscores=True)
+        pipe.zrangebyscore(key, "-inf", "+inf", start=0, num=1, withscores=True)
+        pipe.zrevrangebyscore(key, "+inf", "-inf", start=0, num=1, withscores=True)
+        total, page, first, last = await self._call(pipe.execute())
+        span = (float(first[0][1]), float(last[0][1])) if first and last else None
+        return [(int.from_bytes(m, "big"), float(t)) for m, t in page], int(total), span
+
+    async def namespaces(self) -> list[str]:
+        got = await self._call(self._r.smembers(keys.REGISTRY))
+        return sorted(x.decode() for x in got)
+
+    async def stats(self, ns: str, sample: int = 32) -> NamespaceStats:
+        """Counts from the namespace's hashes; bytes and hot buckets from ``sample`` shard
+        keys of each kind, spread evenly over the ``2**shard_bits`` names, scaled up."""
+        main = [keys.meta(ns), keys.ids(ns), keys.docs(ns), keys.verdicts(ns), keys.times(ns)]
+        main += [keys.deleted(ns), keys.cluster_of(ns), *keys.lines(ns)]
+        n = 1 << self._bits
+        picks = sorted({(i * n) // sample for i in range(min(sample, n))})
+        shards = [f"{keys.base(ns)}{k}:{i:x}" for k in ("x", "b") for i in picks]
+        pipe = self._r.pipeline(transaction=False)
+        for k in (keys.docs(ns), keys.cluster_of(ns), keys.verdicts(ns), *keys.lines(ns)):
+            pipe.hlen(k)
+        pipe.hget(keys.meta(ns), "scheme")
+        pipe.hget(keys.meta(ns), "policy")
+        for k in (*main, *shards):
+            pipe.memory_usage(k, samples=0)
+        for k in shards[len(picks) :]:
+            pipe.hgetall(k)
+        got = await self._call(pipe.execute())
+        docs, copies, verdicts, la, lb, scheme, policy = got[:7]
+        sizes = [int(x or 0) for x in got[7 : 7 + len(main) + len(shards)]]
+        main_bytes, shard_bytes = sum(sizes[: len(main)]), sizes[len(main) :]
+        cap = int(orjson.loads(policy).get("bucket_cap", 0)) if policy else 0  # as recorded
+        hot = sum(
+            1
+            for h in got[7 + len(main) + len(shards) :]
+            for v in h.values()
+            if cap and len(v) >= 8 * cap
+        )
+        scale = n / len(picks)
+        return NamespaceStats(
+            namespace=ns,
+            documents=int(docs),
+            copies=int(copies),
+            verdicts=int(verdicts),
+            line_keys=int(la) + int(lb),
+            bytes=main_bytes + round(sum(shard_bytes) * scale),
+            hot_buckets=round(hot * scale),
+            scheme=scheme.decode() if scheme else None,
+            policy=policy.decode() if policy else None,
+            sampled=len(shards),
+            shards=2 * n,
+        )
 
     async def stored_scheme(self, ns: str) -> bytes | None:
         got = await self._call(self._r.hget(keys.meta(ns), "scheme"))

@@ -164,9 +164,29 @@ def worker_container(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return container
 
 
+def settings_config_map(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one ConfigMap the worker takes its environment from (envFrom); others are files."""
+    (ref,) = [s["configMapRef"]["name"] for s in worker_container(docs)["envFrom"]]
+    (found,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == ref]
+    return found
+
+
+def mounted_files(docs: list[dict[str, Any]]) -> dict[str, str]:
+    """path -> content of every ConfigMap key the worker container sees as a file."""
+    maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
+    volumes = {v["name"]: v for v in one(docs, "Deployment")["spec"]["template"]["spec"]["volumes"]}
+    out = {}
+    for mount in worker_container(docs)["volumeMounts"]:
+        source = volumes[mount["name"]].get("configMap")
+        if source:
+            for key, text in maps[source["name"]]["data"].items():
+                out[f"{mount['mountPath'].rstrip('/')}/{key}"] = text
+    return out
+
+
 def worker_settings(docs: list[dict[str, Any]]) -> dict[str, str]:
     """What the worker's environment holds: ConfigMap values, then env (secrets as "<secret>")."""
-    env = dict(one(docs, "ConfigMap")["data"])
+    env = dict(settings_config_map(docs)["data"])
     for item in worker_container(docs).get("env", []):
         env[item["name"]] = item.get("value", "<secret>")
     return env
@@ -626,7 +646,7 @@ def test_secrets_are_referenced_never_inlined():
     for name, (secret, key) in expected.items():
         assert env[name]["valueFrom"]["secretKeyRef"] == {"name": secret, "key": key}
         assert "value" not in env[name]
-    data = one(docs, "ConfigMap")["data"]
+    data = settings_config_map(docs)["data"]
     assert not SECRET_SETTINGS & data.keys()
     assert "@" not in data["NEARDUP_REDIS_URL"]
     pod = one(docs, "Deployment")["spec"]["template"]["spec"]
@@ -745,9 +765,16 @@ def test_disruption_budget_and_resources():
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_chart_settings_are_real_and_valid(scenario, monkeypatch):
-    everything = worker_settings(manifests(scenario))
+def test_chart_settings_are_real_and_valid(scenario, monkeypatch, tmp_path):
+    docs = manifests(scenario)
+    everything = worker_settings(docs)
     env = {k: v for k, v in everything.items() if k.startswith("NEARDUP_")}
+    # A setting naming a file the chart mounts is read from the rendered file (the worker
+    # validates the namespaces file at start, as Settings() does here).
+    for n, (path, text) in enumerate(sorted(mounted_files(docs).items())):
+        local = tmp_path / f"{n}-{Path(path).name}"
+        local.write_text(text)
+        env = {k: str(local) if v == path else v for k, v in env.items()}
     extra_env: set[str] = set()
     if scenario != "defaults":
         proc = run_check("yaml2json", f"deploy/helm-values/{scenario}.yaml")

@@ -32,6 +32,7 @@ from harness.corpus import generate
 from harness.kafka import delete_topics, make_topics
 from harness.workers import WorkerProc, start_worker
 from sketch.lines import lines_of
+from stream import read_api
 from stream.engine import Engine
 from stream.errors import IndexUnavailableError
 from stream.index.redis import RedisIndex
@@ -517,6 +518,12 @@ async def exercise(index: RedisIndex, ns: str) -> None:
     ]
     assert await index.line_counts(ns, list(lines_of(pages[0], "ledger.example").keys)) == [2, 1]
     assert await engine.process(articles) == first
+    # the read API as the ACL user: members, statistics, the namespace registry
+    got = await read_api.cluster(index, ns, "d0", 0, 10)
+    assert got is not None and [m["id"] for m in got["members"]] == ["d0", "copy"]
+    stats = await index.stats(ns)
+    assert (stats.documents, stats.copies) == (7, 1) and stats.bytes > 0
+    assert ns in await index.namespaces()
     (checked,) = await engine.process([Article("probe", docs[1], ns)], register=False)
     assert isinstance(checked, Verdict) and checked.duplicate_of == "d1"
     assert await index.count(ns) == 7

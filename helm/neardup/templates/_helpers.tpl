@@ -196,3 +196,26 @@ that is always rendered, so `helm template`, `helm lint` and `helm install` all 
 {{ toYaml . }}
 {{- end }}
 {{- end -}}
+
+{{/* Where the worker reads the per-namespace policies (namespaces-configmap.yaml, mounted). */}}
+{{- define "neardup.namespacesDir" -}}/etc/neardup/namespaces{{- end -}}
+{{- define "neardup.namespacesFile" -}}{{ include "neardup.namespacesDir" . }}/namespaces.toml{{- end -}}
+
+{{/*
+One value of the namespaces file in TOML: strings as JSON strings (valid TOML basic strings),
+booleans bare, numbers bare with whole ones as integers (values files give every number as a
+float, and the worker refuses 3.0 where a count is due).
+*/}}
+{{- define "neardup.tomlValue" -}}
+{{- if kindIs "string" . -}}
+{{- toJson . -}}
+{{- else if kindIs "bool" . -}}
+{{- ternary "true" "false" . -}}
+{{- else if kindIs "float64" . -}}
+{{- if eq . (float64 (int64 .)) -}}{{ int64 . }}{{- else -}}{{ . }}{{- end -}}
+{{- else if or (kindIs "int" .) (kindIs "int64" .) -}}
+{{- . -}}
+{{- else -}}
+{{- fail (printf "namespaces: %v is not a string, number or boolean" .) -}}
+{{- end -}}
+{{- end -}}

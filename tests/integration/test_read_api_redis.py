@@ -1,0 +1,54 @@
+"""The read API's answers on a real Redis and a 3+3 Redis Cluster: the memory store's, exactly
+(the unit tests' stream, tests/unit/test_read_api.py), with removal keeping clusters right."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis, RedisCluster
+
+from harness.redis_cluster import RedisCluster6
+from stream import read_api
+from stream.engine import Engine
+from stream.index.base import Index
+from stream.index.memory import MemoryIndex
+from stream.index.redis import RedisIndex
+from tests.unit.test_read_api import _indexed, _stream
+
+TIMES = [10.0, 20.0, 30.0, 40.0]
+
+
+async def _answers(index: Index) -> list[object]:
+    await _indexed(index, _stream(), TIMES)
+    out: list[object] = [await read_api.article(index, "news", i) for i in ("a", "b", "c", "no")]
+    out += [await read_api.cluster(index, "news", "a", off, 2) for off in (0, 2)]
+    assert await Engine(index).delete("news", "b")
+    out += [await read_api.cluster(index, "news", "a", 0, 10)]
+    st = await index.stats("news")
+    out += [(st.documents, st.copies, st.clusters, st.verdicts)]
+    out += [await index.namespaces()]
+    return out
+
+
+async def test_redis_answers_as_the_memory_store(redis_client: Redis) -> None:
+    want = await _answers(MemoryIndex())
+    assert await _answers(RedisIndex(redis_client)) == want
+    st = await RedisIndex(redis_client).stats("news")
+    assert st.bytes > 0 and st.sampled == 64 and st.shards == 2 * 2**16
+
+
+@pytest.fixture
+async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        for node in client.get_primaries():
+            await client.execute_command("FLUSHALL", target_nodes=node)
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def test_a_cluster_answers_as_the_memory_store(cluster_client: RedisCluster) -> None:
+    want = await _answers(MemoryIndex())
+    assert await _answers(RedisIndex(cluster_client)) == want
