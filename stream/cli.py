@@ -479,6 +479,9 @@ async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from stream import admin
+
+    admin.register(app)
     app()
 
 
