@@ -184,28 +184,34 @@ def _near(w: str, v: str) -> bool:
 
 
 _CJK_ONE = re.compile(f"[{_CJK}]")
-# whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x"), and
-# English number words
-_LONG_NUMBER_RE = re.compile(
-    r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])|\b(?:"
-    + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
-    + r")\b",
-    re.IGNORECASE,
+# whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x"), or
+# Latin words (looked up as number words)
+_NUMBER_OR_WORD_RE = re.compile(
+    r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])|(?<![A-Za-z\d])[A-Za-z]{3,9}(?![A-Za-z\d])"
 )
+_ANY_DIGIT_RE = re.compile(r"\d")
+_DIGITS_RE = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])")
 
 
-def numbers_of(text: str, limit: int = 256) -> tuple[str, ...]:
+def numbers_of(text: str, limit: int = 256, *, words: bool = True) -> tuple[str, ...]:
     """The numbers of a long text (raw or normalised: the values are the same), in order, at most
     ``limit``: Arabic numerals and English number words as values (``two billion`` and ``2
     billion`` agree), what a corrected figure or an updated toll changes. (Chinese numeral
-    characters also spell ordinary words, 一个, 统一; in a long text they are left out.)"""
+    characters also spell ordinary words, 一个, 统一; in a long text they are left out.)
+    ``words=False``: Arabic numerals only, a tenth of the time on a long text."""
+    if not words:
+        if not _ANY_DIGIT_RE.search(text):  # most prose: a scan that stops at the first digit
+            return ()
+        found = _DIGITS_RE.findall(text)[:limit]
+        return tuple(_arabic(t if t.isascii() else unicodedata.normalize("NFKC", t)) for t in found)
     out = []
-    for m in _LONG_NUMBER_RE.finditer(text):
-        tok = m.group()
+    for tok in _NUMBER_OR_WORD_RE.findall(text):
         if tok[0].isdigit():
             out.append(_arabic(tok if tok.isascii() else unicodedata.normalize("NFKC", tok)))
+        elif (value := _EN_NUMBERS.get(tok.lower())) is not None:
+            out.append(str(value))
         else:
-            out.append(str(_EN_NUMBERS[tok.lower()]))
+            continue
         if len(out) == limit:
             break
     return tuple(out)

@@ -53,7 +53,7 @@ def lines_of(text: str, source: str, seed: int = DEFAULT_SEED) -> Lines:
         if not _WORD_RE.search(line):
             continue
         norm = _MARKER_RE.sub("", normalize(line))
-        fp = mmh3.hash64(norm.encode("utf-8"), seed, signed=False)[0]
+        fp = mmh3.hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
         spans.append((m.start(), m.end()))
         out.append(head + fp.to_bytes(8, "big"))
     return Lines(tuple(spans), tuple(out))

@@ -97,7 +97,8 @@ def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candid
         return None
     found = Candidate(sim, 0, policy.measure, direction)
     brief = min(len(a), len(b)) < policy.facts_tokens
-    if brief and policy.facts == "strict" and me.numbers != other.numbers:
+    known = max(len(a), len(b)) < policy.numbers_shingles  # both records keep their numbers
+    if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
         # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
         # next release, not a copy: related, with its changed figures
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
@@ -502,8 +503,8 @@ class Engine:
         best = found.matches[0]
         earlier = batch.records[best.seq]
         changes = best.changes
-        if me.kind is Kind.LONG and best.method != "exact" and me.numbers != earlier.numbers:
-            changes = tuple(facts.diff_facts("number", earlier.numbers, me.numbers))
+        if me.kind is Kind.LONG and best.method != "exact":
+            changes = self._changed_numbers(batch.policy, me, earlier)
         shown = tuple(
             Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
         )
@@ -523,6 +524,26 @@ class Engine:
             direction=best.direction,
             evidence=self._evidence(batch.policy, me, earlier) if explain else None,
         )
+
+    @staticmethod
+    def _changed_numbers(
+        policy: Policy, me: Prepared | Record, earlier: Record
+    ) -> tuple[Change, ...]:
+        """The numbers a long copy changed (its Arabic numerals), read from both texts as sent;
+        a brief text's record holds its numbers already. Computed for copies only, where
+        they are shown."""
+        if me.digits == earlier.digits:  # the same numerals, in the same order
+            return ()
+        mine = me.article.text if isinstance(me, Prepared) else me.raw
+        bound = policy.numbers_shingles
+        if len(me.shingles) < bound and len(earlier.shingles) < bound:  # both kept theirs
+            a, b = earlier.numbers, me.numbers
+        elif mine and earlier.raw:
+            a = facts.numbers_of(earlier.raw, words=False)
+            b = facts.numbers_of(mine, words=False)
+        else:
+            a, b = earlier.numbers, me.numbers
+        return tuple(facts.diff_facts("number", a, b)) if a != b else ()
 
     @staticmethod
     def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Span, ...]:

@@ -165,6 +165,15 @@ class Policy:
         c, r = self.threshold, self.max_size_ratio
         return c / (1.0 + r - c)
 
+    @property
+    def numbers_shingles(self) -> int:
+        """Long texts of fewer shingles keep their numbers in the record: every text the brief
+        rule (``facts_tokens``) can compare with a brief one. Jaccard at the threshold keeps
+        two sets within ``1 / threshold`` of each other's size; containment within
+        ``max_size_ratio``."""
+        ratio = 1.0 / self.threshold if self.measure == "jaccard" else self.max_size_ratio
+        return int(self.facts_tokens * ratio) + 1
+
     @cached_property
     def bands_rows(self) -> tuple[int, int]:
         if self.bands is not None:

@@ -41,7 +41,10 @@ class Prepared:
     shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
     text: str  # normalised text (short path; "" on the long path, which never reads it)
     simhash: int
-    numbers: tuple[str, ...] = ()  # long path: the text's numbers (changed figures are shown)
+    # long path, texts of fewer than policy.numbers_shingles shingles: their numbers (a brief
+    # templated item whose figures differ is related, not a copy); () otherwise
+    numbers: tuple[str, ...] = ()
+    digits: int = 0  # long path: the fingerprint of its numerals (changed ones are read if not)
 
     def record(self, at: float, *, keep_text: bool = True) -> Record:
         """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
@@ -56,6 +59,7 @@ class Prepared:
             self.text if self.kind is Kind.SHORT else "",
             self.numbers,
             self.article.text if keep_text else "",
+            self.digits,
         )
 
 
@@ -77,15 +81,19 @@ def prepare(
         texts = [t or a for t, a in zip(sketched, own, strict=True)]
     batch = features.normalize_batch(texts)
     hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
-    whole = batch if texts is own else features.normalize_batch(own)
-    contents = whole.content_hashes(seed)
+    contents = batch.content_hashes(seed)
+    if texts is not own:  # the content hash is always the whole text's
+        for i, t in enumerate(sketched or ()):
+            if t:
+                contents[i] = features.content_hash(features.normalize(own[i]), seed)
     n_windows = np.diff(offsets)
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     out: dict[int, Prepared] = {}
     if long_idx:
-        out.update(_long(policy, articles, texts, contents, hashes, offsets, long_idx))
+        digits = batch.digit_fingerprints()
+        out.update(_long(policy, articles, texts, contents, digits, hashes, offsets, long_idx))
     if short_idx:
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
@@ -97,6 +105,7 @@ def _long(
     articles: Sequence[Article],
     texts: Sequence[str],
     contents: list[bytes],
+    digits: list[int],
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
     idx: list[int],
@@ -113,6 +122,8 @@ def _long(
     bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
     s32, off32 = ragged.truncated_sets(sets.unique, sets.unique_offsets)
     fp_list = fps.tolist()
+    sizes = np.diff(off32).tolist()
+    bound = policy.numbers_shingles
     return {
         i: Prepared(
             articles[i],
@@ -122,7 +133,8 @@ def _long(
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
-            facts.numbers_of(texts[i]),
+            facts.numbers_of(texts[i]) if sizes[j] < bound else (),
+            digits[i],
         )
         for j, i in enumerate(idx)
     }

@@ -7,10 +7,13 @@ Layout (little-endian throughout)::
     id      utf-8 bytes
     buckets n_buckets x uint64   every bucket the article was added to (for delete/expiry)
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits,
-                   then <I length and the text's numbers, utf-8, separated by 0x1f
+                   then <Q the digits' fingerprint (TextBatch.digit_fingerprints), then <I
+                   length and the text's numbers (brief texts only), utf-8, separated by 0x1f
             short: <I length and the normalised text, utf-8 (edit similarity and facts)
-    raw     the rest: the article's text as sent (its first RAW_CHARS characters), zlib-compressed,
-            or nothing (the namespace keeps no text): what evidence spans point into
+    raw     the rest: the article's text as sent (its first RAW_CHARS characters), utf-8, or
+            nothing (the namespace keeps no text): what evidence spans point into. Not
+            compressed: zlib at its fastest level cost a third of the time a whole article
+            takes from text to verdict, for about 1 KB a record
 
 A record carries no sequence number (the index keys it by seq), so storage format 3's 8-byte seqs
 left it unchanged. Version 2 added the numbers of a long text (a near-copy's verdict lists the
@@ -26,7 +29,6 @@ texts), and then by at most one shingle.
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -36,6 +38,7 @@ import numpy.typing as npt
 VERSION = 3
 RAW_CHARS = 100_000  # of an article's text kept for evidence: spans past it are not shown
 _LEN = struct.Struct("<I")
+_DIGITS = struct.Struct("<Q")
 _NUMBER_SEP = "\x1f"
 _HEAD = struct.Struct("<BBHIdQ16sH")
 
@@ -57,6 +60,7 @@ class Record:
     text: str  # normalised text for short texts, "" for long ones
     numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
     raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
+    digits: int = 0  # long texts: a fingerprint of their numerals (0: none)
 
     def encode(self) -> bytes:
         ident = self.doc_id.encode("utf-8")
@@ -74,12 +78,16 @@ class Record:
         buckets = struct.pack(f"<{len(self.buckets)}Q", *self.buckets)
         if self.kind is Kind.LONG:
             field = _NUMBER_SEP.join(self.numbers).encode("utf-8")
-            payload = self.shingles.astype("<u4").tobytes() + _LEN.pack(len(field)) + field
+            payload = (
+                self.shingles.astype("<u4").tobytes()
+                + _DIGITS.pack(self.digits)
+                + _LEN.pack(len(field))
+                + field
+            )
         else:
             field = self.text.encode("utf-8")
             payload = _LEN.pack(len(field)) + field
-        kept = self.raw[:RAW_CHARS].encode("utf-8", "surrogatepass")
-        raw = zlib.compress(kept) if kept else b""
+        raw = self.raw[:RAW_CHARS].encode("utf-8", "surrogatepass")
         return head + ident + buckets + payload + raw
 
     @classmethod
@@ -93,12 +101,15 @@ class Record:
         buckets = np.frombuffer(data, dtype="<u8", count=n_buckets, offset=pos)
         pos += 8 * n_buckets
         numbers: tuple[str, ...] = ()
+        digits = 0
         tail = b""
         if kind == Kind.LONG:
             shingles = np.frombuffer(data, dtype="<u4", count=items, offset=pos).astype(np.uint32)
             text = ""
             pos += 4 * items
             if version >= 3:
+                (digits,) = _DIGITS.unpack_from(data, pos)
+                pos += _DIGITS.size
                 (n,) = _LEN.unpack_from(data, pos)
                 field, tail = data[pos + 4 : pos + 4 + n], data[pos + 4 + n :]
             else:
@@ -112,7 +123,7 @@ class Record:
                 text, tail = data[pos + 4 : pos + 4 + n].decode("utf-8"), data[pos + 4 + n :]
             else:
                 text = data[pos:].decode("utf-8")
-        raw = zlib.decompress(tail).decode("utf-8", "surrogatepass") if tail else ""
+        raw = tail.decode("utf-8", "surrogatepass") if tail else ""
         return cls(
             doc_id,
             Kind(kind),
@@ -124,6 +135,7 @@ class Record:
             text,
             numbers,
             raw,
+            digits,
         )
 
 

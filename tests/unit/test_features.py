@@ -158,3 +158,16 @@ def test_chinese_edited_copy_scores_high_and_unrelated_low() -> None:
     assert estimate_jaccard(h.signature(a), h.signature(c)) < 0.15
     fa, fb, fc = (simhash(*features.shingle_counts(t)) for t in (para, edited, other))
     assert hamming(fa, fb) < hamming(fa, fc)
+
+
+def test_digit_fingerprints_gate_reading_numbers() -> None:
+    """Equal fingerprints mean the same numerals in the same order, whatever else differs and
+    whatever texts share the batch; a changed, moved or split number changes it."""
+    texts = ["toll 12, up from 9.5", "Toll 12 — up FROM 9.5!", "toll 12, up from 9 5", "none", "12"]
+    fp = features.normalize_batch(texts).digit_fingerprints()
+    assert fp[0] == fp[1] and fp[0] != fp[2] and fp[3] == 0
+    alone = [features.normalize_batch([t]).digit_fingerprints()[0] for t in texts]
+    assert alone == fp
+    assert (
+        features.normalize_batch(["9.5 then 12"]).digit_fingerprints()[0] != fp[0]
+    )  # order counts
