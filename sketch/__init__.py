@@ -17,6 +17,7 @@ from sketch.facts import (
     differences,
     facts_of,
     numbers_of,
+    value_of,
 )
 from sketch.features import (
     DEFAULT_CHAR_NGRAM,
@@ -142,6 +143,7 @@ __all__ = [
     "truncated_sets",
     "unique_per_doc",
     "unpack_bbit",
+    "value_of",
     "verify",
     "without",
 ]

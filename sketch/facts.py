@@ -193,6 +193,12 @@ _ANY_DIGIT_RE = re.compile(r"\d")
 _DIGITS_RE = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])")
 
 
+def value_of(numeral: str) -> str:
+    """A numeral as written (``1,750``, ``4.50``, ``４２``) as its value (``1750``, ``4.5``,
+    ``42``), the form :func:`numbers_of` gives."""
+    return _arabic(numeral if numeral.isascii() else unicodedata.normalize("NFKC", numeral))
+
+
 def numbers_of(text: str, limit: int = 256, *, words: bool = True) -> tuple[str, ...]:
     """The numbers of a long text (raw or normalised: the values are the same), in order, at most
     ``limit``: Arabic numerals and English number words as values (``two billion`` and ``2
@@ -264,4 +270,5 @@ __all__ = [
     "differences",
     "facts_of",
     "numbers_of",
+    "value_of",
 ]

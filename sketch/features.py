@@ -222,29 +222,38 @@ class TextBatch:
             return part.tobytes().decode("ascii")
         return part.tobytes().decode("utf-32-le")
 
-    def digit_fingerprints(self) -> list[int]:
-        """Per text, a 64-bit hash of its numerals in order (digits, and a point or comma
-        between two digits), runs apart: two texts whose fingerprints agree write the same
-        numbers, so nothing needs reading to list changed ones (a difference is read, from the
-        texts). 0 for a text without digits. One numpy pass over the batch."""
+    def numerals(self, limit: int = 256) -> list[tuple[str, ...]]:
+        """Per text, its numerals in order as written (runs of digits, with a point or comma
+        between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
+        at most ``limit``: what a long copy's changed figures are read from. One numpy pass
+        over the batch, one slice per numeral."""
         codes = self.codes
         digit = (codes >= 48) & (codes <= 57)
         inner = np.zeros(len(codes), dtype=bool)  # the point or comma inside 4.5 or 1,750
         inner[1:-1] = ((codes[1:-1] == 46) | (codes[1:-1] == 44)) & digit[:-2] & digit[2:]
-        where = np.flatnonzero(digit | inner)
-        if len(where) == 0:
-            return [0] * len(self)
-        doc = np.searchsorted(self.ends, where, side="left")  # the text each digit is in
-        first = np.ones(len(where), dtype=bool)
-        first[1:] = (where[1:] - where[:-1] > 1) | (doc[1:] != doc[:-1])  # a run starts
-        rank = np.arange(len(where), dtype=np.uint64)
-        starts = np.searchsorted(doc, np.arange(len(self)), side="left")
-        rank -= starts[doc].astype(np.uint64)  # position among its text's digits
-        value = codes[where].astype(np.uint64) + first.astype(np.uint64) * np.uint64(64)
-        mixed = mix64(value * _WINDOW_MULT[0] + rank * _WINDOW_MULT[1] + np.uint64(1))
-        out = np.zeros(len(self), dtype=np.uint64)
-        np.add.at(out, doc, mixed)
-        return [int(x) for x in out.tolist()]
+        edges = np.zeros(len(codes) + 2, dtype=bool)
+        edges[1:-1] = digit | inner
+        flips = np.flatnonzero(edges[1:] != edges[:-1])
+        starts, ends = flips[0::2], flips[1::2]
+        letter = ((codes >= 65) & (codes <= 90)) | ((codes >= 97) & (codes <= 122))
+        before = np.zeros(len(starts), dtype=bool)
+        before[starts > 0] = letter[starts[starts > 0] - 1]
+        after = np.zeros(len(ends), dtype=bool)
+        after[ends < len(codes)] = letter[ends[ends < len(codes)]]
+        keep = ~(before | after)  # not the 3 of "q3x": a number stands beside no Latin letter
+        starts, ends = starts[keep], ends[keep]
+        out: list[list[str]] = [[] for _ in range(len(self))]
+        if not len(starts):
+            return [()] * len(self)
+        if codes.dtype == np.uint8:
+            joined = codes.tobytes().decode("ascii")
+        else:
+            joined = codes.tobytes().decode("utf-32-le")
+        docs = np.searchsorted(self.ends, starts, side="left").tolist()
+        for d, a, b in zip(docs, starts.tolist(), ends.tolist(), strict=True):
+            if len(out[d]) < limit:
+                out[d].append(joined[a:b])
+        return [tuple(x) for x in out]
 
     def content_hashes(self, seed: int = DEFAULT_SEED) -> list[bytes]:
         """:func:`content_hash` of every text (MurmurHash3 of its UTF-8 bytes)."""

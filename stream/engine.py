@@ -529,20 +529,12 @@ class Engine:
     def _changed_numbers(
         policy: Policy, me: Prepared | Record, earlier: Record
     ) -> tuple[Change, ...]:
-        """The numbers a long copy changed (its Arabic numerals), read from both texts as sent;
-        a brief text's record holds its numbers already. Computed for copies only, where
-        they are shown."""
-        if me.digits == earlier.digits:  # the same numerals, in the same order
-            return ()
-        mine = me.article.text if isinstance(me, Prepared) else me.raw
+        """The numbers a long copy changed, from both records: values with number words when
+        both are brief enough to keep them so, else the numerals as written, read as values."""
+        a, b = earlier.numbers, me.numbers
         bound = policy.numbers_shingles
-        if len(me.shingles) < bound and len(earlier.shingles) < bound:  # both kept theirs
-            a, b = earlier.numbers, me.numbers
-        elif mine and earlier.raw:
-            a = facts.numbers_of(earlier.raw, words=False)
-            b = facts.numbers_of(mine, words=False)
-        else:
-            a, b = earlier.numbers, me.numbers
+        if not (len(me.shingles) < bound and len(earlier.shingles) < bound):
+            a, b = tuple(map(facts.value_of, a)), tuple(map(facts.value_of, b))
         return tuple(facts.diff_facts("number", a, b)) if a != b else ()
 
     @staticmethod

@@ -41,10 +41,10 @@ class Prepared:
     shingles: npt.NDArray[np.uint32]  # sorted unique, 32-bit (what records store)
     text: str  # normalised text (short path; "" on the long path, which never reads it)
     simhash: int
-    # long path, texts of fewer than policy.numbers_shingles shingles: their numbers (a brief
-    # templated item whose figures differ is related, not a copy); () otherwise
+    # long path: a text of fewer than policy.numbers_shingles shingles, its numbers as values,
+    # number words included (the brief rule compares them); a longer one, its numerals as
+    # written (TextBatch.numerals: a copy's changed figures)
     numbers: tuple[str, ...] = ()
-    digits: int = 0  # long path: the fingerprint of its numerals (changed ones are read if not)
 
     def record(self, at: float, *, keep_text: bool = True) -> Record:
         """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
@@ -59,7 +59,6 @@ class Prepared:
             self.text if self.kind is Kind.SHORT else "",
             self.numbers,
             self.article.text if keep_text else "",
-            self.digits,
         )
 
 
@@ -92,8 +91,8 @@ def prepare(
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     out: dict[int, Prepared] = {}
     if long_idx:
-        digits = batch.digit_fingerprints()
-        out.update(_long(policy, articles, texts, contents, digits, hashes, offsets, long_idx))
+        numerals = batch.numerals()
+        out.update(_long(policy, articles, texts, contents, numerals, hashes, offsets, long_idx))
     if short_idx:
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
@@ -105,7 +104,7 @@ def _long(
     articles: Sequence[Article],
     texts: Sequence[str],
     contents: list[bytes],
-    digits: list[int],
+    numerals: list[tuple[str, ...]],
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
     idx: list[int],
@@ -133,8 +132,7 @@ def _long(
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
-            facts.numbers_of(texts[i]) if sizes[j] < bound else (),
-            digits[i],
+            facts.numbers_of(texts[i]) if sizes[j] < bound else numerals[i],
         )
         for j, i in enumerate(idx)
     }

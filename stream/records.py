@@ -7,8 +7,8 @@ Layout (little-endian throughout)::
     id      utf-8 bytes
     buckets n_buckets x uint64   every bucket the article was added to (for delete/expiry)
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits,
-                   then <Q the digits' fingerprint (TextBatch.digit_fingerprints), then <I
-                   length and the text's numbers (brief texts only), utf-8, separated by 0x1f
+                   then <I length and the text's numbers (stream.prepare.Prepared.numbers),
+                   utf-8, separated by 0x1f
             short: <I length and the normalised text, utf-8 (edit similarity and facts)
     raw     the rest: the article's text as sent (its first RAW_CHARS characters), utf-8, or
             nothing (the namespace keeps no text): what evidence spans point into. Not
@@ -38,7 +38,6 @@ import numpy.typing as npt
 VERSION = 3
 RAW_CHARS = 100_000  # of an article's text kept for evidence: spans past it are not shown
 _LEN = struct.Struct("<I")
-_DIGITS = struct.Struct("<Q")
 _NUMBER_SEP = "\x1f"
 _HEAD = struct.Struct("<BBHIdQ16sH")
 
@@ -60,7 +59,6 @@ class Record:
     text: str  # normalised text for short texts, "" for long ones
     numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
     raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
-    digits: int = 0  # long texts: a fingerprint of their numerals (0: none)
 
     def encode(self) -> bytes:
         ident = self.doc_id.encode("utf-8")
@@ -78,12 +76,7 @@ class Record:
         buckets = struct.pack(f"<{len(self.buckets)}Q", *self.buckets)
         if self.kind is Kind.LONG:
             field = _NUMBER_SEP.join(self.numbers).encode("utf-8")
-            payload = (
-                self.shingles.astype("<u4").tobytes()
-                + _DIGITS.pack(self.digits)
-                + _LEN.pack(len(field))
-                + field
-            )
+            payload = self.shingles.astype("<u4").tobytes() + _LEN.pack(len(field)) + field
         else:
             field = self.text.encode("utf-8")
             payload = _LEN.pack(len(field)) + field
@@ -101,15 +94,12 @@ class Record:
         buckets = np.frombuffer(data, dtype="<u8", count=n_buckets, offset=pos)
         pos += 8 * n_buckets
         numbers: tuple[str, ...] = ()
-        digits = 0
         tail = b""
         if kind == Kind.LONG:
             shingles = np.frombuffer(data, dtype="<u4", count=items, offset=pos).astype(np.uint32)
             text = ""
             pos += 4 * items
             if version >= 3:
-                (digits,) = _DIGITS.unpack_from(data, pos)
-                pos += _DIGITS.size
                 (n,) = _LEN.unpack_from(data, pos)
                 field, tail = data[pos + 4 : pos + 4 + n], data[pos + 4 + n :]
             else:
@@ -135,7 +125,6 @@ class Record:
             text,
             numbers,
             raw,
-            digits,
         )
 
 

@@ -160,14 +160,11 @@ def test_chinese_edited_copy_scores_high_and_unrelated_low() -> None:
     assert hamming(fa, fb) < hamming(fa, fc)
 
 
-def test_digit_fingerprints_gate_reading_numbers() -> None:
-    """Equal fingerprints mean the same numerals in the same order, whatever else differs and
-    whatever texts share the batch; a changed, moved or split number changes it."""
-    texts = ["toll 12, up from 9.5", "Toll 12 — up FROM 9.5!", "toll 12, up from 9 5", "none", "12"]
-    fp = features.normalize_batch(texts).digit_fingerprints()
-    assert fp[0] == fp[1] and fp[0] != fp[2] and fp[3] == 0
-    alone = [features.normalize_batch([t]).digit_fingerprints()[0] for t in texts]
-    assert alone == fp
-    assert (
-        features.normalize_batch(["9.5 then 12"]).digit_fingerprints()[0] != fp[0]
-    )  # order counts
+def test_numerals_of_a_batch_as_written() -> None:
+    """Numerals in order, a point or comma between digits kept, none beside a Latin letter,
+    the same whatever texts share the batch."""
+    texts = ["toll 12, up from 9.5", "Toll 1,750 — up FROM 4.50!", "q3 zq3x 3月5日", "none", "12"]
+    got = features.normalize_batch(texts).numerals()
+    assert got == [("12", "9.5"), ("1,750", "4.50"), ("3", "5"), (), ("12",)]
+    assert [features.normalize_batch([t]).numerals()[0] for t in texts] == got
+    assert len(features.normalize_batch([" ".join(["7"] * 300)]).numerals()[0]) == 256

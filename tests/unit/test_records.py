@@ -39,7 +39,6 @@ def records(draw: st.DrawFn) -> Record:
         text=text,
         numbers=numbers,
         raw=draw(st.text(max_size=300)),
-        digits=draw(_u64) if kind is Kind.LONG else 0,
     )
 
 
@@ -51,7 +50,7 @@ def _assert_same(a: Record, b: Record) -> None:
         b.simhash,
     )
     assert (a.content, a.buckets, a.text) == (b.content, b.buckets, b.text)
-    assert (a.numbers, a.raw, a.digits) == (b.numbers, b.raw, b.digits)
+    assert (a.numbers, a.raw) == (b.numbers, b.raw)
     assert b.shingles.dtype == np.uint32
     np.testing.assert_array_equal(a.shingles, b.shingles)
 
@@ -85,13 +84,13 @@ def test_layout_is_fixed_little_endian() -> None:
     )
     blob = rec.encode()
     head = struct.pack("<BBHIdQ16sH", VERSION, 1, 1, 1, 2.0, 0x0102030405060708, b"C" * 16, 2)
-    no_digits, no_numbers = (0).to_bytes(8, "little"), (0).to_bytes(4, "little")
+    no_numbers = (0).to_bytes(4, "little")
     assert blob == head + b"ab" + (0x1122).to_bytes(8, "little") + (5).to_bytes(4, "little") + (
-        no_digits + no_numbers
+        no_numbers
     )
     with_text = Record(*[getattr(rec, f) for f in Record.__slots__][:8], ("7", "12"), "The text")
     blob = with_text.encode()
-    tail = blob[len(head) + 2 + 8 + 4 + 8 :]
+    tail = blob[len(head) + 2 + 8 + 4 :]
     assert tail[:4] == (4).to_bytes(4, "little") and tail[4:8] == b"7\x1f12"
     assert tail[8:] == b"The text"
 
