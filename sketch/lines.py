@@ -52,7 +52,9 @@ def lines_of(text: str, source: str, seed: int = DEFAULT_SEED) -> Lines:
         line = m.group()
         if not _WORD_RE.search(line):
             continue
-        norm = _MARKER_RE.sub("", normalize(line))
+        # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the cost
+        folded = " ".join(line.lower().split()) if line.isascii() else normalize(line)
+        norm = _MARKER_RE.sub("", folded)
         fp = mmh3.hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
         spans.append((m.start(), m.end()))
         out.append(head + fp.to_bytes(8, "big"))
