@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import mmh3
 
-from sketch.features import DEFAULT_SEED, normalize
+from sketch.features import DEFAULT_SEED, normalize, tokenize
 
 _LINE_RE = re.compile(r"[^\n]+")
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
@@ -44,14 +44,21 @@ def source_key(source: str, seed: int = DEFAULT_SEED) -> bytes:
     return mmh3.hash64(source.encode("utf-8"), seed, signed=False)[0].to_bytes(8, "big")
 
 
-def lines_of(text: str, source: str, seed: int = DEFAULT_SEED) -> Lines:
-    """Every line of ``text`` that has a word character, keyed under ``source``."""
+def lines_of(
+    text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
+) -> Lines:
+    """Every line of ``text`` that has a word character and ``min_tokens`` to ``max_tokens``
+    tokens (0: no upper bound; words, a CJK character one each), keyed under ``source``."""
     head = source_key(source, seed)
     spans, out = [], []
     for m in _LINE_RE.finditer(text):
         line = m.group()
         if not _WORD_RE.search(line):
             continue
+        if min_tokens > 1 or max_tokens:
+            n = len(line.split()) if line.isascii() else len(tokenize(line))
+            if n < min_tokens or (max_tokens and n > max_tokens):
+                continue
         # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the cost
         folded = " ".join(line.lower().split()) if line.isascii() else normalize(line)
         norm = _MARKER_RE.sub("", folded)
@@ -62,5 +69,12 @@ def lines_of(text: str, source: str, seed: int = DEFAULT_SEED) -> Lines:
 
 
 def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
-    """The text with the lines at positions ``drop`` left out (the others joined by newlines)."""
-    return "\n".join(text[a:b] for i, (a, b) in enumerate(lines.spans) if i not in drop)
+    """The text without the lines at positions ``drop`` of ``lines``; every other line of the
+    text (whether ``lines`` lists it or not) stays, joined by newlines."""
+    gone = {lines.spans[i][0] for i in drop}
+    kept, pos = [], 0
+    for part in text.split("\n"):
+        if pos not in gone and part.strip():
+            kept.append(part)
+        pos += len(part) + 1
+    return "\n".join(kept)

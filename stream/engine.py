@@ -25,12 +25,13 @@ function of data that no longer changes, so both workers reach the same cluster 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
-from sketch import evidence, facts, features, verify
+from sketch import evidence, facts, verify
 from sketch.evidence import Span
 from sketch.lines import Lines, lines_of, without
 from stream import keys, namespaces
@@ -42,6 +43,7 @@ from stream.prepare import Prepared, prepare
 from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
+_WORD = re.compile(r"\w")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +71,6 @@ def _teaches(v: Verdict | NeardupError | None) -> bool:
     if not isinstance(v, Verdict) or v.verdict == "duplicate":
         return False
     return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
-
-
-def _tokens(text: str, span: tuple[int, int]) -> int:
-    """Tokens of a line (words; CJK characters one each), as the sketches count them."""
-    return len(features.tokenize(text[span[0] : span[1]]))
 
 
 def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candidate, bool] | None:
@@ -331,9 +328,10 @@ class Engine:
         self, ns: str, policy: Policy, articles: list[Article]
     ) -> tuple[list[Lines | None], list[str | None]]:
         """Each multi-line article's lines, and its text without the lines that at least
-        ``boilerplate_min_docs`` earlier documents of its source had and that have at most
+        ``boilerplate_min_docs`` earlier documents of its source had and that have two to
         ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
-        recurs is a story syndicated again, not boilerplate) (None: nothing to leave
+        recurs is a story syndicated again, not boilerplate; a one-word line is a text laid
+        out a word a line, whose words recur everywhere) (None: nothing to leave
         out, or everything: a page that is all template is judged as it is). One read of the
         index for the batch, plus the batch's own earlier articles; what is left out is frozen
         into the records that registration writes, so the verdicts never depend on counts read
@@ -342,7 +340,15 @@ class Engine:
         if not k or not any("\n" in a.text for a in articles):
             return list(none), list(none)
         lines = [
-            lines_of(a.text, a.source_name(), policy.seed) if "\n" in a.text else None
+            lines_of(
+                a.text,
+                a.source_name(),
+                policy.seed,
+                min_tokens=2,
+                max_tokens=policy.boilerplate_tokens,
+            )
+            if "\n" in a.text
+            else None
             for a in articles
         ]
         wanted = sorted({key for found in lines if found for key in found.keys})
@@ -353,17 +359,13 @@ class Engine:
             if found is None:
                 sketched.append(None)
                 continue
-            drop = {
-                i
-                for i, key in enumerate(found.keys)
-                if counts[key] >= k and _tokens(a.text, found.spans[i]) <= policy.boilerplate_tokens
-            }
+            drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             if a.text not in seen:  # the batch's earlier articles count too, once per text
                 seen.add(a.text)
                 for key in dict.fromkeys(found.keys):
                     counts[key] += 1
-            keep = 0 < len(drop) < len(found)
-            sketched.append(without(a.text, found, drop) if keep else None)
+            rest = without(a.text, found, drop) if drop else ""
+            sketched.append(rest if drop and _WORD.search(rest) else None)
         return lines, sketched
 
     async def _count_lines(

@@ -137,7 +137,7 @@ async def test_a_namespace_with_another_scheme_is_dead_lettered_and_others_get_v
     foreign, ok = f"foreign-{uuid.uuid4().hex[:6]}", f"ok-{uuid.uuid4().hex[:6]}"
     lines = tmp_path / "in.jsonl"
     lines.write_text(json.dumps({"id": "seed", "text": "made with another threshold"}) + "\n")
-    cmd = [str(NEARDUP), "dedup", str(lines), "--namespace", foreign, "--threshold", "0.6"]
+    cmd = [str(NEARDUP), "dedup", str(lines), "--namespace", foreign, "--threshold", "0.95"]
     cmd += ["--store", redis_url, "--no-progress"]  # what any operator can do
     made = await asyncio.to_thread(subprocess.run, cmd, capture_output=True, check=False)
     assert made.returncode == 0, made.stderr

@@ -33,10 +33,17 @@ def test_without_drops_the_given_lines() -> None:
     assert without(text, lines, set()) == "nav\nstory one\nstory two\nfooter"
 
 
+def test_lines_outside_the_token_bounds_are_not_lines_but_stay_in_the_text() -> None:
+    text = "Home | World | Sport\nword\n" + " ".join(["long"] * 50) + "\nFooter line here"
+    lines = lines_of(text, "s", min_tokens=2, max_tokens=40)
+    assert [text[a:b] for a, b in lines.spans] == ["Home | World | Sport", "Footer line here"]
+    assert without(text, lines, {0, 1}) == "word\n" + " ".join(["long"] * 50)
+
+
 @given(st.lists(st.text(st.characters(blacklist_characters="\n"), max_size=20), max_size=12))
 def test_every_worded_line_is_found_once_per_time(parts: list[str]) -> None:
     text = "\n".join(parts)
     lines = lines_of(text, "src")
     worded = [p for p in parts if any(c.isalnum() or c == "_" for c in p)]
     assert [text[a:b] for a, b in lines.spans] == worded
-    assert without(text, lines, set()) == "\n".join(worded)
+    assert without(text, lines, set()) == "\n".join(p for p in parts if p.strip())
