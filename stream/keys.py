@@ -15,8 +15,9 @@ one slot, and different namespaces still spread over shards.
 ``nd:{ns}:l:a``, ``:l:b`` hash: 16-byte line key (source, line fingerprint) -> how many documents
                          of that source had the line (boilerplate learning; two generations,
                          the current one named by the meta field ``lines``, each bounded)
-``nd:{ns}:c:<cluster>``  sorted set: packed seq of each copy in the cluster (the cluster id is its
-                         original's article id), scored by registration time (read API)
+``nd:{ns}:c:<hash>``     sorted set: packed seq of each copy in a cluster (the cluster id is its
+                         original's article id; <hash> its 128-bit MurmurHash3, hex), scored by
+                         registration time (read API)
 ``nd:{ns}:cm``           hash: packed seq of a copy -> its cluster id (stats, and removal)
 ``nd:namespaces``        set: every namespace whose scheme was ensured (no hash tag: one key)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
@@ -42,6 +43,8 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterable, Sequence
+
+import mmh3
 
 PREFIX = "nd"
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -84,8 +87,9 @@ def deleted(ns: str) -> str:
 
 
 def cluster(ns: str, cluster_id: str) -> str:
-    """The members (copies) of one cluster of a namespace."""
-    return base(ns) + "c:" + cluster_id
+    """The members (copies) of one cluster of a namespace, named by a 128-bit hash of the
+    cluster's id: an article id may hold braces or colons, a key name never does."""
+    return base(ns) + "c:" + mmh3.hash_bytes(cluster_id.encode("utf-8"), 0x636C75).hex()
 
 
 def cluster_of(ns: str) -> str:

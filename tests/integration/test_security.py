@@ -32,7 +32,7 @@ from harness.corpus import generate
 from harness.kafka import delete_topics, make_topics
 from harness.workers import WorkerProc, start_worker
 from sketch.lines import lines_of
-from stream import read_api
+from stream import keys, read_api
 from stream.engine import Engine
 from stream.errors import IndexUnavailableError
 from stream.index.redis import RedisIndex
@@ -374,7 +374,7 @@ def test_check_fuzz_answers_json_and_never_500(worker: Worker) -> None:
 # --------------------------------------------------------------------------- tenants in Redis
 
 KEY_RE = re.compile(
-    rb"nd:\{([A-Za-z0-9_.-]{1,64})\}:(?:m|i|d|v|t|g|l:[ab]|x:[0-9a-f]+|b:[0-9a-f]+)"
+    rb"nd:\{([A-Za-z0-9_.-]{1,64})\}:(?:m|i|d|v|t|g|cm|l:[ab]|c:[0-9a-f]{32}|x:[0-9a-f]+|b:[0-9a-f]+)"
 )
 HOSTILE_IDS = [
     "x}:d",
@@ -393,9 +393,12 @@ HOSTILE_IDS = [
 
 
 async def snapshot(r: aioredis.Redis) -> dict[bytes, tuple[bytes, Any]]:
-    """Every key with its type and full value, read type by type (byte for byte)."""
+    """Every key with its type and full value, read type by type (byte for byte); but the one
+    key without a namespace, the registry of namespaces (``keys.REGISTRY``)."""
     out: dict[bytes, tuple[bytes, Any]] = {}
     async for key in r.scan_iter(count=1000):
+        if key == keys.REGISTRY.encode():
+            continue
         kind = await r.type(key)
         if kind == b"hash":
             value: Any = await r.hgetall(key)
