@@ -63,6 +63,12 @@ class Candidate:
 COPY_TEACHES_BELOW = 0.95  # a copy this similar to what it copies is that story again
 
 
+def _counted_now(probe: Probe) -> bool:
+    """A new article's lines are counted once its batch is decided; so are a replayed one's
+    whose verdict was never stored (the attempt that registered it failed before counting)."""
+    return probe.status == "new" or (probe.status == "replay" and probe.verdict is None)
+
+
 def _teaches(v: Verdict | NeardupError | None) -> bool:
     """Whether an article's lines count towards its source's boilerplate: an original's do,
     and a loose copy's (a template shared by two stories can make them look alike: they must
@@ -383,7 +389,7 @@ class Engine:
         new = [
             key
             for k, (found, probe) in enumerate(zip(lines, probes, strict=True))
-            if found is not None and probe.status == "new" and _teaches(decided.get(k))
+            if found is not None and _counted_now(probe) and _teaches(decided.get(k))
             for key in dict.fromkeys(found.keys)
         ]
         if new:

@@ -104,6 +104,13 @@ def _summary(name: str, table: dict[str, _Row]) -> str:
     return "\n".join(lines)
 
 
+# Two "non" answers (independent of the supplied source) that share text with each other:
+# g2pE_taskd's word 3-shingles are 31% inside g4pD_taskd (23% the other way; 1-2% in the
+# source), both having used the same outside text on Bayes' theorem. Containment both ways at
+# 0.25 finds that reuse (the earlier one embedded in the later); one way it was 0.229 and missed.
+KNOWN_SHARED = {("g4pD_taskd", "g2pE_taskd")}
+
+
 async def test_clough_stevenson_quality(redis_client: Redis) -> None:
     summaries = []
     tables = {}
@@ -111,7 +118,14 @@ async def test_clough_stevenson_quality(redis_client: Redis) -> None:
         verdicts = await _run(redis_client, ns)
         tables[ns] = table = _score(verdicts)
         summaries.append(_summary(ns, table))
-        assert table["non"].flagged == 0, [  # independent writing is never a duplicate
+        shared = KNOWN_SHARED if ns == "containment" else set()
+        linked = {
+            (p["answer_id"], verdicts[p["answer_id"]].duplicate_of)
+            for p in _corpus()[1]
+            if p["category"] == "non" and verdicts[p["answer_id"]].verdict != "original"
+        }
+        assert linked <= shared, linked  # independent of the source, and of each other
+        assert table["non"].flagged == len(linked), [  # independent writing is never a duplicate
             (p["answer_id"], verdicts[p["answer_id"]].duplicate_of)
             for p in _corpus()[1]
             if p["category"] == "non" and verdicts[p["answer_id"]].verdict != "original"
