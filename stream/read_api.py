@@ -283,11 +283,15 @@ def openapi() -> dict[str, Any]:
     check_body = {
         "type": "object",
         "required": ["text"],
+        # registering needs the article's own id; a check without one gets a throwaway id
+        "if": {"properties": {"register": {"const": True}}, "required": ["register"]},
+        "then": {"required": ["id"]},
         "properties": {
             "text": {
                 "type": "string",
                 "minLength": 1,
-                "pattern": "\\S",
+                # a character neither JSON Schema's \s nor Python's whitespace (\x1c-\x1f, \x85)
+                "pattern": "[^\\s\\x1c-\\x1f\\x85]",
             },  # size: a 413 past the limit
             "id": {"type": ["string", "integer"], "pattern": _ID_SCHEMA["pattern"]},
             "namespace": {"type": ["string", "null"], "pattern": NAMESPACE_RE.pattern},

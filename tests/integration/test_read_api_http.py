@@ -119,7 +119,7 @@ schema.config.generation.update(modes=[schemathesis.GenerationMode.POSITIVE], co
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_every_view_answers_as_documented(case: Any, worker: WorkerProc, tmp_path: Path) -> None:
     """Generated requests, valid and not, against the real worker: no 500, status codes and
     bodies as the document says, every response JSON."""
