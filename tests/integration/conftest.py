@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 import redis
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 from harness import services
 from harness.kafka import create_topics, delete_topics
@@ -133,6 +133,18 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClu
 
 
 # --------------------------------------------------------------------------- clients
+
+
+@pytest.fixture
+async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
+    """A cluster client on the session's cluster, every primary flushed, closed after."""
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        for node in client.get_primaries():
+            await client.execute_command("FLUSHALL", target_nodes=node)
+        yield client
+    finally:
+        await client.aclose()
 
 
 @pytest.fixture

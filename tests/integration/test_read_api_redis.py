@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from redis.asyncio import Redis, RedisCluster
 
-from harness.redis_cluster import RedisCluster6
 from stream import read_api
 from stream.engine import Engine
 from stream.index.base import Index
@@ -36,17 +32,6 @@ async def test_redis_answers_as_the_memory_store(redis_client: Redis) -> None:
     assert await _answers(RedisIndex(redis_client)) == want
     st = await RedisIndex(redis_client).stats("news")
     assert st.bytes > 0 and st.sampled == 64 and st.shards == 2 * 2**16
-
-
-@pytest.fixture
-async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        for node in client.get_primaries():
-            await client.execute_command("FLUSHALL", target_nodes=node)
-        yield client
-    finally:
-        await client.aclose()
 
 
 async def test_a_cluster_answers_as_the_memory_store(cluster_client: RedisCluster) -> None:

@@ -6,12 +6,8 @@ The pages and their expected verdicts are the unit tests' (tests/unit/test_boile
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from redis.asyncio import Redis, RedisCluster
 
-from harness.redis_cluster import RedisCluster6
 from stream import keys
 from stream.engine import Engine
 from stream.index.memory import MemoryIndex
@@ -50,17 +46,6 @@ async def test_line_counts_keep_two_bounded_generations_in_redis(redis_client: R
     assert await index.line_counts("gen", [every]) == [4]  # as the memory store counts
     assert await index.line_counts("gen", [bytes([0, 0]) * 8, b"never seen here!"]) == [0, 0]
     assert await redis_client.hget(keys.meta("gen"), "lines") in (b"a", b"b")
-
-
-@pytest.fixture
-async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisCluster]:
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        for node in client.get_primaries():
-            await client.execute_command("FLUSHALL", target_nodes=node)
-        yield client
-    finally:
-        await client.aclose()
 
 
 async def test_on_a_cluster_namespaces_on_every_primary_learn_as_the_memory_store(
