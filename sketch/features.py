@@ -226,33 +226,38 @@ class TextBatch:
         """Per text, its numerals in order as written (runs of digits, with a point or comma
         between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
         at most ``limit``: what a long copy's changed figures are read from. One numpy pass
-        over the batch, one slice per numeral."""
+        over the batch finds the digits; the rest works on them alone."""
         codes = self.codes
-        digit = (codes >= 48) & (codes <= 57)
-        inner = np.zeros(len(codes), dtype=bool)  # the point or comma inside 4.5 or 1,750
-        inner[1:-1] = ((codes[1:-1] == 46) | (codes[1:-1] == 44)) & digit[:-2] & digit[2:]
-        edges = np.zeros(len(codes) + 2, dtype=bool)
-        edges[1:-1] = digit | inner
-        flips = np.flatnonzero(edges[1:] != edges[:-1])
-        starts, ends = flips[0::2], flips[1::2]
-        letter = ((codes >= 65) & (codes <= 90)) | ((codes >= 97) & (codes <= 122))
-        before = np.zeros(len(starts), dtype=bool)
-        before[starts > 0] = letter[starts[starts > 0] - 1]
-        after = np.zeros(len(ends), dtype=bool)
-        after[ends < len(codes)] = letter[ends[ends < len(codes)]]
-        keep = ~(before | after)  # not the 3 of "q3x": a number stands beside no Latin letter
+        # digits are few in prose: one pass over the batch finds them, the rest works on them
+        pos = np.flatnonzero((codes - codes.dtype.type(48)) < 10)
+        if not len(pos):
+            return [()] * len(self)
+        gap = np.diff(pos)
+        mid = codes[pos[:-1] + 1]  # the character after each digit but the last
+        joined = (gap == 1) | ((gap == 2) & ((mid == 46) | (mid == 44)))  # 4.5, 1,750
+        breaks = np.flatnonzero(~joined)
+        starts = pos[np.concatenate(([0], breaks + 1))]
+        ends = pos[np.concatenate((breaks, [len(pos) - 1]))] + 1
+        n = len(codes)
+        # not the 3 of "q3x": a number stands beside no Latin letter (x | 32 lower-cases A-Z
+        # and leaves every other code point outside a-z)
+        prev = codes[np.maximum(starts - 1, 0)] | np.uint8(32)
+        nxt = codes[np.minimum(ends, n - 1)] | np.uint8(32)
+        keep = ~(
+            ((starts > 0) & (prev >= 97) & (prev <= 122))
+            | ((ends < n) & (nxt >= 97) & (nxt <= 122))
+        )
         starts, ends = starts[keep], ends[keep]
         out: list[list[str]] = [[] for _ in range(len(self))]
-        if not len(starts):
-            return [()] * len(self)
-        if codes.dtype == np.uint8:
-            joined = codes.tobytes().decode("ascii")
-        else:
-            joined = codes.tobytes().decode("utf-32-le")
+        # the numerals' characters (ASCII digits, points, commas) laid end to end, as one str
+        lengths = ends - starts
+        bounds = np.concatenate(([0], np.cumsum(lengths)))
+        at = np.arange(bounds[-1]) - np.repeat(bounds[:-1] - starts, lengths)
+        text = codes[at].astype(np.uint8).tobytes().decode("ascii")
         docs = np.searchsorted(self.ends, starts, side="left").tolist()
-        for d, a, b in zip(docs, starts.tolist(), ends.tolist(), strict=True):
+        for d, a, b in zip(docs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             if len(out[d]) < limit:
-                out[d].append(joined[a:b])
+                out[d].append(text[a:b])
         return [tuple(x) for x in out]
 
     def content_hashes(self, seed: int = DEFAULT_SEED) -> list[bytes]:

@@ -20,7 +20,6 @@ import mmh3
 
 from sketch.features import DEFAULT_SEED, normalize, tokenize
 
-_LINE_RE = re.compile(r"[^\n]+")
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
 
@@ -48,24 +47,37 @@ def lines_of(
     text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
 ) -> Lines:
     """Every line of ``text`` that has a word character and ``min_tokens`` to ``max_tokens``
-    tokens (0: no upper bound; words, a CJK character one each), keyed under ``source``."""
+    tokens (0: no upper bound), keyed under ``source``. Tokens are the words between spaces;
+    a line with CJK characters counts each of them as one (:func:`sketch.features.tokenize`),
+    and a line of more than ``max_tokens`` words is long whatever its script."""
     head = source_key(source, seed)
     spans, out = [], []
-    for m in _LINE_RE.finditer(text):
-        line = m.group()
+    bounded = min_tokens > 1 or max_tokens > 0
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
         if not _WORD_RE.search(line):
             continue
-        if min_tokens > 1 or max_tokens:
-            n = len(line.split()) if line.isascii() else len(tokenize(line))
+        if bounded:
+            n = _tokens(line, max_tokens)
             if n < min_tokens or (max_tokens and n > max_tokens):
                 continue
         # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the cost
         folded = " ".join(line.lower().split()) if line.isascii() else normalize(line)
         norm = _MARKER_RE.sub("", folded)
         fp = mmh3.hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
-        spans.append((m.start(), m.end()))
+        spans.append((start, start + len(line)))
         out.append(head + fp.to_bytes(8, "big"))
     return Lines(tuple(spans), tuple(out))
+
+
+def _tokens(line: str, cap: int) -> int:
+    """A line's tokens, counted no further than past ``cap`` (0: all): the long paragraph of a
+    story is split once, at most ``cap`` times, and tokenised never."""
+    pieces = len(line.split(None, cap) if cap else line.split())
+    if line.isascii() or (cap and pieces > cap):
+        return pieces
+    return len(tokenize(line))
 
 
 def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:

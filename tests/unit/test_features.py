@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -168,3 +169,22 @@ def test_numerals_of_a_batch_as_written() -> None:
     assert got == [("12", "9.5"), ("1,750", "4.50"), ("3", "5"), (), ("12",)]
     assert [features.normalize_batch([t]).numerals()[0] for t in texts] == got
     assert len(features.normalize_batch([" ".join(["7"] * 300)]).numerals()[0]) == 256
+
+
+# A numeral as the batch reads it, said as a regular expression over ASCII: a maximal run of
+# digits joined by single points or commas, with no Latin letter on either side.
+_NUMERAL_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?<![0-9][.,])[0-9]+(?:[.,][0-9]+)*(?![A-Za-z0-9])(?![.,][0-9])"
+)
+
+
+@given(
+    st.lists(st.text(alphabet="0123456789.,,..aZq -\u00e9\u4e00\x00\n", max_size=40), max_size=8)
+)
+@settings(max_examples=400, deadline=None)
+def test_numerals_of_a_batch_equal_the_regular_expression(texts: list[str]) -> None:
+    """The vectorised reading equals the rule said once as a pattern, text by text, whatever
+    texts share the batch (a NUL inside a text, a text ending in a digit before one starting
+    with a digit)."""
+    got = features.normalize_batch(texts).numerals()
+    assert got == [tuple(_NUMERAL_RE.findall(features.normalize(t))) for t in texts]

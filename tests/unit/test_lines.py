@@ -47,3 +47,14 @@ def test_every_worded_line_is_found_once_per_time(parts: list[str]) -> None:
     worded = [p for p in parts if any(c.isalnum() or c == "_" for c in p)]
     assert [text[a:b] for a, b in lines.spans] == worded
     assert without(text, lines, set()) == "\n".join(p for p in parts if p.strip())
+
+
+def test_tokens_of_lines_in_any_script() -> None:
+    """CJK characters count one each; a line of more than ``max_tokens`` words is long in any
+    script (the curly quotes of a story's paragraph make it non-ASCII, not short)."""
+    cjk_short, cjk_long = "本站招聘启事", "据新华社报道" * 10
+    quoted = "\u201cMarkets\u201d " + " ".join(["rallied"] * 45)
+    one = "\u201cSubscribe\u201d"
+    text = "\n".join([cjk_short, cjk_long, quoted, one, "Caf\u00e9 menu today"])
+    lines = lines_of(text, "s", min_tokens=2, max_tokens=40)
+    assert [text[a:b] for a, b in lines.spans] == [cjk_short, "Caf\u00e9 menu today"]
