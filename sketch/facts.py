@@ -34,7 +34,7 @@ from typing import Literal
 
 from rapidfuzz.distance import OSA
 
-FactKind = Literal["number", "word"]
+FactKind = Literal["number", "word", "date"]
 
 _CJK = "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -200,6 +200,66 @@ def _space_table() -> npt.NDArray[np.bool_]:
     return np.array([chr(c).isspace() for c in range(0x10000)], dtype=bool)
 
 
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        (
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        )
+    )
+    for name in names.split()
+}
+
+
+def _keys3(words: Iterable[str]) -> npt.NDArray[np.int64]:
+    """Three letters as one number, as :meth:`TextBatch._may_be_day` reads them."""
+    keys = {(ord(w[0]) << 42) | (ord(w[1]) << 21) | ord(w[2]) for w in words}
+    return np.array(sorted(keys), dtype=np.int64)
+
+
+# a month's last three letters (before a day) or first three (after one), in one sorted array:
+# looking both up in both is a superset of what _month_of accepts, and one search
+_MONTH_WORDS = _keys3([*(name[-3:] for name in _MONTHS), *(name[:3] for name in _MONTHS)])
+_ZH_DAY = np.array([ord("日"), ord("号")], dtype=np.int64)
+# offsets from a run's start (6) and end (8) that TextBatch._may_be_day reads
+_AROUND = np.array([-4, -3, -2, -5, -4, -3, 1, 2, 3, 3, 4, 5, 0, 1], dtype=np.intp)
+
+_MONTH_BEFORE_RE = re.compile(r"(?<![a-z])([a-z]{3,9})\.? $")  # "april 7", "apr. 7"
+_MONTH_AFTER_RE = re.compile(r"^(?:st|nd|rd|th)? ([a-z]{3,9})(?![a-z])")  # "7 april", "7th of"
+_ZH_MONTH_RE = re.compile(r"(?<!\d)(1[0-2]|0?[1-9]) ?月 ?$")  # "4月7日"
+_ZH_DAY_RE = re.compile(r"^ ?[日号]")
+
+
+def _month_of(before: str, after: str) -> int:
+    """The month a day number (between ``before`` and ``after``, normalised text) is a day of,
+    or 0 (an ordinal suffix after the day is allowed: ``april 7th``)."""
+    if before[-1:].isascii() and before[-1:].isalpha():  # the 3 of "q3": no day
+        return 0
+    alone = not after[:1].isalpha() or after[:2] in ("st", "nd", "rd", "th")  # 7, 7th
+    if alone and (m := _MONTH_BEFORE_RE.search(before)) and (month := _MONTHS.get(m.group(1))):
+        return month
+    if (m := _MONTH_AFTER_RE.match(after)) and (month := _MONTHS.get(m.group(1))):
+        return month
+    if (m := _ZH_MONTH_RE.search(before)) and _ZH_DAY_RE.match(after):
+        return int(m.group(1))
+    return 0
+
+
+# starts and ends of runs of digits in a batch's code points, and which stand beside no letter
+DigitRuns = tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.bool_]]
+
+
 @dataclass(frozen=True, slots=True)
 class TextBatch:
     """Many texts as one array of code points: text i is ``codes[starts[i]:ends[i]]``.
@@ -222,42 +282,102 @@ class TextBatch:
             return part.tobytes().decode("ascii")
         return part.tobytes().decode("utf-32-le")
 
-    def numerals(self, limit: int = 256) -> list[tuple[str, ...]]:
-        """Per text, its numerals in order as written (runs of digits, with a point or comma
-        between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
-        at most ``limit``: what a long copy's changed figures are read from. One numpy pass
-        over the batch finds the digits; the rest works on them alone."""
+    def digit_runs(self) -> DigitRuns:
+        """Every run of digits (a point or comma between two digits joins them: ``4.5``,
+        ``1,750``) as ``[start, end)`` positions in ``codes``, and whether it stands beside no
+        Latin letter (``q3x`` holds no numeral). Digits are few in prose: one pass over the
+        batch finds them, the rest works on them alone."""
         codes = self.codes
-        # digits are few in prose: one pass over the batch finds them, the rest works on them
         pos = np.flatnonzero((codes - codes.dtype.type(48)) < 10)
         if not len(pos):
-            return [()] * len(self)
+            none = np.empty(0, np.intp)
+            return none, none, np.empty(0, bool)
         gap = np.diff(pos)
         mid = codes[pos[:-1] + 1]  # the character after each digit but the last
-        joined = (gap == 1) | ((gap == 2) & ((mid == 46) | (mid == 44)))  # 4.5, 1,750
+        joined = (gap == 1) | ((gap == 2) & ((mid == 46) | (mid == 44)))
         breaks = np.flatnonzero(~joined)
         starts = pos[np.concatenate(([0], breaks + 1))]
         ends = pos[np.concatenate((breaks, [len(pos) - 1]))] + 1
         n = len(codes)
-        # not the 3 of "q3x": a number stands beside no Latin letter (x | 32 lower-cases A-Z
-        # and leaves every other code point outside a-z)
+        # x | 32 lower-cases A-Z and leaves every other code point outside a-z
         prev = codes[np.maximum(starts - 1, 0)] | np.uint8(32)
         nxt = codes[np.minimum(ends, n - 1)] | np.uint8(32)
-        keep = ~(
-            ((starts > 0) & (prev >= 97) & (prev <= 122))
-            | ((ends < n) & (nxt >= 97) & (nxt <= 122))
+        beside = ((starts > 0) & (prev >= 97) & (prev <= 122)) | (
+            (ends < n) & (nxt >= 97) & (nxt <= 122)
         )
-        starts, ends = starts[keep], ends[keep]
+        return starts, ends, ~beside
+
+    def numerals(self, limit: int = 256, runs: DigitRuns | None = None) -> list[tuple[str, ...]]:
+        """Per text, its numerals in order as written (runs of digits, with a point or comma
+        between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
+        at most ``limit``: what a long copy's changed figures are read from. ``runs``: the
+        batch's :meth:`digit_runs`, when the caller has them already."""
+        starts, ends, alone = runs or self.digit_runs()
+        starts, ends = starts[alone], ends[alone]
         out: list[list[str]] = [[] for _ in range(len(self))]
+        if not len(starts):
+            return [()] * len(self)
         # the numerals' characters (ASCII digits, points, commas) laid end to end, as one str
         lengths = ends - starts
         bounds = np.concatenate(([0], np.cumsum(lengths)))
         at = np.arange(bounds[-1]) - np.repeat(bounds[:-1] - starts, lengths)
-        text = codes[at].astype(np.uint8).tobytes().decode("ascii")
+        text = self.codes[at].astype(np.uint8).tobytes().decode("ascii")
         docs = np.searchsorted(self.ends, starts, side="left").tolist()
         for d, a, b in zip(docs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             if len(out[d]) < limit:
                 out[d].append(text[a:b])
+        return [tuple(x) for x in out]
+
+    def _may_be_day(
+        self, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether a month's name could stand next to each run (a superset of what
+        :func:`_month_of` accepts, found in numpy): the last three letters of one before it,
+        ``apr. `` too, or the first three after it, past ``th`` too; or 日/号 after it."""
+        # the characters around each run, in one gather: four three-letter words (before,
+        # before a point, after, after an ordinal suffix), then the two after it
+        at = np.concatenate((np.repeat(starts[:, None], 6, 1), np.repeat(ends[:, None], 8, 1)), 1)
+        c = self.codes[np.clip(at + _AROUND, 0, len(self.codes) - 1)].astype(np.int64)
+        looks = (c[:, 0:12:3] << 42) | (c[:, 1:12:3] << 21) | c[:, 2:12:3]
+        words = _MONTH_WORDS[
+            np.minimum(np.searchsorted(_MONTH_WORDS, looks), len(_MONTH_WORDS) - 1)
+        ]
+        zh: npt.NDArray[np.bool_] = (c[:, 12:, None] == _ZH_DAY).any(axis=(1, 2))
+        month: npt.NDArray[np.bool_] = (words == looks).any(axis=1)
+        return month | zh
+
+    def dates(self, limit: int = 16, runs: DigitRuns | None = None) -> list[tuple[str, ...]]:
+        """Per text, the days of the year it names, in order, as ``MM-DD`` (at most ``limit``):
+        a month's name (English, whole or shortened) before or after a day of one or two
+        digits (``april 7``, ``apr. 7th``, ``7 april``), or ``4月7日``. The year is not read: a
+        wire's next release names another day of the same template. Only runs of one or two
+        digits are looked at, so a text without them costs nothing more."""
+        starts, ends, _ = runs or self.digit_runs()
+        short = (ends - starts) <= 2
+        starts, ends = starts[short], ends[short]
+        if len(starts):
+            keep = self._may_be_day(starts, ends)
+            starts, ends = starts[keep], ends[keep]
+        out: list[list[str]] = [[] for _ in range(len(self))]
+        if not len(starts):
+            return [()] * len(self)
+        docs = np.searchsorted(self.ends, starts, side="left").tolist()
+        first, last = self.starts.tolist(), self.ends.tolist()
+        codes = self.codes
+        wide = codes.dtype != np.uint8
+        for d, a, b in zip(docs, starts.tolist(), ends.tolist(), strict=True):
+            day = int(codes[a:b].astype(np.uint8).tobytes())
+            if not 1 <= day <= 31 or len(out[d]) >= limit:
+                continue
+            lo, hi = max(first[d], a - 12), min(last[d], b + 13)
+            before, after = codes[lo:a].tobytes(), codes[b:hi].tobytes()
+            if wide:
+                before_s, after_s = before.decode("utf-32-le"), after.decode("utf-32-le")
+            else:
+                before_s, after_s = before.decode("ascii"), after.decode("ascii")
+            month = _month_of(before_s, after_s)
+            if month:
+                out[d].append(f"{month:02d}-{day:02d}")
         return [tuple(x) for x in out]
 
     def content_hashes(self, seed: int = DEFAULT_SEED) -> list[bytes]:

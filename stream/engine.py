@@ -99,6 +99,14 @@ def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candid
     if sim < policy.threshold:
         return None
     found = Candidate(sim, 0, policy.measure, direction)
+    if policy.facts == "strict" and _another_day(me.dates, other.dates):
+        # the same template on another day (a monthly estimate, a weekly price, a daily
+        # average): each names a day the other does not. Related, with what changed
+        changes = (
+            *facts.diff_facts("date", other.dates, me.dates),
+            *_number_changes(policy, me, other),
+        )
+        return Candidate(sim, 0, found.method, direction, changes), False
     brief = min(len(a), len(b)) < policy.facts_tokens
     known = max(len(a), len(b)) < policy.numbers_shingles  # both records keep their numbers
     if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
@@ -107,6 +115,23 @@ def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candid
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
         return Candidate(sim, 0, found.method, direction, changes), False
     return found, True
+
+
+def _another_day(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """Whether two texts name other days: each names one the other does not. A copy that
+    drops a paragraph with its date, or an update that adds one, still names the same days."""
+    a, b = set(mine), set(theirs)
+    return bool(a - b) and bool(b - a)
+
+
+def _number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Change, ...]:
+    """The numbers a long copy changed, from both records: values with number words when
+    both are brief enough to keep them so, else the numerals as written, read as values."""
+    a, b = earlier.numbers, me.numbers
+    bound = policy.numbers_shingles
+    if not (len(me.shingles) < bound and len(earlier.shingles) < bound):
+        a, b = tuple(map(facts.value_of, a)), tuple(map(facts.value_of, b))
+    return tuple(facts.diff_facts("number", a, b)) if a != b else ()
 
 
 def _judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
@@ -512,7 +537,7 @@ class Engine:
         earlier = batch.records[best.seq]
         changes = best.changes
         if me.kind is Kind.LONG and best.method != "exact":
-            changes = self._changed_numbers(batch.policy, me, earlier)
+            changes = _number_changes(batch.policy, me, earlier)
         shown = tuple(
             Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
         )
@@ -532,18 +557,6 @@ class Engine:
             direction=best.direction,
             evidence=self._evidence(batch.policy, me, earlier) if explain else None,
         )
-
-    @staticmethod
-    def _changed_numbers(
-        policy: Policy, me: Prepared | Record, earlier: Record
-    ) -> tuple[Change, ...]:
-        """The numbers a long copy changed, from both records: values with number words when
-        both are brief enough to keep them so, else the numerals as written, read as values."""
-        a, b = earlier.numbers, me.numbers
-        bound = policy.numbers_shingles
-        if not (len(me.shingles) < bound and len(earlier.shingles) < bound):
-            a, b = tuple(map(facts.value_of, a)), tuple(map(facts.value_of, b))
-        return tuple(facts.diff_facts("number", a, b)) if a != b else ()
 
     @staticmethod
     def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Span, ...]:

@@ -45,6 +45,7 @@ class Prepared:
     # number words included (the brief rule compares them); a longer one, its numerals as
     # written (TextBatch.numerals: a copy's changed figures)
     numbers: tuple[str, ...] = ()
+    dates: tuple[str, ...] = ()  # long path: the days of the year it names (TextBatch.dates)
 
     def record(self, at: float, *, keep_text: bool = True) -> Record:
         """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
@@ -59,6 +60,7 @@ class Prepared:
             self.text if self.kind is Kind.SHORT else "",
             self.numbers,
             self.article.text if keep_text else "",
+            self.dates,
         )
 
 
@@ -91,8 +93,11 @@ def prepare(
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     out: dict[int, Prepared] = {}
     if long_idx:
-        numerals = batch.numerals()
-        out.update(_long(policy, articles, texts, contents, numerals, hashes, offsets, long_idx))
+        runs = batch.digit_runs()
+        numerals, dates = batch.numerals(runs=runs), batch.dates(runs=runs)
+        out.update(
+            _long(policy, articles, texts, contents, (numerals, dates), hashes, offsets, long_idx)
+        )
     if short_idx:
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
@@ -104,7 +109,7 @@ def _long(
     articles: Sequence[Article],
     texts: Sequence[str],
     contents: list[bytes],
-    numerals: list[tuple[str, ...]],
+    found: tuple[list[tuple[str, ...]], list[tuple[str, ...]]],  # numerals, dates
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
     idx: list[int],
@@ -123,6 +128,7 @@ def _long(
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
+    numerals, dates = found
     return {
         i: Prepared(
             articles[i],
@@ -133,6 +139,7 @@ def _long(
             "",
             fp_list[j],
             facts.numbers_of(texts[i]) if sizes[j] < bound else numerals[i],
+            dates[i],
         )
         for j, i in enumerate(idx)
     }

@@ -8,7 +8,7 @@ Layout (little-endian throughout)::
     buckets n_buckets x uint64   every bucket the article was added to (for delete/expiry)
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits,
                    then <I length and the text's numbers (stream.prepare.Prepared.numbers),
-                   utf-8, separated by 0x1f
+                   utf-8, separated by 0x1f, then <I length and its dates (MM-DD) the same way
             short: <I length and the normalised text, utf-8 (edit similarity and facts)
     raw     the rest: the article's text as sent (its first RAW_CHARS characters), utf-8, or
             nothing (the namespace keeps no text): what evidence spans point into. Not
@@ -18,7 +18,8 @@ Layout (little-endian throughout)::
 A record carries no sequence number (the index keys it by seq), so storage format 3's 8-byte seqs
 left it unchanged. Version 2 added the numbers of a long text (a near-copy's verdict lists the
 figures that changed), version 3 the text itself (evidence: which passages two texts share, in
-each); a record of an earlier version reads as having none.
+each), version 4 a long text's dates (a template's next release names another day); a record of
+an earlier version reads as having none.
 
 Truncating shingle hashes to 32 bits halves the record; a false shingle match needs a 32-bit
 collision between two specific shingles (about 2**-32 each), so Jaccard computed on the truncated
@@ -35,7 +36,7 @@ from enum import IntEnum
 import numpy as np
 import numpy.typing as npt
 
-VERSION = 3
+VERSION = 4
 RAW_CHARS = 100_000  # of an article's text kept for evidence: spans past it are not shown
 _LEN = struct.Struct("<I")
 _NUMBER_SEP = "\x1f"
@@ -59,6 +60,7 @@ class Record:
     text: str  # normalised text for short texts, "" for long ones
     numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
     raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
+    dates: tuple[str, ...] = ()  # a long text's days of the year, MM-DD (TextBatch.dates)
 
     def encode(self) -> bytes:
         ident = self.doc_id.encode("utf-8")
@@ -76,7 +78,16 @@ class Record:
         buckets = struct.pack(f"<{len(self.buckets)}Q", *self.buckets)
         if self.kind is Kind.LONG:
             field = _NUMBER_SEP.join(self.numbers).encode("utf-8")
-            payload = self.shingles.astype("<u4").tobytes() + _LEN.pack(len(field)) + field
+            days = _NUMBER_SEP.join(self.dates).encode("ascii")
+            payload = b"".join(
+                (
+                    self.shingles.astype("<u4").tobytes(),
+                    _LEN.pack(len(field)),
+                    field,
+                    _LEN.pack(len(days)),
+                    days,
+                )
+            )
         else:
             field = self.text.encode("utf-8")
             payload = _LEN.pack(len(field)) + field
@@ -86,7 +97,7 @@ class Record:
     @classmethod
     def decode(cls, data: bytes) -> Record:
         version, kind, n_buckets, items, at, sim, content, id_len = _HEAD.unpack_from(data)
-        if version not in (1, 2, VERSION):
+        if version not in (1, 2, 3, VERSION):
             raise ValueError(f"record version {version} is not supported (expected {VERSION})")
         pos = _HEAD.size
         doc_id = data[pos : pos + id_len].decode("utf-8")
@@ -94,6 +105,7 @@ class Record:
         buckets = np.frombuffer(data, dtype="<u8", count=n_buckets, offset=pos)
         pos += 8 * n_buckets
         numbers: tuple[str, ...] = ()
+        dates: tuple[str, ...] = ()
         tail = b""
         if kind == Kind.LONG:
             shingles = np.frombuffer(data, dtype="<u4", count=items, offset=pos).astype(np.uint32)
@@ -101,7 +113,15 @@ class Record:
             pos += 4 * items
             if version >= 3:
                 (n,) = _LEN.unpack_from(data, pos)
-                field, tail = data[pos + 4 : pos + 4 + n], data[pos + 4 + n :]
+                field, pos = data[pos + 4 : pos + 4 + n], pos + 4 + n
+                if version >= 4:
+                    (n,) = _LEN.unpack_from(data, pos)
+                    if n:
+                        dates = tuple(
+                            data[pos + 4 : pos + 4 + n].decode("ascii").split(_NUMBER_SEP)
+                        )
+                    pos += 4 + n
+                tail = data[pos:]
             else:
                 field = data[pos:]
             if field:
@@ -125,6 +145,7 @@ class Record:
             text,
             numbers,
             raw,
+            dates,
         )
 
 

@@ -1,6 +1,6 @@
 """The verdicts about facts, direction and evidence on a real Redis: what the memory store
 gives (the unit tests' texts, tests/unit/test_verdict_facts.py and test_evidence.py), stored and
-read back through the Lua library and records format 4."""
+read back through the Lua library and records version 4 (their dates included)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,14 @@ def _cases() -> list[tuple[str, Policy, list[Article]]]:
             ],
         ),
         (
+            "dated",
+            Policy(),
+            [
+                Article("a", f"{story} Based on tests as of March 1."),
+                Article("b", f"{story} Based on tests as of April 1."),
+            ],
+        ),
+        (
             "contain",
             Policy(measure="containment", explain=True),
             [
@@ -69,4 +77,5 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
         seen[ns] = got
     assert [r.id for r in seen["short"][1].related] == ["a"] and seen["short"][2].cluster == "a"
     assert seen["long"][1].changes and seen["long"][1].evidence
+    assert [r.changes[0].kind for r in seen["dated"][1].related] == ["date"]
     assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]

@@ -188,3 +188,39 @@ def test_numerals_of_a_batch_equal_the_regular_expression(texts: list[str]) -> N
     with a digit)."""
     got = features.normalize_batch(texts).numerals()
     assert got == [tuple(_NUMERAL_RE.findall(features.normalize(t))) for t in texts]
+
+
+def test_dates_of_a_batch() -> None:
+    """Days of the year named by a month and a day, in English (whole or shortened, either
+    order, an ordinal suffix) and in Chinese; a year, a number beside a letter, a day past 31
+    or a word that only starts like a month is none."""
+    texts = [
+        "The USDA said on April 7th, up from 5 pct; as of March 1, 1987. Due 7 May.",
+        "据报道，4月7日发布，3 月 12 日更新",
+        "no dates 12 here, q3 apr. 30 and 31 Dec., Sept. 9",
+        "May 40, June 0, 2 juneau, April 1987, a 12th of marching",
+        "",
+    ]
+    got = features.normalize_batch(texts).dates()
+    assert got == [
+        ("04-07", "03-01", "05-07"),
+        ("04-07", "03-12"),
+        ("04-30", "12-31", "09-09"),
+        (),
+        (),
+    ]
+    assert [features.normalize_batch([t]).dates()[0] for t in texts] == got
+
+
+_DATE_WORDS = st.sampled_from(
+    ["april", "Apr.", "sept", "may", "7", "7th", "31", "32", "q3", "月", "日", "4", " ", ", "]
+)
+
+
+@given(st.lists(st.lists(_DATE_WORDS, max_size=12).map(" ".join), max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_dates_do_not_depend_on_the_batch(texts: list[str]) -> None:
+    """Whatever texts share a batch, each text's dates are its own: the same as alone."""
+    got = features.normalize_batch(texts).dates()
+    assert got == [features.normalize_batch([t]).dates()[0] for t in texts]
+    assert all(1 <= int(d[:2]) <= 12 and 1 <= int(d[3:]) <= 31 for ds in got for d in ds)

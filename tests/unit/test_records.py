@@ -20,11 +20,16 @@ _times = st.floats(min_value=0.0, max_value=4e9, allow_nan=False)
 def records(draw: st.DrawFn) -> Record:
     kind = draw(st.sampled_from(Kind))
     numbers: tuple[str, ...] = ()
+    dates: tuple[str, ...] = ()
     if kind is Kind.LONG:
         items = draw(st.lists(st.integers(0, 2**32 - 1), unique=True, max_size=300))
         shingles = np.array(sorted(items), dtype=np.uint32)
         text = ""
         numbers = tuple(draw(st.lists(st.integers(0, 10**9).map(str), max_size=20)))
+        days = st.tuples(st.integers(1, 12), st.integers(1, 31)).map(
+            lambda t: f"{t[0]:02d}-{t[1]:02d}"
+        )
+        dates = tuple(draw(st.lists(days, max_size=16)))
     else:
         shingles = np.empty(0, dtype=np.uint32)
         text = draw(st.text(max_size=200))
@@ -39,6 +44,7 @@ def records(draw: st.DrawFn) -> Record:
         text=text,
         numbers=numbers,
         raw=draw(st.text(max_size=300)),
+        dates=dates,
     )
 
 
@@ -50,7 +56,7 @@ def _assert_same(a: Record, b: Record) -> None:
         b.simhash,
     )
     assert (a.content, a.buckets, a.text) == (b.content, b.buckets, b.text)
-    assert (a.numbers, a.raw) == (b.numbers, b.raw)
+    assert (a.numbers, a.raw, a.dates) == (b.numbers, b.raw, b.dates)
     assert b.shingles.dtype == np.uint32
     np.testing.assert_array_equal(a.shingles, b.shingles)
 
@@ -84,23 +90,27 @@ def test_layout_is_fixed_little_endian() -> None:
     )
     blob = rec.encode()
     head = struct.pack("<BBHIdQ16sH", VERSION, 1, 1, 1, 2.0, 0x0102030405060708, b"C" * 16, 2)
-    no_numbers = (0).to_bytes(4, "little")
+    empty = (0).to_bytes(4, "little")  # no numbers, no dates
     assert blob == head + b"ab" + (0x1122).to_bytes(8, "little") + (5).to_bytes(4, "little") + (
-        no_numbers
+        empty + empty
     )
-    with_text = Record(*[getattr(rec, f) for f in Record.__slots__][:8], ("7", "12"), "The text")
+    fields = [getattr(rec, f) for f in Record.__slots__][:8]
+    with_text = Record(*fields, ("7", "12"), "The text", ("03-01", "04-01"))
     blob = with_text.encode()
     tail = blob[len(head) + 2 + 8 + 4 :]
     assert tail[:4] == (4).to_bytes(4, "little") and tail[4:8] == b"7\x1f12"
-    assert tail[8:] == b"The text"
+    assert tail[8:12] == (11).to_bytes(4, "little") and tail[12:23] == b"03-01\x1f04-01"
+    assert tail[23:] == b"The text"
 
 
-def test_records_of_earlier_versions_read_as_having_no_numbers_nor_text() -> None:
+def test_records_of_earlier_versions_read_as_having_none_of_what_came_later() -> None:
     head = struct.pack("<BBHIdQ16sH", 1, 1, 0, 1, 2.0, 0, b"C" * 16, 1)
     v1 = Record.decode(head + b"a" + (5).to_bytes(4, "little"))
     assert (list(v1.shingles), v1.numbers, v1.raw) == ([5], (), "")
     v2 = Record.decode(b"\x02" + head[1:] + b"a" + (5).to_bytes(4, "little") + b"3\x1f4")
     assert (list(v2.shingles), v2.numbers, v2.raw) == ([5], ("3", "4"), "")
+    v3 = Record.decode(b"\x03" + head[1:] + b"a" + (5).to_bytes(4, "little") + b"\0\0\0\0text")
+    assert (list(v3.shingles), v3.numbers, v3.raw, v3.dates) == ([5], (), "text", ())
     short = struct.pack("<BBHIdQ16sH", 2, 2, 0, 0, 2.0, 0, b"C" * 16, 1)
     assert Record.decode(short + b"b" + "短评".encode()).text == "短评"
 

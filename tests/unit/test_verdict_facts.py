@@ -161,3 +161,28 @@ async def test_another_worker_reaches_the_same_related_and_changes() -> None:
     assert (c.verdict, c.cluster, [r.id for r in c.related]) == ("near_duplicate", "b", ["a"])
     b = await _verdicts(engine, arts[1:2])  # the replay of b: what was decided for it
     assert b == reference[1:2]
+
+
+async def test_a_long_template_on_another_day_is_related_not_a_copy() -> None:
+    """The next release of a long templated item (a monthly estimate "as of March 1", then "as
+    of April 1") is related with the days that changed; a copy that only drops the dated
+    sentence, or one that adds a dated one, names no other day and stays a copy; a relaxed
+    namespace takes the day as it takes numbers."""
+    story = _story()
+    march = f"{story} The estimates are based on tests as of March 1 and 42 groves."
+    april = f"{story} The estimates are based on tests as of April 1 and 42 groves."
+    _, b = await _verdicts(Engine(MemoryIndex()), [Article("a", march), Article("b", april)])
+    _, c, d = await _verdicts(
+        Engine(MemoryIndex()),
+        [Article("a", march), Article("c", story), Article("d", f"{march} More on April 3.")],
+    )
+    assert (b.verdict, b.duplicate_of, b.cluster) == ("original", None, "b")
+    assert [(r.id, r.changes) for r in b.related] == [("a", (Change("date", "03-01", "04-01"),))]
+    assert b.to_dict()["related"][0]["changes"] == [
+        {"kind": "date", "earlier": "03-01", "now": "04-01"}
+    ]
+    assert (c.verdict, c.duplicate_of, c.cluster) == ("near_duplicate", "a", "a")
+    assert (d.verdict, d.duplicate_of, d.cluster) == ("near_duplicate", "a", "a")
+    relaxed = Engine(MemoryIndex(), Policy(facts="relaxed"))
+    _, b2 = await _verdicts(relaxed, [Article("a", march), Article("b", april)])
+    assert (b2.verdict, b2.duplicate_of, b2.related) == ("near_duplicate", "a", ())
