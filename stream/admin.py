@@ -1,9 +1,11 @@
-"""The admin commands: ``neardup namespaces`` and ``neardup inspect`` (``neardup delete`` is in
-:mod:`stream.cli`). They read the index the workers write, through the read API's functions
-(:mod:`stream.read_api`), so a terminal and ``GET /namespaces`` say the same.
+"""The admin commands: ``neardup namespaces``, ``neardup inspect``, ``neardup export`` and
+``neardup reindex`` (``neardup delete`` is in :mod:`stream.cli`). They read the index the workers
+write, through the read API's functions (:mod:`stream.read_api`), so a terminal and ``GET
+/namespaces`` say the same.
 
-Exit status: 0 with an answer, 1 when the store cannot be reached or refuses, 2 for a wrong
-argument or (``inspect``) an id that is not indexed.
+Exit status: 0 with an answer, 1 when the store (or broker) cannot be reached or refuses, 2 for a
+wrong argument, an id that is not indexed (``inspect``), or input that could not all be used
+(``export``: records without text; ``reindex``: invalid lines or articles refused).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import asyncio
 import json
 import sys
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from pathlib import Path
+from typing import IO, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from stream import read_api
+from stream import aliases, read_api
 from stream.records import Record
 
 out = Console()
@@ -92,7 +95,8 @@ def register(app: typer.Typer) -> None:
                 got = await read_api.article(index, namespace, doc_id)
                 if got is None:
                     return None
-                raw = (await index.records(namespace, [got["seq"]])).get(got["seq"])
+                where = await aliases.resolve(index, namespace)
+                raw = (await index.records(where, [got["seq"]])).get(got["seq"])
                 rec = Record.decode(raw) if raw is not None else None
                 cluster_id = got["cluster"] or doc_id
                 cluster = await read_api.cluster(index, namespace, cluster_id, 0, 1)
@@ -124,6 +128,202 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(got, indent=2, ensure_ascii=False) + "\n")
             return
         _show(got)
+
+    @app.command()
+    def export(
+        namespace: Annotated[str, typer.Argument(help="the namespace to export")],
+        store: Store,
+        output: Annotated[
+            Path | None, typer.Option("-o", "--output", help="JSON lines (default stdout)")
+        ] = None,
+        redis_cluster: Cluster = False,
+    ) -> None:
+        """Write a namespace's articles as JSON lines (id, namespace, text as sent, source), in
+        the order they were indexed: the input of ``neardup reindex``."""
+        from stream.reindex import export as run_export
+
+        async def run(sink: IO[bytes]) -> tuple[int, int]:
+            async with _index(store, redis_cluster) as index:
+                with _progress("export") as bar:
+                    task = bar.add_task("export", total=None)
+                    return await run_export(
+                        index,
+                        namespace,
+                        sink,
+                        lambda done, total: bar.update(task, completed=done, total=total),
+                    )
+
+        _check_namespace("export", namespace)
+        sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
+        try:
+            written, textless = asyncio.run(run(sink))
+        except typer.BadParameter:
+            raise
+        except Exception as exc:
+            raise _fail("export", exc) from None
+        finally:
+            sink.close() if output else sink.flush()
+        err.print(f"exported {written:,} articles of {namespace}", markup=False)
+        if textless:
+            err.print(
+                f"{textless:,} records keep no text (keep_text was off): not exported",
+                markup=False,
+            )
+            raise typer.Exit(2)
+
+    @app.command()
+    def reindex(
+        namespace: Annotated[str, typer.Argument(help="the namespace to rebuild")],
+        store: Store,
+        from_file: Annotated[
+            Path | None,
+            typer.Option("--from", help="JSON lines to rebuild from (neardup export's output)"),
+        ] = None,
+        from_topic: Annotated[
+            str | None, typer.Option(help="the input topic to rebuild from, read from its start")
+        ] = None,
+        kafka_bootstrap: Annotated[
+            str, typer.Option(help="the broker, with --from-topic")
+        ] = "localhost:9092",
+        namespaces_file: Annotated[
+            Path | None,
+            typer.Option(help="TOML of per-namespace policies: the new one for NAMESPACE"),
+        ] = None,
+        into: Annotated[
+            str | None,
+            typer.Option(help="go on with the namespace an earlier run started (NAME.rN)"),
+        ] = None,
+        redis_cluster: Cluster = False,
+        progress: Annotated[
+            bool | None, typer.Option("--progress/--no-progress", help="default: on a terminal")
+        ] = None,
+    ) -> None:
+        """Rebuild a namespace under a new policy (another scheme: shingles, measure, banding)
+        into a fresh one, then switch every worker to it. Verdicts are decided again."""
+        from stream import namespaces
+        from stream.policy import Policy
+        from stream.reindex import TopicSource
+
+        _check_namespace("reindex", namespace)
+        if (from_file is None) == (from_topic is None):
+            err.print("neardup reindex: give one of --from FILE or --from-topic TOPIC")
+            raise typer.Exit(2)
+        try:
+            policies = namespaces.load(namespaces_file, Policy()) if namespaces_file else {}
+        except ValueError as exc:
+            err.print(f"neardup reindex: {exc}", markup=False)
+            raise typer.Exit(2) from None
+        policy = policies.get(namespace, Policy())
+        topic = TopicSource(kafka_bootstrap, from_topic) if from_topic else None
+        show = err.is_terminal if progress is None else progress
+        try:
+            state, invalid = asyncio.run(
+                _reindex(store, redis_cluster, namespace, policy, from_file, topic, into, show)
+            )
+        except typer.BadParameter:
+            raise
+        except ValueError as exc:  # a name in use, an unreadable file: what to do instead
+            err.print(f"neardup reindex: {exc}", markup=False)
+            raise typer.Exit(2) from None
+        except Exception as exc:
+            raise _fail("reindex", exc) from None
+        table = Table(title=f"neardup reindex {namespace}", show_header=False)
+        for label, val in (
+            ("rebuilt into", state.target),
+            ("previously in", state.previous),
+            *((k, f"{n:,}") for k, n in sorted(state.verdicts.items())),
+            ("decided after the switch", f"{state.caught_up:,}"),
+            *((f"refused: {k}", f"{n:,}") for k, n in sorted(state.errors.items())),
+            ("invalid input", f"{invalid:,}"),
+            ("switched", "yes" if state.switched else "no"),
+        ):
+            table.add_row(label, val)
+        err.print(table)
+        if invalid or state.errors:
+            raise typer.Exit(2)
+
+
+async def _reindex(
+    store: str,
+    cluster: bool,
+    ns: str,
+    policy: Any,
+    path: Path | None,
+    topic: Any,
+    into: str | None,
+    show: bool,
+) -> tuple[Any, int]:
+    """Run :func:`stream.reindex.reindex` from a file or the topic, with a progress bar."""
+    import orjson
+
+    from stream.cli import _index, _lines, _open_input
+    from stream.errors import InvalidMessage
+    from stream.reindex import Rebuilt, batches_of, reindex
+    from stream.schema import article_from_obj
+
+    invalid = 0
+
+    def from_file() -> Any:
+        def items() -> Any:
+            nonlocal invalid
+            assert path is not None
+            with _open_input(path) as stream:
+                for number, line in _lines(stream):
+                    try:
+                        yield article_from_obj(orjson.loads(line), default_namespace=ns)
+                    except (orjson.JSONDecodeError, InvalidMessage) as exc:
+                        invalid += 1
+                        err.print(f"line {number}: {exc}", markup=False)
+
+        return batches_of(items())
+
+    with _progress("reindex", disable=not show) as bar:
+        task = bar.add_task("reindex", total=None)
+
+        def step(state: Rebuilt, n: int) -> None:
+            total = topic.total if topic is not None else None
+            bar.update(task, advance=n, total=total)
+
+        async with _index(store, cluster) as index:
+            state = await reindex(
+                index,
+                ns,
+                policy,
+                topic.first if topic is not None else from_file,
+                into=into,
+                catch_up=topic.rest if topic is not None else None,
+                on_batch=step,
+            )
+    return state, invalid + (topic.invalid if topic is not None else 0)
+
+
+def _progress(what: str, *, disable: bool = False) -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn(f"[bold]{what}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=disable or not err.is_terminal,
+    )
+
+
+def _check_namespace(command: str, ns: str) -> None:
+    from stream.keys import check_namespace
+
+    try:
+        check_namespace(ns)
+    except ValueError as exc:
+        err.print(f"neardup {command}: {exc}", markup=False)
+        raise typer.Exit(2) from None
 
 
 def _record(rec: Record) -> dict[str, Any]:

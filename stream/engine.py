@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -34,7 +35,7 @@ import orjson
 from sketch import evidence, facts, verify
 from sketch.evidence import Span
 from sketch.lines import Lines, lines_of, without
-from stream import keys, namespaces
+from stream import aliases, keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
@@ -43,6 +44,7 @@ from stream.prepare import Prepared, prepare
 from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
+ALIAS_TTL_S = 5.0  # how long a worker trusts what it read of a namespace's alias
 _WORD = re.compile(r"\w")
 
 
@@ -162,8 +164,9 @@ class Found:
 class _Batch:
     """Per-namespace state while one batch is decided: records and verdicts seen so far."""
 
-    ns: str
+    ns: str  # where its articles are indexed (the namespace, or what it is an alias of)
     policy: Policy
+    name: str = ""  # the namespace the verdicts name (the articles' own); "" is ``ns``
     records: dict[int, Record] = field(default_factory=dict)
     verdicts: dict[int, Verdict] = field(default_factory=dict)
 
@@ -195,6 +198,8 @@ class Engine:
         policies: Mapping[str, Policy] | None = None,
         clock: Callable[[], float] | None = None,
         overlap_chunk: int = 64,
+        aliases: Mapping[str, str] | None = None,
+        alias_ttl_s: float = ALIAS_TTL_S,
     ) -> None:
         if overlap_chunk < 1:
             raise ValueError("overlap_chunk must be >= 1")
@@ -203,13 +208,39 @@ class Engine:
         self.default_policy = policy or Policy()
         self._policies = dict(policies or {})
         self._clock = clock  # None: the index's clock (Redis's TIME), one for every worker
-        self._schemes_checked: set[str] = set()
+        self._checked: dict[str, Policy] = {}  # namespace -> the policy its scheme passed
+        # namespace -> (indexed in, its rebuilt policy or None, read at): the index's aliases,
+        # read again after alias_ttl_s; ``aliases`` fixes some for good (a rebuild in progress)
+        self._fixed = dict(aliases or {})
+        self._alias_ttl_s = alias_ttl_s
+        self._targets: dict[str, tuple[str, Policy | None, float]] = {}
+
+    async def _target(self, ns: str) -> tuple[str, Policy]:
+        """Where a namespace's articles are indexed and the policy they are decided under:
+        the namespace itself with its configured policy, or, once ``neardup reindex`` rebuilt
+        it, the namespace it was rebuilt into with the policy it was rebuilt with (every worker
+        follows the switch within ``alias_ttl_s``, whatever its own configuration says)."""
+        if ns in self._fixed:
+            return self._fixed[ns], self.policy_for(ns)
+        at = time.monotonic()
+        known = self._targets.get(ns)
+        if known is None or at - known[2] >= self._alias_ttl_s:
+            raw = await self.index.alias(ns)
+            target, policy = aliases.read(ns, raw, self.default_policy)
+            if known is not None and known[0] != target:
+                log.warning("namespace %r is now indexed in %r (rebuilt)", ns, target)
+            known = (target, policy, at)
+            self._targets[ns] = known
+        target, policy, _ = known
+        return target, policy or self.policy_for(ns)
 
     async def _now(self, ns: str) -> float:
         return self._clock() if self._clock is not None else await self.index.now(ns)
 
     def policy_for(self, ns: str) -> Policy:
-        return self._policies.get(ns, self.default_policy)
+        """The policy configured for ``ns``, as its check against the index left it (a raised
+        threshold keeps the stored banding)."""
+        return self._checked.get(ns) or self._policies.get(ns, self.default_policy)
 
     async def _ensure(self, ns: str, policy: Policy) -> Policy:
         """The policy the namespace runs under, once its scheme is checked against the index.
@@ -217,8 +248,8 @@ class Engine:
         where the stored banding still has the policy's recall at its threshold, keeps the
         stored banding (:func:`stream.namespaces.pinned`); any other difference is refused.
         Changed decision settings are recorded in the index and logged once."""
-        if ns in self._schemes_checked:
-            return self.policy_for(ns)
+        if ns in self._checked:
+            return self._checked[ns]
         keys.check_namespace(ns)
         stored = await self.index.stored_scheme(ns)
         have = namespaces.scheme_of(stored) if stored is not None else None
@@ -232,10 +263,9 @@ class Engine:
                     policy.threshold,
                 )
                 policy = kept
-                self._policies[ns] = kept
         await self.index.ensure_scheme(ns, policy.scheme_bytes())
         await self._record_decisions(ns, policy)
-        self._schemes_checked.add(ns)
+        self._checked[ns] = policy
         return policy
 
     async def _record_decisions(self, ns: str, policy: Policy) -> None:
@@ -262,13 +292,14 @@ class Engine:
         for i, a in enumerate(articles):
             by_ns.setdefault(a.namespace, []).append(i)
         for ns, idx in by_ns.items():
-            policy = self.policy_for(ns)
             decided: list[Verdict | NeardupError]
             try:
-                policy = await self._ensure(ns, policy)
+                keys.check_namespace(ns)
+                where, policy = await self._target(ns)
+                policy = await self._ensure(where, policy)
                 wanted = policy.explain if explain is None else explain
                 decided = await self._process_ns(
-                    ns, policy, [articles[i] for i in idx], register, wanted
+                    where, policy, [articles[i] for i in idx], register, wanted, ns
                 )
             except NeardupError as exc:
                 # One namespace's lasting fault (another scheme, ...) is its articles' error,
@@ -282,7 +313,13 @@ class Engine:
         return [r for r in results if r is not None]
 
     async def _process_ns(
-        self, ns: str, policy: Policy, articles: list[Article], register: bool, explain: bool
+        self,
+        ns: str,
+        policy: Policy,
+        articles: list[Article],
+        register: bool,
+        explain: bool,
+        name: str = "",
     ) -> list[Verdict | NeardupError]:
         now = await self._now(ns)
         live_after = None if policy.retention_s is None else now - policy.retention_s
@@ -305,7 +342,7 @@ class Engine:
                     ns, p.content, p.buckets, live_after=live_after
                 )
                 probes.append(Probe(0, "new", first, cands))
-        batch = _Batch(ns, policy)
+        batch = _Batch(ns, policy, "" if name == ns else name)
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
         # Verify every new article first (pure), then read the stored verdicts of all best
@@ -530,7 +567,7 @@ class Engine:
         )
         if not found.matches:
             return Verdict(
-                doc_id, batch.ns, "original", None, doc_id, None, (), "new", seq,
+                doc_id, batch.name or batch.ns, "original", None, doc_id, None, (), "new", seq,
                 len(probe.candidates), related=related,
             )  # fmt: skip
         best = found.matches[0]
@@ -543,7 +580,7 @@ class Engine:
         )
         return Verdict(
             doc_id,
-            batch.ns,
+            batch.name or batch.ns,
             "duplicate" if best.method == "exact" else "near_duplicate",
             earlier.doc_id,
             cluster,
@@ -621,7 +658,8 @@ class Engine:
     async def delete(self, ns: str, doc_id: str) -> bool:
         """Takedown: the article leaves buckets, content slot, records and verdicts."""
         keys.check_namespace(ns)
-        return await self.index.delete(ns, doc_id)
+        where, _ = await self._target(ns)
+        return await self.index.delete(where, doc_id)
 
     async def expire(self, ns: str) -> int:
         policy = self.policy_for(ns)

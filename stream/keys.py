@@ -20,6 +20,8 @@ one slot, and different namespaces still spread over shards.
                          registration time (read API)
 ``nd:{ns}:cm``           hash: packed seq of a copy -> its cluster id (stats, and removal)
 ``nd:namespaces``        set: every namespace whose scheme was ensured (no hash tag: one key)
+``nd:aliases``           hash: namespace -> what it is an alias of, JSON (stream.reindex: the
+                         namespace it was rebuilt into and its policy; no hash tag: one key)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
 ``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs, earliest first
 
@@ -97,6 +99,7 @@ def cluster_of(ns: str) -> str:
 
 
 REGISTRY = PREFIX + ":namespaces"
+ALIASES = PREFIX + ":aliases"
 
 
 def lines(ns: str) -> list[str]:
@@ -134,6 +137,7 @@ def bucket_fields(buckets: Sequence[int]) -> bytes:
 
 
 __all__ = [
+    "ALIASES",
     "ID_MAX_BYTES",
     "NAMESPACE_RE",
     "PREFIX",

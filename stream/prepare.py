@@ -61,6 +61,7 @@ class Prepared:
             self.numbers,
             self.article.text if keep_text else "",
             self.dates,
+            self.article.source_name(),
         )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from faust.web import Request, Response, View
 
+from stream import aliases
 from stream.config import Settings
 from stream.errors import InvalidMessage
 from stream.index.base import Index
@@ -56,14 +57,15 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
 
 async def article(index: Index, ns: str, doc_id: str) -> dict[str, Any] | None:
     """What the index holds about one article, or None if it is not indexed."""
-    seq = await index.seq_of(ns, doc_id)
+    where = await aliases.resolve(index, ns)  # rebuilt: indexed there
+    seq = await index.seq_of(where, doc_id)
     if seq is None:
         return None
-    raw = (await index.records(ns, [seq])).get(seq)
+    raw = (await index.records(where, [seq])).get(seq)
     if raw is None:  # removed between the two reads
         return None
     rec = Record.decode(raw)
-    stored = (await index.verdicts(ns, [seq])).get(seq)
+    stored = (await index.verdicts(where, [seq])).get(seq)
     verdict = Verdict.from_json(stored).to_dict() if stored is not None else None
     return {
         "id": doc_id,
@@ -86,13 +88,14 @@ async def cluster(
         original = None  # that article is a copy in another cluster, not this one's original
     skip = max(0, offset - (1 if original else 0))
     want = limit - (1 if original and offset == 0 else 0)
-    page, copies, span = await index.members(ns, cluster_id, skip, max(want, 0))
+    where = await aliases.resolve(index, ns)  # rebuilt: indexed there
+    page, copies, span = await index.members(where, cluster_id, skip, max(want, 0))
     size = copies + (1 if original else 0)
     if size == 0:
         return None
     seqs = [s for s, _ in page]
-    records = await index.records(ns, seqs)
-    verdicts = await index.verdicts(ns, seqs)
+    records = await index.records(where, seqs)
+    verdicts = await index.verdicts(where, seqs)
     members = []
     if original is not None and offset == 0:
         members.append(_member(original["id"], original["seq"], original["registered_at"]))

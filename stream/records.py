@@ -10,6 +10,7 @@ Layout (little-endian throughout)::
                    then <I length and the text's numbers (stream.prepare.Prepared.numbers),
                    utf-8, separated by 0x1f, then <I length and its dates (MM-DD) the same way
             short: <I length and the normalised text, utf-8 (edit similarity and facts)
+    source  <I length and the source boilerplate is counted under (Article.source_name), utf-8
     raw     the rest: the article's text as sent (its first RAW_CHARS characters), utf-8, or
             nothing (the namespace keeps no text): what evidence spans point into. Not
             compressed: zlib at its fastest level cost a third of the time a whole article
@@ -18,8 +19,9 @@ Layout (little-endian throughout)::
 A record carries no sequence number (the index keys it by seq), so storage format 3's 8-byte seqs
 left it unchanged. Version 2 added the numbers of a long text (a near-copy's verdict lists the
 figures that changed), version 3 the text itself (evidence: which passages two texts share, in
-each), version 4 a long text's dates (a template's next release names another day); a record of
-an earlier version reads as having none.
+each), version 4 a long text's dates (a template's next release names another day) and the
+article's source (an export rebuilds the namespace with it); a record of an earlier version reads
+as having none.
 
 Truncating shingle hashes to 32 bits halves the record; a false shingle match needs a 32-bit
 collision between two specific shingles (about 2**-32 each), so Jaccard computed on the truncated
@@ -61,6 +63,7 @@ class Record:
     numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
     raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
     dates: tuple[str, ...] = ()  # a long text's days of the year, MM-DD (TextBatch.dates)
+    source: str = ""  # the source its boilerplate was counted under ("" the namespace)
 
     def encode(self) -> bytes:
         ident = self.doc_id.encode("utf-8")
@@ -92,7 +95,8 @@ class Record:
             field = self.text.encode("utf-8")
             payload = _LEN.pack(len(field)) + field
         raw = self.raw[:RAW_CHARS].encode("utf-8", "surrogatepass")
-        return head + ident + buckets + payload + raw
+        source = self.source.encode("utf-8", "surrogatepass")
+        return b"".join((head, ident, buckets, payload, _LEN.pack(len(source)), source, raw))
 
     @classmethod
     def decode(cls, data: bytes) -> Record:
@@ -124,6 +128,7 @@ class Record:
                 tail = data[pos:]
             else:
                 field = data[pos:]
+                tail = b""
             if field:
                 numbers = tuple(field.decode("utf-8").split(_NUMBER_SEP))
         else:
@@ -133,6 +138,10 @@ class Record:
                 text, tail = data[pos + 4 : pos + 4 + n].decode("utf-8"), data[pos + 4 + n :]
             else:
                 text = data[pos:].decode("utf-8")
+        source = ""
+        if version >= 4:
+            (n,) = _LEN.unpack_from(tail)
+            source, tail = tail[4 : 4 + n].decode("utf-8", "surrogatepass"), tail[4 + n :]
         raw = tail.decode("utf-8", "surrogatepass") if tail else ""
         return cls(
             doc_id,
@@ -146,6 +155,7 @@ class Record:
             numbers,
             raw,
             dates,
+            source,
         )
 
 

@@ -263,6 +263,17 @@ class Index(Protocol):
 
     async def stats(self, ns: str) -> NamespaceStats: ...
 
+    async def last_seq(self, ns: str) -> int:
+        """The highest seq the namespace gave out (0 if none): its records are at 1..last_seq,
+        less those deleted or expired."""
+
+    async def alias(self, ns: str) -> bytes | None:
+        """What ``ns`` is an alias of (:mod:`stream.reindex`: the namespace it was rebuilt
+        into, and the policy it was rebuilt with), or None: ``ns`` is its own."""
+
+    async def set_alias(self, ns: str, value: bytes) -> None:
+        """Make ``ns`` an alias (see :meth:`alias`); every worker reads it within seconds."""
+
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         """How many documents had each 16-byte line key (:mod:`sketch.lines`), as counted by
         :meth:`add_lines`: an estimate that only grows while the line recurs (see there)."""

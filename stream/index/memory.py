@@ -88,6 +88,7 @@ class MemoryIndex:
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._spaces: dict[str, _Space] = {}
+        self._aliases: dict[str, bytes] = {}
         self._clock = clock
         self.round_trips = 0  # nothing leaves the process
         self.remote = False
@@ -281,6 +282,15 @@ class MemoryIndex:
 
     async def record_policy(self, ns: str, settings: bytes) -> None:
         self._space(ns).decisions = settings
+
+    async def last_seq(self, ns: str) -> int:
+        return self._space(ns).seq
+
+    async def alias(self, ns: str) -> bytes | None:
+        return self._aliases.get(ns)
+
+    async def set_alias(self, ns: str, value: bytes) -> None:
+        self._aliases[ns] = value
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         cur, prev = self._space(ns).lines

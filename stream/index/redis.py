@@ -580,6 +580,17 @@ class RedisIndex:
     async def record_policy(self, ns: str, settings: bytes) -> None:
         await self._call(self._r.hset(keys.meta(ns), "policy", settings))
 
+    async def last_seq(self, ns: str) -> int:
+        got = await self._call(self._r.hget(keys.meta(ns), "seq"))
+        return int(got) if got is not None else 0
+
+    async def alias(self, ns: str) -> bytes | None:
+        got = await self._call(self._r.hget(keys.ALIASES, ns))
+        return bytes(got) if got is not None else None
+
+    async def set_alias(self, ns: str, value: bytes) -> None:
+        await self._call(self._r.hset(keys.ALIASES, ns, value))
+
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         if not lines:
             return []

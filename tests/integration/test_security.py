@@ -394,10 +394,11 @@ HOSTILE_IDS = [
 
 async def snapshot(r: aioredis.Redis) -> dict[bytes, tuple[bytes, Any]]:
     """Every key with its type and full value, read type by type (byte for byte); but the one
-    key without a namespace, the registry of namespaces (``keys.REGISTRY``)."""
+    keys without a namespace, the registry of namespaces and the aliases (``keys.REGISTRY``,
+    ``keys.ALIASES``)."""
     out: dict[bytes, tuple[bytes, Any]] = {}
     async for key in r.scan_iter(count=1000):
-        if key == keys.REGISTRY.encode():
+        if key in (keys.REGISTRY.encode(), keys.ALIASES.encode()):
             continue
         kind = await r.type(key)
         if kind == b"hash":

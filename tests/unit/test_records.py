@@ -45,6 +45,7 @@ def records(draw: st.DrawFn) -> Record:
         numbers=numbers,
         raw=draw(st.text(max_size=300)),
         dates=dates,
+        source=draw(st.text(max_size=30)),
     )
 
 
@@ -56,7 +57,7 @@ def _assert_same(a: Record, b: Record) -> None:
         b.simhash,
     )
     assert (a.content, a.buckets, a.text) == (b.content, b.buckets, b.text)
-    assert (a.numbers, a.raw, a.dates) == (b.numbers, b.raw, b.dates)
+    assert (a.numbers, a.raw, a.dates, a.source) == (b.numbers, b.raw, b.dates, b.source)
     assert b.shingles.dtype == np.uint32
     np.testing.assert_array_equal(a.shingles, b.shingles)
 
@@ -90,17 +91,18 @@ def test_layout_is_fixed_little_endian() -> None:
     )
     blob = rec.encode()
     head = struct.pack("<BBHIdQ16sH", VERSION, 1, 1, 1, 2.0, 0x0102030405060708, b"C" * 16, 2)
-    empty = (0).to_bytes(4, "little")  # no numbers, no dates
+    empty = (0).to_bytes(4, "little")  # no numbers, no dates, no source
     assert blob == head + b"ab" + (0x1122).to_bytes(8, "little") + (5).to_bytes(4, "little") + (
-        empty + empty
+        empty * 3
     )
     fields = [getattr(rec, f) for f in Record.__slots__][:8]
-    with_text = Record(*fields, ("7", "12"), "The text", ("03-01", "04-01"))
+    with_text = Record(*fields, ("7", "12"), "The text", ("03-01", "04-01"), "ledger.example")
     blob = with_text.encode()
     tail = blob[len(head) + 2 + 8 + 4 :]
     assert tail[:4] == (4).to_bytes(4, "little") and tail[4:8] == b"7\x1f12"
     assert tail[8:12] == (11).to_bytes(4, "little") and tail[12:23] == b"03-01\x1f04-01"
-    assert tail[23:] == b"The text"
+    assert tail[23:27] == (14).to_bytes(4, "little") and tail[27:41] == b"ledger.example"
+    assert tail[41:] == b"The text"
 
 
 def test_records_of_earlier_versions_read_as_having_none_of_what_came_later() -> None:

@@ -1,0 +1,254 @@
+"""Rebuilding a namespace under a new scheme: ``neardup export`` and ``neardup reindex``.
+
+A namespace keeps the sketch scheme it was built with (:mod:`stream.namespaces`), so a new
+shingle size, measure or banding means building it again. :func:`reindex` decides every article
+again, in the order given, into a fresh namespace (``articles.r2``, then ``articles.r3``) under
+the new policy, while the workers go on with the old one; then it switches the alias
+(:mod:`stream.aliases`), and every worker follows within seconds. The articles come from a JSON
+lines file (:func:`export` writes one from the records, which keep each text as sent) or from
+the input topic, read from its start.
+
+From the topic, nothing is lost at the switch: after switching, the command waits until every
+worker has read the alias (the engine's ``ALIAS_TTL_S``), then decides again what the topic
+received since it started reading, into the rebuilt namespace. An article the workers already
+put there is a replay: the same verdict, nothing registered twice. From a file, what arrived
+after the export is not in it: export again and run again into the same namespace
+(``--into``), or read the topic.
+
+A run that stops half-way leaves the old namespace in use and the new one half-built: run again
+with ``--into`` to go on (what it has is replayed), or start afresh into the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+from stream import aliases
+from stream.engine import ALIAS_TTL_S, Engine
+from stream.errors import InvalidMessage, NeardupError
+from stream.index.base import Index
+from stream.model import Article
+from stream.policy import Policy
+from stream.records import Record
+from stream.schema import parse_article, parse_tombstone
+
+__all__ = ["Deletion", "Rebuilt", "TopicSource", "batches_of", "export", "reindex"]
+
+BATCH = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Deletion:
+    """A tombstone read from the topic: the article is taken down in the rebuilt namespace
+    too (in its place in the order: after the article it deletes)."""
+
+    namespace: str
+    id: str
+
+
+Item = Article | Deletion
+
+
+async def export(
+    index: Index, ns: str, out: IO[bytes], on_batch: Callable[[int, int], None] | None = None
+) -> tuple[int, int]:
+    """Write the namespace's articles as JSON lines, in their order (seq): ``id``,
+    ``namespace``, ``text`` as sent, ``source`` when known. Returns (written, without text):
+    a namespace that keeps no text (``keep_text`` off) has records that cannot be exported.
+    ``on_batch(done, total)`` is told the progress in seqs."""
+    where = await aliases.resolve(index, ns)
+    last = await index.last_seq(where)
+    written = textless = 0
+    for lo in range(1, last + 1, BATCH):
+        got = await index.records(where, list(range(lo, min(lo + BATCH, last + 1))))
+        for seq in sorted(got):
+            rec = Record.decode(got[seq])
+            if not rec.raw:
+                textless += 1
+                continue
+            line = {"id": rec.doc_id, "namespace": ns, "text": rec.raw}
+            if rec.source:
+                line["source"] = rec.source
+            out.write(orjson.dumps(line) + b"\n")
+            written += 1
+        if on_batch:
+            on_batch(min(lo + BATCH - 1, last), last)
+    return written, textless
+
+
+@dataclass
+class Rebuilt:
+    """What a rebuild did: the namespace it went into and the verdicts it gave."""
+
+    namespace: str
+    target: str
+    previous: str
+    verdicts: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    caught_up: int = 0  # articles decided after the switch (from the topic)
+    switched: bool = False
+
+
+async def reindex(
+    index: Index,
+    ns: str,
+    policy: Policy,
+    source: Callable[[], AsyncIterator[list[Item]]],
+    *,
+    into: str | None = None,
+    catch_up: Callable[[], AsyncIterator[list[Item]]] | None = None,
+    on_batch: Callable[[Rebuilt, int], None] | None = None,
+    wait_s: float = ALIAS_TTL_S + 1.0,
+) -> Rebuilt:
+    """Decide every article of ``source()`` again into a fresh namespace under ``policy``,
+    switch ``ns`` to it, then decide ``catch_up()`` (what arrived meanwhile) there too.
+
+    ``into``: go on with a namespace an earlier run started (else the next free name).
+    Articles of other namespaces are skipped. ``on_batch(state, n)`` after each batch."""
+    previous = await aliases.resolve(index, ns)
+    target = into or aliases.next_target(ns, previous)
+    if target == previous:
+        raise ValueError(f"namespace {ns!r} is in use as {target!r}: rebuild into another one")
+    if into is None and await index.stored_scheme(target) is not None:
+        raise ValueError(
+            f"{target!r} was started by an earlier rebuild of {ns!r} that did not switch: "
+            f"go on with --into {target}, or start afresh into another name"
+        )
+    state = Rebuilt(ns, target, previous)
+    engine = Engine(index, policy, policies={ns: policy}, aliases={ns: target})
+    await _decide(engine, ns, source(), state, on_batch)
+    checked = engine.policy_for(target)
+    await index.set_alias(ns, aliases.value(target, checked))
+    state.switched = True
+    if catch_up is not None:
+        await asyncio.sleep(wait_s)  # every worker has read the alias: all new go to target
+        before = sum(state.verdicts.values())
+        await _decide(engine, ns, catch_up(), state, on_batch)
+        state.caught_up = sum(state.verdicts.values()) - before
+    return state
+
+
+async def _decide(
+    engine: Engine,
+    ns: str,
+    batches: AsyncIterator[list[Item]],
+    state: Rebuilt,
+    on_batch: Callable[[Rebuilt, int], None] | None,
+) -> None:
+    async for batch in batches:
+        run: list[Article] = []
+        for item in [*(x for x in batch if x.namespace == ns), None]:
+            if isinstance(item, Article):
+                run.append(item)
+                continue
+            await _process(engine, run, state)  # the articles before a deletion, in order
+            run = []
+            if isinstance(item, Deletion) and await engine.delete(ns, item.id):
+                state.verdicts["deleted"] += 1
+        if on_batch:
+            on_batch(state, len(batch))
+
+
+async def _process(engine: Engine, articles: list[Article], state: Rebuilt) -> None:
+    for res in await engine.process(articles) if articles else []:
+        if isinstance(res, NeardupError):
+            state.errors[res.reason] += 1
+        else:
+            state.verdicts[res.verdict] += 1
+
+
+class TopicSource:
+    """The input topic, as the workers read it: first from its start to where it ended when
+    :meth:`first` began, then (:meth:`rest`) from there to where it ends by then. Messages
+    the workers would dead-letter are skipped and counted in ``invalid``."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        *,
+        default_namespace: str = "default",
+        max_message_bytes: int = 1_000_000,
+    ) -> None:
+        self.bootstrap, self.topic = bootstrap, topic
+        self.default_namespace = default_namespace
+        self.max_message_bytes = max_message_bytes
+        self.invalid = 0
+        self.total: int | None = None  # messages in the first pass, once known
+        self._ends: dict[Any, int] | None = None
+
+    def first(self) -> AsyncIterator[list[Item]]:
+        return self._read(None)
+
+    def rest(self) -> AsyncIterator[list[Item]]:
+        return self._read(self._ends)
+
+    async def _read(self, start: dict[Any, int] | None) -> AsyncIterator[list[Item]]:
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap, enable_auto_commit=False, group_id=None
+        )
+        await consumer.start()
+        try:
+            if self.topic not in await consumer.topics():
+                raise ValueError(f"topic {self.topic!r} does not exist on {self.bootstrap}")
+            parts = [
+                TopicPartition(self.topic, p)
+                for p in sorted(consumer.partitions_for_topic(self.topic) or ())
+            ]
+            consumer.assign(parts)
+            ends = await consumer.end_offsets(parts)
+            begins = await consumer.beginning_offsets(parts)  # the log may start past 0
+            for tp in parts:
+                consumer.seek(tp, max(begins[tp], (start or {}).get(tp, 0)))
+            if start is None:
+                self.total = sum(ends[tp] - begins[tp] for tp in parts)
+            left = {tp for tp in parts if await consumer.position(tp) < ends[tp]}
+            while left:
+                got = await consumer.getmany(*left, timeout_ms=1000, max_records=BATCH)
+                batch: list[Item] = []
+                for tp, msgs in got.items():
+                    for m in msgs:
+                        if m.offset < ends[tp]:
+                            self._parse(m.key, m.value, m.headers, batch)
+                    if await consumer.position(tp) >= ends[tp]:
+                        left.discard(tp)
+                yield batch
+            self._ends = ends
+        finally:
+            await consumer.stop()
+
+    def _parse(self, key: bytes | None, value: bytes | None, headers: Any, out: list[Item]) -> None:
+        try:
+            if value is None:
+                ns, doc_id = parse_tombstone(key, list(headers or ()), self.default_namespace)
+                out.append(Deletion(ns, doc_id))
+            else:
+                out.append(
+                    parse_article(
+                        value,
+                        default_namespace=self.default_namespace,
+                        max_text_bytes=self.max_message_bytes,
+                    )
+                )
+        except InvalidMessage:
+            self.invalid += 1
+
+
+async def batches_of(articles: Iterable[Item], size: int = BATCH) -> AsyncIterator[list[Item]]:
+    """Articles in lists of ``size``, as :func:`reindex` takes them."""
+    batch: list[Item] = []
+    for a in articles:
+        batch.append(a)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
