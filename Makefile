@@ -54,6 +54,11 @@ lint: $(STAMP)
 
 # The stream benchmark runs Apache Kafka beside Tansu: `kafka` fetches its jars first.
 bench: $(STAMP) kafka
+	@if ! command -v valgrind >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing valgrind (Debian package) for the cost benchmark's instruction counts"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null \
+		|| echo "apt-get failed: python -m bench cost needs valgrind"; \
+	fi
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The Apache Kafka broker the tests run (deploy/kafka/pom.xml), fetched once from Maven Central.

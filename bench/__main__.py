@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "guarantee": lambda argv: __import__("bench.guarantee_bench", fromlist=["main"]).main(argv),
     "cluster": lambda argv: __import__("bench.cluster_bench", fromlist=["main"]).main(argv),
     "quality": lambda argv: __import__("bench.quality_bench", fromlist=["main"]).main(argv),
+    "cost": lambda argv: __import__("bench.cost_bench", fromlist=["main"]).main(argv),
 }
 
 
