@@ -17,18 +17,20 @@ reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_f
 from __future__ import annotations
 
 import logging
-from typing import Any
-
-from faust.web import Request, Response, View
+from typing import TYPE_CHECKING, Any
 
 from stream import aliases
-from stream.config import Settings
 from stream.errors import InvalidMessage
 from stream.index.base import Index
 from stream.keys import NAMESPACE_RE
 from stream.model import Verdict
 from stream.records import Record
 from stream.schema import check_id
+
+if TYPE_CHECKING:  # the views' types; the CLI's commands use the lookups without faust
+    from faust.web import Request, Response, View
+
+    from stream.config import Settings
 
 log = logging.getLogger("neardup.worker")
 
