@@ -33,6 +33,7 @@ from sketch.features import (
     normalize_batch,
     shingle_counts,
     shingle_hashes,
+    sorted_unique,
     text_token_hashes,
     tokenize,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "shingle_hashes",
     "simhash",
     "simhash_many",
+    "sorted_unique",
     "source_key",
     "table_keys",
     "table_keys_many",

@@ -495,11 +495,20 @@ def combine_windows(values: U64, w: int) -> U64:
     return mix64(acc + np.uint64(w))
 
 
+def sorted_unique(values: U64) -> U64:
+    """``np.unique`` of a 1-D uint64 array, by one sort and one comparison: for the few hundred
+    shingles of one text, np.unique's own overhead was five times the work."""
+    out = np.sort(values)
+    if len(out) > 1:
+        out = out[np.concatenate(([True], out[1:] != out[:-1]))]
+    return out
+
+
 def shingle_hashes(
     text: str, *, w: int = DEFAULT_SHINGLE, seed: int = DEFAULT_SEED, normalized: bool = False
 ) -> U64:
     """Sorted, unique uint64 hashes of the text's w-token shingles."""
-    return np.unique(combine_windows(text_token_hashes(text, seed, normalized=normalized), w))
+    return sorted_unique(combine_windows(text_token_hashes(text, seed, normalized=normalized), w))
 
 
 def shingle_counts(
@@ -517,7 +526,7 @@ def char_ngram_hashes(
     """Sorted unique hashes of character n-grams of the normalised text (short-text path)."""
     norm = text if normalized else normalize(text)
     codes = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    return np.unique(combine_windows(mix64(codes ^ np.uint64(seed)), n))
+    return sorted_unique(combine_windows(mix64(codes ^ np.uint64(seed)), n))
 
 
 def idf_weights(
@@ -552,6 +561,7 @@ __all__ = [
     "normalize_batch",
     "shingle_counts",
     "shingle_hashes",
+    "sorted_unique",
     "text_token_hashes",
     "tokenize",
 ]

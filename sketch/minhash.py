@@ -100,6 +100,7 @@ class MinHasher:
     _a: U64 = field(init=False, repr=False)
     _b: U64 = field(init=False, repr=False)
     _probes: npt.NDArray[np.int64] = field(init=False, repr=False)
+    _probe_lists: list[list[int]] = field(init=False, repr=False)
     _seed_mix: np.uint64 = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -117,6 +118,7 @@ class MinHasher:
         object.__setattr__(self, "_b", b[:, None])
         # Probe sequences for densification: row i lists the bins that empty bin i tries in order.
         object.__setattr__(self, "_probes", self._probe_columns(0, 32))
+        object.__setattr__(self, "_probe_lists", self._probes.tolist())  # the one-set path's
         object.__setattr__(self, "_seed_mix", _seed_word(self.seed, 0))
 
     def signature(self, hashes: U64) -> Signature:
@@ -194,8 +196,27 @@ class MinHasher:
         bins = ((x >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
         sig = np.full(k, EMPTY, dtype=np.uint64)
         np.minimum.at(sig, bins.astype(np.intp), x)
-        row: U64 = self._densify(sig[None, :])[0]
-        return row
+        return self._densify_one(sig)
+
+    def _densify_one(self, sig: U64) -> U64:
+        """:meth:`_densify` of one row, in plain Python: a set of a few hundred elements leaves
+        about a tenth of its bins empty, each filled within a probe or two, where the
+        vectorised loop paid a dozen numpy calls per step (half the time of a signature)."""
+        empty = np.flatnonzero(sig == EMPTY).tolist()
+        if not empty or len(empty) == len(sig):
+            return sig
+        values = sig.tolist()
+        hole = set(empty)
+        out = sig.copy()
+        for j in empty:
+            for src in self._probe_lists[j]:
+                if src not in hole:
+                    out[j] = values[src]
+                    break
+            else:  # no filled bin in the first 32 probes (a nearly empty set): the long way
+                row: U64 = self._densify(sig[None, :])[0]
+                return row
+        return out
 
 
 def estimate_jaccard(sig_a: Signature, sig_b: Signature) -> float:

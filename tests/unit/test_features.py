@@ -224,3 +224,9 @@ def test_dates_do_not_depend_on_the_batch(texts: list[str]) -> None:
     got = features.normalize_batch(texts).dates()
     assert got == [features.normalize_batch([t]).dates()[0] for t in texts]
     assert all(1 <= int(d[:2]) <= 12 and 1 <= int(d[3:]) <= 31 for ds in got for d in ds)
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=50).map(lambda v: np.array(v, np.uint64)))
+def test_sorted_unique_is_np_unique(values: np.ndarray) -> None:
+    got = features.sorted_unique(values)
+    assert got.dtype == np.uint64 and np.array_equal(got, np.unique(values))

@@ -193,3 +193,16 @@ GOLDEN_KPERM = [
     130655967050450932,
     335417391318069462,
 ]
+
+
+@given(
+    st.lists(st.integers(0, 2**64 - 1), max_size=600).map(lambda v: np.array(v, np.uint64)),
+    st.sampled_from([16, 128]),
+)
+@settings(max_examples=200, deadline=None)
+def test_one_set_densified_as_the_batch_densifies_it(values: np.ndarray, k: int) -> None:
+    """The one-set path fills empty bins in plain Python, the batch path in numpy: the same
+    signature for every set size, a one-element set (most probes miss: the long way) included."""
+    h = MinHasher(k, seed=5)
+    offsets = np.array([0, len(values)], dtype=np.intp)
+    assert np.array_equal(h.signatures(values, offsets)[0], h.signature(values).values)
