@@ -662,10 +662,12 @@ class Engine:
         return await self.index.delete(where, doc_id)
 
     async def expire(self, ns: str) -> int:
-        policy = self.policy_for(ns)
+        where, policy = await self._target(ns)  # a rebuilt namespace expires where it lives
+        policy = self._checked.get(where, policy)
         if policy.retention_s is None:
             return 0
-        return await self.index.expire(ns, await self._now(ns) - policy.retention_s, limit=100_000)
+        now = await self._now(where)
+        return await self.index.expire(where, now - policy.retention_s, limit=100_000)
 
 
 __all__ = ["Candidate", "Engine", "Found"]

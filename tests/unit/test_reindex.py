@@ -133,3 +133,14 @@ async def test_names_of_rebuilds_and_a_rebuild_that_did_not_switch() -> None:
         await reindex(
             index, "news", CONTAIN, lambda: batches_of(_articles()), into="news.r2", wait_s=0
         )
+
+
+async def test_a_rebuilt_namespace_expires_where_it_lives() -> None:
+    now = [1000.0]
+    index = MemoryIndex(clock=lambda: now[0])
+    keep = Policy(measure="containment", retention_s=10.0)
+    await reindex(index, "news", keep, lambda: batches_of(_articles()), wait_s=0)
+    worker = Engine(index, alias_ttl_s=0.0)  # its own policy keeps no retention window
+    now[0] += 60.0
+    assert await worker.expire("news") == 5
+    assert await index.count("news.r2") == 0
