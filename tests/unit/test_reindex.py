@@ -13,12 +13,12 @@ import pytest
 from harness import data
 from stream import aliases, read_api
 from stream.engine import Engine
-from stream.errors import NeardupError
 from stream.index.memory import MemoryIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
 from stream.reindex import Deletion, batches_of, export, reindex
 from stream.schema import article_from_obj
+from tests.unit.test_verdict_facts import _verdicts
 
 CONTAIN = Policy(measure="containment", threshold=0.8)
 
@@ -35,17 +35,9 @@ def _articles() -> list[Article]:
     ]
 
 
-async def _decided(engine: Engine, arts: list[Article]) -> list[Verdict]:
-    out = []
-    for res in await engine.process(arts):
-        assert not isinstance(res, NeardupError), res
-        out.append(res)
-    return out
-
-
 async def _built() -> tuple[MemoryIndex, list[Verdict]]:
     index = MemoryIndex()
-    return index, await _decided(Engine(index), _articles())
+    return index, await _verdicts(Engine(index), _articles())
 
 
 async def _exported(index: MemoryIndex) -> list[Article]:
@@ -70,7 +62,7 @@ async def test_a_rebuild_decides_as_a_fresh_index_under_the_new_policy_and_switc
     assert before[1].verdict == "original"  # Jaccard: an excerpt is not a copy
     done = await reindex(index, "news", CONTAIN, lambda: batches_of(_articles()), wait_s=0)
     assert (done.target, done.previous, done.switched) == ("news.r2", "news", True)
-    fresh = await _decided(Engine(MemoryIndex(), CONTAIN), _articles())
+    fresh = await _verdicts(Engine(MemoryIndex(), CONTAIN), _articles())
     stored = await index.verdicts("news.r2", list(range(1, 6)))
     assert [Verdict.from_json(stored[s]) for s in range(1, 6)] == fresh
     assert fresh[1].verdict == "near_duplicate" and fresh[1].direction == "excerpt"
@@ -85,10 +77,10 @@ async def test_a_rebuild_decides_as_a_fresh_index_under_the_new_policy_and_switc
 async def test_a_running_worker_follows_the_switch_with_the_rebuilt_policy() -> None:
     index, _ = await _built()
     worker = Engine(index, alias_ttl_s=0.0)  # configured with the old (default) policy
-    await _decided(worker, [Article("d", "an unrelated short note about the harbour", "news")])
+    await _verdicts(worker, [Article("d", "an unrelated short note about the harbour", "news")])
     await reindex(index, "news", CONTAIN, lambda: batches_of(_articles()), wait_s=0)
     words = _articles()[2].text.split()
-    (v,) = await _decided(worker, [Article("ex2", " ".join(words[10:150]), "news")])
+    (v,) = await _verdicts(worker, [Article("ex2", " ".join(words[10:150]), "news")])
     assert (v.namespace, v.verdict, v.duplicate_of, v.direction) == (
         "news",
         "near_duplicate",
