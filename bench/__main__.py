@@ -26,6 +26,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "cluster": lambda argv: __import__("bench.cluster_bench", fromlist=["main"]).main(argv),
     "quality": lambda argv: __import__("bench.quality_bench", fromlist=["main"]).main(argv),
     "cost": lambda argv: __import__("bench.cost_bench", fromlist=["main"]).main(argv),
+    "check": lambda argv: __import__("bench.check_bench", fromlist=["main"]).main(argv),
 }
 
 

@@ -1,0 +1,536 @@
+"""Latency of the originality check: ``POST /check`` with ``register=false``, over HTTP.
+
+``python -m bench check [--docs N] [--requests R] [--words W] [--out DIR]``. The target: p50 <=
+2 ms and p99 <= 10 ms for a 300-word text on an index of 100,000 articles (the defaults).
+
+Everything runs on this machine and is stopped at the end, also on error or Ctrl-C:
+
+1. Redis and a Tansu broker (:mod:`harness.services`) in a temporary directory.
+2. The index filled as a user fills it: ``N`` generated documents
+   (``harness.corpus.generate(N, seed=7, words=W)``) as JSON lines, decided by
+   ``neardup dedup corpus.jsonl --store REDIS --no-progress -o /dev/null`` (timed).
+3. One ``neardup worker`` on the same Redis and namespace (``default``), configured only by
+   ``NEARDUP_*`` (:func:`harness.workers.start_worker`), ready once ``/health`` answers 200.
+4. The checks: half near-copies of indexed documents (a few words replaced), half fresh texts
+   (``generate(..., seed=8, dup_rate=0)``), shuffled. ``R`` requests, one at a time on one
+   keep-alive ``aiohttp`` connection, after 100 warm-up requests; latency is
+   ``time.perf_counter`` around the request, body read included.
+5. The same checks in this process without HTTP, ``Engine(RedisIndex(...)).process([article],
+   register=False, explain=True)`` as the view calls it, with Redis round trips per check: the
+   difference to step 4 is what HTTP and faust's web server cost.
+6. A cProfile of 200 in-process checks: where the engine's time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+import orjson
+import redis.asyncio as aioredis
+
+from harness import services
+from harness.corpus import Doc, generate, load_pool
+from harness.kafka import make_topics
+from harness.report import (
+    ROOT,
+    code_line,
+    cpu_seconds,
+    git_state,
+    machine_info,
+    md_table,
+    other_load,
+    write_atomic,
+)
+from harness.workers import NEARDUP, WorkerProc, start_worker
+from stream import read_api
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.redis import RedisIndex
+from stream.model import Article
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PACKAGES = ("neardup", "faust-streaming", "aiohttp", "redis", "numpy", "orjson")
+WARMUP = 100
+PROFILED = 200
+TOP = 10
+EDITS = 3  # words replaced in a near-copy: ~1% of a 300-word text, far above the threshold
+TARGET = {"docs": 100_000, "words": 300, "p50_ms": 2.0, "p99_ms": 10.0}
+KINDS = {"copies": "near-copies", "fresh": "fresh texts"}
+WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}  # no per-request log lines in the timing
+
+
+def say(msg: str) -> None:
+    """A progress line on stderr, so stdout stays free and a long step shows it is alive."""
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- workload
+
+
+@dataclass(frozen=True)
+class Check:
+    """One text to check; ``copy``: a near-copy of an indexed document (must be found)."""
+
+    text: str
+    copy: bool
+
+
+def near_copy(text: str, rng: random.Random, vocab: Sequence[str]) -> str:
+    """``text`` with ``EDITS`` words replaced: what a light rewrite of a published story is."""
+    words = text.split()
+    for i in rng.sample(range(len(words)), min(EDITS, len(words))):
+        words[i] = vocab[rng.randrange(len(vocab))]
+    return " ".join(words)
+
+
+def make_checks(indexed: Sequence[Doc], n: int, words: int, seed: int = 8) -> list[Check]:
+    """Half copies, half fresh texts, shuffled: a check service sees both, and only a copy
+    reaches the verification of candidates, so either half alone would mislead."""
+    rng = random.Random(seed)
+    _pool, vocab = load_pool()
+    copies = [
+        Check(near_copy(indexed[rng.randrange(len(indexed))]["text"], rng, vocab), True)
+        for _ in range(n // 2)
+    ]
+    fresh = [
+        Check(d["text"], False) for d in generate(n - n // 2, seed=seed, words=words, dup_rate=0.0)
+    ]
+    checks = copies + fresh
+    rng.shuffle(checks)
+    return checks
+
+
+def write_corpus(docs: Sequence[Doc], path: Path) -> None:
+    with path.open("wb") as f:
+        for d in docs:
+            f.write(orjson.dumps({"id": d["id"], "text": d["text"]}) + b"\n")
+
+
+def fill_index(corpus: Path, redis_url: str) -> float:
+    """``neardup dedup`` into Redis, as a user fills an index; seconds, start-up included.
+    Its summary goes to stderr as it prints it."""
+    argv = [str(NEARDUP), "dedup", str(corpus), "--store", redis_url, "--no-progress"]
+    started = time.perf_counter()
+    done = subprocess.run([*argv, "-o", os.devnull], stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"neardup dedup exited with {done.returncode}")
+    return time.perf_counter() - started
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Run:
+    """Latencies of one path and what its answers said."""
+
+    latencies_ms: list[float] = field(default_factory=list)  # one per check, in their order
+    copies_found: int = 0
+    fresh_flagged: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+    def count(self, check: Check, verdict: str) -> None:
+        self.verdicts[verdict] += 1
+        if verdict != "original":
+            self.copies_found += check.copy
+            self.fresh_flagged += not check.copy
+
+
+def percentiles(ms: Sequence[float]) -> dict[str, float]:
+    p50, p90, p99 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 90, 99]).tolist()
+    return {
+        "p50_ms": p50,
+        "p90_ms": p90,
+        "p99_ms": p99,
+        "max_ms": max(ms),
+        "mean_ms": float(np.mean(ms)),
+    }
+
+
+async def post_check(
+    session: aiohttp.ClientSession, url: str, text: str
+) -> tuple[float, int, bytes]:
+    """One ``POST /check``: (ms including the body's read, status, body)."""
+    body = orjson.dumps({"text": text, "register": False})
+    started = time.perf_counter()
+    async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as resp:
+        raw = await resp.read()
+    return (time.perf_counter() - started) * 1e3, resp.status, raw
+
+
+async def http_checks(
+    worker: WorkerProc, warmup: Sequence[Check], checks: Sequence[Check]
+) -> tuple[Run, float | None]:
+    """Sequential checks on one keep-alive connection, after the warm-up ones (unrecorded):
+    (the run, the worker's CPU ms per timed check)."""
+    run, url = Run(), worker.url("/check")
+    connector = aiohttp.TCPConnector(limit=1)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        say(f"HTTP: {len(warmup)} warm-up requests...")
+        for c in warmup:
+            await post_check(session, url, c.text)
+        say(f"HTTP: measuring {len(checks):,} requests...")
+        cpu0 = cpu_seconds(worker.proc.pid)
+        for c in checks:
+            ms, status, raw = await post_check(session, url, c.text)
+            run.latencies_ms.append(ms)
+            got = orjson.loads(raw) if status == 200 else {}
+            if status != 200 or "verdict" not in got:
+                run.failures.append(f"{status}: {raw[:200]!r}")
+                continue
+            run.count(c, str(got["verdict"]))
+        cpu1 = cpu_seconds(worker.proc.pid)
+    cpu = None if cpu0 is None or cpu1 is None else (cpu1 - cpu0) / len(checks) * 1e3
+    return run, cpu
+
+
+async def engine_checks(
+    engine: Engine, warmup: Sequence[Check], checks: Sequence[Check]
+) -> tuple[Run, float]:
+    """The view's call without HTTP: (the run, Redis round trips per check)."""
+    run = Run()
+    index = engine.index
+    for i, c in enumerate(warmup):
+        await engine.process([Article(f"warm-{i}", c.text)], register=False, explain=True)
+    say(f"in-process: measuring {len(checks):,} checks...")
+    trips = index.round_trips
+    for i, c in enumerate(checks):
+        started = time.perf_counter()
+        (res,) = await engine.process([Article(f"check-{i}", c.text)], register=False, explain=True)
+        run.latencies_ms.append((time.perf_counter() - started) * 1e3)
+        if isinstance(res, NeardupError):
+            run.failures.append(str(res))
+            continue
+        run.count(c, res.verdict)
+    return run, (index.round_trips - trips) / max(len(checks), 1)
+
+
+def _where(file: str) -> str:
+    """A profile row's file, relative to site-packages, the standard library or the repository."""
+    for marker in ("site-packages/", f"/lib/python{sys.version_info[0]}.{sys.version_info[1]}/"):
+        if marker in file:
+            return file.split(marker, 1)[1]
+    with contextlib.suppress(ValueError):
+        return str(Path(file).relative_to(ROOT))
+    return file
+
+
+async def profile_checks(engine: Engine, checks: Sequence[Check]) -> cProfile.Profile:
+    """cProfile of ``checks``, one at a time, as :func:`engine_checks` runs them."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for i, c in enumerate(checks):
+        await engine.process([Article(f"prof-{i}", c.text)], register=False, explain=True)
+    prof.disable()
+    return prof
+
+
+def top_functions(prof: cProfile.Profile, n_checks: int) -> list[dict[str, Any]]:
+    """The ``TOP`` functions by cumulative time, ms per check. Left out: the driver loop and the
+    event loop's plumbing (``_run_once``, ``Handle._run``, ``Context.run``), which wrap every
+    step of every check and so say nothing."""
+    here = Path(__file__).resolve()
+    loop = ("asyncio/base_events.py", "asyncio/events.py", "<method 'run' of '_contextvars")
+    rows: list[tuple[float, dict[str, Any]]] = []
+    for e in prof.getstats():
+        if isinstance(e.code, str):  # a builtin: its name is all there is
+            if "_lsprof.Profiler" in e.code:
+                continue
+            where = e.code
+        elif Path(e.code.co_filename).resolve() == here:
+            continue
+        else:
+            code = e.code
+            where = f"{_where(code.co_filename)}:{code.co_firstlineno}({code.co_name})"
+        calls = str(e.callcount)
+        if e.reccallcount:
+            calls = f"{e.callcount}/{e.callcount - e.reccallcount}"
+        if where.startswith(loop):
+            continue
+        row = {
+            "function": where,
+            "calls": calls,
+            "cum_ms_per_check": e.totaltime / n_checks * 1e3,
+            "own_ms_per_check": e.inlinetime / n_checks * 1e3,
+        }
+        rows.append((e.totaltime, row))
+    rows.sort(key=lambda r: -r[0])
+    return [row for _, row in rows[:TOP]]
+
+
+async def in_process(
+    redis_url: str, warmup: Sequence[Check], checks: Sequence[Check]
+) -> dict[str, Any]:
+    """Indexed count, the in-process run and the profile, on one Redis client."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        index = RedisIndex(client)
+        await index.load_functions()
+        engine = Engine(index)
+        rows = (await read_api.namespaces(index))["namespaces"]
+        indexed = {r["namespace"]: r["documents"] for r in rows}
+        run, trips = await engine_checks(engine, warmup, checks)
+        say(f"in-process: cProfile of {min(PROFILED, len(checks))} checks...")
+        profiled = checks[:PROFILED]
+        prof = await profile_checks(engine, profiled)
+        profile = top_functions(prof, len(profiled))
+        return {
+            "indexed": indexed,
+            "run": run,
+            "round_trips": trips,
+            "profile": {"checks": len(profiled), "top": profile},
+        }
+    finally:
+        await client.aclose()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def start_checker(redis: services.Service, broker: services.Service, workdir: Path) -> WorkerProc:
+    """A worker on the run's Redis and default namespace, ready (``/health`` 200)."""
+    topics = asyncio.run(make_topics(broker.bootstrap, partitions=1))
+    worker = start_worker(topics, redis.url, workdir, "neardup-bench-check", **WORKER_SETTINGS)
+    worker.wait_ready(timeout_s=90)
+    return worker
+
+
+def summary(run: Run, checks: Sequence[Check]) -> dict[str, Any]:
+    """Percentiles of all checks and of each half: a copy is verified and explained, a fresh
+    text usually stops at the candidates, so the halves cost differently."""
+    copies = sum(c.copy for c in checks)
+    ms = run.latencies_ms
+    halves = {
+        name: percentiles([t for t, c in zip(ms, checks, strict=True) if c.copy is want])
+        for name, want in (("copies", True), ("fresh", False))
+        if any(c.copy is want for c in checks)
+    }
+    return {
+        **percentiles(ms),
+        "by_kind": halves,
+        "copies_sent": copies,
+        "copies_found": run.copies_found,
+        "fresh_sent": len(checks) - copies,
+        "fresh_flagged": run.fresh_flagged,
+        "verdicts": dict(run.verdicts),
+        "failures": len(run.failures),
+        "first_failures": run.failures[:5],
+    }
+
+
+def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Services, fill, worker, both paths; everything started is stopped before returning."""
+    say(f"generating {args.docs:,} documents of ~{args.words} words...")
+    docs = generate(args.docs, seed=7, words=args.words)
+    checks = make_checks(docs, WARMUP + args.requests, args.words)
+    warmup, timed = checks[:WARMUP], checks[WARMUP:]
+    corpus = workdir / "corpus.jsonl"
+    write_corpus(docs, corpus)
+    del docs
+    redis = services.start_redis(workdir / "services")
+    broker: services.Service | None = None
+    worker: WorkerProc | None = None
+    try:
+        broker = services.start_broker(workdir / "services")
+        say(f"filling the index: neardup dedup of {args.docs:,} documents...")
+        fill_s = fill_index(corpus, redis.url)
+        say(f"filled in {fill_s:.1f} s ({args.docs / fill_s:,.0f} docs/s)")
+        say("starting the worker...")
+        worker = start_checker(redis, broker, workdir)
+        worker_env = {k: v for k, v in worker.env.items() if k in WORKER_SETTINGS}
+        http, worker_cpu = asyncio.run(http_checks(worker, warmup, timed))
+        worker.stop()  # idle, but its timers and fetches would share the cores with what follows
+        local = asyncio.run(in_process(redis.url, warmup, timed))
+    finally:
+        if worker is not None:
+            worker.stop()
+        for service in (broker, redis):
+            if service is not None:
+                service.stop()
+        corpus.unlink(missing_ok=True)
+    return {
+        "redis_version": redis.version,
+        "redis_binary": redis.binary.name,
+        "worker_env": worker_env,
+        "fill": {"seconds": fill_s, "docs_per_s": args.docs / fill_s, "indexed": local["indexed"]},
+        "http": {**summary(http, timed), "worker_cpu_ms_per_check": worker_cpu},
+        "in_process": {
+            **summary(local["run"], timed),
+            "redis_round_trips_per_check": local["round_trips"],
+        },
+        "profile": local["profile"],
+    }
+
+
+def target(result: dict[str, Any]) -> dict[str, Any]:
+    """Met or missed, or not applicable when the run's index or texts are not the target's."""
+    http = result["http"]
+    applies = result["docs"] >= TARGET["docs"] and result["words"] == TARGET["words"]
+    met = http["p50_ms"] <= TARGET["p50_ms"] and http["p99_ms"] <= TARGET["p99_ms"]
+    return {**TARGET, "applies": applies, "met": met if applies else None}
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _ms(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def markdown(r: dict[str, Any]) -> str:
+    m, http, loc, fill, t = r["machine"], r["http"], r["in_process"], r["fill"], r["target"]
+    paths = [("HTTP `POST /check` (client to worker)", http)]
+    paths += [(f"HTTP, {KINDS[k]} only", p) for k, p in http["by_kind"].items()]
+    paths += [("in-process `Engine.process` (no HTTP)", loc)]
+    paths += [(f"in-process, {KINDS[k]} only", p) for k, p in loc["by_kind"].items()]
+    rows = [
+        [name, *(_ms(p[k]) for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))] for name, p in paths
+    ]
+    rows.append(
+        ["HTTP and faust's web server (difference of the two)"]
+        + [_ms(http[k] - loc[k]) for k in ("p50_ms", "p90_ms", "p99_ms")]
+        + ["—"]
+    )
+    if t["applies"]:
+        verdict = "**met**" if t["met"] else "**missed**"
+    else:
+        verdict = f"not applicable (this run: {r['docs']:,} articles of ~{r['words']} words)"
+    cpu = http["worker_cpu_ms_per_check"]
+    prof_rows = [
+        [
+            f"`{p['function']}`",
+            p["calls"],
+            f"{p['cum_ms_per_check']:.3f}",
+            f"{p['own_ms_per_check']:.3f}",
+        ]
+        for p in r["profile"]["top"]
+    ]
+    indexed = ", ".join(f"{ns}: {n:,}" for ns, n in fill["indexed"].items())
+    lines = [
+        "# Check benchmark: `POST /check` latency",
+        "",
+        f"Generated by `{r['command']}` on {r['generated']} in {r['seconds']:.0f} s.",
+        "",
+        f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB; other processes kept "
+        f"{m['cores_busy_before_run']:.2f} cores busy before the run",
+        f"- Python {m['python']}, neardup {m['neardup']}, faust-streaming {m['faust-streaming']}, "
+        f"aiohttp {m['aiohttp']}, redis-py {m['redis']}; {r['redis_binary']} {r['redis_version']} "
+        "and a Tansu broker on loopback",
+        f"- Code: {code_line(r['git'])}",
+        f"- Index: `harness.corpus.generate({r['docs']}, seed=7, words={r['words']})` decided by "
+        f"`neardup dedup corpus.jsonl --store redis://… --no-progress -o /dev/null` in "
+        f"{fill['seconds']:.1f} s ({fill['docs_per_s']:,.0f} docs/s, start-up included); "
+        f"documents indexed: {indexed}",
+        f"- Checks: {r['requests']:,} sequential `POST /check` with `register=false` on one "
+        f"keep-alive aiohttp connection, after {r['warmup']} warm-up requests; half near-copies "
+        f"of indexed documents ({EDITS} words replaced), half fresh texts "
+        "(`generate(..., seed=8, dup_rate=0)`); latency = `time.perf_counter` around request and "
+        "body read",
+        "- Worker: one `neardup worker`, default settings but "
+        + ", ".join(f"`{k}={v}`" for k, v in r["worker_env"].items())
+        + "; in-process: `Engine(RedisIndex(redis.asyncio client)).process([article], "
+        "register=False, explain=True)`, the view's call, on the same Redis",
+        "",
+        "## Latency",
+        "",
+        md_table(["path", "p50 ms", "p90 ms", "p99 ms", "max ms"], rows),
+        "",
+        f"Target (p50 <= {t['p50_ms']:g} ms, p99 <= {t['p99_ms']:g} ms for a {t['words']}-word "
+        f"text at {t['docs']:,} articles, over HTTP): {verdict}.",
+        "",
+        f"- Copies found: {http['copies_found']:,} of {http['copies_sent']:,} over HTTP, "
+        f"{loc['copies_found']:,} of {loc['copies_sent']:,} in-process; fresh texts flagged: "
+        f"{http['fresh_flagged']:,} of {http['fresh_sent']:,} (HTTP), {loc['fresh_flagged']:,} "
+        "(in-process)",
+        f"- Failed answers (not 200 with a `verdict`): {http['failures']} over HTTP, "
+        f"{loc['failures']} in-process",
+        f"- Redis round trips per check: {loc['redis_round_trips_per_check']:.2f}; worker CPU per "
+        f"HTTP check: {'?' if cpu is None else f'{cpu:.2f} ms'}",
+        "",
+        "## Where the time goes",
+        "",
+        f"cProfile of {r['profile']['checks']} in-process checks (the profiler slows them), "
+        f"top {TOP} functions by cumulative time, ms per check; the event loop's plumbing "
+        "(`_run_once`, `Handle._run`, `Context.run`) left out, it wraps everything; a "
+        "coroutine's calls count each of its resumptions:",
+        "",
+        md_table(["function", "calls", "cumulative ms", "own ms"], prof_rows),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM unwinds like Ctrl-C, so the worker and the servers are stopped too."""
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench check", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--docs", type=int, default=100_000, help="indexed articles")
+    parser.add_argument("--requests", type=int, default=2_000, help="timed checks")
+    parser.add_argument("--words", type=int, default=300, help="words per text")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    args = parser.parse_args(argv)
+    if args.docs < 1 or args.requests < 1 or args.words < 10:
+        parser.error("need --docs >= 1, --requests >= 1, --words >= 10")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    started = time.perf_counter()
+    busy = other_load()
+    workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-check-"))
+    say(f"other processes kept {busy:.2f} cores busy; work directory {workdir}")
+    try:
+        measured = measure(args, workdir)
+    except services.ServiceError as exc:
+        print(f"check benchmark: a service did not start: {exc}", file=sys.stderr)
+        return 2
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"check benchmark: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    result: dict[str, Any] = {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "command": "python -m bench check" + (" " + " ".join(argv or sys.argv[2:])).rstrip(),
+        "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(busy, 2)},
+        "git": git_state(),
+        "docs": args.docs,
+        "words": args.words,
+        "requests": args.requests,
+        "warmup": WARMUP,
+        **measured,
+    }
+    result["target"] = target(result)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / "check.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "check.md", markdown(result))
+    http = result["http"]
+    say(
+        f"HTTP p50 {http['p50_ms']:.2f} ms, p99 {http['p99_ms']:.2f} ms; wrote "
+        f"{args.out / 'check.md'} and check.json"
+    )
+    return 0 if not http["failures"] and not result["in_process"]["failures"] else 1
