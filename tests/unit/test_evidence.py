@@ -4,11 +4,12 @@ written cases, bounded output, and the engine's verdicts carrying them when aske
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch.evidence import Span, passages, shared_spans
+from sketch.evidence import Span, _sets, passages, shared_spans
+from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
 from stream.engine import Engine
 from stream.errors import NeardupError
 from stream.index.memory import MemoryIndex
@@ -109,3 +110,12 @@ async def test_no_kept_text_no_evidence() -> None:
         engine, [Article("a", EARLIER), Article("b", EARLIER + " ")], explain=True
     )
     assert b.verdict == "duplicate" and b.evidence == ()
+
+
+@given(st.lists(st.text(alphabet="ab c.\n文字!", max_size=30), min_size=1, max_size=6).map("".join))
+@settings(max_examples=200, deadline=None)
+def test_passage_sets_are_each_passages_shingles(text: str) -> None:
+    """The passages' sets, made in one batch, are what shingle_hashes gives each passage."""
+    spans = passages(text)
+    want = [set(shingle_hashes(text[a:b]).tolist()) for a, b in spans]
+    assert _sets(text, spans, DEFAULT_SHINGLE, DEFAULT_SEED) == want
