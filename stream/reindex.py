@@ -123,6 +123,8 @@ async def reindex(
     state = Rebuilt(ns, target, previous)
     engine = Engine(index, policy, policies={ns: policy}, aliases={ns: target})
     await _decide(engine, ns, source(), state, on_batch)
+    if not sum(state.verdicts.values()):  # an empty rebuild would hide every article
+        raise ValueError(f"no article of namespace {ns!r} in the source: not switched")
     checked = engine.policy_for(target)
     await index.set_alias(ns, aliases.value(target, checked))
     state.switched = True
@@ -197,12 +199,7 @@ class TopicSource:
         )
         await consumer.start()
         try:
-            if self.topic not in await consumer.topics():
-                raise ValueError(f"topic {self.topic!r} does not exist on {self.bootstrap}")
-            parts = [
-                TopicPartition(self.topic, p)
-                for p in sorted(consumer.partitions_for_topic(self.topic) or ())
-            ]
+            parts = [TopicPartition(self.topic, p) for p in await self._partitions()]
             consumer.assign(parts)
             ends = await consumer.end_offsets(parts)
             begins = await consumer.beginning_offsets(parts)  # the log may start past 0
@@ -224,6 +221,26 @@ class TopicSource:
             self._ends = ends
         finally:
             await consumer.stop()
+
+    async def _partitions(self, wait_s: float = 30.0) -> list[int]:
+        """The topic's partitions, from the broker's metadata (asked again while a topic just
+        created on Apache Kafka has none: a consumer's own metadata would keep saying none)."""
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            deadline = asyncio.get_running_loop().time() + wait_s
+            while True:
+                (desc,) = await admin.describe_topics([self.topic])
+                found = sorted(p["partition"] for p in desc.get("partitions") or ())
+                if found and not desc.get("error_code"):
+                    return found
+                if asyncio.get_running_loop().time() >= deadline:
+                    raise ValueError(f"topic {self.topic!r} has no partitions on {self.bootstrap}")
+                await asyncio.sleep(0.5)
+        finally:
+            await admin.close()
 
     def _parse(self, key: bytes | None, value: bytes | None, headers: Any, out: list[Item]) -> None:
         try:

@@ -1,5 +1,5 @@
 """``neardup export`` and ``neardup reindex`` as users run them, on a real Redis, and a rebuild
-from a real Kafka topic that loses nothing sent while it ran."""
+from a topic on a real broker (Apache Kafka and Tansu) that loses nothing sent while it ran."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from aiokafka import AIOKafkaProducer
 from redis.asyncio import Redis
 
 from harness import data
+from harness.kafka import create_topics, delete_topics
 from stream import aliases
 from stream.index.redis import RedisIndex
 from stream.policy import Policy
@@ -96,10 +97,13 @@ def test_reindex_says_what_is_wrong_with_its_arguments(redis_url: str, tmp_path:
 
 
 async def test_a_rebuild_from_the_topic_decides_what_arrived_while_it_ran(
-    redis_client: Redis, kafka_bootstrap: str, make_topic: object
+    redis_client: Redis, broker_bootstrap: str
 ) -> None:
+    """On Apache Kafka and on Tansu."""
+    kafka_bootstrap = broker_bootstrap
     ns = f"rt-{uuid.uuid4().hex[:6]}"
-    topic = await make_topic(1)  # type: ignore[operator]  # one partition: one order
+    topic = f"reindex-{uuid.uuid4().hex[:10]}"
+    await create_topics(kafka_bootstrap, [topic], 1)  # one partition: one order
     first, later = _lines(ns)[:3], _lines(ns)[3:]
     producer = AIOKafkaProducer(bootstrap_servers=kafka_bootstrap)
     await producer.start()
@@ -134,6 +138,7 @@ async def test_a_rebuild_from_the_topic_decides_what_arrived_while_it_ran(
         await asyncio.gather(*sending)
     finally:
         await producer.stop()
+        await delete_topics(kafka_bootstrap, [topic])
     assert (done.target, done.switched, done.caught_up) == (f"{ns}.r2", True, 1)
     assert done.verdicts == {"original": 3, "near_duplicate": 1, "deleted": 1}
     assert source.total == 4 and source.invalid == 0

@@ -136,3 +136,11 @@ async def test_a_rebuilt_namespace_expires_where_it_lives() -> None:
     now[0] += 60.0
     assert await worker.expire("news") == 5
     assert await index.count("news.r2") == 0
+
+
+async def test_a_source_without_the_namespace_is_not_switched_to() -> None:
+    index, _ = await _built()
+    others = [Article("x", "a text of another namespace entirely", "other")]
+    with pytest.raises(ValueError, match="not switched"):
+        await reindex(index, "news", CONTAIN, lambda: batches_of(others), wait_s=0)
+    assert await index.alias("news") is None
