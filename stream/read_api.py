@@ -59,7 +59,11 @@ def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
 
 async def article(index: Index, ns: str, doc_id: str) -> dict[str, Any] | None:
     """What the index holds about one article, or None if it is not indexed."""
-    where = await aliases.resolve(index, ns)  # rebuilt: indexed there
+    return await _article(index, ns, await aliases.resolve(index, ns), doc_id)
+
+
+async def _article(index: Index, ns: str, where: str, doc_id: str) -> dict[str, Any] | None:
+    """:func:`article` of ``ns``, indexed in ``where`` (itself, or what it was rebuilt into)."""
     seq = await index.seq_of(where, doc_id)
     if seq is None:
         return None
@@ -85,12 +89,12 @@ async def cluster(
 ) -> dict[str, Any] | None:
     """A page of a cluster: its original (when still indexed) then its copies; None if the
     cluster has no member."""
-    original = await article(index, ns, cluster_id)
+    where = await aliases.resolve(index, ns)  # rebuilt: indexed there (one read of the alias)
+    original = await _article(index, ns, where, cluster_id)
     if original is not None and original["cluster"] != cluster_id:
         original = None  # that article is a copy in another cluster, not this one's original
     skip = max(0, offset - (1 if original else 0))
     want = limit - (1 if original and offset == 0 else 0)
-    where = await aliases.resolve(index, ns)  # rebuilt: indexed there
     page, copies, span = await index.members(where, cluster_id, skip, max(want, 0))
     size = copies + (1 if original else 0)
     if size == 0:
