@@ -31,6 +31,7 @@ from sketch.features import (
     mix64,
     normalize,
     normalize_batch,
+    numerals_and_dates,
     shingle_counts,
     shingle_hashes,
     sorted_unique,
@@ -65,7 +66,7 @@ from sketch.minhash import (
     unpack_bbit,
 )
 from sketch.ragged import DocSets, segment_offsets, truncated_sets, unique_per_doc
-from sketch.simhash import hamming_many, simhash_many
+from sketch.simhash import hamming_many, simhash_many, simhash_one
 from sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
 
 __all__ = [
@@ -123,6 +124,7 @@ __all__ = [
     "normalize",
     "normalize_batch",
     "numbers_of",
+    "numerals_and_dates",
     "optimal_params",
     "pack_bbit",
     "passages",
@@ -136,6 +138,7 @@ __all__ = [
     "shingle_hashes",
     "simhash",
     "simhash_many",
+    "simhash_one",
     "sorted_unique",
     "source_key",
     "table_keys",

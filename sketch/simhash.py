@@ -163,6 +163,19 @@ def simhash_many(
     return np.ascontiguousarray(np.packbits(rows, axis=1, bitorder="little")).view("<u8")[:, 0]
 
 
+def simhash_one(hashes: U64, *, seed: int = DEFAULT_SEED) -> int:
+    """``simhash_many`` of one document (unweighted: repeats count as term frequency), without
+    the per-document bookkeeping of the batch form: a handful of numpy calls in all."""
+    n = len(hashes)
+    if n == 0:
+        return 0
+    mixed = mix64(np.asarray(hashes, dtype=np.uint64) ^ _word_keys(seed, 1)[0])
+    raw = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    words = np.add.reduceat(_SPREAD[raw], np.arange(0, n, _LANE_MAX), axis=0)  # see _bit_counts
+    counts = words.view(np.uint8).reshape(-1, 64).sum(axis=0, dtype=np.int64)  # [8 p + k]
+    return int.from_bytes(np.packbits(2 * counts > n, bitorder="little").tobytes(), "little")
+
+
 # byte value -> uint64 whose byte k is bit k of the value (eight one-bit counters side by side)
 _SPREAD = np.array(
     [sum(((v >> k) & 1) << (8 * k) for k in range(8)) for v in range(256)], dtype=np.uint64
@@ -213,4 +226,4 @@ def _weighted_bit_counts(
     return (hist @ _BYTE_BITS).reshape(n_docs, 64), total
 
 
-__all__ = ["DEFAULT_SEED", "hamming", "hamming_many", "simhash", "simhash_many"]
+__all__ = ["DEFAULT_SEED", "hamming", "hamming_many", "simhash", "simhash_many", "simhash_one"]

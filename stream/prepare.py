@@ -75,6 +75,8 @@ def prepare(
     of the same article is recognised whatever was learned since."""
     if not articles:
         return []
+    if len(articles) == 1:  # /check and library calls: no batch set-up
+        return [_prepare_one(policy, articles[0], sketched[0] if sketched else None)]
     w, seed = policy.shingle_size, policy.seed
     own = [a.text for a in articles]
     if sketched is None or not any(sketched):
@@ -103,6 +105,43 @@ def prepare(
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
     return [out[i] for i in range(len(articles))]
+
+
+def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prepared:
+    """:func:`prepare` of one article, equal to its batch result (a test holds them equal): the
+    same functions where they cost nothing per call, their one-text forms where the batch forms'
+    set-up (offsets, owners, runs per document) was most of the time of a single text."""
+    w, seed = policy.shingle_size, policy.seed
+    norm = features.normalize(sketched or article.text)
+    own = features.normalize(article.text) if sketched else norm
+    content = features.content_hash(own, seed)
+    windows = features.combine_windows(features.text_token_hashes(norm, seed, normalized=True), w)
+    if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
+        return _short(policy, [article], [content], [norm], [0])[0]
+    salts = policy.bucket_salts
+    repeated = np.sort(windows)
+    unique = features.sorted_unique(repeated)
+    sig = policy.hasher.signature(unique).values
+    fp = simhash.simhash_one(repeated)  # repeats weigh as tf
+    keys = np.array([key for _, key in hamming.table_keys(fp, policy.table_design)], np.uint64)
+    table_no = np.arange(len(keys), dtype=np.uint64) * np.uint64(salts.table_mult)
+    band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
+    table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
+    shingles = features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    numerals, dates = features.numerals_and_dates(norm)
+    if len(shingles) < policy.numbers_shingles:
+        numerals = facts.numbers_of(sketched or article.text)
+    return Prepared(
+        article,
+        Kind.LONG,
+        content,
+        tuple(band_ids.tolist() + table_ids.tolist()),
+        shingles,
+        "",
+        fp,
+        numerals,
+        dates,
+    )
 
 
 def _long(
