@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "quality": lambda argv: __import__("bench.quality_bench", fromlist=["main"]).main(argv),
     "cost": lambda argv: __import__("bench.cost_bench", fromlist=["main"]).main(argv),
     "check": lambda argv: __import__("bench.check_bench", fromlist=["main"]).main(argv),
+    "command": lambda argv: __import__("bench.command_bench", fromlist=["main"]).main(argv),
 }
 
 

@@ -1,0 +1,769 @@
+"""The whole command as a user runs it: ``neardup dedup`` beside a datasketch program, start-up in.
+
+``python -m bench command [--reps R] [--redis-docs M] [--startup-runs S] [--docs N] [--out DIR]``.
+One run, everything on this machine, stopped at the end (also on error, Ctrl-C or SIGTERM):
+
+1. Corpus: the 20,841 Reuters-21578 stories of :func:`harness.data.reuters` (wire order), written
+   as JSON lines ``{"id", "text"}`` into a temporary directory (``--docs``: a prefix only).
+2. Memory store: ``neardup dedup corpus.jsonl --store memory --no-progress -o /dev/null`` as a
+   subprocess, beside :data:`PEER` run as ``python -c PEER corpus.jsonl /dev/null``: a small
+   datasketch program that reads the same lines and, per document in order, builds
+   ``MinHash(num_perm=128)`` from word 3-shingles (the tokenising of
+   :func:`harness.corpus.peer_shingles`, checked equal on every document), calls ``lsh.query(m)``
+   then ``lsh.insert(id, m)`` on ``MinHashLSH(threshold=0.8, num_perm=128)`` and writes one line
+   per document (id and candidates). Wall clock from spawn to exit, best of ``--reps``, the two
+   sides' runs alternated; CPU of the child from ``os.wait4``.
+3. Redis store: the first ``--redis-docs`` stories, ``neardup dedup ... --store redis://...``
+   beside the same program with ``storage_config={'type': 'redis', 'redis': {host, port}}``, on
+   one Redis server (:func:`harness.services.start_redis`), FLUSHALL before every run. Bytes per
+   document: ``INFO memory`` ``used_memory`` after minus before, over the documents.
+4. Start-up: each command on a one-line file, ``--startup-runs`` times (median and min), with
+   ``python -c pass`` as the floor, and ``python -X importtime`` of neardup's one-line run (the
+   top imports by cumulative time): where start-up goes.
+
+The targets (:data:`TARGETS`) are marked met or missed. Results: ``command.json``, ``command.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+
+from harness import services
+from harness.corpus import peer_shingles
+from harness.data import reuters
+from harness.report import (
+    RedisStats,
+    code_line,
+    git_state,
+    loadavg,
+    machine_info,
+    md_table,
+    other_load,
+    redis_stats,
+    write_atomic,
+)
+from harness.workers import NEARDUP
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+PYTHON = Path(sys.executable)
+PACKAGES = ("neardup", "datasketch", "numpy", "scipy", "redis", "typer", "rich", "orjson")
+CHILD_TIMEOUT_S = 900.0
+TOP_IMPORTS = 10
+TARGETS: dict[str, dict[str, Any]] = {
+    "memory_5x": {"what": "whole command, memory store: ≥ 5× datasketch", "min": 5.0},
+    "redis_20x": {"what": "whole command, Redis store: ≥ 20× datasketch on Redis", "min": 20.0},
+    "redis_bytes": {"what": "Redis bytes/doc no higher than 5,252", "max": 5252.0},
+    "startup": {"what": "start-up (one-line file, median) < 0.4 s", "below": 0.4},
+}
+
+# The datasketch side: a small program as its documentation shows the library used, run as
+# ``python -c PEER CORPUS OUTPUT [HOST:PORT]`` (Redis storage when HOST:PORT is given). Its
+# tokenising is harness.corpus.peer_shingles written out, so that it imports nothing of this
+# repository (numpy and the sketch package would add to its start-up); the benchmark checks the
+# two agree on every document. It prints one summary line on stderr.
+PEER = """\
+import json
+import re
+import sys
+
+WORD = re.compile(r"\\w+")
+
+
+def shingles(text):
+    tokens = WORD.findall(text.casefold())
+    if len(tokens) < 3:
+        return {" ".join(tokens).encode()} if tokens else set()
+    return {" ".join(tokens[i : i + 3]).encode() for i in range(len(tokens) - 2)}
+
+
+def main():
+    from datasketch import MinHash, MinHashLSH
+
+    corpus, output = sys.argv[1], sys.argv[2]
+    options = {}
+    if len(sys.argv) > 3:
+        host, port = sys.argv[3].rsplit(":", 1)
+        options["storage_config"] = {
+            "type": "redis",
+            "redis": {"host": host, "port": int(port)},
+        }
+    lsh = MinHashLSH(threshold=0.8, num_perm=128, **options)
+    docs = flagged = 0
+    with open(corpus, "rb") as lines, open(output, "w") as out:
+        for line in lines:
+            if not line.strip():
+                continue
+            doc = json.loads(line)
+            m = MinHash(num_perm=128)
+            m.update_batch(shingles(doc["text"]))
+            candidates = lsh.query(m)
+            lsh.insert(doc["id"], m)
+            out.write(json.dumps({"id": doc["id"], "candidates": candidates}) + "\\n")
+            docs += 1
+            flagged += bool(candidates)
+    print(f"docs {docs} flagged {flagged}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def say(msg: str) -> None:
+    """A progress line on stderr."""
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- child processes
+
+
+def child_env() -> dict[str, str]:
+    """The environment without ``NEARDUP_*``: a developer's shell must not change a measurement."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
+
+
+@dataclass(frozen=True)
+class ProcRun:
+    """One child process: wall clock from spawn to reaping, and its own CPU."""
+
+    wall_s: float
+    cpu_s: float  # user + system, from os.wait4
+    stderr: str
+
+
+def run_child(argv: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> ProcRun:
+    """Run ``argv`` to its end (stdin and stdout /dev/null, stderr kept); reaped by ``os.wait4``
+    so the CPU is this child's alone (its ``ru_maxrss`` is not: Linux carries the forking
+    parent's peak RSS over ``exec``, so none is reported). Killed and reaped on an interruption."""
+    with tempfile.TemporaryFile(dir=cwd) as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=cwd,
+            env=child_env(),
+        )
+        timer = threading.Timer(CHILD_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", errors="replace")
+    if proc.returncode not in ok:
+        raise RuntimeError(
+            f"{' '.join(argv[:3])} ... exited with {proc.returncode}:\n{text[-2000:]}"
+        )
+    return ProcRun(wall, usage.ru_utime + usage.ru_stime, text)
+
+
+def neardup_argv(corpus: Path, store: str) -> list[str]:
+    return [str(NEARDUP), "dedup", str(corpus), "--store", store, "--no-progress", "-o", os.devnull]
+
+
+def peer_argv(corpus: Path, redis_at: str | None = None) -> list[str]:
+    return [str(PYTHON), "-c", PEER, str(corpus), os.devnull, *([redis_at] if redis_at else [])]
+
+
+_SUMMARY_ROWS = {
+    "originals": "original",
+    "near-duplicates": "near_duplicate",
+    "duplicates": "duplicate",
+    "clusters": "clusters",
+    "invalid lines": "invalid",
+    "docs/s": "docs_per_s",
+}
+
+
+def neardup_summary(stderr: str) -> dict[str, int]:
+    """The counts of neardup's end-of-run table (a rich table on stderr)."""
+    got: dict[str, int] = {}
+    for line in stderr.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|┃]", line) if c.strip()]
+        if len(cells) == 2 and cells[0] in _SUMMARY_ROWS:
+            got[_SUMMARY_ROWS[cells[0]]] = int(cells[1].replace(",", ""))
+    return got
+
+
+def peer_summary(stderr: str) -> dict[str, int]:
+    m = re.search(r"docs (\d+) flagged (\d+)", stderr)
+    return {"docs": int(m.group(1)), "flagged": int(m.group(2))} if m else {}
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Side:
+    """One system's repeated runs of one command."""
+
+    key: str
+    system: str
+    store: str  # "memory" | "redis"
+    docs: int
+    command: str
+    runs: list[ProcRun] = field(default_factory=list)
+    redis_bytes: list[int] = field(default_factory=list)  # used_memory delta per run
+    redis_keys: list[int] = field(default_factory=list)
+    redis_cpu_s: list[float] = field(default_factory=list)
+    summary: dict[str, int] = field(default_factory=dict)  # what the last run said
+
+    def add(self, run: ProcRun, neardup: bool) -> None:
+        self.runs.append(run)
+        self.summary = neardup_summary(run.stderr) if neardup else peer_summary(run.stderr)
+
+    def add_redis(self, before: RedisStats, after: RedisStats) -> None:
+        self.redis_bytes.append(after.used_memory - before.used_memory)
+        self.redis_keys.append(after.dbsize - before.dbsize)
+        self.redis_cpu_s.append(after.cpu_s - before.cpu_s)
+
+    def flagged(self) -> int | None:
+        s = self.summary
+        if "flagged" in s:
+            return s["flagged"]
+        if "original" in s:
+            return s.get("near_duplicate", 0) + s.get("duplicate", 0)
+        return None
+
+    def decided(self) -> int | None:
+        s = self.summary
+        if "docs" in s:
+            return s["docs"]
+        if "original" in s:
+            return s["original"] + s.get("near_duplicate", 0) + s.get("duplicate", 0)
+        return None
+
+    def result(self) -> dict[str, Any]:
+        best = min(r.wall_s for r in self.runs)
+        cpu = min(r.cpu_s for r in self.runs)
+        out: dict[str, Any] = {
+            "key": self.key,
+            "system": self.system,
+            "store": self.store,
+            "docs": self.docs,
+            "command": self.command,
+            "runs": len(self.runs),
+            "wall_s": [r.wall_s for r in self.runs],
+            "cpu_s": [r.cpu_s for r in self.runs],
+            "best_wall_s": best,
+            "best_cpu_s": cpu,
+            "docs_per_s": self.docs / best,
+            "cpu_ms_per_doc": 1000 * cpu / self.docs,
+            "decided": self.decided(),
+            "flagged": self.flagged(),
+            "summary": self.summary,
+        }
+        if self.redis_bytes:
+            out |= {
+                "redis_used_memory_delta": self.redis_bytes,
+                "redis_bytes_per_doc": self.redis_bytes[-1] / self.docs,
+                "redis_keys_per_doc": self.redis_keys[-1] / self.docs,
+                "redis_cpu_ms_per_doc": 1000 * min(self.redis_cpu_s) / self.docs,
+            }
+        return out
+
+
+def write_corpus(docs: Sequence[Mapping[str, Any]], path: Path) -> None:
+    with path.open("wb") as fh:
+        for d in docs:
+            fh.write(orjson.dumps({"id": d["id"], "text": d["text"]}) + b"\n")
+
+
+def check_peer_shingles(docs: Sequence[Mapping[str, Any]]) -> int:
+    """Documents on which the program's tokenising differs from ``peer_shingles`` (must be 0)."""
+    space: dict[str, Any] = {"__name__": "command_bench_peer"}
+    exec(compile(PEER, "<peer>", "exec"), space)
+    shingles = space["shingles"]
+    return sum(1 for d in docs if shingles(d["text"]) != peer_shingles(d["text"]))
+
+
+def measure_memory(corpus: Path, n: int, reps: int, workdir: Path, one: Path) -> list[Side]:
+    nd = Side(
+        "nd_mem",
+        "neardup dedup",
+        "memory",
+        n,
+        "neardup dedup corpus.jsonl --store memory --no-progress -o /dev/null",
+    )
+    ds = Side("ds_mem", "datasketch program", "memory", n, "python -c PEER corpus.jsonl /dev/null")
+    run_child(neardup_argv(one, "memory"), workdir)  # warm-up: caches, not timed
+    run_child(peer_argv(one), workdir)
+    for rep in range(1, reps + 1):
+        nd.add(run_child(neardup_argv(corpus, "memory"), workdir), neardup=True)
+        say(f"memory {rep}/{reps}: neardup {nd.runs[-1].wall_s:.2f} s")
+        ds.add(run_child(peer_argv(corpus), workdir), neardup=False)
+        say(f"memory {rep}/{reps}: datasketch {ds.runs[-1].wall_s:.2f} s")
+    return [nd, ds]
+
+
+def measure_redis(
+    corpus: Path, n: int, reps: int, workdir: Path, one: Path
+) -> tuple[list[Side], dict[str, Any]]:
+    say("starting Redis")
+    service = services.start_redis(workdir / "redis")
+    try:
+        r = redis.Redis(host=services.HOST, port=service.port)
+        try:
+            url, at = service.url, f"{services.HOST}:{service.port}"
+            server: dict[str, Any] = r.info("server")
+            info = {
+                "redis_version": str(server.get("redis_version")),
+                "redis_binary": service.binary.name,
+                "redis_config": {
+                    str(k): str(v) for k, v in sorted(r.config_get("hash-max-listpack-*").items())
+                },
+            }
+            nd = Side(
+                "nd_redis",
+                "neardup dedup",
+                "redis",
+                n,
+                "neardup dedup corpus.jsonl --store redis://127.0.0.1:PORT/0 --no-progress "
+                "-o /dev/null",
+            )
+            ds = Side(
+                "ds_redis",
+                "datasketch program",
+                "redis",
+                n,
+                "python -c PEER corpus.jsonl /dev/null 127.0.0.1:PORT",
+            )
+            # Warm-up runs, not timed; neardup's first also loads its FUNCTION library, which
+            # FLUSHALL keeps, so no measured run pays for it.
+            run_child(neardup_argv(one, url), workdir)
+            run_child(peer_argv(one, at), workdir)
+            for rep in range(1, reps + 1):
+                for side, argv, is_nd in (
+                    (nd, neardup_argv(corpus, url), True),
+                    (ds, peer_argv(corpus, at), False),
+                ):
+                    r.flushall()
+                    before = redis_stats(r)
+                    side.add(run_child(argv, workdir), neardup=is_nd)
+                    side.add_redis(before, redis_stats(r))
+                    say(
+                        f"redis {rep}/{reps}: {side.system} {side.runs[-1].wall_s:.2f} s, "
+                        f"{side.redis_bytes[-1] / n:,.0f} B/doc"
+                    )
+            r.flushall()
+        finally:
+            r.close()
+    finally:
+        service.stop()
+    return [nd, ds], info
+
+
+_IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\| ( *)(\S.*?)\s*$")
+
+
+def parse_importtime(stderr: str) -> list[dict[str, Any]]:
+    """``-X importtime`` lines -> one dict per import (µs), in the order they finished."""
+    rows = []
+    for line in stderr.splitlines():
+        m = _IMPORT_LINE.match(line)
+        if m:
+            rows.append(
+                {
+                    "module": m.group(4),
+                    "depth": len(m.group(3)) // 2,
+                    "self_us": int(m.group(1)),
+                    "cumulative_us": int(m.group(2)),
+                }
+            )
+    return rows
+
+
+def timed_runs(argv: Sequence[str], runs: int, workdir: Path) -> dict[str, Any]:
+    walls = [run_child(argv, workdir).wall_s for _ in range(runs)]
+    return {
+        "runs": runs,
+        "median_s": statistics.median(walls),
+        "min_s": min(walls),
+        "max_s": max(walls),
+        "wall_s": walls,
+    }
+
+
+def measure_startup(one: Path, runs: int, workdir: Path) -> dict[str, Any]:
+    nd_argv = neardup_argv(one, "memory")
+    run_child(nd_argv, workdir)  # warm-up
+    neardup = timed_runs(nd_argv, runs, workdir)
+    say(f"start-up: neardup median {neardup['median_s']:.3f} s")
+    floor = timed_runs([str(PYTHON), "-c", "pass"], runs, workdir)
+    peer = timed_runs(peer_argv(one), runs, workdir)
+    say(f"start-up: python -c pass {floor['median_s']:.3f} s, datasketch {peer['median_s']:.3f} s")
+    traced = run_child([str(PYTHON), "-X", "importtime", *nd_argv], workdir)
+    imports = parse_importtime(traced.stderr)
+    top = sorted(imports, key=lambda i: -i["cumulative_us"])[:TOP_IMPORTS]
+    outer = [i for i in imports if i["depth"] == 0]
+    top_level = sorted(outer, key=lambda i: -i["cumulative_us"])[:TOP_IMPORTS]
+    return {
+        "neardup": neardup,
+        "python_pass": floor,
+        "datasketch_program": peer,
+        "importtime": {
+            "wall_s": traced.wall_s,
+            "modules": len(imports),
+            "total_self_s": sum(i["self_us"] for i in imports) / 1e6,
+            "top_cumulative": top,
+            "top_level": top_level,
+        },
+    }
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def targets(rows: Mapping[str, Mapping[str, Any]], startup: Mapping[str, Any]) -> dict[str, Any]:
+    def ratio(nd: str, ds: str) -> float:
+        return float(rows[ds]["best_wall_s"]) / float(rows[nd]["best_wall_s"])
+
+    mem, red = ratio("nd_mem", "ds_mem"), ratio("nd_redis", "ds_redis")
+    b = float(rows["nd_redis"]["redis_bytes_per_doc"])
+    up = float(startup["neardup"]["median_s"])
+    t = TARGETS
+    return {
+        "memory_5x": {**t["memory_5x"], "measured": mem, "met": mem >= t["memory_5x"]["min"]},
+        "redis_20x": {**t["redis_20x"], "measured": red, "met": red >= t["redis_20x"]["min"]},
+        "redis_bytes": {**t["redis_bytes"], "measured": b, "met": b <= t["redis_bytes"]["max"]},
+        "startup": {**t["startup"], "measured": up, "met": up < t["startup"]["below"]},
+    }
+
+
+def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    stories = reuters()
+    docs = stories[: args.docs] if args.docs else stories
+    n_redis = min(args.redis_docs, len(docs))
+    corpus, corpus_redis, one = (workdir / f for f in ("corpus.jsonl", "redis.jsonl", "one.jsonl"))
+    write_corpus(docs, corpus)
+    write_corpus(docs[:n_redis], corpus_redis)
+    write_corpus(docs[:1], one)
+    lengths = [len(d["text"]) for d in docs]
+    say(f"corpus: {len(docs):,} Reuters stories, median {statistics.median(lengths):.0f} chars")
+    mismatched = check_peer_shingles(docs)
+    if mismatched:
+        raise RuntimeError(f"the program's shingles differ from peer_shingles on {mismatched} docs")
+
+    say(f"start-up: {args.startup_runs} runs of each command on a one-line file")
+    startup = measure_startup(one, args.startup_runs, workdir)
+    say(f"memory store: {len(docs):,} docs, best of {args.reps}")
+    sides = measure_memory(corpus, len(docs), args.reps, workdir, one)
+    say(f"Redis store: {n_redis:,} docs, best of {args.reps}")
+    redis_sides, redis_info = measure_redis(corpus_redis, n_redis, args.reps, workdir, one)
+    rows = {s.key: s.result() for s in [*sides, *redis_sides]}
+    for key, base in (("nd_mem", "ds_mem"), ("nd_redis", "ds_redis")):
+        rows[key]["vs_datasketch"] = rows[base]["best_wall_s"] / rows[key]["best_wall_s"]
+        rows[key]["cpu_vs_datasketch"] = rows[base]["best_cpu_s"] / rows[key]["best_cpu_s"]
+    for key in ("nd_mem", "nd_redis"):
+        if rows[key]["decided"] != rows[key]["docs"] or rows[key]["summary"].get("invalid"):
+            raise RuntimeError(f"{key}: neardup did not decide every line: {rows[key]['summary']}")
+    for key in ("ds_mem", "ds_redis"):
+        if rows[key]["decided"] != rows[key]["docs"]:
+            raise RuntimeError(f"{key}: the datasketch program did not decide every line")
+    return {
+        "corpus": {
+            "source": "harness.data.reuters()",
+            "docs": len(docs),
+            "redis_docs": n_redis,
+            "median_chars": statistics.median(lengths),
+            "mean_chars": statistics.mean(lengths),
+            "bytes": corpus.stat().st_size,
+            "redis_bytes": corpus_redis.stat().st_size,
+        },
+        "checks": {"peer_shingles_mismatched_docs": mismatched},
+        "redis": redis_info,
+        "rows": list(rows.values()),
+        "startup": startup,
+        "targets": targets(rows, startup),
+        "peer_program": PEER,
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _met(t: Mapping[str, Any]) -> str:
+    return "**met**" if t["met"] else "**missed**"
+
+
+def _per_doc(row: Mapping[str, Any]) -> str:
+    return ", ".join(f"{b / row['docs']:,.0f}" for b in row["redis_used_memory_delta"])
+
+
+def results_table(r: Mapping[str, Any]) -> str:
+    head = [
+        "system",
+        "store",
+        "docs",
+        "best wall s",
+        "docs/s",
+        "vs datasketch",
+        "CPU s",
+        "CPU ms/doc",
+        "flagged",
+        "Redis B/doc",
+        "Redis keys/doc",
+        "Redis CPU ms/doc",
+    ]
+    cells = []
+    for row in r["rows"]:
+        ratio = row.get("vs_datasketch")
+        redis_cells = (
+            [
+                f"{row['redis_bytes_per_doc']:,.0f}",
+                f"{row['redis_keys_per_doc']:.2f}",
+                f"{row['redis_cpu_ms_per_doc']:.3f}",
+            ]
+            if "redis_bytes_per_doc" in row
+            else ["—", "—", "—"]
+        )
+        cells.append(
+            [
+                row["system"],
+                row["store"],
+                f"{row['docs']:,}",
+                f"{row['best_wall_s']:.2f}",
+                f"{row['docs_per_s']:,.0f}",
+                f"{ratio:.2f}×" if ratio is not None else "1.00 (base)",
+                f"{row['best_cpu_s']:.2f}",
+                f"{row['cpu_ms_per_doc']:.3f}",
+                "—" if row["flagged"] is None else f"{row['flagged']:,}",
+                *redis_cells,
+            ]
+        )
+    return md_table(head, cells)
+
+
+def targets_table(r: Mapping[str, Any]) -> str:
+    t = r["targets"]
+    rows = [
+        [t["memory_5x"]["what"], f"{t['memory_5x']['measured']:.2f}×", _met(t["memory_5x"])],
+        [t["redis_20x"]["what"], f"{t['redis_20x']['measured']:.2f}×", _met(t["redis_20x"])],
+        [
+            t["redis_bytes"]["what"],
+            f"{t['redis_bytes']['measured']:,.0f} B/doc",
+            _met(t["redis_bytes"]),
+        ],
+        [t["startup"]["what"], f"{t['startup']['measured']:.3f} s", _met(t["startup"])],
+    ]
+    return md_table(["target", "measured", "met?"], rows)
+
+
+def startup_tables(r: Mapping[str, Any]) -> tuple[str, str]:
+    s = r["startup"]
+    runs = [
+        ("`neardup dedup one.jsonl --store memory --no-progress -o /dev/null`", s["neardup"]),
+        (
+            "datasketch program on the same file (`python -c PEER one.jsonl /dev/null`)",
+            s["datasketch_program"],
+        ),
+        ("`python -c pass` (the interpreter's floor)", s["python_pass"]),
+    ]
+    rows = [[name, str(t["runs"]), f"{t['median_s']:.3f}", f"{t['min_s']:.3f}"] for name, t in runs]
+    imports = [
+        [
+            f"`{i['module']}`",
+            str(i["depth"]),
+            f"{i['cumulative_us'] / 1000:.1f}",
+            f"{i['self_us'] / 1000:.1f}",
+        ]
+        for i in s["importtime"]["top_cumulative"]
+    ]
+    return (
+        md_table(["command", "runs", "median s", "min s"], rows),
+        md_table(["module", "depth", "cumulative ms", "self ms"], imports),
+    )
+
+
+def markdown(r: Mapping[str, Any]) -> str:
+    m, c, s, red = r["machine"], r["corpus"], r["startup"], r["redis"]
+    rows = {row["key"]: row for row in r["rows"]}
+    runs_table, imports_table = startup_tables(r)
+    it = s["importtime"]
+    floor = s["python_pass"]["median_s"]
+    nd_up = s["neardup"]["median_s"]
+    rest = it["wall_s"] - floor - it["total_self_s"]
+    top_level = ", ".join(
+        f"`{i['module']}` {i['cumulative_us'] / 1000:.0f} ms" for i in it["top_level"][:5]
+    )
+    nd_mem = rows["nd_mem"]
+    own = nd_mem["summary"].get("docs_per_s")
+    own_rate = (
+        f" neardup's own summary (processing only, after start-up): {own:,} docs/s in memory, "
+        f"{rows['nd_redis']['summary'].get('docs_per_s', 0):,} docs/s on Redis."
+        if own
+        else ""
+    )
+    lines = [
+        "# Command benchmark: `neardup dedup` as a user runs it, beside a datasketch program",
+        "",
+        f"Generated by `{r['command']}` on {r['generated']} in {r['seconds']:.0f} s.",
+        "",
+        f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB, {m['platform']}; other "
+        f"processes kept {m['cores_busy_before_run']:.2f} cores busy before the run; 1-minute "
+        f"load average {m['load_average_1m_at_start']:.2f} at start, "
+        f"{m['load_average_1m_at_end']:.2f} at the end",
+        f"- Python {m['python']}, neardup {m['neardup']}, datasketch {m['datasketch']}, numpy "
+        f"{m['numpy']}, scipy {m['scipy']}, redis-py {m['redis']}, typer {m['typer']}, rich "
+        f"{m['rich']}; {red['redis_binary']} {red['redis_version']} on loopback (default config, "
+        f"{red['redis_config']})",
+        f"- Code: {code_line(r['git'])}",
+        f"- Corpus: `harness.data.reuters()`, {c['docs']:,} Reuters-21578 stories in wire order "
+        f"(median {c['median_chars']:,.0f} chars, mean {c['mean_chars']:,.0f}), written as JSON "
+        f'lines `{{"id", "text"}}` ({c["bytes"] / 1e6:.1f} MB); the Redis runs take the first '
+        f"{c['redis_docs']:,}",
+        f"- Timing: wall clock (`time.perf_counter`) from spawning a process to reaping it, "
+        f"start-up included; best of {r['reps']} runs per command, the two sides alternated, "
+        "after one untimed run of each on a one-line file; CPU = the child's user + system time "
+        "from `os.wait4` (Redis server excluded); Redis B/doc = (`used_memory` after "
+        "− before) / docs, FLUSHALL before every run",
+        f"- Checks: the datasketch program's shingles equal `harness.corpus.peer_shingles` on "
+        f"{c['docs'] - r['checks']['peer_shingles_mismatched_docs']:,} of {c['docs']:,} "
+        "documents; every run decided every line (neardup's summary, the program's count)",
+        "",
+        "## Results",
+        "",
+        results_table(r),
+        "",
+        "vs datasketch = datasketch's best wall clock / neardup's, same store (docs/s ratio). "
+        "flagged = documents neardup called `near_duplicate` or `duplicate` (verified by exact "
+        "Jaccard) / documents with any datasketch LSH candidate (unverified). "
+        f"CPU vs datasketch: {nd_mem['cpu_vs_datasketch']:.2f}× less in memory, "
+        f"{rows['nd_redis']['cpu_vs_datasketch']:.2f}× less on Redis (client side).{own_rate} "
+        f"Redis B/doc is the last run's; over the runs: neardup {_per_doc(rows['nd_redis'])}, "
+        f"datasketch {_per_doc(rows['ds_redis'])}.",
+        "",
+        "## Targets",
+        "",
+        targets_table(r),
+        "",
+        "## Start-up",
+        "",
+        runs_table,
+        "",
+        f"`python -X importtime` of one more neardup one-line run ({it['wall_s']:.3f} s; the "
+        f"median above is {nd_up:.3f} s): {it['modules']} modules imported, "
+        f"{it['total_self_s']:.3f} s of imports (the sum of their own times, those imported "
+        "lazily while the command runs included), "
+        f"{100 * it['total_self_s'] / it['wall_s']:.0f}% of that run; the interpreter's floor "
+        f"{floor:.3f} s; everything else (argument parsing, the one document, the summary) "
+        f"~{rest:.3f} s. Top-level imports: {top_level}. The top {TOP_IMPORTS} by cumulative "
+        "time (depth = nesting, 0 = imported by the script itself or lazily):",
+        "",
+        imports_table,
+        "",
+        "## Setup: what each side ran",
+        "",
+        f"- neardup, memory: `{rows['nd_mem']['command']}`, the `neardup` console script of the "
+        f"venv (`{NEARDUP.name}` beside `{PYTHON.name}`), default policy (threshold 0.8, 128 "
+        "MinHash values, recall-floor banding, SimHash tables, exact verification of every "
+        "candidate, one verdict line per document).",
+        f"- datasketch, memory: `{rows['ds_mem']['command']}`, with the program below: per "
+        "document in order, `MinHash(num_perm=128)` updated (`update_batch`) with its word "
+        "3-shingles, `lsh.query(m)`, then `lsh.insert(id, m)` on `MinHashLSH(threshold=0.8, "
+        "num_perm=128)`, one JSON line (id, candidates) per document.",
+        f"- neardup, Redis: `{rows['nd_redis']['command']}` on the first {c['redis_docs']:,} "
+        "stories; its FUNCTION library was loaded by an untimed run before (FLUSHALL keeps it).",
+        f"- datasketch, Redis: `{rows['ds_redis']['command']}`: the same program with "
+        "`storage_config={'type': 'redis', 'redis': {'host': '127.0.0.1', 'port': PORT}}` as "
+        "datasketch's documentation shows it, query then insert per document.",
+        "- Redis: one server from `harness.services.start_redis` for both sides, FLUSHALL before "
+        "each run, stopped at the end.",
+        "",
+        "The datasketch program (`PEER` in `bench/command_bench.py`), run as `python -c PEER "
+        "CORPUS OUTPUT [HOST:PORT]`:",
+        "",
+        "```python",
+        r["peer_program"].rstrip(),
+        "```",
+        "",
+        "The machine is shared (other work may run at the same time, see the load figures): wall "
+        "clock varies from run to run, CPU seconds much less.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM unwinds like Ctrl-C, so the child and Redis are stopped too."""
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench command", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--reps", type=int, default=3, help="runs per command, best kept")
+    parser.add_argument("--redis-docs", type=int, default=5_000, help="stories for the Redis runs")
+    parser.add_argument("--startup-runs", type=int, default=15, help="one-line runs per command")
+    parser.add_argument(
+        "--docs", type=int, default=0, help="only the first N stories (default 0: all 20,841)"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    args = parser.parse_args(argv)
+    if args.reps < 1 or args.redis_docs < 1 or args.startup_runs < 1 or args.docs < 0:
+        parser.error("need --reps, --redis-docs, --startup-runs >= 1 and --docs >= 0")
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    started = time.perf_counter()
+    busy = other_load()
+    machine = {**machine_info(PACKAGES), "cores_busy_before_run": round(busy, 2)}
+    say(f"other processes kept {busy:.2f} cores busy")
+    try:
+        with tempfile.TemporaryDirectory(prefix="neardup-bench-command-") as tmp:
+            measured = measure(args, Path(tmp))
+    except services.ServiceError as exc:
+        print(f"command benchmark: Redis did not start: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"command benchmark: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    machine["load_average_1m_at_end"] = (loadavg() or [float("nan")])[0]
+    result: dict[str, Any] = {
+        "benchmark": "command",
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - started, 1),
+        "command": "python -m bench command" + (" " + " ".join(argv or sys.argv[2:])).rstrip(),
+        "machine": machine,
+        "git": git_state(),
+        "reps": args.reps,
+        **measured,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / "command.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "command.md", markdown(result))
+    print(results_table(result), "", targets_table(result), sep="\n")
+    say(f"wrote {args.out / 'command.md'} and command.json")
+    return 0
+
+
+__all__ = ["PEER", "main", "markdown"]
