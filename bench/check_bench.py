@@ -1,7 +1,8 @@
 """Latency of the originality check: ``POST /check`` with ``register=false``, over HTTP.
 
-``python -m bench check [--docs N] [--requests R] [--words W] [--out DIR]``. The target: p50 <=
-2 ms and p99 <= 10 ms for a 300-word text on an index of 100,000 articles (the defaults).
+``python -m bench check [--docs N] [--requests R] [--words W] [--profile-requests P]
+[--out DIR]``. The target: p50 <= 2 ms and p99 <= 10 ms for a 300-word text on an index of
+100,000 articles (the defaults).
 
 Everything runs on this machine and is stopped at the end, also on error or Ctrl-C:
 
@@ -19,6 +20,17 @@ Everything runs on this machine and is stopped at the end, also on error or Ctrl
    register=False, explain=True)`` as the view calls it, with Redis round trips per check: the
    difference to step 4 is what HTTP and faust's web server cost.
 6. A cProfile of 200 in-process checks: where the engine's time goes.
+
+Between steps 4 and 5, on the same worker:
+
+* the idle worker: its CPU seconds over 5 s with no request (faust still polls the input topic
+  and runs its timers on the event loop), in cores;
+* a second HTTP pass of ``P`` checks (default 1,000; the timed one stays unprofiled) with
+  ``py-spy record --rate 250 --format raw --idle --nolineno --threads`` attached to the worker
+  (``pip install py-spy``; skipped with the reason if absent or if it writes nothing). The main
+  thread's samples go to the part of their deepest frame of a known part
+  (:func:`harness.profile.attribute_deepest`): a view calling the engine calling ``sketch/``
+  calling numpy counts as sketches, aiohttp's own parsing as the web server.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ import cProfile
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +63,7 @@ import redis.asyncio as aioredis
 from harness import services
 from harness.corpus import Doc, generate, load_pool
 from harness.kafka import make_topics
+from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest
 from harness.report import (
     ROOT,
     code_line,
@@ -68,7 +82,7 @@ from stream.index.redis import RedisIndex
 from stream.model import Article
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-PACKAGES = ("neardup", "faust-streaming", "aiohttp", "redis", "numpy", "orjson")
+PACKAGES = ("neardup", "faust-streaming", "aiohttp", "redis", "numpy", "orjson", "py-spy")
 WARMUP = 100
 PROFILED = 200
 TOP = 10
@@ -76,6 +90,11 @@ EDITS = 3  # words replaced in a near-copy: ~1% of a 300-word text, far above th
 TARGET = {"docs": 100_000, "words": 300, "p50_ms": 2.0, "p99_ms": 10.0}
 KINDS = {"copies": "near-copies", "fresh": "fresh texts"}
 WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}  # no per-request log lines in the timing
+PROFILE_HZ = 250
+ATTACH_S = 1.0  # py-spy attached and sampling before the first profiled request
+IDLE_S = 5.0
+LEAVES = 15
+WAITING = "idle: event loop waiting (Redis replies, the next request, fetches)"
 
 
 def say(msg: str) -> None:
@@ -186,7 +205,8 @@ async def http_checks(
     run, url = Run(), worker.url("/check")
     connector = aiohttp.TCPConnector(limit=1)
     async with aiohttp.ClientSession(connector=connector) as session:
-        say(f"HTTP: {len(warmup)} warm-up requests...")
+        if warmup:
+            say(f"HTTP: {len(warmup)} warm-up requests...")
         for c in warmup:
             await post_check(session, url, c.text)
         say(f"HTTP: measuring {len(checks):,} requests...")
@@ -304,6 +324,132 @@ async def in_process(
         await client.aclose()
 
 
+# --------------------------------------------------------------------------- worker profile
+
+
+def idle_worker(worker: WorkerProc) -> dict[str, Any]:
+    """The worker's CPU over ``IDLE_S`` seconds without requests, in cores."""
+    say(f"idle worker: CPU over {IDLE_S:g} s without requests...")
+    cpu0, t0 = cpu_seconds(worker.proc.pid), time.perf_counter()
+    time.sleep(IDLE_S)
+    cpu1, t1 = cpu_seconds(worker.proc.pid), time.perf_counter()
+    cores = None if cpu0 is None or cpu1 is None else (cpu1 - cpu0) / (t1 - t0)
+    return {"seconds": t1 - t0, "cpu_cores": cores}
+
+
+def find_py_spy() -> str | None:
+    """py-spy next to this interpreter (the venv's bin), else on PATH."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return shutil.which("py-spy", path=search)
+
+
+def _log_tail(path: Path, lines: int = 5) -> str:
+    with contextlib.suppress(OSError):
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    return "(no log)"
+
+
+def profile_report(raw: str, checks: int) -> dict[str, Any]:
+    """py-spy's samples as the report shows them: parts of the main thread (% of its samples,
+    ms per check = samples / rate / checks), the threads, the hottest leaf functions."""
+    got = attribute_deepest(raw, HTTP_CHECK_PARTS)
+    main = got.main
+
+    def ms(n: int) -> float:
+        return n / PROFILE_HZ / checks * 1e3
+
+    def pct(n: int, of: int) -> float:
+        return 100.0 * n / of if of else 0.0
+
+    order = [p.name for p in HTTP_CHECK_PARTS]
+    names = [n for n in order if got.parts[n]] + [n for n in got.parts if n not in order]
+    names.sort(key=lambda n: (n == IDLE, -got.parts[n]))
+    parts = [
+        {
+            "part": WAITING if n == IDLE else n,
+            "samples": got.parts[n],
+            "pct_of_main": pct(got.parts[n], main.samples),
+            "ms_per_check": ms(got.parts[n]),
+        }
+        for n in names
+    ]
+    threads = [
+        {
+            "thread": name,
+            "samples": t.samples,
+            "busy_samples": t.busy,
+            "busy_pct": pct(t.busy, t.samples),
+            "busy_ms_per_check": ms(t.busy),
+        }
+        for name, t in sorted(got.threads.items(), key=lambda kv: -kv[1].samples)
+    ]
+    leaves = [
+        {
+            "function": frame,
+            "part": part,
+            "samples": n,
+            "pct_of_main_busy": pct(n, main.busy),
+            "ms_per_check": ms(n),
+        }
+        for (frame, part), n in got.leaves.most_common(LEAVES)
+    ]
+    return {
+        "samples": sum(t.samples for t in got.threads.values()),
+        "main_samples": main.samples,
+        "main_seconds": main.samples / PROFILE_HZ,
+        "main_busy_pct": pct(main.busy, main.samples),
+        "main_busy_ms_per_check": ms(main.busy),
+        "consumer_thread_busy_pct": pct(got.consumer.busy, got.consumer.samples),
+        "parts": parts,
+        "threads": threads,
+        "top_leaves": leaves,
+    }
+
+
+def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> dict[str, Any]:
+    """A second HTTP pass of ``checks`` with ``py-spy record`` attached to the worker; the
+    samples classified by :func:`profile_report`, or ``{"skipped": why}``."""
+    if not checks:
+        return {"skipped": "--profile-requests 0"}
+    spy = find_py_spy()
+    if spy is None:
+        return {"skipped": "py-spy is not installed (pip install py-spy)"}
+    raw, log = workdir / "worker-profile.txt", workdir / "py-spy.log"
+    argv = [spy, "record", "--pid", str(worker.proc.pid), "--rate", str(PROFILE_HZ)]
+    argv += ["--format", "raw", "--idle", "--nolineno", "--threads", "--output", str(raw)]
+    say(f"profile: py-spy at {PROFILE_HZ} Hz on the worker, {len(checks):,} requests...")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        time.sleep(ATTACH_S)
+        if proc.poll() is not None:
+            return {"skipped": f"py-spy exited with {proc.returncode}: {_log_tail(log)}"}
+        started = time.perf_counter()
+        run, cpu = asyncio.run(http_checks(worker, [], checks))
+        seconds = time.perf_counter() - started
+        proc.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if not raw.is_file() or raw.stat().st_size == 0:
+        return {"skipped": f"py-spy wrote nothing: {_log_tail(log)}"}
+    text = raw.read_text()
+    return {
+        "command": " ".join(["py-spy", *argv[1:3], "<worker pid>", *argv[4:-1], "<file>"]),
+        "hz": PROFILE_HZ,
+        "checks": len(checks),
+        "attach_s": ATTACH_S,
+        "checks_seconds": seconds,
+        "latency": percentiles(run.latencies_ms),
+        "failures": len(run.failures),
+        "worker_cpu_ms_per_check": cpu,
+        **profile_report(text, len(checks)),
+    }
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -359,6 +505,9 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         worker = start_checker(redis, broker, workdir)
         worker_env = {k: v for k, v in worker.env.items() if k in WORKER_SETTINGS}
         http, worker_cpu = asyncio.run(http_checks(worker, warmup, timed))
+        idle = idle_worker(worker)
+        spied = [timed[i % len(timed)] for i in range(args.profile_requests)]
+        worker_profile = spied_checks(worker, spied, workdir)
         worker.stop()  # idle, but its timers and fetches would share the cores with what follows
         local = asyncio.run(in_process(redis.url, warmup, timed))
     finally:
@@ -374,6 +523,8 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "worker_env": worker_env,
         "fill": {"seconds": fill_s, "docs_per_s": args.docs / fill_s, "indexed": local["indexed"]},
         "http": {**summary(http, timed), "worker_cpu_ms_per_check": worker_cpu},
+        "idle_worker": idle,
+        "worker_profile": worker_profile,
         "in_process": {
             **summary(local["run"], timed),
             "redis_round_trips_per_check": local["round_trips"],
@@ -476,8 +627,91 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         md_table(["function", "calls", "cumulative ms", "own ms"], prof_rows),
         "",
+        *worker_profile_lines(r),
     ]
     return "\n".join(lines)
+
+
+def worker_profile_lines(r: dict[str, Any]) -> list[str]:
+    """The section on the worker's CPU during HTTP checks (py-spy) and while idle."""
+    p, idle, http = r["worker_profile"], r["idle_worker"], r["http"]
+    cores = idle["cpu_cores"]
+    idle_line = (
+        f"Idle worker CPU, cores: {'?' if cores is None else f'{cores:.3f}'} (CPU seconds over "
+        f"{idle['seconds']:.1f} s with no request: faust polling the input topic and its timers)."
+    )
+    lines = ["## Where the worker's CPU goes during HTTP checks", ""]
+    if "skipped" in p:
+        return [*lines, f"py-spy profile skipped: {p['skipped']}.", "", idle_line, ""]
+    attach = f" (includes the {p['attach_s']:g} s of attaching)"
+    parts = [
+        [
+            part["part"] + (attach if part["part"] == WAITING else ""),
+            f"{part['pct_of_main']:.1f}",
+            f"{part['ms_per_check']:.2f}",
+        ]
+        for part in p["parts"]
+    ]
+    busy = p["main_busy_ms_per_check"]
+    parts.append(["**main thread busy (all but idle)**", f"{p['main_busy_pct']:.1f}", _ms(busy)])
+    threads = [
+        [
+            t["thread"],
+            f"{t['samples']:,}",
+            f"{t['busy_pct']:.1f}",
+            f"{t['busy_ms_per_check']:.2f}",
+        ]
+        for t in p["threads"]
+    ]
+    leaves = [
+        [
+            f"`{leaf['function']}`",
+            leaf["part"].split(" (")[0],
+            f"{leaf['pct_of_main_busy']:.1f}",
+            f"{leaf['ms_per_check']:.3f}",
+        ]
+        for leaf in p["top_leaves"]
+    ]
+    lat, cpu = p["latency"], p["worker_cpu_ms_per_check"]
+    cpu_timed = http["worker_cpu_ms_per_check"]
+    return [
+        *lines,
+        f"A second HTTP pass of {p['checks']:,} checks (the timed ones above, in order) with "
+        f"`{p['command']}` attached to the worker; the timed pass above ran without it. "
+        f"{p['samples']:,} samples of all threads; the main thread (the event loop: web server, "
+        f"engine, and faust's fetches of the input topic) has {p['main_samples']:,} samples = "
+        f"{p['main_seconds']:.1f} s, the {p['checks_seconds']:.1f} s of the checks and "
+        f"{p['attach_s']:g} s of attaching before them. A sample counts for the part of its "
+        "deepest frame that belongs to a known part (file prefixes relative to site-packages, "
+        "the repository or the standard library, `harness.profile.HTTP_CHECK_PARTS`): a view "
+        "calling the engine calling `sketch/` calling numpy is sketches; frames of no part "
+        "(numpy, orjson, logging, faust's JSON helpers) count for their caller; asyncio's own "
+        "frames only when no other part is in the stack. ms per check = samples / "
+        f"{p['hz']} Hz / {p['checks']:,} checks. Samples are wall time: a busy one is the loop "
+        "running Python code or waiting for a core (the client, Redis and py-spy share the "
+        "machine's cores), so the busy ms can exceed the worker's CPU per check.",
+        "",
+        md_table(["part (main thread)", "% of main-thread samples", "ms per check"], parts),
+        "",
+        f"Profiled pass (py-spy pauses the worker for each sample): p50 {_ms(lat['p50_ms'])} ms, "
+        f"p99 {_ms(lat['p99_ms'])} ms; worker CPU per check "
+        f"{'?' if cpu is None else f'{cpu:.2f} ms'} (unprofiled pass: "
+        f"{'?' if cpu_timed is None else f'{cpu_timed:.2f} ms'}); failed answers: "
+        f"{p['failures']}.",
+        "",
+        "Threads (busy: the stack does not end in a wait such as the selector's `select`):",
+        "",
+        md_table(["thread", "samples", "busy %", "busy ms per check"], threads),
+        "",
+        f"Faust consumer thread busy: {p['consumer_thread_busy_pct']:.1f}% of its samples.",
+        "",
+        f"Top {LEAVES} leaf functions of the main thread (own time; % of its busy samples):",
+        "",
+        md_table(["function", "part", "% of busy", "ms per check"], leaves),
+        "",
+        idle_line,
+        "",
+    ]
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -492,10 +726,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=100_000, help="indexed articles")
     parser.add_argument("--requests", type=int, default=2_000, help="timed checks")
     parser.add_argument("--words", type=int, default=300, help="words per text")
+    parser.add_argument(
+        "--profile-requests",
+        type=int,
+        default=1_000,
+        help="checks of the second HTTP pass, with py-spy on the worker (0: none)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
-    if args.docs < 1 or args.requests < 1 or args.words < 10:
-        parser.error("need --docs >= 1, --requests >= 1, --words >= 10")
+    if args.docs < 1 or args.requests < 1 or args.words < 10 or args.profile_requests < 0:
+        parser.error("need --docs >= 1, --requests >= 1, --words >= 10, --profile-requests >= 0")
     signal.signal(signal.SIGTERM, _on_sigterm)
     started = time.perf_counter()
     busy = other_load()

@@ -4,14 +4,28 @@
 A sample of the main thread belongs to the first category in :data:`RULES` with a frame below the
 event loop's ``Handle._run`` (the running callback), so logging inside the producer counts as
 logging and the producer's socket write as publishing; a stack ending in ``select`` is idle.
+
+:func:`attribute_deepest` sorts the other way round, for a worker answering HTTP checks: a sample
+belongs to the part (:class:`Part`, e.g. :data:`HTTP_CHECK_PARTS`) of its *deepest* frame that
+belongs to one, so a view calling the engine calling ``sketch/`` counts as sketches.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["IDLE", "analyse_profile"]
+__all__ = [
+    "HTTP_CHECK_PARTS",
+    "IDLE",
+    "LOOP",
+    "Attribution",
+    "Part",
+    "analyse_profile",
+    "attribute_deepest",
+    "deepest_part",
+]
 
 IDLE = "idle: event loop waiting (Redis replies, delivery acks, fetches)"
 LOOP = "asyncio event loop itself"
@@ -121,3 +135,158 @@ def analyse_profile(raw: str) -> dict[str, Any]:
             f: share(inclusive[f], busy) for f in KEY_FUNCTIONS if inclusive[f]
         },
     }
+
+
+# --------------------------------------------------------------------------- deepest known frame
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the program, known by its frames' files (as py-spy prints them: relative to
+    site-packages, the repository or the standard library) or by function names. ``fallback``:
+    the part takes a sample only when no other part has a frame in it (the event loop wraps
+    everything, and a socket write from the Redis client is the Redis client's)."""
+
+    name: str
+    prefixes: tuple[str, ...]
+    functions: tuple[str, ...] = ()
+    fallback: bool = False
+    excludes: tuple[str, ...] = ()  # files under a prefix that are helpers of whoever calls them
+
+    def owns(self, frame: str) -> bool:
+        if self.excludes and _split_frame(frame)[1].startswith(self.excludes):
+            return False
+        return _matches(frame, self.prefixes, self.functions)
+
+
+OUTSIDE_LOOP = "outside the event loop (start-up, truncated stack)"
+UNKNOWN = "other code run by the event loop"
+WEB = "web server (aiohttp, faust web, the view, orjson)"
+ENGINE = "engine (stream/: process, prepare, records, verdict)"
+# Listed in priority order for a frame several prefixes match (stream/web.py before stream/).
+HTTP_CHECK_PARTS: tuple[Part, ...] = (
+    Part("sketches (features, MinHash, SimHash, evidence)", ("sketch/",)),
+    Part("Redis client (redis-py, stream/index/)", ("redis/", "stream/index/")),
+    Part(WEB, ("aiohttp/", "faust/web/", "stream/web.py", "multidict/", "yarl/")),
+    Part(ENGINE, ("stream/",)),
+    Part(
+        "faust/Kafka background (faust, mode, aiokafka)",
+        ("faust/", "mode/", "aiokafka/"),
+        # faust's JSON (orjson) and sensors serve their caller: the view's answer is the web
+        # server's, a stream event's is faust's
+        excludes=("faust/utils/json.py", "faust/sensors/"),
+    ),
+    Part(LOOP, ("asyncio/", "selectors.py"), fallback=True),
+)
+_LOOP_FRAMES = (
+    "Handle._run (asyncio/events.py)",
+    "BaseEventLoop._run_once (asyncio/",
+    "BaseEventLoop.run_forever (asyncio/",
+)
+_WAITS = {
+    "selectors.py": ("select", "poll"),
+    "threading.py": ("wait", "_wait_for_tstate_lock", "join", "acquire"),
+    "queue.py": ("get",),
+}
+
+
+def _waiting(frames: list[str]) -> bool:
+    """The stack ends in a wait: the selector's select/poll, a lock, a condition, a queue."""
+    if not frames:
+        return False
+    name, path = _split_frame(frames[-1])
+    return name.rsplit(".", 1)[-1] in _WAITS.get(path, ())
+
+
+def _thread(frames: list[str]) -> tuple[str, list[str]]:
+    """(thread name, the Python frames): ``--threads`` puts ``thread (ID): NAME`` first."""
+    if frames and frames[0].startswith("thread ("):
+        head, _, name = frames[0].partition("): ")
+        return name or head + ")", frames[1:]
+    return "", frames
+
+
+def deepest_part(frames: list[str], parts: tuple[Part, ...]) -> str:
+    """The part of the deepest frame of the running callback (the frames below the event loop's
+    ``Handle._run``) that belongs to a part other than a fallback one; else the deepest fallback
+    part's; else :data:`UNKNOWN`. A stack ending in a wait is :data:`IDLE`; one without the
+    event loop is :data:`OUTSIDE_LOOP`. Frames of no part (numpy, json, logging) count for the
+    nearest part above them: numpy called from ``sketch/`` is sketches."""
+    if _waiting(frames):
+        return IDLE
+    cut = max((i for i, f in enumerate(frames) if f.startswith(_LOOP_FRAMES)), default=-1)
+    if cut < 0:
+        return OUTSIDE_LOOP
+    fallback: str | None = None
+    for frame in reversed(frames[cut:]):
+        part = next((p for p in parts if p.owns(frame)), None)
+        if part is None:
+            continue
+        if not part.fallback:
+            return part.name
+        fallback = fallback or part.name
+    return fallback or UNKNOWN
+
+
+@dataclass
+class ThreadSamples:
+    """One thread's samples and how many of them were not waiting."""
+
+    samples: int = 0
+    busy: int = 0
+
+    @property
+    def busy_pct(self) -> float:
+        return round(100.0 * self.busy / self.samples, 1) if self.samples else 0.0
+
+
+@dataclass
+class Attribution:
+    """py-spy's samples of a worker: per thread, and the main thread's per part and leaf."""
+
+    threads: dict[str, ThreadSamples] = field(default_factory=dict)
+    parts: Counter[str] = field(default_factory=Counter)  # main thread, IDLE included
+    # main thread, busy samples only: (leaf frame, its sample's part)
+    leaves: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    @property
+    def main(self) -> ThreadSamples:
+        return self.threads.get(MAIN_THREAD, ThreadSamples())
+
+    @property
+    def consumer(self) -> ThreadSamples:
+        return self.threads.get(CONSUMER_THREAD, ThreadSamples())
+
+
+MAIN_THREAD = "main (event loop)"
+CONSUMER_THREAD = "faust consumer thread"
+
+
+def attribute_deepest(raw: str, parts: tuple[Part, ...] = HTTP_CHECK_PARTS) -> Attribution:
+    """Sort py-spy's collapsed stacks (``record --format raw --idle``, with or without
+    ``--threads``) by thread; the main thread's (its stack starts at ``<module>``) by
+    :func:`deepest_part` and by leaf function (own time). The faust consumer thread is the one
+    running ``ServiceThread._start_thread``; other threads are listed by name."""
+    got = Attribution()
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        name, frames = _thread(stack.split(";"))
+        if frames and frames[0].startswith("<module>"):
+            label = MAIN_THREAD
+        elif any(f.startswith("ServiceThread._start_thread") for f in frames):
+            label = CONSUMER_THREAD
+        else:
+            label = f"other: {name or 'unnamed'}"
+        thread = got.threads.setdefault(label, ThreadSamples())
+        thread.samples += n
+        waiting = _waiting(frames)
+        thread.busy += 0 if waiting else n
+        if label == MAIN_THREAD:
+            part = deepest_part(frames, parts)
+            got.parts[part] += n
+            if not waiting and frames:
+                got.leaves[frames[-1], part] += n
+    return got
