@@ -53,19 +53,31 @@ def lines_of(
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
+    hash64, marker, word = mmh3.hash64, _MARKER_RE.match, _WORD_RE.search
     pos = 0
-    for line in text.split("\n"):
+    ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
+    for line in (text.lower() if ascii_text else text).split("\n"):
         start, pos = pos, pos + len(line) + 1
-        if not _WORD_RE.search(line):
-            continue
-        if bounded:
-            n = _tokens(line, max_tokens)
-            if n < min_tokens or (max_tokens and n > max_tokens):
+        if ascii_text or line.isascii():
+            # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the
+            # cost; the words split once serve both the count and the fold
+            low = line if ascii_text else line.lower()
+            words = low.split(None, max_tokens) if max_tokens else low.split()
+            n = len(words)
+            if n < min_tokens or (max_tokens and n > max_tokens) or not word(line):
                 continue
-        # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the cost
-        folded = " ".join(line.lower().split()) if line.isascii() else normalize(line)
-        norm = _MARKER_RE.sub("", folded)
-        fp = mmh3.hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
+            folded = " ".join(words)
+        else:
+            if not word(line):
+                continue
+            if bounded:
+                n = _tokens(line, max_tokens)
+                if n < min_tokens or (max_tokens and n > max_tokens):
+                    continue
+            folded = normalize(line)
+        m = marker(folded)
+        norm = folded[m.end() :] if m else folded
+        fp = hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
         spans.append((start, start + len(line)))
         out.append(head + fp.to_bytes(8, "big"))
     return Lines(tuple(spans), tuple(out))
