@@ -136,8 +136,11 @@ def say(msg: str) -> None:
 
 
 def child_env() -> dict[str, str]:
-    """The environment without ``NEARDUP_*``: a developer's shell must not change a measurement."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
+    """The environment without ``NEARDUP_*`` and ``PYTHONDONTWRITEBYTECODE``: a developer's shell
+    must not change a measurement, and a user's Python keeps its bytecode caches (without them
+    every start compiles the modules again)."""
+    drop = ("PYTHONDONTWRITEBYTECODE",)
+    return {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_") and k not in drop}
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,6 @@ from typing import IO, Annotated, Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from sketch import lsh
@@ -116,6 +108,38 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
+class _NoProgress(contextlib.nullcontext[None]):
+    """What ``--no-progress`` shows: nothing, without importing rich's progress display."""
+
+    def add_task(self, description: str, **fields: Any) -> int:
+        return 0
+
+    def update(self, task: int, **fields: Any) -> None:
+        return None
+
+
+def _progress() -> Any:
+    """rich's progress bar for ``dedup``, imported only when it is shown (a tenth of start-up)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]dedup"),
+        BarColumn(),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err,
+    )
+
+
 async def _dedup(
     path: Path,
     out: IO[bytes],
@@ -135,16 +159,7 @@ async def _dedup(
     started = time.perf_counter()
     stream = _open_input(path)
     total = _size(path)
-    progress = Progress(
-        TextColumn("[bold]dedup"),
-        BarColumn(),
-        TaskProgressColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=not show_progress,
-    )
+    progress = _progress() if show_progress else _NoProgress()
     async with _index(store, cluster, wait_replicas) as index:
         engine = Engine(index, policy, policies=policies)
         with progress, stream:
