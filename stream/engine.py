@@ -169,6 +169,7 @@ class _Batch:
     name: str = ""  # the namespace the verdicts name (the articles' own); "" is ``ns``
     records: dict[int, Record] = field(default_factory=dict)
     verdicts: dict[int, Verdict] = field(default_factory=dict)
+    raw_verdicts: dict[int, bytes] = field(default_factory=dict)  # read already, not yet decoded
 
     def live(self, seq: int, at: float) -> bool:
         rec = self.records.get(seq)
@@ -321,28 +322,33 @@ class Engine:
         explain: bool,
         name: str = "",
     ) -> list[Verdict | NeardupError]:
-        now = await self._now(ns)
+        # a check without retention reads no clock: nothing it decides depends on the time
+        timed = register or policy.retention_s is not None
+        now = await self._now(ns) if timed else 0.0
         live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
         lines, sketched = await self._boilerplate(ns, policy, articles)
+        records: dict[int, bytes] = {}  # read with a check's probe: not read again
+        verdicts: dict[int, bytes] = {}
         if register:
             prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
         else:
             prepared = prepare(policy, articles, sketched)
             probes = []
-            for p in prepared:
-                known = await self.index.seq_of(ns, p.article.id)
-                if known is not None:
-                    rec = (await self.index.records(ns, [known])).get(known)
-                    ver = (await self.index.verdicts(ns, [known])).get(known)
-                    probes.append(Probe(known, "replay", None, (), record=rec, verdict=ver))
-                    continue
-                first, cands = await self.index.lookup(
-                    ns, p.content, p.buckets, live_after=live_after
+            for p in prepared:  # one read each: id, buckets, and the records and verdicts found
+                read = await self.index.check(
+                    ns, p.article.id, p.content, p.buckets, live_after=live_after
                 )
-                probes.append(Probe(0, "new", first, cands))
-        batch = _Batch(ns, policy, "" if name == ns else name)
+                if read.own is not None:
+                    rec, ver = read.records.get(read.own), read.verdicts.get(read.own)
+                    probes.append(Probe(read.own, "replay", None, (), record=rec, verdict=ver))
+                    continue
+                probes.append(Probe(0, "new", read.exact_seq, read.candidates))
+                records.update(read.records)
+                verdicts.update(read.verdicts)
+        batch = _Batch(ns, policy, "" if name == ns else name, raw_verdicts=verdicts)
+        batch.records.update({s: Record.decode(b) for s, b in records.items()})
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
         # Verify every new article first (pure), then read the stored verdicts of all best
@@ -497,6 +503,9 @@ class Engine:
 
     async def _load_verdicts(self, batch: _Batch, seqs: set[int]) -> None:
         missing = [s for s in seqs if s not in batch.verdicts]
+        for s in [s for s in missing if s in batch.raw_verdicts]:
+            batch.verdicts[s] = Verdict.from_json(batch.raw_verdicts[s])
+        missing = [s for s in missing if s not in batch.verdicts]
         if missing:
             raw = await self.index.verdicts(batch.ns, sorted(missing))
             batch.verdicts.update({s: Verdict.from_json(b) for s, b in raw.items()})

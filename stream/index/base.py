@@ -73,6 +73,17 @@ class Probe:
 
 
 @dataclass(frozen=True, slots=True)
+class Checked:
+    """What a read-only check of one article reads from the index (one call on Redis)."""
+
+    own: int | None  # the article's seq when its id is registered (then nothing else is read)
+    exact_seq: int | None  # else: the first live article with the same content
+    candidates: tuple[int, ...]  # and the articles sharing a bucket, ascending, no repeats
+    records: dict[int, bytes]  # stored records of own, or of exact_seq and the candidates
+    verdicts: dict[int, bytes]  # their stored verdicts, where decided
+
+
+@dataclass(frozen=True, slots=True)
 class Window:
     """Times that bound a registration call: content-slot copies registered before
     ``live_after`` are past retention (None: no retention), and deletions remembered since before
@@ -218,6 +229,18 @@ class Index(Protocol):
         self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         """Read-only probe: first live seq with this content, and all seqs in these buckets."""
+
+    async def check(
+        self,
+        ns: str,
+        doc_id: str,
+        content: bytes,
+        buckets: Sequence[int],
+        *,
+        live_after: float | None = None,
+    ) -> Checked:
+        """Read-only: the seq of ``doc_id``, else :meth:`lookup`; with the records and verdicts
+        of what was found (what ``/check`` needs, in one round trip on a remote store)."""
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
 

@@ -19,6 +19,7 @@ from stream.index.base import (
     MAX_SEQ,
     NO_WINDOW,
     BufferedRegistration,
+    Checked,
     NamespaceStats,
     Probe,
     Registration,
@@ -188,6 +189,27 @@ class MemoryIndex:
         holders = space.exact.get(content)
         first = None if holders is None else self._first_live(space, holders, live_after)
         return first, tuple(sorted(found))
+
+    async def check(
+        self,
+        ns: str,
+        doc_id: str,
+        content: bytes,
+        buckets: Sequence[int],
+        *,
+        live_after: float | None = None,
+    ) -> Checked:
+        own = await self.seq_of(ns, doc_id)
+        if own is not None:
+            seqs: list[int] = [own]
+            first: int | None = None
+            cands: tuple[int, ...] = ()
+        else:
+            first, cands = await self.lookup(ns, content, buckets, live_after=live_after)
+            seqs = [*([] if first is None else [first]), *cands]
+        return Checked(
+            own, first, cands, await self.records(ns, seqs), await self.verdicts(ns, seqs)
+        )
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         docs = self._space(ns).docs

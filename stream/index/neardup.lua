@@ -5,7 +5,8 @@
 -- run of packed seqs, earliest first, so membership never needs decoding here and removal keeps
 -- 8-byte alignment.
 --
--- Keys. register64k, probe64k, remove64k and forget64 start their KEYS with the namespace's keys:
+-- Keys. register64k, probe64k, check64k, remove64k and forget64 start their KEYS with the
+-- namespace's keys:
 --   meta, ids, docs, times, verdicts, deleted   (nd:{ns}:m, :i, :d, :t, :v, :g)
 -- then (all but forget64, which touches no shard) the distinct shard keys of the call's articles
 -- (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>, stream/keys.py shard_keys), in any order. A shard key's name
@@ -278,6 +279,42 @@ local function probe64k(keys, args)
   return {first, table.concat(found)}
 end
 
+-- check64k (read only): what a read-only check of one article needs, in one call. KEYS as
+-- probe64k; ARGV = shard_bits, content hash, fields, live_after, article id.
+-- Returns {its own packed seq or '', first live copy's seq packed or '', all bucket values
+-- concatenated, the seqs read (packed, distinct, its own; else the first copy, then the bucket
+-- values in order), their records and their verdicts (HMGET replies, in that order)}
+local function check64k(keys, args)
+  local call, sub = redis.call, string.sub
+  local own = call('HGET', keys[2], args[5])
+  local first, found, seqs = '', '', {}
+  if own then
+    seqs[1] = own
+  else
+    local probed = probe64k(keys, {args[1], args[2], args[3], args[4]})
+    first, found = probed[1], probed[2]
+    local seen = {}
+    if first ~= '' then
+      seen[first] = true
+      seqs[1] = first
+    end
+    for at = 1, #found, SEQ_BYTES do
+      local s = sub(found, at, at + SEQ_BYTES - 1)
+      if not seen[s] then
+        seen[s] = true
+        seqs[#seqs + 1] = s
+      end
+    end
+  end
+  local records, verdicts = {}, {}
+  for lo = 1, #seqs, 1000 do -- unpack() stays within Lua's stack whatever the bucket cap
+    local part = {unpack(seqs, lo, math.min(lo + 999, #seqs))}
+    for _, v in ipairs(call('HMGET', keys[3], unpack(part))) do records[#records + 1] = v end
+    for _, v in ipairs(call('HMGET', keys[5], unpack(part))) do verdicts[#verdicts + 1] = v end
+  end
+  return {own or '', first, found, table.concat(seqs), records, verdicts}
+end
+
 -- take one packed seq out of a hash field's run of seqs (8-byte aligned); drop emptied fields
 local function take_out(key, f, me)
   local v = redis.call('HGET', key, f)
@@ -423,6 +460,7 @@ redis.register_function{
 redis.register_function('neardup_add_lines16', add_lines16)
 redis.register_function('neardup_register64k', register64k)
 redis.register_function{function_name='neardup_probe64k', callback=probe64k, flags={'no-writes'}}
+redis.register_function{function_name='neardup_check64k', callback=check64k, flags={'no-writes'}}
 redis.register_function('neardup_remove64k', remove64k)
 redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

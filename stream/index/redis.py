@@ -86,6 +86,7 @@ from stream.index.base import (
     COPIES_CAP,
     NO_WINDOW,
     BufferedRegistration,
+    Checked,
     NamespaceStats,
     Probe,
     Registration,
@@ -413,6 +414,40 @@ class RedisIndex:
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
         return first, tuple(_seqs(reply[1]))
+
+    async def check(
+        self,
+        ns: str,
+        doc_id: str,
+        content: bytes,
+        buckets: Sequence[int],
+        *,
+        live_after: float | None = None,
+    ) -> Checked:
+        await self._ready()
+        ks = self._call_keys(ns, [content], [buckets])
+        fields = keys.bucket_fields(buckets)
+        own, first, found, read, recs, vers = await self._call(
+            self._fcall(
+                ns,
+                "FCALL_RO",
+                "neardup_check64k",
+                ks,
+                self._bits,
+                content,
+                fields,
+                _optional(live_after),
+                doc_id,
+            )
+        )
+        seqs = np.frombuffer(read, dtype=">u8").tolist() if read else []
+        return Checked(
+            int.from_bytes(own, "big") if own else None,
+            int.from_bytes(first, "big") if first else None,
+            tuple(_seqs(found)),
+            {s: v for s, v in zip(seqs, recs, strict=True) if v is not None},
+            {s: v for s, v in zip(seqs, vers, strict=True) if v is not None},
+        )
 
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         if not seqs:

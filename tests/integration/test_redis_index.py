@@ -633,3 +633,49 @@ async def test_every_function_python_calls_is_in_the_library(redis_client: Redis
     assert called == loaded
     old = {"neardup_register_many", "neardup_probe", "neardup_put_verdicts_packed"}
     assert not old & loaded
+
+
+def _untimed(raw: bytes) -> tuple[Any, ...]:
+    """A stored record but its registration time (each index has its own clock)."""
+    r = Record.decode(raw)
+    return (r.doc_id, r.kind, r.simhash, r.content, r.buckets, r.shingles.tobytes(), r.text, r.raw)
+
+
+async def test_a_check_reads_the_index_once_and_agrees_with_memory(redis_client: Redis) -> None:
+    """``register=False`` (the ``/check`` view): one FCALL per article, nothing else (no clock
+    without retention, the alias and scheme known), and what it reads equals the memory index's:
+    own seq, copies, candidates, their records and verdicts; so do the verdicts."""
+    articles = _mixed_corpus(seed=5)
+    mem_index, red_index = MemoryIndex(), RedisIndex(redis_client)
+    mem, red = Engine(mem_index), Engine(red_index)
+    rng = random.Random(9)
+    for batch in _batches(articles, rng):
+        await _verdicts(mem, batch)
+        await _verdicts(red, batch)
+    known = [a for a in articles[::9] if "\n" not in a.text]
+    fresh = [Article(f"new-{i}", _mutate(a.text, 0.02, rng)) for i, a in enumerate(known)]
+    policy, with_candidates = mem.default_policy, 0
+    for p in prepare(policy, known + fresh):
+        args = ("default", p.article.id, p.content, p.buckets)
+        got, want = await red_index.check(*args), await mem_index.check(*args)
+        assert (got.own, got.exact_seq, got.candidates) == (
+            want.own,
+            want.exact_seq,
+            want.candidates,
+        )
+        assert got.verdicts == want.verdicts
+        assert {s: _untimed(r) for s, r in got.records.items()} == {
+            s: _untimed(r) for s, r in want.records.items()
+        }
+        assert (got.own is not None) == (p.article.id in {a.id for a in known})
+        with_candidates += got.own is None and bool(got.candidates)
+    assert with_candidates > len(fresh) // 2, "precondition: checks find earlier copies"
+    await red.process(fresh[:1], register=False)  # the alias and scheme are read once
+    for a in known + fresh:
+        before = red_index.round_trips
+        (r,) = await red.process([a], register=False, explain=True)
+        assert red_index.round_trips - before == 1
+        (m,) = await mem.process([a], register=False, explain=True)
+        assert isinstance(r, Verdict) and isinstance(m, Verdict)
+        assert r.to_dict() == m.to_dict()
+    assert await red_index.count("default") == len(articles), "a check registers nothing"
