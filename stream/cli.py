@@ -86,8 +86,8 @@ async def _index(store: str, cluster: bool = False, wait_replicas: int = 0) -> A
         raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
     import redis.asyncio as aioredis
 
-    from stream.clients import redis_cluster_client
     from stream.index.redis import RedisIndex
+    from stream.redis_clients import redis_cluster_client
 
     client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
     try:

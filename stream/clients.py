@@ -21,6 +21,7 @@ from aiokafka.errors import TopicAlreadyExistsError
 from redis.asyncio.cluster import RedisCluster
 
 from stream.config import Settings
+from stream.redis_clients import redis_cluster_client
 
 
 def redis_client(settings: Settings) -> aioredis.Redis | RedisCluster:
@@ -38,15 +39,6 @@ def redis_client(settings: Settings) -> aioredis.Redis | RedisCluster:
     if settings.redis_cluster:
         return redis_cluster_client(settings.redis_url, **kwargs)
     return aioredis.Redis.from_url(settings.redis_url, **kwargs)
-
-
-def redis_cluster_client(url: str, **kwargs: Any) -> RedisCluster:
-    """A cluster client from any node's URL. Its own retries follow MOVED/ASK and re-read the
-    slot map; what still fails (a slot without a primary for now) is left to the caller's
-    backoff, so a failover does not stall one call for long."""
-    if url.startswith("unix://"):
-        raise ValueError("a Redis Cluster is reached over TCP: use a redis:// or rediss:// URL")
-    return RedisCluster.from_url(url, **kwargs)
 
 
 def _kafka_ssl_context(settings: Settings) -> ssl.SSLContext | None:

@@ -38,3 +38,17 @@ def test_the_read_lookups_load_none_of_the_web_stack() -> None:
     assert (
         _loaded_after("import stream.read_api") & {"faust", "aiohttp", "pydantic_settings"} == set()
     )
+
+
+def test_dedup_into_redis_loads_no_kafka_faust_or_settings() -> None:
+    """``dedup --store redis://`` imports the Redis client and index, nothing of the worker's
+    Kafka side or settings loader (they were 0.4 s of its start)."""
+    code = (
+        "import inspect\nfrom stream import cli\n"
+        "from stream.index.redis import RedisIndex\n"
+        "from stream.redis_clients import redis_cluster_client\n"
+        "assert 'stream.redis_clients import redis_cluster_client' in inspect.getsource(cli._index)"
+    )
+    loaded = _loaded_after(code)
+    assert "redis" in loaded, "precondition: the Redis path was imported"
+    assert loaded & (WORKER_ONLY - {"redis"}) == set()
