@@ -16,7 +16,10 @@ One run, everything on this machine, stopped at the end (also on error, Ctrl-C o
 3. Redis store: the first ``--redis-docs`` stories, ``neardup dedup ... --store redis://...``
    beside the same program with ``storage_config={'type': 'redis', 'redis': {host, port}}``, on
    one Redis server (:func:`harness.services.start_redis`), FLUSHALL before every run. Bytes per
-   document: ``INFO memory`` ``used_memory`` after minus before, over the documents.
+   document: ``INFO memory`` ``used_memory`` after minus before, over the documents. After the
+   last neardup run, every key (``SCAN``) with its ``MEMORY USAGE key SAMPLES 0``, summed by key
+   kind (:data:`KEY_KINDS`): what neardup's bytes per document are made of, and how many of them
+   are the boilerplate line counts, bounded per namespace rather than growing with the documents.
 4. Start-up: each command on a one-line file, ``--startup-runs`` times (median and min), with
    ``python -c pass`` as the floor, and ``python -X importtime`` of neardup's one-line run (the
    top imports by cumulative time): where start-up goes.
@@ -61,6 +64,8 @@ from harness.report import (
     write_atomic,
 )
 from harness.workers import NEARDUP
+from stream.keys import PREFIX
+from stream.policy import Policy
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PYTHON = Path(sys.executable)
@@ -71,8 +76,36 @@ TARGETS: dict[str, dict[str, Any]] = {
     "memory_5x": {"what": "whole command, memory store: ≥ 5× datasketch", "min": 5.0},
     "redis_20x": {"what": "whole command, Redis store: ≥ 20× datasketch on Redis", "min": 20.0},
     "redis_bytes": {"what": "Redis bytes/doc no higher than 5,252", "max": 5252.0},
+    "redis_growing_bytes": {
+        "what": "Redis bytes/doc that grow with the documents (line counts excluded) no higher "
+        "than 5,252",
+        "max": 5252.0,
+    },
     "startup": {"what": "start-up (one-line file, median) < 0.4 s", "below": 0.4},
 }
+
+# neardup's Redis keys by kind: the third colon-separated part of ``nd:{ns}:<kind>[:<shard>]``
+# (stream/keys.py), or the second of the two namespace-free keys; keys not starting with ``nd:``
+# are "other". The meanings follow stream/keys.py.
+KEY_KINDS: dict[str, str] = {
+    "d": "records: hash, seq -> record (stream.records)",
+    "b": "buckets: hash per shard, 8-byte bucket id -> packed seqs, earliest first",
+    "x": "content slots: hash per shard, 16-byte content hash -> packed seqs of its first copies",
+    "v": "verdicts: hash, seq -> verdict (JSON), while the seq is its article's",
+    "t": "times: sorted set, seq scored by registration time (retention)",
+    "i": "ids: hash, article id -> seq",
+    "l": "boilerplate line counts: hash per generation, 16-byte line key (source, line "
+    "fingerprint) -> documents of that source with the line",
+    "c": "cluster members: sorted set per cluster, packed seq of each copy by registration time",
+    "cm": "cluster of a copy: hash, packed seq of a copy -> its cluster id",
+    "g": "deleted ids: sorted set, article id scored by deletion time",
+    "m": "meta: hash, seq counter, scheme, policy, current line-count generation",
+    "namespaces": "registry: set of every namespace whose scheme was ensured",
+    "aliases": "aliases: hash, namespace -> what it is an alias of (JSON)",
+    "other": "keys not starting with `nd:` (not neardup's)",
+}
+LINE_COUNTS = "l"
+SCAN_BATCH = 1000
 
 # The datasketch side: a small program as its documentation shows the library used, run as
 # ``python -c PEER CORPUS OUTPUT [HOST:PORT]`` (Redis storage when HOST:PORT is given). Its
@@ -237,6 +270,7 @@ class Side:
     redis_keys: list[int] = field(default_factory=list)
     redis_cpu_s: list[float] = field(default_factory=list)
     summary: dict[str, int] = field(default_factory=dict)  # what the last run said
+    breakdown: dict[str, Any] = field(default_factory=dict)  # by key kind, after the last run
 
     def add(self, run: ProcRun, neardup: bool) -> None:
         self.runs.append(run)
@@ -290,6 +324,8 @@ class Side:
                 "redis_keys_per_doc": self.redis_keys[-1] / self.docs,
                 "redis_cpu_ms_per_doc": 1000 * min(self.redis_cpu_s) / self.docs,
             }
+        if self.breakdown:
+            out["redis_breakdown"] = self.breakdown
         return out
 
 
@@ -324,6 +360,103 @@ def measure_memory(corpus: Path, n: int, reps: int, workdir: Path, one: Path) ->
         ds.add(run_child(peer_argv(corpus), workdir), neardup=False)
         say(f"memory {rep}/{reps}: datasketch {ds.runs[-1].wall_s:.2f} s")
     return [nd, ds]
+
+
+def key_kind(key: bytes) -> str:
+    """``nd:{ns}:<kind>[:<shard>]`` -> ``<kind>``; ``nd:namespaces`` -> ``namespaces``; a key
+    not starting with ``nd:`` -> ``other``."""
+    parts = key.split(b":")
+    if len(parts) < 2 or parts[0] != PREFIX.encode():
+        return "other"
+    return (parts[2] if len(parts) > 2 else parts[1]).decode("utf-8", errors="replace")
+
+
+def line_cap(r: redis.Redis, metas: Sequence[bytes]) -> tuple[int, str]:
+    """``boilerplate_lines`` as the namespaces recorded it (the meta hash's ``policy`` field),
+    the policy's default when none did; and where it came from."""
+    caps = []
+    for meta in metas:
+        raw = r.hget(meta, "policy")
+        try:
+            got = orjson.loads(raw) if isinstance(raw, bytes) else None
+        except orjson.JSONDecodeError:
+            got = None
+        if isinstance(got, dict) and isinstance(got.get("boilerplate_lines"), int):
+            caps.append(int(got["boilerplate_lines"]))
+    if caps:
+        return max(caps), "the namespace's recorded policy"
+    return Policy.boilerplate_lines, "the policy's default"
+
+
+def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[str, Any]:
+    """Every key (``SCAN``) with its ``MEMORY USAGE key SAMPLES 0`` (exact: every element),
+    summed by :func:`key_kind`; the line counts' own fields (``HLEN``) and bound beside."""
+    keys_by: dict[str, int] = {}
+    bytes_by: dict[str, int] = {}
+    line_keys: list[bytes] = []
+    metas: list[bytes] = []
+    batch: list[bytes] = []
+
+    def flush() -> None:
+        pipe = r.pipeline(transaction=False)
+        for k in batch:
+            pipe.memory_usage(k, samples=0)
+        for k, used in zip(batch, pipe.execute(), strict=True):
+            kind = key_kind(k)
+            keys_by[kind] = keys_by.get(kind, 0) + 1
+            bytes_by[kind] = bytes_by.get(kind, 0) + int(used or 0)
+            if kind == LINE_COUNTS:
+                line_keys.append(k)
+            elif kind == "m":
+                metas.append(k)
+        batch.clear()
+
+    for key in r.scan_iter(count=SCAN_BATCH):
+        batch.append(bytes(key))
+        if len(batch) >= SCAN_BATCH:
+            flush()
+    if batch:
+        flush()
+    pipe = r.pipeline(transaction=False)
+    for k in line_keys:
+        pipe.hlen(k)
+    line_fields = sum(int(n) for n in pipe.execute()) if line_keys else 0
+    namespaces = len(metas)
+    cap, cap_from = line_cap(r, metas)
+    total = sum(bytes_by.values())
+    lines = bytes_by.get(LINE_COUNTS, 0)
+    order = sorted(bytes_by, key=lambda k: (-bytes_by[k], k))
+    return {
+        "method": "SCAN (COUNT 1000), MEMORY USAGE key SAMPLES 0, summed by key kind",
+        "docs": docs,
+        "kinds": [
+            {
+                "kind": kind,
+                "keys": keys_by[kind],
+                "bytes": bytes_by[kind],
+                "bytes_per_doc": bytes_by[kind] / docs,
+                "share": bytes_by[kind] / total if total else 0.0,
+                "meaning": KEY_KINDS.get(kind, "not a kind stream/keys.py names"),
+            }
+            for kind in order
+        ],
+        "keys": sum(keys_by.values()),
+        "memory_usage_bytes": total,
+        "memory_usage_bytes_per_doc": total / docs,
+        "used_memory_delta": used_memory_delta,
+        "unattributed_bytes": used_memory_delta - total,
+        "line_counts": {
+            "bytes": lines,
+            "keys": keys_by.get(LINE_COUNTS, 0),
+            "line_keys": line_fields,
+            "namespaces": namespaces,
+            "boilerplate_lines": cap,
+            "boilerplate_lines_from": cap_from,
+            "bound_line_keys": 2 * cap * max(namespaces, 1),
+        },
+        "bytes_per_doc_without_line_counts": (used_memory_delta - lines) / docs,
+        "memory_usage_bytes_per_doc_without_line_counts": (total - lines) / docs,
+    }
 
 
 def measure_redis(
@@ -371,6 +504,8 @@ def measure_redis(
                     before = redis_stats(r)
                     side.add(run_child(argv, workdir), neardup=is_nd)
                     side.add_redis(before, redis_stats(r))
+                    if is_nd and rep == reps:  # the last neardup run, before the next FLUSHALL
+                        side.breakdown = redis_breakdown(r, n, side.redis_bytes[-1])
                     say(
                         f"redis {rep}/{reps}: {side.system} {side.runs[-1].wall_s:.2f} s, "
                         f"{side.redis_bytes[-1] / n:,.0f} B/doc"
@@ -450,12 +585,15 @@ def targets(rows: Mapping[str, Mapping[str, Any]], startup: Mapping[str, Any]) -
 
     mem, red = ratio("nd_mem", "ds_mem"), ratio("nd_redis", "ds_redis")
     b = float(rows["nd_redis"]["redis_bytes_per_doc"])
+    g = float(rows["nd_redis"]["redis_breakdown"]["bytes_per_doc_without_line_counts"])
     up = float(startup["neardup"]["median_s"])
     t = TARGETS
+    grow = t["redis_growing_bytes"]
     return {
         "memory_5x": {**t["memory_5x"], "measured": mem, "met": mem >= t["memory_5x"]["min"]},
         "redis_20x": {**t["redis_20x"], "measured": red, "met": red >= t["redis_20x"]["min"]},
         "redis_bytes": {**t["redis_bytes"], "measured": b, "met": b <= t["redis_bytes"]["max"]},
+        "redis_growing_bytes": {**grow, "measured": g, "met": g <= grow["max"]},
         "startup": {**t["startup"], "measured": up, "met": up < t["startup"]["below"]},
     }
 
@@ -564,19 +702,102 @@ def results_table(r: Mapping[str, Any]) -> str:
     return md_table(head, cells)
 
 
+_TARGET_FORMATS = {
+    "memory_5x": "{:.2f}×",
+    "redis_20x": "{:.2f}×",
+    "redis_bytes": "{:,.0f} B/doc",
+    "redis_growing_bytes": "{:,.0f} B/doc",
+    "startup": "{:.3f} s",
+}
+
+
 def targets_table(r: Mapping[str, Any]) -> str:
+    """The targets in :data:`TARGETS` order (those a result does not hold, from an older run,
+    left out)."""
     t = r["targets"]
     rows = [
-        [t["memory_5x"]["what"], f"{t['memory_5x']['measured']:.2f}×", _met(t["memory_5x"])],
-        [t["redis_20x"]["what"], f"{t['redis_20x']['measured']:.2f}×", _met(t["redis_20x"])],
-        [
-            t["redis_bytes"]["what"],
-            f"{t['redis_bytes']['measured']:,.0f} B/doc",
-            _met(t["redis_bytes"]),
-        ],
-        [t["startup"]["what"], f"{t['startup']['measured']:.3f} s", _met(t["startup"])],
+        [t[k]["what"], fmt.format(t[k]["measured"]), _met(t[k])]
+        for k, fmt in _TARGET_FORMATS.items()
+        if k in t
     ]
     return md_table(["target", "measured", "met?"], rows)
+
+
+def breakdown_section(r: Mapping[str, Any]) -> list[str]:
+    """The ``## Redis memory by key kind`` section (none for a result without a breakdown)."""
+    row = next((x for x in r["rows"] if x["key"] == "nd_redis"), None)
+    b = row.get("redis_breakdown") if row else None
+    if not b:
+        return []
+    docs = b["docs"]
+    cells = [
+        [
+            f"`{k['kind']}`",
+            f"{k['keys']:,}",
+            f"{k['bytes_per_doc']:,.0f}",
+            f"{100 * k['share']:.1f}%",
+            k["meaning"],
+        ]
+        for k in b["kinds"]
+    ]
+    cells += [
+        [
+            "all keys",
+            f"{b['keys']:,}",
+            f"{b['memory_usage_bytes_per_doc']:,.0f}",
+            "100%",
+            "the sum of MEMORY USAGE",
+        ],
+        [
+            "not in a key",
+            "",
+            f"{b['unattributed_bytes'] / docs:,.0f}",
+            "",
+            "`used_memory` delta − the sum (the keyspace's own tables, allocator rounding, "
+            "the server's buffers)",
+        ],
+        [
+            "`used_memory` delta",
+            "",
+            f"{b['used_memory_delta'] / docs:,.0f}",
+            "",
+            "the Redis B/doc of the results",
+        ],
+    ]
+    table = md_table(["kind", "keys", "B/doc", "share", "meaning"], cells).split("\n")
+    table[1] = table[1].rsplit("|---:|", 1)[0] + "|---|"  # the meaning column: text, left
+    lc = b["line_counts"]
+    cap = lc["boilerplate_lines"]
+    ns = max(lc["namespaces"], 1)
+    bound = 2 * cap * ns
+    return [
+        "## Redis memory by key kind",
+        "",
+        f"neardup's keys after its last Redis run ({docs:,} documents), before the FLUSHALL that "
+        "follows it: every key (`SCAN`, COUNT 1000) with `MEMORY USAGE key SAMPLES 0` (every "
+        "element counted), summed by kind, the third colon-separated part of the name "
+        "(`nd:{ns}:<kind>` or `nd:{ns}:<kind>:<shard hex>`, see `stream/keys.py`; `nd:namespaces` "
+        "and `nd:aliases` by their second part; keys not starting with `nd:` under other). "
+        "Share = of the sum of MEMORY USAGE.",
+        "",
+        "\n".join(table),
+        "",
+        f"Bytes per document without the line counts: "
+        f"**{b['bytes_per_doc_without_line_counts']:,.0f}** (the `used_memory` delta less the "
+        f"`{LINE_COUNTS}` keys' MEMORY USAGE, over the documents; "
+        f"{b['memory_usage_bytes_per_doc_without_line_counts']:,.0f} of keys' own MEMORY USAGE), "
+        f"against {b['used_memory_delta'] / docs:,.0f} with them. The line counts are bounded per "
+        f"namespace: two generations (`nd:{{ns}}:l:a`, `nd:{{ns}}:l:b`), each holding up to "
+        f"`boilerplate_lines` = {cap:,} line keys (past that the current one becomes the "
+        f"previous and the one before is dropped), so 2 × {cap:,} line keys per namespace "
+        f"whatever the corpus size (here {lc['line_keys']:,} line keys "
+        f"in {lc['keys']:,} hash{'es' if lc['keys'] != 1 else ''}, {ns:,} "
+        f"namespace{'s' if ns != 1 else ''}: {100 * lc['line_keys'] / bound:.1f}% of the bound; "
+        "until it is reached they grow by the new lines documents bring). Their share per "
+        "document therefore falls as an index grows, while the rest (records, buckets, content "
+        "slots, verdicts, times, ids, clusters) grows with the documents.",
+        "",
+    ]
 
 
 def startup_tables(r: Mapping[str, Any]) -> tuple[str, str]:
@@ -663,6 +884,7 @@ def markdown(r: Mapping[str, Any]) -> str:
         f"Redis B/doc is the last run's; over the runs: neardup {_per_doc(rows['nd_redis'])}, "
         f"datasketch {_per_doc(rows['ds_redis'])}.",
         "",
+        *breakdown_section(r),
         "## Targets",
         "",
         targets_table(r),
