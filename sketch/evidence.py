@@ -17,10 +17,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, batch_shingle_hashes
+import numpy as np
 
-# a sentence ends at . ! ? before a space (not the point of 4.5) or at a CJK stop; a line too
-_BOUNDARY_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n")
+from sketch.features import (
+    DEFAULT_SEED,
+    DEFAULT_SHINGLE,
+    _codes_and_classes,
+    _fold,
+    _spans_and_hashes,
+    batch_shingle_hashes,
+    combine_windows,
+)
+
+# a sentence ends at . ! ? before a space (not the point of 4.5) or at a CJK stop; a line too.
+# Each match starts at its mark (a look-behind made the engine try every position of the text)
+_BOUNDARY_RE = re.compile(r"[.!?]\s+|[。！？；]|\n")
+_ALNUM_RE = re.compile(r"[^\W_]")  # str.isalnum: a word character but the underscore
 
 __all__ = ["Span", "passages", "shared_spans"]
 
@@ -40,27 +52,53 @@ class Span:
 def passages(text: str) -> list[tuple[int, int]]:
     """The ``[start, end)`` of every passage with a word character, leading spaces trimmed."""
     out = []
-    cuts = [(m.start(), m.end()) for m in _BOUNDARY_RE.finditer(text)]
-    starts = [0, *(e for _, e in cuts)]
-    ends = [*(s for s, _ in cuts), len(text)]
+    starts, ends = [0], []
+    for m in _BOUNDARY_RE.finditer(text):
+        s, e = m.span()
+        mark = text[s]
+        ends.append(s + 1 if mark in ".!?" else s if mark == "\n" else e)  # a stop stays in
+        starts.append(e)
+    ends.append(len(text))
+    alnum = _ALNUM_RE.search
     for a, b in zip(starts, ends, strict=True):
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if any(c.isalnum() for c in text[a:b]):
+        part = text[a:b]
+        a, b = a + len(part) - len(part.lstrip()), a + len(part.rstrip())
+        if a < b and alnum(text, a, b):
             out.append((a, b))
     return out
 
 
 def _sets(text: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[set[int]]:
-    """Each passage's shingle set (:func:`~sketch.features.shingle_hashes` of it), all passages
-    in one batch: one call per passage paid numpy's overhead some thirty times a check."""
+    """Each passage's shingle set (:func:`~sketch.features.shingle_hashes` of it): from one pass
+    over the whole text when folding it keeps every passage where it was, else all passages
+    as one batch (one call per passage paid numpy's overhead some thirty times a check)."""
     if not spans:
         return []
+    folded = _fold(text)
+    if len(folded) == len(text) and all(_fold(text[a:b]) == folded[a:b] for a, b in spans):
+        return _sets_in_place(folded, spans, w, seed)
     hashes, offsets = batch_shingle_hashes([text[a:b] for a, b in spans], w=w, seed=seed)
     flat, cut = hashes.tolist(), offsets.tolist()
     return [set(flat[cut[i] : cut[i + 1]]) for i in range(len(spans))]
+
+
+def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[set[int]]:
+    """The passages' shingle sets from the tokens of the whole folded text: no token crosses a
+    passage's bounds (they fall on spaces, stops and line ends), so a passage's tokens are those
+    that start inside it, and its shingles are the text's windows that lie inside it (or, below
+    ``w`` tokens, one window over them all, as :func:`~sketch.features.combine_windows` makes)."""
+    codes, cls = _codes_and_classes(folded)
+    starts, tokens = _spans_and_hashes(codes, cls, seed)
+    windows = combine_windows(tokens, w).tolist() if len(tokens) >= w else []
+    first = np.searchsorted(starts, [a for a, _ in spans]).tolist()
+    last = np.searchsorted(starts, [b for _, b in spans]).tolist()  # one past the last token
+    out = []
+    for i, j in zip(first, last, strict=True):
+        if j - i >= w:
+            out.append(set(windows[i : j - w + 1]))
+        else:
+            out.append(set(combine_windows(tokens[i:j], w).tolist()))
+    return out
 
 
 def shared_spans(

@@ -313,6 +313,7 @@ __all__ = [
     "MAX_SEQ",
     "NO_WINDOW",
     "BufferedRegistration",
+    "Checked",
     "Index",
     "NamespaceStats",
     "Probe",

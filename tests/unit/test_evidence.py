@@ -3,6 +3,8 @@ written cases, bounded output, and the engine's verdicts carrying them when aske
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -119,3 +121,60 @@ def test_passage_sets_are_each_passages_shingles(text: str) -> None:
     spans = passages(text)
     want = [set(shingle_hashes(text[a:b]).tolist()) for a, b in spans]
     assert _sets(text, spans, DEFAULT_SHINGLE, DEFAULT_SEED) == want
+
+
+# text that exercises both ways _sets takes: folding that keeps every passage in place (ASCII,
+# curly quotes, CJK) and folding that moves it (ß -> ss, the ﬁ ligature, a combining accent)
+PIECES = st.sampled_from(
+    [
+        *"ab1_ .!?。！？；\n\t,;:-'’",
+        "Word",
+        "ß",
+        "İ",
+        "ﬁ",
+        "é",
+        "e\u0301",
+        "中文",
+        "٣",
+        "Ⅻ",
+        "\u00a0",
+    ]
+)
+
+
+@given(st.lists(PIECES, max_size=60).map("".join), st.integers(1, 4))
+@settings(max_examples=500, deadline=None)
+def test_passage_sets_in_place_or_not_are_each_passages_shingles(text: str, w: int) -> None:
+    spans = passages(text)
+    want = [set(shingle_hashes(text[a:b], w=w, seed=7).tolist()) for a, b in spans]
+    assert _sets(text, spans, w, 7) == want
+
+
+def _passages_by_lookbehind(text: str) -> list[tuple[int, int]]:
+    """The passages as first written (a look-behind regex, a trim loop): the reference."""
+    out = []
+    cuts = [(m.start(), m.end()) for m in re.finditer(r"(?<=[.!?])\s+|(?<=[。！？；])|\n", text)]
+    for a, b in zip([0, *(e for _, e in cuts)], [*(s for s, _ in cuts), len(text)], strict=True):
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if any(c.isalnum() for c in text[a:b]):
+            out.append((a, b))
+    return out
+
+
+@given(st.lists(PIECES | st.sampled_from(["\r\n", "。\n", ". \n", "x。y", "__"]), max_size=40))
+@settings(max_examples=1000, deadline=None)
+def test_passages_are_those_of_the_reference(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert passages(text) == _passages_by_lookbehind(text)
+
+
+def test_real_texts_passages_and_sets() -> None:
+    texts = [r["text"] for r in data.reuters()[:300]] + [r["text"] for r in data.zh_reviews()[:200]]
+    for text in texts:
+        spans = passages(text)
+        assert spans == _passages_by_lookbehind(text)
+        want = [set(shingle_hashes(text[a:b]).tolist()) for a, b in spans]
+        assert _sets(text, spans, DEFAULT_SHINGLE, DEFAULT_SEED) == want
