@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 import faust
@@ -121,6 +121,7 @@ class Worker:
         # Readiness only pings: a cluster client's PING answers the same way.
         self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()
+        self.send: Callable[[str, bytes | None, bytes | None], Awaitable[Any]] = self._send
         self.handler = BatchHandler(
             self.engine,
             self.metrics,
@@ -281,7 +282,7 @@ class Worker:
         sends = [(self.verdict_topic, m) for m in verdicts] + [(self.dlq_topic, m) for m in dead]
         # Enqueued one after another, in order (an article's verdict before its tombstone), and
         # only then awaited together.
-        pending = [await _enqueue(topic, m) for topic, m in sends]
+        pending = [await self._enqueue(topic, m) for topic, m in sends]
         results = await asyncio.gather(*pending, return_exceptions=True)
         refused = []
         for (topic, m), res in zip(sends, results, strict=True):
@@ -295,10 +296,26 @@ class Worker:
             if topic is self.dlq_topic and m.value is not None and b'"oversize_record"' in m.value:
                 continue  # the replacement itself was refused: nothing smaller to send
             try:
-                await (await _enqueue(self.dlq_topic, _refused(topic.get_topic_name(), m)))
+                await (await self._enqueue(self.dlq_topic, _refused(topic.get_topic_name(), m)))
             except Exception as exc:
                 if not _too_large(exc):
                     raise
+
+    async def _enqueue(self, topic: Any, m: Outgoing) -> Any:
+        """Hand ``m`` to the producer; the delivery future, or an already failed one when the
+        producer refuses it at once (too large for ``max_request_size``)."""
+        try:
+            return await self.send(topic.get_topic_name(), m.key, m.value)
+        except Exception as exc:
+            failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            failed.set_exception(exc)
+            return failed
+
+    async def _send(self, topic: str, key: bytes | None, value: bytes | None) -> Any:
+        """faust's producer, called as its topics call it, without a topic's per-record
+        bookkeeping (a FutureMessage, a PendingMessage, sensor callbacks: a fifth of a loaded
+        worker's time went there); the records are bytes already (raw serializers)."""
+        return await self.app.producer.send(topic, key, value, None, None, None)
 
     async def wait_for_redis(self) -> None:
         """Load the index functions, waiting (and saying why) while Redis is unreachable."""
@@ -318,17 +335,6 @@ class Worker:
                 await asyncio.sleep(delay)
 
 
-async def _enqueue(topic: Any, m: Outgoing) -> Any:
-    """Hand ``m`` to the producer; the delivery future, or an already failed one when the
-    producer refuses it at once (too large for ``max_request_size``)."""
-    try:
-        return await topic.send(key=m.key, value=m.value)
-    except Exception as exc:
-        failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        failed.set_exception(exc)
-        return failed
-
-
 def _headers(raw: Any) -> tuple[tuple[str, bytes | None], ...]:
     """A message's headers as pairs (faust hands a list of pairs or a mapping)."""
     if not raw:
@@ -338,7 +344,10 @@ def _headers(raw: Any) -> tuple[tuple[str, bytes | None], ...]:
 
 
 def _too_large(exc: BaseException) -> bool:
-    return isinstance(exc, MessageSizeTooLargeError | RecordTooLargeError)
+    """Refused as too large: on delivery (the broker's answer), or at once by the producer,
+    which faust wraps in ProducerSendError."""
+    too_large = MessageSizeTooLargeError | RecordTooLargeError
+    return isinstance(exc, too_large) or isinstance(exc.__cause__, too_large)
 
 
 def _refused(topic: str, m: Outgoing) -> Outgoing:
