@@ -199,3 +199,52 @@ def assert_same_decisions(got: dict[str, list[dict[str, Any]]]) -> None:
     for ident, verdicts in got.items():
         decided = {tuple(v[f] for f in fields) for v in verdicts}
         assert len(decided) == 1, (ident, verdicts)
+
+
+async def _limit_record_bytes(bootstrap: str, topic: str, limit: int) -> None:
+    """Set the topic's ``max.message.bytes``: the broker refuses larger record batches."""
+    from aiokafka.admin import AIOKafkaAdminClient
+    from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        resource = ConfigResource(
+            ConfigResourceType.TOPIC, topic, {"max.message.bytes": str(limit)}
+        )
+        await admin.alter_configs([resource])
+    finally:
+        await admin.close()
+
+
+async def test_verdicts_the_broker_refuses_become_dead_letters_and_the_worker_goes_on(
+    redis_url: str, kafka_broker: str, tmp_path: Path
+) -> None:
+    """A verdict topic whose broker-side limit is below a verdict's size: each refused verdict
+    is replaced by a small ``oversize_record`` dead letter naming it, the worker keeps running
+    and commits (its producer is faust's, called directly; the refusal comes from the broker)."""
+    topics = await make_topics(kafka_broker, partitions=1)
+    await _limit_record_bytes(kafka_broker, topics.verdicts, 120)
+    group = f"refused-{uuid.uuid4().hex[:6]}"
+    w = start_worker(topics, redis_url, tmp_path, group, **FAST)
+    try:
+        await asyncio.to_thread(w.wait_ready)
+        ns = f"big-{uuid.uuid4().hex[:6]}"
+        ids = [f"{ns}-{i}" for i in range(4)]
+        await produce(
+            kafka_broker,
+            topics.input,
+            [(i.encode(), article(i, ns, n), 0) for n, i in enumerate(ids)],
+        )
+        letters = await collect(
+            kafka_broker, topics.dlq, set(ids), key_of=lambda _r, v: str(v.get("key", ""))
+        )
+        assert set(ids) <= letters.keys(), letters
+        for i in ids:
+            (letter,) = letters[i][:1]
+            assert letter["reason"] == "oversize_record" and letter["topic"] == topics.verdicts
+            assert letter["value_bytes"] > 120
+        await wait_committed(kafka_broker, group, topics.input, {0: len(ids)})
+        w.check_alive()
+    finally:
+        w.stop()
