@@ -503,9 +503,9 @@ _FIXES = {
         "engine sketches the next chunk while Redis registers the last one."
     ),
     "publishing": (
-        "`Worker.publish` enqueues every verdict through faust's `Topic.send` (channel "
-        "wrappers, faust's partitioner) and then waits for their delivery before the agent takes "
-        "the next batch; the producer's socket writes show up here too."
+        "`Worker.publish` hands every verdict to faust's producer (its `send`, without a "
+        "topic's per-record FutureMessage and callbacks) and then waits for their delivery "
+        "before the agent takes the next batch; the producer's socket writes show up here too."
     ),
     "faust/aiokafka": (
         "faust's per-message path (fetcher drain, conductor, topic buffer, one event and one ack "
