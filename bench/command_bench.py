@@ -24,6 +24,17 @@ One run, everything on this machine, stopped at the end (also on error, Ctrl-C o
    ``python -c pass`` as the floor, and ``python -X importtime`` of neardup's one-line run (the
    top imports by cumulative time): where start-up goes.
 
+5. Profile: after the timed memory runs, one more neardup memory run under ``py-spy record --rate
+   250 --format raw --nolineno --output FILE -- python NEARDUP dedup ...`` (the venv's python
+   running the ``neardup`` console script; ``pip install py-spy``; skipped with the reason if
+   absent, if it fails or writes nothing; ``--no-profile`` skips it). Each sample goes to a part
+   of :data:`harness.profile.DEDUP_PARTS` by :func:`harness.profile.attribute_command`: start-up
+   (a frame of the import system, the script's own module-level code, the policy's set-up) and
+   the boilerplate pass take every sample with one of their frames; any other sample goes to
+   the part of its deepest frame that belongs to one (numpy called from ``sketch/`` is
+   sketches). Reported: parts (% of samples, seconds = samples / rate), the top leaf functions
+   (own time), and the profiled run's wall clock beside the best timed one.
+
 The targets (:data:`TARGETS`) are marked met or missed. Results: ``command.json``, ``command.md``.
 """
 
@@ -33,6 +44,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -52,6 +64,7 @@ import redis
 from harness import services
 from harness.corpus import peer_shingles
 from harness.data import reuters
+from harness.profile import DEDUP_PARTS, attribute_command
 from harness.report import (
     RedisStats,
     code_line,
@@ -72,6 +85,8 @@ PYTHON = Path(sys.executable)
 PACKAGES = ("neardup", "datasketch", "numpy", "scipy", "redis", "typer", "rich", "orjson")
 CHILD_TIMEOUT_S = 900.0
 TOP_IMPORTS = 10
+PROFILE_HZ = 250
+PROFILE_LEAVES = 15
 TARGETS: dict[str, dict[str, Any]] = {
     "memory_5x": {"what": "whole command, memory store: ≥ 5× datasketch", "min": 5.0},
     "redis_20x": {"what": "whole command, Redis store: ≥ 20× datasketch on Redis", "min": 20.0},
@@ -362,6 +377,65 @@ def measure_memory(corpus: Path, n: int, reps: int, workdir: Path, one: Path) ->
     return [nd, ds]
 
 
+def find_py_spy() -> str | None:
+    """py-spy next to this interpreter (the venv's bin), else on PATH."""
+    search = os.pathsep.join([str(PYTHON.parent), os.environ.get("PATH", "")])
+    return shutil.which("py-spy", path=search)
+
+
+def profile_report(raw: str, hz: int) -> dict[str, Any]:
+    """py-spy's samples as the report shows them: the parts (% of samples, seconds = samples /
+    rate) in :data:`DEDUP_PARTS` order of size, and the hottest leaf functions (own time)."""
+    got = attribute_command(raw, DEDUP_PARTS)
+    total = sum(got.parts.values())
+
+    def pct(n: int) -> float:
+        return 100.0 * n / total if total else 0.0
+
+    parts = [
+        {"part": name, "samples": n, "pct": pct(n), "seconds": n / hz}
+        for name, n in got.parts.most_common()
+    ]
+    leaves = [
+        {"function": frame, "part": part, "samples": n, "pct": pct(n), "seconds": n / hz}
+        for (frame, part), n in got.leaves.most_common(PROFILE_LEAVES)
+    ]
+    return {"samples": total, "seconds": total / hz, "parts": parts, "top_leaves": leaves}
+
+
+def profile_memory(corpus: Path, workdir: Path, best_wall_s: float) -> dict[str, Any]:
+    """One more neardup memory run under ``py-spy record``; its samples classified by
+    :func:`profile_report`, or ``{"skipped": why}`` (never an error: the benchmark goes on)."""
+    spy = find_py_spy()
+    if spy is None:
+        return {"skipped": "py-spy is not installed (pip install py-spy)"}
+    raw = workdir / "memory-profile.txt"
+    spy_argv = [spy, "record", "--rate", str(PROFILE_HZ), "--format", "raw", "--nolineno"]
+    # the console script is a Python file: run by the venv's python, py-spy spawns Python itself
+    argv = [*spy_argv, "--output", str(raw), "--", str(PYTHON), *neardup_argv(corpus, "memory")]
+    say(f"profile: py-spy at {PROFILE_HZ} Hz on one more neardup memory run...")
+    try:
+        run = run_child(argv, workdir)
+    except (OSError, RuntimeError) as exc:
+        return {"skipped": f"py-spy failed: {str(exc).strip()[-500:]}"}
+    if not raw.is_file() or raw.stat().st_size == 0:
+        tail = " | ".join(run.stderr.strip().splitlines()[-3:])
+        return {"skipped": f"py-spy wrote nothing: {tail or '(no output)'}"}
+    report = profile_report(raw.read_text(), PROFILE_HZ)
+    say(f"profile: {run.wall_s:.2f} s, {report['samples']:,} samples")
+    return {
+        "command": " ".join(["py-spy", *spy_argv[1:], "--output", "<file>", "--", "python"])
+        + " neardup dedup corpus.jsonl --store memory --no-progress -o /dev/null",
+        "hz": PROFILE_HZ,
+        "wall_s": run.wall_s,
+        "best_timed_wall_s": best_wall_s,
+        "neardup_summary": neardup_summary(run.stderr),
+        "rule": "DEDUP_PARTS: the first Whole part (start-up, boilerplate) with a frame in the "
+        "stack, else the part of the deepest frame belonging to one",
+        **report,
+    }
+
+
 def key_kind(key: bytes) -> str:
     """``nd:{ns}:<kind>[:<shard>]`` -> ``<kind>``; ``nd:namespaces`` -> ``namespaces``; a key
     not starting with ``nd:`` -> ``other``."""
@@ -616,6 +690,13 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     startup = measure_startup(one, args.startup_runs, workdir)
     say(f"memory store: {len(docs):,} docs, best of {args.reps}")
     sides = measure_memory(corpus, len(docs), args.reps, workdir, one)
+    best_nd = min(r.wall_s for r in sides[0].runs)
+    if args.no_profile:
+        profile: dict[str, Any] = {"skipped": "--no-profile"}
+    else:
+        profile = profile_memory(corpus, workdir, best_nd)
+        if "skipped" in profile:
+            say(f"profile skipped: {profile['skipped']}")
     say(f"Redis store: {n_redis:,} docs, best of {args.reps}")
     redis_sides, redis_info = measure_redis(corpus_redis, n_redis, args.reps, workdir, one)
     rows = {s.key: s.result() for s in [*sides, *redis_sides]}
@@ -643,6 +724,7 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         "rows": list(rows.values()),
         "startup": startup,
         "targets": targets(rows, startup),
+        "profile": profile,
         "peer_program": PEER,
     }
 
@@ -800,6 +882,68 @@ def breakdown_section(r: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def profile_section(r: Mapping[str, Any]) -> list[str]:
+    """The section on where the profiled memory run's samples went (none for an older result
+    without a profile; the reason for a skipped one)."""
+    p = r.get("profile")
+    if not p:
+        return []
+    title = "## Where `neardup dedup` spends its time (memory, newswire)"
+    if "skipped" in p:
+        return [title, "", f"Profile skipped: {p['skipped']}.", ""]
+    hz, docs = p["hz"], r["corpus"]["docs"]
+    parts = [
+        [x["part"], f"{x['samples']:,}", f"{x['pct']:.1f}%", f"{x['seconds']:.2f}"]
+        for x in p["parts"]
+    ]
+    parts.append(["all samples", f"{p['samples']:,}", "100%", f"{p['seconds']:.2f}"])
+    parts_table = md_table(["part", "samples", "% of samples", "seconds"], parts)
+    leaves = [
+        [
+            f"`{x['function']}`",
+            x["part"],
+            f"{x['samples']:,}",
+            f"{x['pct']:.1f}%",
+            f"{x['seconds']:.2f}",
+        ]
+        for x in p["top_leaves"]
+    ]
+    leaves_table = md_table(["function", "part", "samples", "% of samples", "seconds"], leaves)
+    lt = leaves_table.split("\n")
+    lt[1] = "|---|---|" + lt[1].split("|", 3)[3]  # the part column: text, left
+    slower = p["wall_s"] / p["best_timed_wall_s"] if p["best_timed_wall_s"] else float("nan")
+    return [
+        title,
+        "",
+        f"One more neardup memory run on the {docs:,} stories after the timed ones, under "
+        f"`{p['command']}` (the venv's python running the `neardup` console script). "
+        f"{p['samples']:,} samples = {p['seconds']:.2f} s at {hz} Hz (without `--idle` py-spy "
+        "keeps only samples of a running or runnable thread, so the seconds are close to CPU "
+        "time). A sample goes to a part of `harness.profile.DEDUP_PARTS` "
+        "(`harness.profile.attribute_command`; frames' files relative to site-packages, the "
+        "repository or the standard library): start-up takes every sample with a frame of the "
+        "import system (`<frozen importlib…>`: imports and the module-level code they run, "
+        "wherever the module is) or of the policy's set-up (`Policy.__post_init__`: banding "
+        "parameters, once), and the script's own module-level code; the boilerplate pass "
+        "(`sketch/lines.py`, `Engine._boilerplate`, `Engine._count_lines`, "
+        "`MemoryIndex.line_counts/add_lines`) every sample with one of its frames; any other "
+        "sample goes to the part of its deepest frame that belongs to one, so frames of no "
+        "part (numpy, `re`, dataclasses' `__init__`) count for their caller: numpy called "
+        "from `sketch/` is sketches. Samples with no Python frame are the interpreter starting "
+        "(before `site`) or finalising at exit.",
+        "",
+        parts_table,
+        "",
+        f"Profiled run: {p['wall_s']:.2f} s wall clock (py-spy's start and exit included), "
+        f"against {p['best_timed_wall_s']:.2f} s for the best timed run (profiled / timed = "
+        f"{slower:.2f}×; py-spy pauses the process for each sample). The top "
+        f"{len(p['top_leaves'])} leaf functions (own time: the sample's last frame):",
+        "",
+        "\n".join(lt),
+        "",
+    ]
+
+
 def startup_tables(r: Mapping[str, Any]) -> tuple[str, str]:
     s = r["startup"]
     runs = [
@@ -885,6 +1029,7 @@ def markdown(r: Mapping[str, Any]) -> str:
         f"datasketch {_per_doc(rows['ds_redis'])}.",
         "",
         *breakdown_section(r),
+        *profile_section(r),
         "## Targets",
         "",
         targets_table(r),
@@ -952,6 +1097,11 @@ def main(argv: list[str] | None = None) -> int:
         "--docs", type=int, default=0, help="only the first N stories (default 0: all 20,841)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument(
+        "--no-profile",
+        action="store_true",
+        help="skip the extra neardup memory run under py-spy record",
+    )
     args = parser.parse_args(argv)
     if args.reps < 1 or args.redis_docs < 1 or args.startup_runs < 1 or args.docs < 0:
         parser.error("need --reps, --redis-docs, --startup-runs >= 1 and --docs >= 0")

@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "DEDUP_PARTS",
     "HTTP_CHECK_PARTS",
     "IDLE",
     "LOOP",
     "Attribution",
     "Part",
+    "Whole",
     "analyse_profile",
+    "attribute_command",
     "attribute_deepest",
+    "command_part",
     "deepest_part",
 ]
 
@@ -289,4 +293,113 @@ def attribute_deepest(raw: str, parts: tuple[Part, ...] = HTTP_CHECK_PARTS) -> A
             got.parts[part] += n
             if not waiting and frames:
                 got.leaves[frames[-1], part] += n
+    return got
+
+
+# --------------------------------------------------------------------------- a whole command
+
+
+@dataclass(frozen=True)
+class Whole(Part):
+    """A part that takes every sample with one of its frames, whatever runs deeper: start-up is
+    start-up even when the module being imported is ``sketch/``, and the boilerplate pass is
+    the boilerplate pass even where it reads the index or a model's method."""
+
+
+NO_PYTHON = "interpreter, no Python frame (before site, at exit)"
+START_UP = "start-up (imports, module-level code, policy set-up)"
+BOILERPLATE = "boilerplate lines (sketch/lines.py, Engine._boilerplate, _count_lines)"
+DEDUP_SKETCHES = "sketches (stream/prepare.py, sketch/: features, MinHash, SimHash, LSH)"
+FACTS = "short-text facts (sketch/facts.py)"
+INDEX = "index (stream/index/)"
+VERDICT = "verification and verdicts (sketch/verify.py, engine, records, model)"
+IO = "input/output (stream/cli.py lines, stream/schema.py, orjson, rich)"
+ARGS = "argument parsing (typer, click)"
+DEDUP_LOOP = "asyncio event loop"
+OTHER = "other (no known part in the stack)"
+# ``neardup dedup FILE``: the Whole parts first (the first with a frame in the stack takes the
+# sample), then the deepest frame of the others, in this order for a frame two of them match.
+DEDUP_PARTS: tuple[Part, ...] = (
+    # a frame of the import system or the policy's construction (banding parameters, once);
+    # the script's own module-level code is start-up too (see :func:`command_part`)
+    Whole(
+        START_UP,
+        ("<frozen importlib", "<frozen site", "<frozen zipimport"),
+        ("Policy.__post_init__",),
+    ),
+    Whole(
+        BOILERPLATE,
+        ("sketch/lines.py",),
+        (
+            "Engine._boilerplate",
+            "Engine._count_lines",
+            "MemoryIndex.line_counts",
+            "MemoryIndex.add_lines",
+        ),
+    ),
+    Part(FACTS, ("sketch/facts.py",)),
+    Part(VERDICT, ("sketch/verify.py", "sketch/evidence.py")),
+    Part(DEDUP_SKETCHES, ("stream/prepare.py", "sketch/")),
+    Part(INDEX, ("stream/index/",)),
+    Part(VERDICT, ("stream/engine.py", "stream/records.py", "stream/model.py")),
+    Part(IO, ("stream/cli.py", "stream/schema.py", "orjson/", "rich/")),
+    Part(ARGS, ("typer/", "click/")),
+    Part(DEDUP_LOOP, ("asyncio/", "selectors.py")),
+)
+
+
+def command_part(frames: list[str], parts: tuple[Part, ...] = DEDUP_PARTS) -> str:
+    """The part of one sample of a command run from start to exit (no event loop required):
+
+    - no Python frame (the interpreter starting before ``site``, or finalising at exit):
+      :data:`NO_PYTHON`;
+    - the stack is only the script's ``<module>`` frame (its module-level code): the first
+      :class:`Whole` part (start-up in :data:`DEDUP_PARTS`);
+    - a frame of a :class:`Whole` part: the first such part in ``parts`` order;
+    - else the part of the deepest frame that belongs to a part (not a fallback one), the
+      first in ``parts`` order matching it; else the deepest fallback part's; else
+      :data:`OTHER`. Frames of no part (numpy, re, dataclasses' ``__init__``) count for the
+      nearest part above them.
+    """
+    if not frames:
+        return NO_PYTHON
+    wholes = [p for p in parts if isinstance(p, Whole)]
+    if len(frames) == 1 and frames[0].startswith("<module> ") and wholes:
+        return wholes[0].name
+    for whole in wholes:
+        if any(whole.owns(f) for f in frames):
+            return whole.name
+    rest = [p for p in parts if not isinstance(p, Whole)]
+    fallback: str | None = None
+    for frame in reversed(frames):
+        part = next((p for p in rest if p.owns(frame)), None)
+        if part is None:
+            continue
+        if not part.fallback:
+            return part.name
+        fallback = fallback or part.name
+    return fallback or OTHER
+
+
+ALL_THREADS = "all threads"
+
+
+def attribute_command(raw: str, parts: tuple[Part, ...] = DEDUP_PARTS) -> Attribution:
+    """Sort py-spy's collapsed stacks of a whole command (``record --format raw -- CMD``,
+    without ``--idle``: every sample is running or runnable) by :func:`command_part` and by
+    leaf function (own time; ``(no Python frame)`` for an empty stack). All threads count
+    (under :data:`ALL_THREADS`); ``--threads`` lines lose their thread frame first."""
+    got = Attribution()
+    total = got.threads.setdefault(ALL_THREADS, ThreadSamples())
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        n = int(count)
+        _name, frames = _thread([f for f in stack.split(";") if f])
+        total.samples += n
+        total.busy += n
+        part = command_part(frames, parts)
+        got.parts[part] += n
+        got.leaves[frames[-1] if frames else "(no Python frame)", part] += n
     return got
