@@ -69,6 +69,7 @@ from harness.report import (
     RedisStats,
     code_line,
     git_state,
+    key_usage,
     loadavg,
     machine_info,
     md_table,
@@ -469,28 +470,14 @@ def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[s
     bytes_by: dict[str, int] = {}
     line_keys: list[bytes] = []
     metas: list[bytes] = []
-    batch: list[bytes] = []
-
-    def flush() -> None:
-        pipe = r.pipeline(transaction=False)
-        for k in batch:
-            pipe.memory_usage(k, samples=0)
-        for k, used in zip(batch, pipe.execute(), strict=True):
-            kind = key_kind(k)
-            keys_by[kind] = keys_by.get(kind, 0) + 1
-            bytes_by[kind] = bytes_by.get(kind, 0) + int(used or 0)
-            if kind == LINE_COUNTS:
-                line_keys.append(k)
-            elif kind == "m":
-                metas.append(k)
-        batch.clear()
-
-    for key in r.scan_iter(count=SCAN_BATCH):
-        batch.append(bytes(key))
-        if len(batch) >= SCAN_BATCH:
-            flush()
-    if batch:
-        flush()
+    for k, used in key_usage(r, SCAN_BATCH):
+        kind = key_kind(k)
+        keys_by[kind] = keys_by.get(kind, 0) + 1
+        bytes_by[kind] = bytes_by.get(kind, 0) + used
+        if kind == LINE_COUNTS:
+            line_keys.append(k)
+        elif kind == "m":
+            metas.append(k)
     pipe = r.pipeline(transaction=False)
     for k in line_keys:
         pipe.hlen(k)

@@ -13,6 +13,7 @@ belongs to one, so a view calling the engine calling ``sketch/`` counts as sketc
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,6 +211,20 @@ def _thread(frames: list[str]) -> tuple[str, list[str]]:
     return "", frames
 
 
+def _deepest(frames: Sequence[str], parts: Sequence[Part]) -> str | None:
+    """The part of the deepest frame a part owns; a fallback part only when no other owns one
+    (so a leaf in asyncio counts for its caller's part, when it has one)."""
+    fallback: str | None = None
+    for frame in reversed(frames):
+        part = next((p for p in parts if p.owns(frame)), None)
+        if part is None:
+            continue
+        if not part.fallback:
+            return part.name
+        fallback = fallback or part.name
+    return fallback
+
+
 def deepest_part(frames: list[str], parts: tuple[Part, ...]) -> str:
     """The part of the deepest frame of the running callback (the frames below the event loop's
     ``Handle._run``) that belongs to a part other than a fallback one; else the deepest fallback
@@ -221,15 +236,7 @@ def deepest_part(frames: list[str], parts: tuple[Part, ...]) -> str:
     cut = max((i for i, f in enumerate(frames) if f.startswith(_LOOP_FRAMES)), default=-1)
     if cut < 0:
         return OUTSIDE_LOOP
-    fallback: str | None = None
-    for frame in reversed(frames[cut:]):
-        part = next((p for p in parts if p.owns(frame)), None)
-        if part is None:
-            continue
-        if not part.fallback:
-            return part.name
-        fallback = fallback or part.name
-    return fallback or UNKNOWN
+    return _deepest(frames[cut:], parts) or UNKNOWN
 
 
 @dataclass
@@ -369,16 +376,7 @@ def command_part(frames: list[str], parts: tuple[Part, ...] = DEDUP_PARTS) -> st
     for whole in wholes:
         if any(whole.owns(f) for f in frames):
             return whole.name
-    rest = [p for p in parts if not isinstance(p, Whole)]
-    fallback: str | None = None
-    for frame in reversed(frames):
-        part = next((p for p in rest if p.owns(frame)), None)
-        if part is None:
-            continue
-        if not part.fallback:
-            return part.name
-        fallback = fallback or part.name
-    return fallback or OTHER
+    return _deepest(frames, [p for p in parts if not isinstance(p, Whole)]) or OTHER
 
 
 ALL_THREADS = "all threads"

@@ -15,7 +15,7 @@ import platform
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -240,30 +240,37 @@ def redis_stats(r: redis.Redis) -> RedisStats:
     )
 
 
+def key_usage(r: redis.Redis, batch: int = 1000) -> Iterator[tuple[bytes, int]]:
+    """Every key (``SCAN``) with its ``MEMORY USAGE key SAMPLES 0`` (exact: every element),
+    pipelined ``batch`` keys at a time."""
+    keys: list[bytes] = []
+
+    def flush() -> list[tuple[bytes, int]]:
+        pipe = r.pipeline(transaction=False)
+        for k in keys:
+            pipe.memory_usage(k, samples=0)
+        out = [(k, int(used or 0)) for k, used in zip(keys, pipe.execute(), strict=True)]
+        keys.clear()
+        return out
+
+    for k in r.scan_iter(count=batch):
+        keys.append(bytes(k))
+        if len(keys) >= batch:
+            yield from flush()
+    if keys:
+        yield from flush()
+
+
 def memory_breakdown(
     r: redis.Redis, classify: Callable[[bytes], str], n_docs: int
 ) -> dict[str, float]:
     """Bytes per document of each key class (``MEMORY USAGE key SAMPLES 0``, exact)."""
     totals: dict[str, int] = {}
     counts: dict[str, int] = {}
-    batch: list[bytes] = []
-
-    def flush() -> None:
-        pipe = r.pipeline(transaction=False)
-        for k in batch:
-            pipe.memory_usage(k, samples=0)
-        for k, used in zip(batch, pipe.execute(), strict=True):
-            cls = classify(k)
-            totals[cls] = totals.get(cls, 0) + int(used or 0)
-            counts[cls] = counts.get(cls, 0) + 1
-        batch.clear()
-
-    for k in r.scan_iter(count=1000):
-        batch.append(k)
-        if len(batch) >= 5000:
-            flush()
-    if batch:
-        flush()
+    for k, used in key_usage(r):
+        cls = classify(k)
+        totals[cls] = totals.get(cls, 0) + used
+        counts[cls] = counts.get(cls, 0) + 1
     return {
         f"{cls} ({counts[cls]:,} key{'s' if counts[cls] > 1 else ''})": totals[cls] / n_docs
         for cls in sorted(totals, key=lambda c: -totals[c])
