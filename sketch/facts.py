@@ -91,9 +91,11 @@ class Facts:
 
 def _arabic(token: str) -> str:
     """``1,750`` -> ``1750`` (a thousands comma), ``4.50`` -> ``4.5``; a decimal comma stays."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", token):
+    if token.isdigit():  # most numerals: neither a comma nor a point
+        return token.lstrip("0") or "0"
+    if _THOUSANDS_RE.fullmatch(token):
         token = token.replace(",", "")
-    if re.fullmatch(r"\d+\.\d+", token):
+    if _DECIMAL_RE.fullmatch(token):
         token = token.rstrip("0").rstrip(".")
     return (token.lstrip("0") or "0") if token.isdigit() else token
 
@@ -185,10 +187,15 @@ def _near(w: str, v: str) -> bool:
 
 _CJK_ONE = re.compile(f"[{_CJK}]")
 # whole numbers, beside CJK or punctuation but not inside a Latin word (the 3 of "q3x"), or
-# Latin words (looked up as number words)
+# Latin words that may be number words (their first letter and length: looked up after)
+_NUMBER_INITIALS = "".join(sorted({w[0] for w in _EN_NUMBERS}))
 _NUMBER_OR_WORD_RE = re.compile(
-    r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])|(?<![A-Za-z\d])[A-Za-z]{3,9}(?![A-Za-z\d])"
+    r"(?<![A-Za-z\d])(?:\d+(?:[.,]\d+)*|"
+    f"[{_NUMBER_INITIALS}{_NUMBER_INITIALS.upper()}]"
+    r"[A-Za-z]{2,8})(?![A-Za-z\d])"
 )
+_THOUSANDS_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_DECIMAL_RE = re.compile(r"\d+\.\d+")
 _ANY_DIGIT_RE = re.compile(r"\d")
 _DIGITS_RE = re.compile(r"(?<![A-Za-z\d])\d+(?:[.,]\d+)*(?![A-Za-z\d])")
 

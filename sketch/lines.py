@@ -53,7 +53,7 @@ def lines_of(
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
-    hash64, marker, word = mmh3.hash64, _MARKER_RE.match, _WORD_RE.search
+    digest, marker, word = mmh3.hash_bytes, _MARKER_RE.match, _WORD_RE.search
     pos = 0
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
     for line in (text.lower() if ascii_text else text).split("\n"):
@@ -64,9 +64,16 @@ def lines_of(
             low = line if ascii_text else line.lower()
             words = low.split(None, max_tokens) if max_tokens else low.split()
             n = len(words)
-            if n < min_tokens or (max_tokens and n > max_tokens) or not word(line):
+            if not n or n < min_tokens or (max_tokens and n > max_tokens):
                 continue
             folded = " ".join(words)
+            first = words[0]
+            if not (first[0].isalnum() or first[0] == "_"):  # maybe no word character at all
+                if not word(line):
+                    continue
+                m = marker(folded)
+            else:  # list numbering ends its first word with "." or ")", or is not there
+                m = marker(folded) if first[-1] in ".)" else None
         else:
             if not word(line):
                 continue
@@ -75,11 +82,11 @@ def lines_of(
                 if n < min_tokens or (max_tokens and n > max_tokens):
                     continue
             folded = normalize(line)
-        m = marker(folded)
+            m = marker(folded)
         norm = folded[m.end() :] if m else folded
-        fp = hash64(norm.encode("utf-8", "surrogatepass"), seed, signed=False)[0]
         spans.append((start, start + len(line)))
-        out.append(head + fp.to_bytes(8, "big"))
+        # the first 64-bit half of MurmurHash3 x64/128, little-endian in the digest: big-endian
+        out.append(head + digest(norm.encode("utf-8", "surrogatepass"), seed)[7::-1])
     return Lines(tuple(spans), tuple(out))
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -425,8 +426,8 @@ class Engine:
             else None
             for a in articles
         ]
-        wanted = sorted({key for found in lines if found for key in found.keys})
-        counts = dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True))
+        wanted = list({key for found in lines if found for key in found.keys})
+        counts = Counter(dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True)))
         sketched: list[str | None] = []
         seen: set[str] = set()
         for a, found in zip(articles, lines, strict=True):
@@ -436,8 +437,7 @@ class Engine:
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             if a.text not in seen:  # the batch's earlier articles count too, once per text
                 seen.add(a.text)
-                for key in dict.fromkeys(found.keys):
-                    counts[key] += 1
+                counts.update(set(found.keys))
             rest = without(a.text, found, drop) if drop else ""
             sketched.append(rest if drop and _WORD.search(rest) else None)
         return lines, sketched

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -43,7 +44,8 @@ class _Space:
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
     buckets: dict[int, Slot] = field(default_factory=dict)
-    lines: list[dict[bytes, int]] = field(default_factory=lambda: [{}, {}])  # current, previous
+    # line counts: the current generation, then the previous one
+    lines: list[Counter[bytes]] = field(default_factory=lambda: [Counter(), Counter()])
     decisions: bytes | None = None
     cap: int = 0  # the bucket cap of the last registration (stats: buckets at it are hot)
     members: dict[str, dict[int, float]] = field(default_factory=dict)  # cluster -> copies
@@ -316,15 +318,18 @@ class MemoryIndex:
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         cur, prev = self._space(ns).lines
-        return [cur.get(k, 0) + prev.get(k, 0) for k in lines]
+        now = cur.get
+        if not prev:  # until the first generation fills up
+            return [now(k, 0) for k in lines]
+        before = prev.get
+        return [now(k, 0) + before(k, 0) for k in lines]
 
     async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
         space = self._space(ns)
         cur = space.lines[0]
-        for k in lines:
-            cur[k] = cur.get(k, 0) + 1
+        cur.update(lines)  # counted in C
         if len(cur) > cap:
-            space.lines = [{}, cur]
+            space.lines = [Counter(), cur]
 
     def deleted_ids(self, ns: str) -> dict[str, float]:
         """Inspection for tests: the remembered deleted ids and their deletion times."""

@@ -8,7 +8,9 @@ shows.
 
 from __future__ import annotations
 
+import re
 import string
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -105,6 +107,47 @@ def test_numbers_of_a_long_text() -> None:
     assert numbers_of(text) == ("1204", "3", "5", "12.5", "42")
     assert numbers_of("Arrange TWO billion, one of them") == ("2", "1")  # number words too
     assert len(numbers_of(" ".join(["7"] * 300))) == 256
+
+
+def _numbers_plainly(text: str, limit: int = 256) -> tuple[str, ...]:
+    """:func:`numbers_of` written plainly: every Latin word looked up, every numeral cleaned."""
+    out = []
+    for tok in re.findall(r"(?<![A-Za-z\d])(?:\d+(?:[.,]\d+)*|[A-Za-z]+)(?![A-Za-z\d])", text):
+        if tok[0].isdigit():
+            tok = unicodedata.normalize("NFKC", tok)
+            if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", tok):
+                tok = tok.replace(",", "")
+            if re.fullmatch(r"\d+\.\d+", tok):
+                tok = tok.rstrip("0").rstrip(".")
+            out.append((tok.lstrip("0") or "0") if tok.isdigit() else tok)
+        elif (value := _NUMBER_WORDS.get(tok.lower())) is not None:
+            out.append(str(value))
+    return tuple(out[:limit])
+
+
+_UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+_TEENS = "fifteen sixteen seventeen eighteen nineteen twenty"
+_TENS = {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
+_NUMBER_WORDS = (
+    {w: i for i, w in enumerate(f"{_UNITS} {_TEENS}".split())}
+    | _TENS
+    | {"ninety": 90, "hundred": 100, "thousand": 1000}
+)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["1,750", "4.50", "007", "0", "12.5.6", "3,5", "\uff14\uff12", "\u0663",
+                         "One", "sEVENTEEN", "seventeens", "oneself", "thousand", "Tenth",
+                         "q3x", "x", "3x", "the", "-", ",", ".", " ", "\u6708", "\u017fix"]),
+        max_size=30,
+    ).map("".join),
+    st.integers(1, 5),
+)  # fmt: skip
+def test_numbers_of_follows_the_plain_rule(text: str, limit: int) -> None:
+    """Looking up only words that can be number words (by first letter and length), and the
+    fast path for plain digits, find what looking up every word finds."""
+    assert numbers_of(text, limit) == _numbers_plainly(text, limit)
 
 
 # --------------------------------------------------------------------------- properties

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import mmh3
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sketch.features import DEFAULT_SEED, normalize, tokenize
 from sketch.lines import lines_of, source_key, without
 
 
@@ -58,3 +62,45 @@ def test_tokens_of_lines_in_any_script() -> None:
     text = "\n".join([cjk_short, cjk_long, quoted, one, "Caf\u00e9 menu today"])
     lines = lines_of(text, "s", min_tokens=2, max_tokens=40)
     assert [text[a:b] for a, b in lines.spans] == [cjk_short, "Caf\u00e9 menu today"]
+
+
+def _reference(text: str, source: str, min_tokens: int, max_tokens: int) -> tuple[list, list]:
+    """The rule of :func:`lines_of` written plainly: every line with a word character and
+    ``min_tokens`` to ``max_tokens`` tokens, normalised, list numbering dropped, hashed."""
+    spans, keys, pos = [], [], 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        if not re.search(r"\w", line):
+            continue
+        n = len(line.split())
+        if not line.isascii() and not (max_tokens and n > max_tokens):
+            n = len(tokenize(line))
+        if (min_tokens > 1 or max_tokens) and (n < min_tokens or (max_tokens and n > max_tokens)):
+            continue
+        norm = re.sub(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+", "", normalize(line))
+        fp = mmh3.hash64(norm.encode("utf-8", "surrogatepass"), DEFAULT_SEED, signed=False)[0]
+        spans.append((start, start + len(line)))
+        keys.append(source_key(source) + fp.to_bytes(8, "big"))
+    return spans, keys
+
+
+_PIECES = st.sampled_from(
+    ["1.", "4)", "b)", "(3.", "-", "--", "|", ".", ")", "_", "x", "Home", "WORLD", "2005",
+     "caf\u00e9", "\u68c0\u6d4b", "\uff21", " ", "  ", "\t", "\x1c", "\r"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.lists(_PIECES, max_size=8).map(" ".join), max_size=10),
+    st.sampled_from([(1, 0), (2, 40), (2, 3)]),
+)
+def test_lines_follow_the_plain_rule(parts: list[str], bounds: tuple[int, int]) -> None:
+    """The fast paths (ASCII at once, the marker looked for only where it can be) find the
+    same lines and keys as the rule written plainly."""
+    text = "\n".join(parts)
+    lo, hi = bounds
+    got = lines_of(text, "src", min_tokens=lo, max_tokens=hi)
+    assert (list(got.spans), list(got.keys)) == _reference(text, "src", lo, hi)
+    low = text.encode("ascii", "ignore").decode()  # all-ASCII texts take the whole-text path
+    got = lines_of(low, "src", min_tokens=lo, max_tokens=hi)
+    assert (list(got.spans), list(got.keys)) == _reference(low, "src", lo, hi)
