@@ -114,6 +114,72 @@ async def test_no_kept_text_no_evidence() -> None:
     assert b.verdict == "duplicate" and b.evidence == ()
 
 
+def _shared_spans_plainly(new: str, earlier: str, w: int, seed: int, limit: int) -> list[Span]:
+    """The module's rule with a set per passage and a loop per pair: the reference."""
+    mine, theirs = passages(new), passages(earlier)
+    my_sets = [set(shingle_hashes(new[a:b], w=w, seed=seed).tolist()) for a, b in mine]
+    their_sets = [set(shingle_hashes(earlier[a:b], w=w, seed=seed).tolist()) for a, b in theirs]
+    pairs = []
+    for i, s in enumerate(my_sets):
+        shared = [len(s & t) for t in their_sets]
+        if shared and max(shared) and 2 * max(shared) >= len(s):
+            j = shared.index(max(shared))
+            pairs.append((i, j, shared[j], len(s)))
+    runs: list[list[tuple[int, int, int, int]]] = []
+    for p in pairs:
+        if runs and p[0] == runs[-1][-1][0] + 1 and p[1] - runs[-1][-1][1] in (0, 1):
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    spans = [
+        Span(
+            mine[r[0][0]][0],
+            mine[r[-1][0]][1],
+            theirs[r[0][1]][0],
+            theirs[r[-1][1]][1],
+            round(sum(p[2] for p in r) / sum(p[3] for p in r), 4),
+        )
+        for r in runs
+    ]
+    spans.sort(key=lambda s: (-(s.end - s.start), s.start))
+    return sorted(spans[:limit], key=lambda s: s.start)
+
+
+_SENTENCES = st.sampled_from(
+    ["the storm hit the coast", "power was cut", "the storm hit", "twelve died", "x", "中文字",
+     "ß ﬁne", "help came. late", "the coast"]
+)  # fmt: skip
+
+
+@given(
+    st.lists(_SENTENCES, max_size=12),
+    st.lists(_SENTENCES, max_size=12),
+    st.sampled_from([". ", "\n", "! ", "。", " "]),
+    st.integers(1, 4),
+    st.integers(1, 6),
+)
+@settings(max_examples=500, deadline=None)
+def test_shared_spans_are_those_of_the_plain_rule(
+    a: list[str], b: list[str], stop: str, w: int, limit: int
+) -> None:
+    """All pairs of passages counted at once give what a set per passage and a loop give,
+    repeated shingles, ties between earlier passages and short passages included."""
+    new, earlier = stop.join(a), stop.join(b)
+    assert shared_spans(new, earlier, w=w, seed=7, limit=limit) == _shared_spans_plainly(
+        new, earlier, w, 7, limit
+    )
+
+
+def test_real_near_copies_spans_are_those_of_the_plain_rule() -> None:
+    texts = [r["text"] for r in data.reuters()[:120]]
+    for k, text in enumerate(texts):
+        words = text.split()
+        copy = " ".join(w if i % 17 else "changed" for i, w in enumerate(words))
+        for earlier in (text, texts[k - 1]):
+            got = shared_spans(copy, earlier)
+            assert got == _shared_spans_plainly(copy, earlier, DEFAULT_SHINGLE, DEFAULT_SEED, 32)
+
+
 @given(st.lists(st.text(alphabet="ab c.\n文字!", max_size=30), min_size=1, max_size=6).map("".join))
 @settings(max_examples=200, deadline=None)
 def test_passage_sets_are_each_passages_shingles(text: str) -> None:
