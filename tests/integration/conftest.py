@@ -140,7 +140,12 @@ async def cluster_client(redis_cluster: RedisCluster6) -> AsyncIterator[RedisClu
     """A cluster client on the session's cluster, every primary flushed, closed after."""
     client = RedisCluster.from_url(redis_cluster.url)
     try:
-        for node in client.get_primaries():
+        # a client learns the nodes on its first command: before that it knows no primary,
+        # and the flush below would flush nothing
+        await client.initialize()
+        primaries = client.get_primaries()
+        assert primaries, "the cluster client found no primary"
+        for node in primaries:
             await client.execute_command("FLUSHALL", target_nodes=node)
         yield client
     finally:
