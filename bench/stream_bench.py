@@ -29,7 +29,8 @@ to each partition show every partition owned by exactly one worker, twice in a r
 
 Every phase has its own article ids and its own namespace, so phases never see each other's
 articles. With one worker, a third phase profiles the worker under a backlog with ``py-spy record``
-(``pip install py-spy``; skipped if absent; :mod:`harness.profile` classifies the samples). With
+(``pip install py-spy``; skipped if absent; :mod:`harness.profile` classifies the samples), and a
+fourth profiles it while it takes the paced rate (small batches: what latency waits for). With
 ``--fetch-wait-ms MS`` a last latency phase runs one worker with
 ``NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS`` (e.g. 1500, faust's hard-coded wait the setting replaced):
 Tansu answers a Fetch that finds no data only when that wait expires, so there the setting puts a
@@ -52,7 +53,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,7 +123,8 @@ class StreamBench(Rig):
     rate: float = 1000.0
     seconds: float = 15.0
     phases: list[dict[str, Any]] = field(default_factory=list)
-    profile: dict[str, Any] | None = None
+    profile: dict[str, Any] | None = None  # under a backlog
+    paced_profile: dict[str, Any] | None = None  # at the paced rate
 
     def _base(self, phase: str, kind: str, n: int) -> dict[str, Any]:
         sink = self.verdicts()
@@ -217,29 +219,48 @@ class StreamBench(Rig):
                 }
         return res | await self.deltas(s0, n)
 
-    async def profiled(self, phase: str, n: int) -> dict[str, Any] | None:
-        """A throughput phase with ``py-spy record`` attached to the (single) worker."""
+    async def _profiling(
+        self, phase: str, run: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """``run`` with ``py-spy record`` attached to the (single) worker: its result (None when
+        py-spy is missing, then nothing runs) and the analysed profile with its raw stacks."""
         search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
         spy = shutil.which("py-spy", path=search)
         if spy is None:
-            self.profile = {"skipped": "py-spy is not installed (pip install py-spy)"}
-            return None
-        raw = self.stack.workdir / "profile.txt"
+            return None, {"skipped": "py-spy is not installed (pip install py-spy)"}
+        raw = self.stack.workdir / f"profile-{phase}.txt"
         argv = [spy, "record", "--pid", str(self.stack.workers[0].proc.pid)]
         argv += ["--rate", str(PROFILE_HZ), "--format", "raw", "--idle", "--nolineno"]
         argv += ["--output", str(raw)]
         proc = self.stack.start_helper(argv, "py-spy")
         await asyncio.sleep(1.0)  # attached and sampling before the first article arrives
-        result = await self.throughput(phase, n, kind="profile")
+        result = await run()
         proc.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
         await asyncio.to_thread(proc.wait, 30)
         self.stack.helpers.remove(proc)
         if not raw.is_file():
             spy_log = log_tail(raw.parent / "py-spy.log")
-            self.profile = {"skipped": f"py-spy wrote nothing: {spy_log}"}
-        else:
-            text = raw.read_text()
-            self.profile = {"phase": phase, "hz": PROFILE_HZ, **analyse_profile(text), "raw": text}
+            return result, {"skipped": f"py-spy wrote nothing: {spy_log}"}
+        text = raw.read_text()
+        return result, {"phase": phase, "hz": PROFILE_HZ, **analyse_profile(text), "raw": text}
+
+    async def profiled(self, phase: str, n: int) -> dict[str, Any] | None:
+        """A throughput phase with ``py-spy record`` attached to the (single) worker."""
+
+        async def drained() -> dict[str, Any]:
+            return await self.throughput(phase, n, kind="profile")
+
+        result, self.profile = await self._profiling(phase, drained)
+        return result
+
+    async def profiled_latency(self, phase: str) -> dict[str, Any] | None:
+        """A latency phase at the paced rate with ``py-spy record`` attached to the worker (its
+        latencies are the profiled worker's, not the target's)."""
+
+        async def paced() -> dict[str, Any]:
+            return {**await self.latency(phase), "kind": "paced profile"}
+
+        result, self.paced_profile = await self._profiling(phase, paced)
         return result
 
 
@@ -297,6 +318,13 @@ async def drive(
                 prof = await bench.profiled(f"{tag}prof", docs_per_phase // 2)
                 if prof is not None:
                     bench.phases.append(prof)
+                out.print(
+                    f"  profile at {bench.rate:,.0f} articles/s: py-spy on the worker for "
+                    f"{bench.seconds:.0f} s..."
+                )
+                paced = await bench.profiled_latency(f"{tag}pace")
+                if paced is not None:
+                    bench.phases.append(paced)
         return True
     finally:
         await bench.close()
@@ -304,12 +332,13 @@ async def drive(
 
 def run_broker(
     kind: str, args: argparse.Namespace, docs: Sequence[Doc], workdir: Path
-) -> tuple[dict[str, Any], list[dict[str, Any]], str | None] | None:
-    """One broker's whole run: (what ran, its phases, raw profile); None when interrupted."""
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
+    """One broker's whole run: (what ran, its phases, raw profiles by file suffix: "" under a
+    backlog, ".paced" at the paced rate); None when interrupted."""
     missing = broker_missing(kind)
     if missing is not None:
         out.print(f"[yellow]{kind}: skipped: {missing}")
-        return {"broker": kind, "skipped": missing}, [], None
+        return {"broker": kind, "skipped": missing}, [], {}
     p = plan(kind)
     stack = Stack(
         workdir / kind, broker_kind=kind, settings={**WORKER_SETTINGS, **p.worker_settings}
@@ -318,7 +347,11 @@ def run_broker(
     ran = run_on_stack(stack, lambda: drive(bench, args.docs, args.workers, args.fetch_wait_ms))
     if ran is None:
         return None
-    raw = (bench.profile or {}).get("raw")
+    raws = {
+        suffix: raw
+        for suffix, prof in (("", bench.profile), (".paced", bench.paced_profile))
+        if (raw := (prof or {}).get("raw")) is not None
+    }
     run = {
         **stack.describe(),
         "sink_fetch_max_wait_ms": p.sink_fetch[0],
@@ -326,8 +359,9 @@ def run_broker(
         **({"broker_jvm_heap": KAFKA_HEAP} if kind == "kafka" else {}),
         "settle": bench.settle,
         "profile": {k: v for k, v in (bench.profile or {}).items() if k != "raw"},
+        "paced_profile": {k: v for k, v in (bench.paced_profile or {}).items() if k != "raw"},
     }
-    return run, bench.phases, raw
+    return run, bench.phases, raws
 
 
 def rebuild(out_dir: Path) -> int:
@@ -379,15 +413,14 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-stream-"))
     runs: dict[str, dict[str, Any]] = {}
     phases: list[dict[str, Any]] = []
-    profiles: dict[str, str] = {}
+    profiles: dict[str, str] = {}  # file name part (broker and suffix) -> raw stacks
     for kind in brokers:
         got = run_broker(kind, args, docs, workdir)
         if got is None:
             return 130
-        runs[kind], broker_phases, raw = got
+        runs[kind], broker_phases, raws = got
         phases += broker_phases
-        if raw is not None:
-            profiles[kind] = raw
+        profiles |= {f"{kind}{suffix}": raw for suffix, raw in raws.items()}
     ran = [r for r in runs.values() if "skipped" not in r]
     if not ran:
         out.print("[red]no broker could run")

@@ -436,27 +436,44 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     for broker in brokers(result):
         out += _profile_md(result, broker)
+        out += _profile_md(result, broker, paced=True)
     out += ["", *analysis(result)]
     return "\n".join(out)
 
 
-def _profile_md(result: dict[str, Any], broker: str) -> list[str]:
-    prof = result["runs"][broker].get("profile") or {}
-    out = [f"## Profile of one worker under a backlog, {NAMES[broker]}", ""]
+def _profile_md(result: dict[str, Any], broker: str, *, paced: bool = False) -> list[str]:
+    """The worker's profile under a backlog, or (``paced``) while it takes the paced rate."""
+    prof = result["runs"][broker].get("paced_profile" if paced else "profile") or {}
+    if paced and not prof:  # a result from before the paced profile was taken
+        return []
+    where = f"at {result['setup']['rate']:,.0f} articles/s" if paced else "under a backlog"
+    out = [f"## Profile of one worker {where}, {NAMES[broker]}", ""]
     if "categories_pct_of_main" not in prof:
         return [*out, f"Skipped: {prof.get('skipped', 'not run')}.", ""]
     phase = next(
         p for p in result["phases"] if p["broker"] == broker and p["phase"] == prof["phase"]
     )
     spy = sum(v for k, v in phase["cpu_s"].items() if k.startswith("py-spy"))
+    if paced:
+        what = (
+            f"while it took {phase['achieved_rate']:,.0f} articles/s for "
+            f"{result['setup']['seconds']:.0f} s (under the profiler: p50 "
+            f"{phase.get('p50_ms', 0):,.0f} ms, p99 {phase.get('p99_ms', 0):,.0f} ms; worker CPU "
+            f"{worker_cpu_ms(phase):.3f} ms per article"
+        )
+    else:
+        what = (
+            f"while it drained {phase['articles']:,} pre-produced articles "
+            f"({phase['rate']:,.0f} articles/s under the profiler"
+        )
+    raw_file = f"stream.profile.{broker}{'.paced' if paced else ''}.txt"
     out += [
-        f"`py-spy record --rate {prof['hz']} --idle` on the worker while it drained "
-        f"{phase['articles']:,} pre-produced articles ({phase['rate']:,.0f} articles/s under the "
-        f"profiler, which itself took {spy:.1f} CPU s). {prof['samples']:,} samples: main thread "
+        f"`py-spy record --rate {prof['hz']} --idle` on the worker {what}; py-spy itself took "
+        f"{spy:.1f} CPU s). {prof['samples']:,} samples: main thread "
         f"(event loop: agent, engine, Redis client, producer) busy {prof['main_busy_pct']}% of its "
         f"samples; faust's consumer thread (aiokafka fetches) busy "
         f"{prof['consumer_thread_busy_pct']}% of its samples. Raw stacks: "
-        f"`stream.profile.{broker}.txt` (collapsed format; `flamegraph.pl` or speedscope read it).",
+        f"`{raw_file}` (collapsed format; `flamegraph.pl` or speedscope read it).",
         "",
         md_table(
             ["main thread", "% of samples", "% of busy samples"],
@@ -613,6 +630,18 @@ def analysis(result: dict[str, Any]) -> list[str]:
             "delivery, then takes the next batch.",
             "",
         ]
+        paced: dict[str, Any] = result["runs"][main].get("paced_profile") or {}
+        shares = paced.get("categories_pct_of_busy") or {}
+        if shares:
+            pace = next(p for p in result["phases"] if p["phase"] == paced["phase"])
+            top = ", ".join(f"{c} {pct:.1f}%" for c, pct in list(shares.items())[:4])
+            backlog = f"; {worker_cpu_ms(tp1):.3f} under a backlog" if tp1 else ""
+            out += [
+                f"**At {lat1['target_rate']:,.0f}/s** the profiled worker spent "
+                f"{worker_cpu_ms(pace):.3f} CPU ms per article{backlog}: small batches pay the "
+                f"per-batch and per-fetch costs more often. Its busy main-thread samples: {top}.",
+                "",
+            ]
         l1 = _phase(result, other, "latency", 1, fetch) if other else None
         if l1 and "p99_ms" in l1 and "p99_ms" in lat1:
             out += [

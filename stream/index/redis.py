@@ -723,4 +723,4 @@ def _probes(reply: list[Any]) -> list[Probe]:
     return out
 
 
-__all__ = ["MAX_CHUNK", "RedisIndex"]
+__all__ = ["MAX_CHUNK", "RedisIndex", "packed_command"]
