@@ -42,7 +42,6 @@ import cProfile
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -63,7 +62,7 @@ import redis.asyncio as aioredis
 from harness import services
 from harness.corpus import Doc, generate, load_pool
 from harness.kafka import make_topics
-from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest
+from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest, find_py_spy
 from harness.report import (
     ROOT,
     code_line,
@@ -335,12 +334,6 @@ def idle_worker(worker: WorkerProc) -> dict[str, Any]:
     cpu1, t1 = cpu_seconds(worker.proc.pid), time.perf_counter()
     cores = None if cpu0 is None or cpu1 is None else (cpu1 - cpu0) / (t1 - t0)
     return {"seconds": t1 - t0, "cpu_cores": cores}
-
-
-def find_py_spy() -> str | None:
-    """py-spy next to this interpreter (the venv's bin), else on PATH."""
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return shutil.which("py-spy", path=search)
 
 
 def _log_tail(path: Path, lines: int = 5) -> str:

@@ -44,7 +44,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -64,7 +63,7 @@ import redis
 from harness import services
 from harness.corpus import peer_shingles
 from harness.data import reuters
-from harness.profile import DEDUP_PARTS, attribute_command
+from harness.profile import DEDUP_PARTS, attribute_command, find_py_spy
 from harness.report import (
     RedisStats,
     code_line,
@@ -376,12 +375,6 @@ def measure_memory(corpus: Path, n: int, reps: int, workdir: Path, one: Path) ->
         ds.add(run_child(peer_argv(corpus), workdir), neardup=False)
         say(f"memory {rep}/{reps}: datasketch {ds.runs[-1].wall_s:.2f} s")
     return [nd, ds]
-
-
-def find_py_spy() -> str | None:
-    """py-spy next to this interpreter (the venv's bin), else on PATH."""
-    search = os.pathsep.join([str(PYTHON.parent), os.environ.get("PATH", "")])
-    return shutil.which("py-spy", path=search)
 
 
 def profile_report(raw: str, hz: int) -> dict[str, Any]:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import signal
 import sys
@@ -63,7 +62,7 @@ import numpy as np
 
 from bench import stream_tables
 from harness.corpus import Doc, generate
-from harness.profile import analyse_profile
+from harness.profile import analyse_profile, find_py_spy
 from harness.report import git_state, machine_info, other_load, write_atomic
 from harness.rig import WARMUP_DOCS, Rig, Stack, article, out, run_on_stack
 from harness.services import KAFKA_HEAP, ServiceError, find_java, find_kafka_libs, log_tail
@@ -224,8 +223,7 @@ class StreamBench(Rig):
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """``run`` with ``py-spy record`` attached to the (single) worker: its result (None when
         py-spy is missing, then nothing runs) and the analysed profile with its raw stacks."""
-        search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-        spy = shutil.which("py-spy", path=search)
+        spy = find_py_spy()
         if spy is None:
             return None, {"skipped": "py-spy is not installed (pip install py-spy)"}
         raw = self.stack.workdir / f"profile-{phase}.txt"

@@ -632,8 +632,8 @@ def analysis(result: dict[str, Any]) -> list[str]:
         ]
         paced: dict[str, Any] = result["runs"][main].get("paced_profile") or {}
         shares = paced.get("categories_pct_of_busy") or {}
-        if shares:
-            pace = next(p for p in result["phases"] if p["phase"] == paced["phase"])
+        pace = _phase(result, main, "paced profile", 1, fetch)
+        if shares and pace:
             top = ", ".join(f"{c} {pct:.1f}%" for c, pct in list(shares.items())[:4])
             backlog = f"; {worker_cpu_ms(tp1):.3f} under a backlog" if tp1 else ""
             out += [

@@ -12,6 +12,9 @@ belongs to one, so a view calling the engine calling ``sketch/`` counts as sketc
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +33,7 @@ __all__ = [
     "attribute_deepest",
     "command_part",
     "deepest_part",
+    "find_py_spy",
 ]
 
 IDLE = "idle: event loop waiting (Redis replies, delivery acks, fetches)"
@@ -401,3 +405,10 @@ def attribute_command(raw: str, parts: tuple[Part, ...] = DEDUP_PARTS) -> Attrib
         got.parts[part] += n
         got.leaves[frames[-1] if frames else "(no Python frame)", part] += n
     return got
+
+
+def find_py_spy() -> str | None:
+    """py-spy next to this interpreter (the venv's bin, where ``make bench`` installs it), else
+    on PATH; None when neither has it."""
+    search = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    return shutil.which("py-spy", path=search)

@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import faust
@@ -121,7 +121,6 @@ class Worker:
         # Readiness only pings: a cluster client's PING answers the same way.
         self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()
-        self.send: Callable[[str, bytes | None, bytes | None], Awaitable[Any]] = self._send
         self.handler = BatchHandler(
             self.engine,
             self.metrics,
@@ -305,7 +304,7 @@ class Worker:
         """Hand ``m`` to the producer; the delivery future, or an already failed one when the
         producer refuses it at once (too large for ``max_request_size``)."""
         try:
-            return await self.send(topic.get_topic_name(), m.key, m.value)
+            return await self._send(topic.get_topic_name(), m.key, m.value)
         except Exception as exc:
             failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             failed.set_exception(exc)

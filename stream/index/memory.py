@@ -318,11 +318,7 @@ class MemoryIndex:
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         cur, prev = self._space(ns).lines
-        now = cur.get
-        if not prev:  # until the first generation fills up
-            return [now(k, 0) for k in lines]
-        before = prev.get
-        return [now(k, 0) + before(k, 0) for k in lines]
+        return [cur.get(k, 0) + prev.get(k, 0) for k in lines]
 
     async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
         space = self._space(ns)

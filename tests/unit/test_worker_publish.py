@@ -54,7 +54,7 @@ def worker(tmp_path: Path, *topics: FakeTopic) -> Worker:
         assert key is not None
         return await by_name[topic].send(key, value)
 
-    w.send = send
+    w._send = send  # type: ignore[method-assign]  # the producer, replaced
     return w
 
 
