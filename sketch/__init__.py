@@ -6,7 +6,21 @@ differently (each module's ``DEFAULT_SEED``) or that is also a module's name (th
 list complete.
 """
 
-from sketch import evidence, facts, features, hamming, lines, lsh, minhash, ragged, simhash, verify
+from sketch import (
+    canonical,
+    canonical_data,
+    evidence,
+    facts,
+    features,
+    hamming,
+    lines,
+    lsh,
+    minhash,
+    ragged,
+    simhash,
+    verify,
+)
+from sketch.canonical import CANONICAL_FORM, LEGACY_FORM, decode, fold, html_text, looks_like_html
 from sketch.evidence import Span, passages, shared_spans
 from sketch.facts import (
     STOP_WORDS,
@@ -70,10 +84,12 @@ from sketch.simhash import hamming_many, simhash_many, simhash_one
 from sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
 
 __all__ = [
+    "CANONICAL_FORM",
     "DEFAULT_CHAR_NGRAM",
     "DEFAULT_SHINGLE",
     "EMPTY",
     "KEY_BYTES",
+    "LEGACY_FORM",
     "MAX_BANDS",
     "STOP_WORDS",
     "Difference",
@@ -93,11 +109,14 @@ __all__ = [
     "band_keys",
     "batch_shingle_hashes",
     "candidate_probability",
+    "canonical",
+    "canonical_data",
     "char_ngram_hashes",
     "combine_windows",
     "containment",
     "content_hash",
     "cosine",
+    "decode",
     "design",
     "diff_facts",
     "differences",
@@ -110,14 +129,17 @@ __all__ = [
     "false_candidate_area",
     "false_negative_area",
     "features",
+    "fold",
     "half_point",
     "hamming",
     "hamming_many",
+    "html_text",
     "idf_weights",
     "intersection_size",
     "jaccard",
     "lines",
     "lines_of",
+    "looks_like_html",
     "lsh",
     "minhash",
     "mix64",

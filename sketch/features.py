@@ -1,7 +1,8 @@
 """Text -> normalised tokens -> hashed shingles (uint64), the input of every sketch.
 
-Normalisation is Unicode NFKC, then ``casefold``, then whitespace folded to single spaces, so
-full-width/half-width forms, ligatures and case never make two copies differ.
+Normalisation is the canonical form (:mod:`sketch.canonical`: markup, invisible characters,
+marks, look-alike letters, script variants and case folded away), then whitespace folded to
+single spaces, so two copies that look alike to a reader never differ here.
 
 Tokens are words (``\\w+`` runs) for alphabetic scripts and *single characters* for CJK
 ideographs and kana: Chinese and Japanese have no spaces, and a word segmenter would make the
@@ -18,7 +19,6 @@ salted per process).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +26,8 @@ from functools import cache
 import mmh3
 import numpy as np
 import numpy.typing as npt
+
+from sketch import canonical
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -73,7 +75,7 @@ def mix64(x: U64) -> U64:
 
 
 def normalize(text: str) -> str:
-    """NFKC, casefold, whitespace folded to one space and stripped."""
+    """The canonical form (:mod:`sketch.canonical`), whitespace folded to one space, stripped."""
     return " ".join(_fold(text).split())
 
 
@@ -163,13 +165,8 @@ def text_token_hashes(text: str, seed: int = DEFAULT_SEED, *, normalized: bool =
 
 
 def _fold(text: str) -> str:
-    """NFKC then casefold, with the fast paths CPython offers.
-
-    ``normalize`` returns at once when its quick check says the text is already NFKC (most text
-    is), and for ASCII ``lower`` equals ``casefold`` at a fraction of the cost.
-    """
-    t = unicodedata.normalize("NFKC", text)
-    return t.lower() if t.isascii() else t.casefold()
+    """The canonical form (:func:`sketch.canonical.fold`): every path folds through here."""
+    return canonical.fold(text)
 
 
 def batch_shingle_hashes(
@@ -469,10 +466,10 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     """:func:`normalize` of many texts, as one :class:`TextBatch`; ``batch.text(i)`` equals
     ``normalize(texts[i])``.
 
-    NFKC and casefold run per text (CPython's fast paths), whitespace folding runs in numpy over
-    the whole batch: every run of ``str.isspace`` characters inside a text becomes one space, runs
-    at either end of a text go, which is exactly ``" ".join(text.split())`` without building a
-    string per word.
+    The canonical form is taken per text (its ASCII fast path for most), whitespace folding runs
+    in numpy over the whole batch: every run of ``str.isspace`` characters inside a text becomes
+    one space, runs at either end of a text go, which is exactly ``" ".join(text.split())``
+    without building a string per word.
     """
     batch = _join([_fold(t) for t in texts])
     codes, n = batch.codes, len(batch.codes)

@@ -18,7 +18,10 @@ refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed.
 sequence numbers as 8 bytes instead of 4 (they wrapped at 2**32): an index of format 2 is refused
 the same way, with a message naming the formats (re-index into a new namespace, or flush it).
 Format 4 buckets a short text by the n-grams of its core (:mod:`sketch.facts`: links, tags,
-emoji and tracking phrases left out) and keeps a long text's numbers in its record.
+emoji and tracking phrases left out) and keeps a long text's numbers in its record. The scheme
+names the canonical form texts are folded to (:data:`sketch.canonical.CANONICAL_FORM`): an index
+built under another form (or before the form had a name: ``nfkc+casefold``) is refused with both
+forms named, and ``neardup reindex`` migrates it.
 
 Short texts: facts decide (``facts``). Two short texts whose cores are at least
 ``short_threshold`` alike are a copy only when their facts agree (numbers, names and other
@@ -50,6 +53,7 @@ from typing import Literal
 import orjson
 
 from sketch import hamming, lsh
+from sketch.canonical import CANONICAL_FORM
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
@@ -203,6 +207,7 @@ class Policy:
         sbands, srows = self.short_bands_rows
         return {
             "format": SCHEME_FORMAT,
+            "canonical": CANONICAL_FORM,
             "features": {"shingle": self.shingle_size, "char_ngram": self.char_ngram},
             "minhash": {"scheme": self.minhash_scheme, "num_perm": self.num_perm},
             "seed": self.seed,

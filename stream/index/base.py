@@ -46,6 +46,7 @@ from typing import Literal, NamedTuple, Protocol
 
 import orjson
 
+from sketch.canonical import LEGACY_FORM
 from stream.errors import SchemeMismatchError
 
 COPIES_CAP = 1024  # copies of one text the content slot lists (8 KB in Redis)
@@ -138,6 +139,19 @@ def scheme_format(scheme: bytes) -> int | None:
     return fmt if isinstance(fmt, int) else None
 
 
+def canonical_form(scheme: bytes) -> str | None:
+    """The canonical text form a stored scheme names (:data:`sketch.canonical.LEGACY_FORM` for
+    schemes written before the form had a name), or None when the scheme is not readable."""
+    try:
+        value = orjson.loads(scheme.split(b"|", 1)[0])
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    form = value.get("canonical", LEGACY_FORM)
+    return form if isinstance(form, str) else None
+
+
 def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
     """The refusal of a namespace indexed under another scheme, saying what to do about it."""
     old, new = scheme_format(stored), scheme_format(mine)
@@ -148,6 +162,14 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
             "core, long records with their numbers) and cannot use it: re-index its "
             "articles into a new namespace, or flush the namespace (delete its keys "
             f"nd:{{{ns}}}:*) and re-index"
+        )
+    old_form, new_form = canonical_form(stored), canonical_form(mine)
+    if old_form != new_form:
+        return SchemeMismatchError(
+            f"namespace {ns!r} was indexed with the canonical text form {old_form!r}; this "
+            f"process folds texts to {new_form!r}, so its stored sketches do not compare with "
+            f"new ones: export it (neardup export {ns} -o FILE) and rebuild it (neardup reindex "
+            f"{ns} --from FILE), which switches readers to the rebuilt index"
         )
     return SchemeMismatchError(
         f"namespace {ns!r} was indexed with a different sketch scheme{_differing(stored, mine)}: "
@@ -321,6 +343,7 @@ __all__ = [
     "RegistrationStream",
     "StoredVerdict",
     "Window",
+    "canonical_form",
     "scheme_format",
     "scheme_mismatch",
 ]

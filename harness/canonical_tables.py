@@ -1,0 +1,226 @@
+"""Generate ``sketch/canonical_data.py``, the tables of the canonical form, from the Unicode data.
+
+``python -m harness.canonical_tables [--check]``. The product never reads these libraries at run
+time: the tables are generated once, here, and committed, so that every machine folds text the
+same way whatever library versions it has installed (the canonical form is part of the sketch
+scheme: a silent change would make stored signatures meaningless). ``--check`` exits 1 when the
+committed module differs from what the installed libraries give (a new Unicode or OpenCC release:
+then bump ``CANONICAL_FORM`` in :mod:`sketch.canonical` and re-index).
+
+Sources (all from PyPI, dev dependencies):
+
+* ``regex`` (its Unicode character database): the code points with the property
+  ``Default_Ignorable_Code_Point`` and the combining marks (general categories Mn and Me), which
+  the form removes, and the decimal digits of every script (Nd), which it reads as ASCII digits;
+* ``confusable-homoglyphs``: the Unicode confusables data (UTS #39, ``confusables.txt``) as JSON.
+  A letter of another script whose confusable prototype is one ASCII letter is mapped to it
+  (Cyrillic ``а`` -> ``a``, Greek ``ο`` -> ``o``); ASCII itself is never mapped (``0`` and ``l``
+  stay what they are), nor is anything to a digit;
+* ``opencc``: OpenCC's conversion tables (simplified, traditional, Taiwan and Hong Kong forms).
+  Every character is converted alone by each of them; the characters that convert into each other
+  form one class, written as one member of it (its simplified form where there is one), so that a
+  text and its conversion into any of the scripts fold to the same characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import unicodedata
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+TARGET = Path(__file__).resolve().parent.parent / "sketch" / "canonical_data.py"
+_HAN_RANGES = (
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2EBEF),
+    (0x30000, 0x3134F),
+)
+_OPENCC_CONFIGS = ("t2s", "s2t", "tw2s", "hk2s", "s2tw", "s2hk", "t2tw", "t2hk", "tw2t", "hk2t")
+
+
+def _all_chars() -> str:
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+
+
+def removed() -> list[int]:
+    """Default-ignorable code points and combining marks."""
+    import regex
+
+    found = regex.findall(r"[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]", _all_chars())
+    return sorted(ord(c) for c in found)
+
+
+def digits() -> dict[int, str]:
+    """Every decimal digit but ASCII's, as its ASCII digit."""
+    import regex
+
+    out = {}
+    for c in regex.findall(r"\p{Nd}", _all_chars()):
+        if not c.isascii():
+            value = unicodedata.digit(c, None)
+            if value is not None:
+                out[ord(c)] = str(value)
+    return out
+
+
+def confusable_letters() -> dict[int, str]:
+    """Letters of other scripts whose confusable prototype is one ASCII letter (UTS #39)."""
+    package = resources.files("confusable_homoglyphs")
+    data = json.loads(package.joinpath("confusables.json").read_text(encoding="utf-8"))
+    out: dict[int, str] = {}
+    for char, entries in data.items():
+        if len(char) != 1 or char.isascii() or not unicodedata.category(char).startswith("L"):
+            continue
+        if unicodedata.normalize("NFKD", char).isascii():
+            continue  # NFKC reaches ASCII already (full-width, mathematical letters)
+        targets = _ascii_letters(entries)
+        if not targets:
+            continue
+        # the prototype's own ASCII look-alikes too: Cyrillic І's prototype is l, and I is one
+        targets = sorted({*targets, *(t for p in targets for t in _ascii_letters(data.get(p, [])))})
+        same_case = [t for t in targets if t.isupper() == char.isupper()]
+        out[ord(char)] = (same_case or targets)[0]
+    return out
+
+
+def _ascii_letters(entries: list[dict[str, str]]) -> list[str]:
+    found = (e["c"].strip("\u200e\u200f") for e in entries)
+    return sorted({t for t in found if len(t) == 1 and t.isascii() and t.isalpha()})
+
+
+def _han_chars() -> Iterable[str]:
+    for lo, hi in _HAN_RANGES:
+        for c in range(lo, hi + 1):
+            ch = chr(c)
+            if unicodedata.normalize("NFKD", ch) == ch:
+                yield ch
+
+
+def han_variants() -> dict[int, str]:
+    """Each Han character that OpenCC converts to or from another, as its class's member."""
+    import opencc
+
+    converters = {name: opencc.OpenCC(name) for name in _OPENCC_CONFIGS}
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    simplified: set[str] = set()
+    for ch in _han_chars():
+        for name, conv in converters.items():
+            out = conv.convert(ch)
+            if name == "t2s" and out == ch:
+                simplified.add(ch)
+            if len(out) == 1 and out != ch and unicodedata.normalize("NFKD", out) == out:
+                a, b = find(ch), find(out)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    classes: dict[str, list[str]] = {}
+    for ch in list(parent):
+        root = find(ch)
+        classes.setdefault(root, [root]).append(ch)
+    out_map: dict[int, str] = {}
+    for members in classes.values():
+        members = sorted(set(members))
+        rep = min((m for m in members if m in simplified), default=members[0])
+        for m in members:
+            if m != rep:
+                out_map[ord(m)] = rep
+    return out_map
+
+
+def _ranges(points: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for p in points:
+        if out and out[-1][1] == p - 1:
+            out[-1] = (out[-1][0], p)
+        else:
+            out.append((p, p))
+    return out
+
+
+def render() -> str:
+    gone = _ranges(removed())
+    maps = {**han_variants(), **confusable_letters(), **digits()}
+    # a character left unmapped whose case folding is mapped maps as that (the table applies
+    # before case folding: folding twice must give what folding once gave)
+    for c in _all_chars():
+        low = c.casefold()
+        if ord(c) not in maps and len(low) == 1 and low != c and ord(low) in maps:
+            maps[ord(c)] = maps[ord(low)]
+    pairs = "".join(chr(k) + v for k, v in sorted(maps.items()))
+    import confusable_homoglyphs
+    import opencc
+    import regex
+
+    lines = [
+        '"""Tables of the canonical form, generated by ``python -m harness.canonical_tables``.',
+        "",
+        "Do not edit: regenerate. Sources: the Unicode Character Database through ``regex`` "
+        f"{regex.__version__},",
+        "the Unicode confusables (UTS #39) through ``confusable-homoglyphs`` "
+        f"{confusable_homoglyphs.__version__}, OpenCC's",
+        f"tables through ``opencc`` {opencc.__version__} (see sketch/CANONICAL_DATA.md for the "
+        "licences).",
+        '"""',
+        "",
+        "# the code points the canonical form removes (default-ignorable code points and combining",
+        "# marks), as hexadecimal ranges first-last",
+        "REMOVED = (",
+        *(
+            f'    "{line} "'
+            for line in textwrap.wrap(
+                " ".join(f"{a:x}-{b:x}" for a, b in gone), 88, break_on_hyphens=False
+            )
+        ),
+        ")",
+        "",
+        "# the characters it maps, each followed by what it maps to (one character): digits of",
+        "# other scripts, letters that look like ASCII letters, Han script variants",
+        "MAPPED = (",
+    ]
+    lines += _chunks(pairs.encode("unicode_escape").decode("ascii"), 88)
+    lines += [")", "", "__all__: list[str] = []  # read by sketch.canonical alone", ""]
+    return "\n".join(lines)
+
+
+def _chunks(escaped: str, width: int) -> list[str]:
+    """String literals of at most ``width`` characters, cut where an escape starts."""
+    out, start = [], 0
+    while start < len(escaped):
+        end = min(start + width, len(escaped))
+        while end < len(escaped) and escaped[end] != "\\":
+            end -= 1  # back to the start of an escape (every mapped pair begins with one)
+        if end <= start:
+            end = min(start + width, len(escaped))
+        out.append(f'    "{escaped[start:end]}"')
+        start = end
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        same = TARGET.read_text(encoding="utf-8") == text
+        print("canonical tables up to date" if same else f"{TARGET} differs: regenerate it")
+        return 0 if same else 1
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""The one canonical form of a text: what looks the same to a reader is the same to the index.
+
+Every path that reads a text (sketches, the exact hash, short-text facts, boilerplate lines,
+evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
+:func:`sketch.features.normalize`), so a copy cannot hide behind how its characters are encoded:
+
+1. **HTML** (:func:`looks_like_html`, or a message's ``format: "html"``): markup removed (block
+   elements end a line; ``script``, ``style`` and the like are dropped with their content), and
+   character references decoded (``&#101;``, ``&eacute;``, ``&amp;``) in any text.
+2. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
+   superscripts, compatibility ideographs).
+3. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
+   zero-width space, joiners, soft hyphen, word joiner, BOM, variation selectors, bidi
+   controls, tags) and combining marks (Mn, Me): a mark or an invisible character can neither
+   split a word nor change it (``café`` and ``cafe``, ``wo\\u200brd`` and ``word`` are one word).
+4. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
+   Unicode confusables, UTS #39: Cyrillic ``а е о с р``, Greek ``ο ι ν``); decimal digits of
+   every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese characters and their
+   simplified forms, to one member of each class of OpenCC's tables.
+5. **Case folding**, then canonical composition (NFC).
+
+The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
+writes :mod:`sketch.canonical_data`: the product never reads those libraries, so every machine
+folds alike. ASCII text without ``&`` or ``<`` takes a fast path (``str.lower``), the same
+result. The form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch
+scheme: an index built under another form is refused, and ``neardup reindex`` migrates it.
+
+Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
+not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
+each (:mod:`sketch.evidence`), so they always point into what was sent.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import cache
+from html.parser import HTMLParser
+
+from sketch import canonical_data
+
+# names the scheme records: a new table, rule or order is a new name (and a re-index)
+CANONICAL_FORM = "html+nfkd+casefold+ignorables+marks+uts39-latin+digits+opencc-classes+nfc/1"
+LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
+
+# an element every HTML page uses (a text with one of these tags is HTML, not prose about it)
+_HTML_TAG_RE = re.compile(
+    r"<(?:!doctype\s+html|!--|/?(?:html|head|body|p|br|div|span|a|b|i|u|em|strong|li|ul|ol|h[1-6]"
+    r"|table|tr|td|th|img|section|article|header|footer|nav|aside|main|blockquote|pre|code|"
+    r"figure|figcaption|font|small|sup|sub|hr|title|meta|link|script|style|iframe|noscript|"
+    r"time|abbr|cite|q|s|del|ins|mark|label|button|form|input|select|option|dl|dt|dd|wbr)"
+    r"(?=[\s/>]))",
+    re.IGNORECASE,
+)
+_ENTITY_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?")
+# elements whose content a reader never sees as text
+_HIDDEN = frozenset({"script", "style", "noscript", "template", "head", "svg", "math", "iframe"})
+# elements that end a line where they start and end (the rest are inline: a word may cross them)
+_BLOCKS = frozenset(
+    ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
+     "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main",
+     "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul", "title", "body", "html")
+)  # fmt: skip
+
+
+def looks_like_html(text: str) -> bool:
+    """Whether a text carries HTML markup (a tag of an element every page uses)."""
+    return "<" in text and _HTML_TAG_RE.search(text) is not None
+
+
+class _Text(HTMLParser):
+    """The text a browser shows of an HTML document or fragment, a block per line."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _HIDDEN:
+            self.hidden += 1
+        elif tag in _BLOCKS:
+            self.parts.append("\n")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in _BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.parts.append(data)
+
+
+def html_text(text: str) -> str:
+    """The visible text of HTML: markup removed, references decoded, a line per block."""
+    parser = _Text()
+    parser.feed(text)
+    parser.close()
+    lines = "".join(parser.parts).split("\n")
+    return "\n".join(s for line in lines if (s := " ".join(line.split())))
+
+
+def decode(text: str, *, is_html: bool | None = None) -> str:
+    """Step 1: markup removed when the text is HTML (``is_html`` None: detected), character
+    references decoded in any text."""
+    if is_html or (is_html is None and looks_like_html(text)):
+        return html_text(text)
+    if "&" in text and _ENTITY_RE.search(text):
+        return html.unescape(text)
+    return text
+
+
+@cache
+def _table() -> dict[int, str | None]:
+    table: dict[int, str | None] = {}
+    for span in "".join(canonical_data.REMOVED).split():
+        first, last = (int(x, 16) for x in span.split("-"))
+        table.update(dict.fromkeys(range(first, last + 1)))
+    pairs = canonical_data.MAPPED
+    # targets in lower case: case folding comes after the table, and leaves them as they are
+    mapped = {ord(pairs[i]): pairs[i + 1].lower() for i in range(0, len(pairs), 2)}
+    table.update(mapped)
+    return table
+
+
+def fold(text: str, *, is_html: bool | None = None) -> str:
+    """The canonical form of a text (see the module doc); whitespace is left as it is."""
+    if text.isascii():
+        if "&" not in text and "<" not in text:
+            return text.lower()
+        text = decode(text, is_html=is_html)
+        if text.isascii():
+            return text.lower()
+    else:
+        text = decode(text, is_html=is_html)
+    t = unicodedata.normalize("NFKD", text).translate(_table()).casefold()
+    return unicodedata.normalize("NFC", t)
+
+
+__all__ = ["CANONICAL_FORM", "LEGACY_FORM", "decode", "fold", "html_text", "looks_like_html"]

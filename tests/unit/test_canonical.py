@@ -1,0 +1,222 @@
+"""The canonical form (sketch.canonical): what looks the same to a reader folds to one text, every
+path uses it, it is idempotent, its tables are what the Unicode and OpenCC data give, and an index
+built under another form is refused with both forms named and migrated by a rebuild."""
+
+from __future__ import annotations
+
+import io
+import unicodedata
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import canonical_tables, data
+from sketch import canonical, evidence, facts, features, lines
+from sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
+from stream.engine import Engine
+from stream.errors import NeardupError, SchemeMismatchError
+from stream.index.memory import MemoryIndex
+from stream.model import Article
+from stream.policy import Policy
+from stream.reindex import batches_of, export, reindex
+from stream.schema import article_from_obj
+from tests.unit.test_verdict_facts import _verdicts
+
+STORY = (
+    "The central bank raised its benchmark rate by a quarter point on Tuesday, citing "
+    "persistent inflation in services and a tight labour market."
+)
+
+
+@pytest.mark.parametrize(
+    "invisible",
+    ["\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\ufeff", "\ufe0f", "\u202e", "\u2066",
+     "\U000e0041", "\u180e", "\u034f", "\u061c", "\u3164"],
+)  # fmt: skip
+def test_default_ignorable_code_points_vanish_inside_words(invisible: str) -> None:
+    hidden = " ".join(invisible.join(word) for word in STORY.split())
+    assert fold(hidden) == fold(STORY)
+    assert features.tokenize(hidden) == features.tokenize(STORY)
+
+
+@pytest.mark.parametrize(
+    ("disguised", "plain"),
+    [
+        ("Тhе сорy", "the copy"),  # Cyrillic Т h е с о р y
+        ("ΤΗΕ ΝΕWS", "the news"),  # Greek capitals
+        ("gοοd ιnνest", "good invest"),  # Greek ο ι ν
+        ("ІВМ", "ibm"),  # Cyrillic І В М
+        ("раssіvе", "passive"),
+        ("ｆｕｌｌ ｗｉｄｔｈ", "full width"),
+        ("𝐛𝐨𝐥𝐝 𝑖𝑡𝑎𝑙𝑖𝑐", "bold italic"),
+        ("cafe\u0301 nai\u0308ve", "cafe naive"),
+        ("café naïve", "cafe naive"),
+        ("ha\u0336s\u0336h", "hash"),  # a combining overlay between letters
+        ("Straße", "strasse"),
+        ("١٢٣ ۴۵ ４２", "123 45 42"),
+        ("&#101;xample &#x61;nd &eacute;t&eacute; &amp; co", "example and ete & co"),
+        ("漢字與簡體發展", "汉字与简体发展"),
+        ("頭髮 头发 頭發", "头发 头发 头发"),
+        ("裡面 裏面 里面", "里面 里面 里面"),
+    ],
+)
+def test_look_alikes_fold_to_one_text(disguised: str, plain: str) -> None:
+    assert fold(disguised) == plain
+
+
+def test_ascii_is_never_mapped_to_a_look_alike() -> None:
+    # 0 and O, 1 and l, rn and m stay what they are: numbers are facts
+    assert fold("0 O 1 l I rn m") == "0 o 1 l i rn m"
+
+
+def test_html_is_read_as_the_text_a_browser_shows() -> None:
+    page = (
+        "<!DOCTYPE html><html><head><title>Rates up</title><style>p{color:red}</style>"
+        "<script>var x = 'not text';</script></head><body><nav>Home | World</nav>"
+        "<p>The central bank r<span>ai</span>sed its rate&nbsp;on Tuesday.</p>"
+        "<p>It cited &ldquo;persistent&rdquo; inflation.<br>More later.</p></body></html>"
+    )
+    assert canonical.looks_like_html(page)
+    assert canonical.html_text(page) == (
+        "Home | World\nThe central bank raised its rate on Tuesday.\n"
+        "It cited \u201cpersistent\u201d inflation.\nMore later."
+    )
+    assert "var x" not in fold(page) and "rates up" not in fold(page)
+    assert features.tokenize(page) == [
+        "home",
+        "world",
+        "the",
+        "central",
+        "bank",
+        "raised",
+        "its",
+        "rate",
+        "on",
+        "tuesday",
+        "it",
+        "cited",
+        "persistent",
+        "inflation",
+        "more",
+        "later",
+    ]
+
+
+def test_prose_about_markup_is_not_html() -> None:
+    assert not canonical.looks_like_html("if a < b and <FRANKLIN FUND> pays 4 cts")
+    assert fold("&lt;FRANKLIN FUND> div 4.5 cts") == "<franklin fund> div 4.5 cts"
+
+
+_any_text = st.text(
+    alphabet=st.characters(exclude_categories=("Cs",)),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_any_text)
+def test_fold_is_idempotent(text: str) -> None:
+    once = fold(text)
+    assert fold(once) == once
+
+
+def test_fold_is_idempotent_on_every_code_point() -> None:
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and chr(c) not in "<&"]
+    once = [fold(c) for c in chars]
+    assert [fold(x) for x in once] == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127, exclude_characters="<&"), max_size=80))
+def test_the_ascii_fast_path_is_the_full_form(text: str) -> None:
+    # an invisible character forces the full path; it must give what the fast path gave
+    assert fold(text + "\u200b") == fold(text) == text.lower()
+
+
+def test_every_path_reads_the_canonical_form() -> None:
+    disguised = STORY.replace("e", "\u0435").replace(" ", " \u200b")  # Cyrillic е, zero widths
+    assert features.normalize(disguised) == features.normalize(STORY)
+    assert list(features.shingle_hashes(disguised)) == list(features.shingle_hashes(STORY))
+    assert features.normalize_batch([disguised]).text(0) == features.normalize(STORY)
+    assert lines.lines_of(disguised + "\nfooter", "s", 1).keys == (
+        lines.lines_of(STORY + "\nfooter", "s", 1).keys
+    )
+    assert facts.facts_of(features.normalize(disguised)) == facts.facts_of(
+        features.normalize(STORY)
+    )
+    (span,) = evidence.shared_spans(disguised, STORY)
+    assert (span.start, span.end) == (0, len(disguised))  # offsets into the text as sent
+    assert features.content_hash(features.normalize(disguised)) == features.content_hash(
+        features.normalize(STORY)
+    )
+
+
+def test_the_committed_tables_are_what_the_unicode_and_opencc_data_give() -> None:
+    assert canonical_tables.main(["--check"]) == 0
+
+
+def test_the_tables_keep_to_their_rules() -> None:
+    table = canonical._table()
+    for cp, to in table.items():
+        ch = chr(cp)
+        if to is None:
+            cat = unicodedata.category(ch)
+            assert cat in ("Mn", "Me", "Cf", "Lo", "Cn", "Mc") or not ch.isprintable(), hex(cp)
+        else:
+            assert not ch.isascii() and len(to) == 1
+            assert not to.isascii() or to.isdigit() or to.islower()
+
+
+async def test_a_disguised_long_copy_is_a_duplicate_of_its_original() -> None:
+    story = next(r["text"] for r in data.reuters() if len(r["text"].split()) > 150)
+    copy = "\u200b".join(story.replace("o", "\u043e"))  # Cyrillic о, a zero width everywhere
+    first, second = await _verdicts(
+        Engine(MemoryIndex()), [Article("orig", story), Article("copy", copy)]
+    )
+    assert (first.verdict, second.verdict, second.duplicate_of, second.method) == (
+        "original",
+        "duplicate",
+        "orig",
+        "exact",
+    )
+
+
+async def test_traditional_chinese_is_a_copy_of_the_simplified_text() -> None:
+    simplified = "".join(r["text"] for r in data.zh_reviews()[:12])
+    traditional = simplified.translate({ord("发"): "發", ord("这"): "這", ord("个"): "個"})
+    assert traditional != simplified
+    _, v = await _verdicts(
+        Engine(MemoryIndex()), [Article("s", simplified, "zh"), Article("t", traditional, "zh")]
+    )
+    assert (v.verdict, v.duplicate_of) == ("duplicate", "s")
+
+
+def _legacy_scheme(policy: Policy) -> bytes:
+    scheme = policy.scheme()
+    del scheme["canonical"]
+    return orjson.dumps(scheme, option=orjson.OPT_SORT_KEYS)
+
+
+async def test_an_index_of_another_form_is_refused_naming_both_then_migrated_by_reindex() -> None:
+    index = MemoryIndex()
+    stories = [r["text"] for r in data.reuters() if len(r["text"].split()) > 120][:3]
+    sent = [Article(f"s{i}", t, "news") for i, t in enumerate(stories)]
+    await _verdicts(Engine(index), sent)
+    # the same namespace as an index built before the canonical form had a name
+    space = index._space("news")
+    space.scheme = _legacy_scheme(Policy())
+    (refused,) = await Engine(index).process([Article("new", stories[0] + " x", "news")])
+    assert isinstance(refused, SchemeMismatchError)
+    assert LEGACY_FORM in str(refused) and CANONICAL_FORM in str(refused)
+    assert "neardup reindex" in str(refused)
+    buf = io.BytesIO()
+    await export(index, "news", buf)
+    back = [article_from_obj(orjson.loads(line)) for line in buf.getvalue().splitlines()]
+    done = await reindex(index, "news", Policy(), lambda: batches_of(back), wait_s=0)
+    assert done.switched and done.target == "news.r2"
+    disguised = stories[1].replace("e", "e\u00ad")  # a soft hyphen after every e
+    (v,) = await Engine(index, alias_ttl_s=0.0).process([Article("copy", disguised, "news")])
+    assert not isinstance(v, NeardupError)
+    assert (v.namespace, v.verdict, v.duplicate_of) == ("news", "duplicate", "s1"), v
