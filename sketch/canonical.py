@@ -44,13 +44,18 @@ from sketch import canonical_data
 CANONICAL_FORM = "html+nfkd+casefold+ignorables+marks+uts39-latin+digits+opencc-classes+nfc/1"
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
-# an element every HTML page uses (a text with one of these tags is HTML, not prose about it)
+# evidence of markup: a known element closed (</p>), a line break or rule, a comment, a
+# doctype, or a known element with attributes (<a href=...>). A bare <P> or <A> alone is not:
+# newswire writes tickers so (<BAC>, <P>)
+_ELEMENTS = (
+    r"(?:html|head|body|p|div|span|a|b|i|u|em|strong|li|ul|ol|h[1-6]|table|tr|td|th|section|"
+    r"article|header|footer|nav|aside|main|blockquote|pre|code|figure|figcaption|font|small|"
+    r"sup|sub|title|script|style|noscript|time|abbr|cite|q|s|del|ins|mark|label|button|form|"
+    r"select|option|dl|dt|dd|img|meta|link|iframe|input)"
+)
 _HTML_TAG_RE = re.compile(
-    r"<(?:!doctype\s+html|!--|/?(?:html|head|body|p|br|div|span|a|b|i|u|em|strong|li|ul|ol|h[1-6]"
-    r"|table|tr|td|th|img|section|article|header|footer|nav|aside|main|blockquote|pre|code|"
-    r"figure|figcaption|font|small|sup|sub|hr|title|meta|link|script|style|iframe|noscript|"
-    r"time|abbr|cite|q|s|del|ins|mark|label|button|form|input|select|option|dl|dt|dd|wbr)"
-    r"(?=[\s/>]))",
+    rf"</{_ELEMENTS}\s*>|<(?:br|hr|wbr)\s*/?>|<!--|<!doctype\s+html"
+    rf"|<{_ELEMENTS}\s+[a-z-]+\s*=",
     re.IGNORECASE,
 )
 _ENTITY_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?")
@@ -65,7 +70,7 @@ _BLOCKS = frozenset(
 
 
 def looks_like_html(text: str) -> bool:
-    """Whether a text carries HTML markup (a tag of an element every page uses)."""
+    """Whether a text carries HTML markup (see ``_HTML_TAG_RE``: a closed element, a break)."""
     return "<" in text and _HTML_TAG_RE.search(text) is not None
 
 
