@@ -54,8 +54,7 @@ _ELEMENTS = (
     r"select|option|dl|dt|dd|img|meta|link|iframe|input)"
 )
 _HTML_TAG_RE = re.compile(
-    rf"</{_ELEMENTS}\s*>|<(?:br|hr|wbr)\s*/?>|<!--|<!doctype\s+html"
-    rf"|<{_ELEMENTS}\s+[a-z-]+\s*=",
+    rf"<(?:/{_ELEMENTS}\s*>|(?:br|hr|wbr)\s*/?>|!--|!doctype\s+html|{_ELEMENTS}\s+[a-z-]+\s*=)",
     re.IGNORECASE,
 )
 _ENTITY_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?")
