@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import string
 import sys
 import textwrap
 import unicodedata
@@ -70,23 +71,37 @@ def digits() -> dict[int, str]:
 
 
 def confusable_letters() -> dict[int, str]:
-    """Letters of other scripts whose confusable prototype is one ASCII letter (UTS #39)."""
+    """Letters of other scripts whose confusable prototype is one ASCII letter, and marks of
+    punctuation whose prototype is one ASCII punctuation mark (UTS #39); never a digit."""
     package = resources.files("confusable_homoglyphs")
     data = json.loads(package.joinpath("confusables.json").read_text(encoding="utf-8"))
     out: dict[int, str] = {}
     for char, entries in data.items():
-        if len(char) != 1 or char.isascii() or not unicodedata.category(char).startswith("L"):
+        if len(char) != 1 or char.isascii():
             continue
-        if unicodedata.normalize("NFKD", char).isascii():
-            continue  # NFKC reaches ASCII already (full-width, mathematical letters)
-        targets = _ascii_letters(entries)
+        category = unicodedata.category(char)
+        if category[0] == "L":
+            targets = _ascii_letters(entries)
+            # the prototype's own ASCII look-alikes too: Cyrillic І's prototype is l, I is one
+            targets = sorted(
+                {*targets, *(t for p in targets for t in _ascii_letters(data.get(p, [])))}
+            )
+            if not targets:
+                targets = _ascii_punctuation(entries) if category == "Lm" else []  # ʼ -> '
+        elif category[0] in "PS":
+            targets = _ascii_punctuation(entries)  # ‚ -> , and ∕ -> /
+        else:
+            continue
         if not targets:
             continue
-        # the prototype's own ASCII look-alikes too: Cyrillic І's prototype is l, and I is one
-        targets = sorted({*targets, *(t for p in targets for t in _ascii_letters(data.get(p, [])))})
         same_case = [t for t in targets if t.isupper() == char.isupper()]
         out[ord(char)] = (same_case or targets)[0]
     return out
+
+
+def _ascii_punctuation(entries: list[dict[str, str]]) -> list[str]:
+    found = (e["c"].strip("\u200e\u200f") for e in entries)
+    return sorted({t for t in found if len(t) == 1 and t.isascii() and t in string.punctuation})
 
 
 def _ascii_letters(entries: list[dict[str, str]]) -> list[str]:
@@ -158,6 +173,9 @@ def render() -> str:
         low = c.casefold()
         if ord(c) not in maps and len(low) == 1 and low != c and ord(low) in maps:
             maps[ord(c)] = maps[ord(low)]
+    for span in gone:  # what the form removes it never maps (U+0345, a mark, also reads as ι)
+        for cp in range(span[0], span[1] + 1):
+            maps.pop(cp, None)
     pairs = "".join(chr(k) + v for k, v in sorted(maps.items()))
     import confusable_homoglyphs
     import opencc

@@ -8,7 +8,6 @@ list complete.
 
 from sketch import (
     canonical,
-    canonical_data,
     evidence,
     facts,
     features,
@@ -41,6 +40,7 @@ from sketch.features import (
     char_ngram_hashes,
     combine_windows,
     content_hash,
+    facts_texts,
     idf_weights,
     mix64,
     normalize,
@@ -53,7 +53,7 @@ from sketch.features import (
     tokenize,
 )
 from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.lines import Lines, lines_of, source_key, without
+from sketch.lines import Lines, inside, lines_of, source_key, without
 from sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
@@ -126,6 +126,7 @@ __all__ = [
     "evidence",
     "facts",
     "facts_of",
+    "facts_texts",
     "false_candidate_area",
     "false_negative_area",
     "features",
@@ -135,6 +136,7 @@ __all__ = [
     "hamming_many",
     "html_text",
     "idf_weights",
+    "inside",
     "intersection_size",
     "jaccard",
     "lines",

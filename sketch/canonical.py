@@ -144,7 +144,10 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
             return text.lower()
     else:
         text = decode(text, is_html=is_html)
-    t = unicodedata.normalize("NFKD", text).translate(_table()).casefold()
+    # the table before NFKD too: a look-alike that decomposes into another letter (lunate
+    # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
+    table = _table()
+    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table).casefold()
     return unicodedata.normalize("NFC", t)
 
 

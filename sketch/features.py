@@ -242,6 +242,41 @@ _DIGIT_RUN_RE = re.compile(r"[0-9](?:[.,]?[0-9])*")  # TextBatch.digit_runs' run
 _LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
+# a time of day, in normalised text: 11:00, 9:30:15 (never a ratio's 3:1 or a score's 10:7),
+# or four digits before a time zone or "local time": 0900 gmt, 1129 edt, 1343 local time
+_CLOCK_RE = re.compile(
+    r"(?<![0-9.,:])(?:(?:[01]?[0-9]|2[0-4]):[0-5][0-9](?::[0-5][0-9])?(?![0-9]|[.,:][0-9])"
+    r"|(?:[01][0-9]|2[0-4])[0-5][0-9](?= ?(?:gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt"
+    r"|local time|hrs)(?![a-z])))"
+)
+HEADLINE_WORDS = 20  # a first line of at most this many words, over a body, is a headline
+
+
+def facts_texts(text: str, norm: str) -> tuple[str, str]:
+    """What a long text's facts (numbers, dates) are read from: ``(body, whole)``, both the
+    normalised text (``norm``, of ``text``) with its times of day blanked out (``11:00 edt``
+    and ``0900 gmt``: when a wire sent an item is not what it says). ``body`` leaves out a
+    headline: a first line of at most ``HEADLINE_WORDS`` words over a body with words, where
+    a desk writes its time stamps, issue dates and codes (a headline rewritten, or stamped
+    another minute, over the same body is the same story); ``whole`` keeps it, for a text
+    whose body names no number."""
+    whole = _CLOCK_RE.sub(_blank, norm) if ":" in norm or _ANY_DIGIT4_RE.search(norm) else norm
+    head, newline, rest = text.lstrip().partition("\n")
+    if not (newline and _WORD_RE.search(rest)) or len(head.split()) > HEADLINE_WORDS:
+        return whole, whole
+    h = normalize(head)
+    if not h or not norm.startswith(h) or norm[len(h) : len(h) + 1] != " ":
+        return whole, whole  # the canonical form moved the line's end: read it whole
+    return whole[len(h) + 1 :], whole
+
+
+_ANY_DIGIT4_RE = re.compile(r"[0-9]{4}")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
+
+
 def numerals_and_dates(
     norm: str, numeral_limit: int = 256, date_limit: int = 16
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -578,6 +613,7 @@ __all__ = [
     "char_ngram_hashes",
     "combine_windows",
     "content_hash",
+    "facts_texts",
     "idf_weights",
     "mix64",
     "normalize",

@@ -23,7 +23,7 @@ from sketch.features import DEFAULT_SEED, normalize, tokenize
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
 
-__all__ = ["Lines", "lines_of", "source_key", "without"]
+__all__ = ["Lines", "inside", "lines_of", "source_key", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +109,25 @@ def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
             kept.append(part)
         pos += len(part) + 1
     return "\n".join(kept)
+
+
+def inside(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> set[int]:
+    """The lines of ``drop`` (positions in ``lines``) that stand alone inside a story: the
+    non-blank lines just before and just after each are both kept (not in ``drop``; a line
+    ``lines`` does not list, a long paragraph or a one-word line, counts as kept). A template
+    comes in blocks around a story (navigation, boxes, footers); a line that recurs alone
+    between two lines of a story (a wrapped phrase, an attribution) is part of it."""
+    if not drop:
+        return set()
+    at = {start: i for i, (start, _) in enumerate(lines.spans)}
+    order: list[int] = []  # per non-blank line of the text: its position in lines, or -1
+    pos = 0
+    for part in text.split("\n"):
+        if part.strip():
+            order.append(at.get(pos, -1))
+        pos += len(part) + 1
+    return {
+        i
+        for k, i in enumerate(order[1:-1], 1)
+        if i in drop and order[k - 1] not in drop and order[k + 1] not in drop
+    }

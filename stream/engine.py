@@ -35,7 +35,7 @@ import orjson
 
 from sketch import evidence, facts, verify
 from sketch.evidence import Span
-from sketch.lines import Lines, lines_of, without
+from sketch.lines import Lines, inside, lines_of, without
 from stream import aliases, keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
@@ -435,6 +435,7 @@ class Engine:
                 sketched.append(None)
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
+            drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
             if a.text not in seen:  # the batch's earlier articles count too, once per text
                 seen.add(a.text)
                 counts.update(set(found.keys))

@@ -96,11 +96,7 @@ def prepare(
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     out: dict[int, Prepared] = {}
     if long_idx:
-        runs = batch.digit_runs()
-        numerals, dates = batch.numerals(runs=runs), batch.dates(runs=runs)
-        out.update(
-            _long(policy, articles, texts, contents, (numerals, dates), hashes, offsets, long_idx)
-        )
+        out.update(_long(policy, articles, texts, batch, contents, hashes, offsets, long_idx))
     if short_idx:
         norms = [batch.text(i) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
@@ -128,9 +124,8 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
     shingles = features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-    numerals, dates = features.numerals_and_dates(norm)
-    if len(shingles) < policy.numbers_shingles:
-        numerals = facts.numbers_of(sketched or article.text)
+    brief = len(shingles) < policy.numbers_shingles
+    numerals, dates = _numbers_and_dates(sketched or article.text, norm, brief)
     return Prepared(
         article,
         Kind.LONG,
@@ -144,12 +139,26 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     )
 
 
+def _numbers_and_dates(
+    text: str, norm: str, brief: bool
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A long text's numbers and dates (``norm``: its normalised form), read from its body
+    (:func:`sketch.features.facts_texts`: no headline, no times of day), its numbers from the
+    whole text when the body names none. ``brief``: numbers as values with number words (what
+    the brief rule compares), else the numerals as written."""
+    body, whole = features.facts_texts(text, norm)
+    numerals, dates = features.numerals_and_dates(body)
+    if brief:
+        return facts.numbers_of(body) or facts.numbers_of(whole), dates
+    return numerals or features.numerals_and_dates(whole)[0], dates
+
+
 def _long(
     policy: Policy,
     articles: Sequence[Article],
-    texts: Sequence[str],
+    texts: Sequence[str],  # what was sketched: the article's text, or without its boilerplate
+    batch: features.TextBatch,  # the canonical texts (a disguised digit reads as a digit)
     contents: list[bytes],
-    found: tuple[list[tuple[str, ...]], list[tuple[str, ...]]],  # numerals, dates
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
     idx: list[int],
@@ -168,7 +177,9 @@ def _long(
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
-    numerals, dates = found
+    found = {
+        i: _numbers_and_dates(texts[i], batch.text(i), sizes[j] < bound) for j, i in enumerate(idx)
+    }
     return {
         i: Prepared(
             articles[i],
@@ -178,8 +189,7 @@ def _long(
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
-            facts.numbers_of(texts[i]) if sizes[j] < bound else numerals[i],
-            dates[i],
+            *found[i],
         )
         for j, i in enumerate(idx)
     }

@@ -1,0 +1,463 @@
+"""Section 6, disguised copies: is a copy found when only the encoding of its characters differs?
+
+The originals come from the repository's own data (:mod:`harness.data`), four sets, each in its
+own namespace, drawn with one seed:
+
+* ``en long``: Reuters-21578 stories of 100 words or more, no two alike (word 3-shingle
+  Jaccard below 0.3 between any two).
+* ``en short``: Reuters headlines and first sentences of stories, 5 to 29 tokens (the short
+  path), no two alike (word sets' Jaccard below 0.5), from other stories than ``en long``.
+* ``zh long``: positive Chinese reviews (``zh_reviews_pos``) joined, several to a text, into
+  texts of 150 characters or more; each review in one text only.
+* ``zh short``: single reviews of 10 to 29 tokens (the short path), not used in ``zh long``.
+
+The originals (:data:`SIZES` per set) are registered first, through the engine
+(``Engine(MemoryIndex(), Policy())``, batches of 512), and each must stay ``original``. Then
+every disguise of :mod:`harness.disguises` is applied to :data:`PER_DISGUISE` originals of each
+set it is meant for (its languages; a whole page only to long texts), a window that moves on
+from one disguise to the next, each copy with its own seed; an original the disguise leaves
+unchanged (no digits to change, say) is passed over. The copies are checked against the
+originals (``process(..., register=False)``, as ``/check`` does: a copy is never matched to
+another copy): found = verdict ``duplicate`` or ``near_duplicate`` with ``duplicate_of`` its
+own original.
+
+datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` on word 3-shingles of the raw text (as
+its users feed it, :func:`harness.corpus.peer_shingles`): the originals inserted, each copy
+queried; found = its original among the candidates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench.quality_systems import (
+    BATCH,
+    DS_NUM_PERM,
+    DS_THRESHOLD,
+    pct,
+    policy_changes,
+    policy_settings,
+    target,
+)
+from harness.corpus import peer_shingles
+from harness.data import reuters, zh_reviews
+from harness.disguises import DISGUISES, FAMILIES, disguise
+from harness.report import md_table
+from sketch.features import tokenize
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+__all__ = [
+    "PER_DISGUISE",
+    "SETS",
+    "SIZES",
+    "TARGET_FOUND",
+    "Original",
+    "headline",
+    "markdown",
+    "originals",
+    "run",
+]
+
+TARGET_FOUND = 0.975
+SETS = ("en long", "en short", "zh long", "zh short")
+SIZES = {"en long": 200, "en short": 120, "zh long": 100, "zh short": 100}
+PER_DISGUISE = {"en long": 100, "en short": 80, "zh long": 50, "zh short": 60}
+LONG_WORDS = 100
+SHORT_TOKENS = (5, 29)  # Policy.short_tokens is 30: fewer tokens take the short path
+ZH_LONG_CHARS = 150
+ZH_SHORT_TOKENS = (10, 29)
+_WORD_RE = re.compile(r"\w+")
+_SENTENCE_RE = re.compile(r"(.+?[.!?])(?:\s|$)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    id: str
+    text: str
+    set: str
+
+    @property
+    def lang(self) -> str:
+        return self.set.split()[0]
+
+    @property
+    def namespace(self) -> str:
+        return "disguise-" + self.set.replace(" ", "-")
+
+
+def _jaccard(a: set[Any], b: set[Any]) -> float:
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter) if a or b else 1.0
+
+
+def _distinct(
+    candidates: Sequence[tuple[str, str]], n: int, key: Any, bound: float
+) -> list[tuple[str, str]]:
+    """The first ``n`` candidates whose ``key`` set is below ``bound`` Jaccard to every one
+    kept before."""
+    kept: list[tuple[str, str]] = []
+    sets: list[set[Any]] = []
+    for doc_id, text in candidates:
+        s = key(text)
+        if s and all(_jaccard(s, t) < bound for t in sets):
+            kept.append((doc_id, text))
+            sets.append(s)
+            if len(kept) == n:
+                break
+    return kept
+
+
+def _first_sentence(body: str) -> str | None:
+    m = _SENTENCE_RE.match(" ".join(body.split()))
+    return m.group(1) if m else None
+
+
+def originals(seed: int, sizes: Mapping[str, int] = SIZES) -> list[Original]:
+    """The four sets of originals (see the module doc), drawn with ``seed``."""
+    rng = random.Random(seed)
+    stories = list(reuters())
+    rng.shuffle(stories)
+    long_c = [
+        (s["id"], s["text"].strip())
+        for s in stories
+        if len(_WORD_RE.findall(s["text"])) >= LONG_WORDS
+    ]
+    en_long = _distinct(long_c, sizes["en long"], peer_shingles, 0.3)
+    used = {i for i, _ in en_long}
+    short_c = []
+    for k, s in enumerate(stories):
+        if s["id"] in used:
+            continue
+        head, _, body = s["text"].strip().partition("\n")
+        text = head.strip() if k % 2 else _first_sentence(body)
+        if text and SHORT_TOKENS[0] <= len(tokenize(text)) <= SHORT_TOKENS[1]:
+            short_c.append((f"{s['id']}{'h' if k % 2 else 's'}", text))
+
+    def words(text: str) -> set[str]:
+        return set(_WORD_RE.findall(text.casefold()))
+
+    en_short = _distinct(short_c, sizes["en short"], words, 0.5)
+
+    reviews = list(dict.fromkeys(r["text"].strip() for r in zh_reviews()))
+    rng.shuffle(reviews)
+    n_tokens = {r: len(tokenize(r)) for r in reviews}
+    parts = [r for r in reviews if 30 <= n_tokens[r] <= 100]
+    zh_long_c: list[tuple[str, str]] = []
+    text = ""
+    for r in parts:
+        text += r
+        if len(text) >= ZH_LONG_CHARS and len(text) > len(r):
+            zh_long_c.append((f"zl{len(zh_long_c)}", text))
+            text = ""
+
+    def bigrams(text: str) -> set[str]:
+        t = "".join(tokenize(text))
+        return {t[i : i + 2] for i in range(len(t) - 1)}
+
+    zh_long = _distinct(zh_long_c, sizes["zh long"], bigrams, 0.3)
+    zh_short_c = [
+        (f"zs{k}", r)
+        for k, r in enumerate(reviews)
+        if ZH_SHORT_TOKENS[0] <= n_tokens[r] <= ZH_SHORT_TOKENS[1]
+    ]
+    zh_short = _distinct(zh_short_c, sizes["zh short"], bigrams, 0.5)
+    picked = {"en long": en_long, "en short": en_short, "zh long": zh_long, "zh short": zh_short}
+    return [Original(i, t, name) for name in SETS for i, t in picked[name]]
+
+
+# --------------------------------------------------------------------------- the two systems
+
+
+async def _engine_run(engine: Engine, articles: Sequence[Article], register: bool) -> list[Verdict]:
+    out: list[Verdict] = []
+    for lo in range(0, len(articles), BATCH):
+        got = await engine.process(list(articles[lo : lo + BATCH]), register=register)
+        for res in got:
+            if isinstance(res, NeardupError):
+                raise RuntimeError(f"neardup rejected an article: {res}")
+            out.append(res)
+    return out
+
+
+class _Datasketch:
+    """The originals inserted into one ``MinHashLSH`` per set; copies only queried."""
+
+    def __init__(self, origs: Sequence[Original]) -> None:
+        from datasketch import MinHash, MinHashLSH
+
+        self._minhash = MinHash
+        self.lsh = {s: MinHashLSH(threshold=DS_THRESHOLD, num_perm=DS_NUM_PERM) for s in SETS}
+        sigs = MinHash.bulk([peer_shingles(o.text) for o in origs], num_perm=DS_NUM_PERM)
+        for o, m in zip(origs, sigs, strict=True):
+            self.lsh[o.set].insert(o.id, m)
+
+    def found(self, copies: Sequence[tuple[Original, str]]) -> list[bool]:
+        sigs = self._minhash.bulk([peer_shingles(t) for _, t in copies], num_perm=DS_NUM_PERM)
+        return [o.id in self.lsh[o.set].query(m) for (o, _), m in zip(copies, sigs, strict=True)]
+
+
+def _copies(name: str, origs: Sequence[Original], seed: int) -> list[tuple[Original, str]]:
+    """The copies of one disguise: per set it is meant for, up to :data:`PER_DISGUISE` of the
+    originals it changes, starting at an offset that moves on with each disguise (so that
+    every original serves some disguises), each copy with its own seed."""
+    d = DISGUISES[name]
+    turn = list(DISGUISES).index(name)
+    out = []
+    for s in SETS:
+        if s.split()[0] not in d.langs or (d.long_only and not s.endswith("long")):
+            continue
+        pool = [(k, o) for k, o in enumerate(origs) if o.set == s]
+        start = (turn * PER_DISGUISE[s]) % len(pool)
+        taken = 0
+        for k, o in pool[start:] + pool[:start]:
+            text = disguise(name, o.text, seed * 100_003 + k)
+            if text != o.text:
+                out.append((o, text))
+                taken += 1
+                if taken == PER_DISGUISE[s]:
+                    break
+    return out
+
+
+def _verdict_name(v: Verdict, o: Original) -> str:
+    if v.verdict == "original":
+        return "original"
+    return v.verdict if v.duplicate_of == o.id else f"{v.verdict} of another"
+
+
+async def _run_all(
+    origs: Sequence[Original], seed: int, policy: Policy
+) -> tuple[list[Verdict], dict[str, list[tuple[Original, str, Verdict]]], float]:
+    engine = Engine(MemoryIndex(), policy)
+    started = time.perf_counter()
+    first = await _engine_run(engine, [Article(o.id, o.text, o.namespace) for o in origs], True)
+    judged: dict[str, list[tuple[Original, str, Verdict]]] = {}
+    for name in DISGUISES:
+        copies = _copies(name, origs, seed)
+        arts = [Article(f"{o.id}~{name}", t, o.namespace) for o, t in copies]
+        verdicts = await _engine_run(engine, arts, False)
+        judged[name] = [(o, t, v) for (o, t), v in zip(copies, verdicts, strict=True)]
+    return first, judged, time.perf_counter() - started
+
+
+def run(seed: int) -> dict[str, Any]:
+    policy = Policy()
+    origs = originals(seed)
+    first, judged, nd_wall = asyncio.run(_run_all(origs, seed, policy))
+    by_id = {o.id: o for o in origs}
+    linked = [
+        {"id": v.id, "set": by_id[v.id].set, "verdict": v.verdict, "duplicate_of": v.duplicate_of}
+        for v in first
+        if v.verdict != "original"
+    ]
+    started = time.perf_counter()
+    ds = _Datasketch(origs)
+    ds_found = {name: ds.found([(o, t) for o, t, _ in rows]) for name, rows in judged.items()}
+    ds_wall = time.perf_counter() - started
+
+    rows: list[dict[str, Any]] = []
+    missed: list[dict[str, Any]] = []
+    for name, got in judged.items():
+        d = DISGUISES[name]
+        per_set: dict[str, list[int]] = {}
+        verdicts: Counter[str] = Counter()
+        for (o, text, v), ds_hit in zip(got, ds_found[name], strict=True):
+            hit = v.verdict != "original" and v.duplicate_of == o.id
+            acc = per_set.setdefault(o.set, [0, 0, 0])
+            acc[0] += 1
+            acc[1] += hit
+            acc[2] += ds_hit
+            verdicts[_verdict_name(v, o)] += 1
+            if not hit and len(missed) < 60:
+                missed.append(
+                    {
+                        "disguise": name,
+                        "original": o.id,
+                        "set": o.set,
+                        "verdict": v.verdict,
+                        "duplicate_of": v.duplicate_of,
+                        "similarity": v.similarity,
+                        "copy_head": text[:160],
+                    }
+                )
+        n = sum(a[0] for a in per_set.values())
+        rows.append(
+            {
+                "disguise": name,
+                "family": d.family,
+                "note": d.note,
+                "copies": n,
+                "neardup_found": sum(a[1] for a in per_set.values()) / n if n else None,
+                "datasketch_found": sum(a[2] for a in per_set.values()) / n if n else None,
+                "by_set": {
+                    s: {
+                        "copies": a[0],
+                        "neardup_found": a[1] / a[0],
+                        "datasketch_found": a[2] / a[0],
+                    }
+                    for s, a in per_set.items()
+                },
+                "verdicts": dict(verdicts),
+            }
+        )
+    families = []
+    for fam in FAMILIES:
+        group = [r for r in rows if r["family"] == fam and r["copies"]]
+        n = sum(r["copies"] for r in group)
+        families.append(
+            {
+                "family": fam,
+                "disguises": len(group),
+                "copies": n,
+                "neardup_found": sum(r["neardup_found"] * r["copies"] for r in group) / n,
+                "datasketch_found": sum(r["datasketch_found"] * r["copies"] for r in group) / n,
+                "neardup_worst": min(r["neardup_found"] for r in group),
+            }
+        )
+    counted = [r for r in rows if r["copies"]]
+    worst = min(counted, key=lambda r: r["neardup_found"])
+    ds_worst = min(r["datasketch_found"] for r in counted)
+    sizes = Counter(o.set for o in origs)
+    targets = [
+        target(
+            f"disguised copies: every disguise found (worst: {worst['disguise']})",
+            f"{len(counted)} disguises, {', '.join(SETS)}, defaults",
+            worst["neardup_found"],
+            ds_worst,
+            ">=",
+            TARGET_FOUND,
+        ),
+        target(
+            "disguised copies: undisguised originals linked",
+            f"{len(origs)} distinct originals, defaults",
+            len(linked) / len(origs),
+            None,
+            "<=",
+            0.0,
+        ),
+    ]
+    return {
+        "settings": {
+            "generator": f"bench.quality_disguise.originals({seed}) x harness.disguises",
+            "seed": seed,
+            "originals": dict(sizes),
+            "disguises": len(DISGUISES),
+            "copies": sum(r["copies"] for r in rows),
+            "neardup": {"defaults": policy_settings(policy), "summary": policy_changes(policy)},
+        },
+        "wall_s": {"neardup": round(nd_wall, 3), "datasketch": round(ds_wall, 3)},
+        "originals_linked": linked,
+        "by_family": families,
+        "by_disguise": rows,
+        "missed": missed,
+        "targets": targets,
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def headline(section: Mapping[str, Any]) -> list[str]:
+    rows = [r for r in section["by_disguise"] if r["copies"]]
+    n = sum(r["copies"] for r in rows)
+    nd = sum(r["neardup_found"] * r["copies"] for r in rows) / n
+    ds = sum(r["datasketch_found"] * r["copies"] for r in rows) / n
+    low = [r for r in rows if r["neardup_found"] < TARGET_FOUND]
+    worst = min(rows, key=lambda r: r["neardup_found"])
+    return [
+        f"disguises: neardup finds {pct(nd)} of {n} disguised copies ({len(rows)} disguises; "
+        f"worst {worst['disguise']} {pct(worst['neardup_found'])}; "
+        f"{len(low)} below {pct(TARGET_FOUND)}), datasketch {pct(ds)}; "
+        f"{len(section['originals_linked'])} undisguised originals linked"
+    ]
+
+
+def _set_cell(r: Mapping[str, Any], s: str) -> str:
+    got = r["by_set"].get(s)
+    return "-" if got is None else pct(got["neardup_found"])
+
+
+def markdown(section: Mapping[str, Any]) -> list[str]:
+    cfg = section["settings"]
+    sizes = ", ".join(f"{cfg['originals'][s]} {s}" for s in SETS if s in cfg["originals"])
+    parts = [
+        "## 6. Disguised copies",
+        "",
+        f"`{cfg['generator']}`: {sizes} originals registered (each must stay original), then "
+        f"{cfg['copies']} copies under {cfg['disguises']} disguises checked against them "
+        "(`register=False`). Found = `duplicate` or `near_duplicate` with `duplicate_of` its "
+        "own original; datasketch: its original among the copy's candidates. A copy the "
+        f"disguise leaves unchanged is not sent. Target: every disguise >= {pct(TARGET_FOUND)}.",
+        "",
+        *(f"- {h}" for h in headline(section)),
+        "",
+        "### By family",
+        "",
+        md_table(
+            ["family", "disguises", "copies", "neardup found", "worst disguise", "datasketch"],
+            [
+                [
+                    f["family"],
+                    str(f["disguises"]),
+                    str(f["copies"]),
+                    pct(f["neardup_found"]),
+                    pct(f["neardup_worst"]),
+                    pct(f["datasketch_found"]),
+                ]
+                for f in section["by_family"]
+            ],
+        ),
+        "",
+        "### By disguise",
+        "",
+        "neardup's found rate per set of originals (`-`: not meant for it), then in all, then "
+        "datasketch's in all; `verdicts`: how neardup judged the copies.",
+        "",
+    ]
+    table = []
+    for r in section["by_disguise"]:
+        if not r["copies"]:
+            continue
+        verdicts = ", ".join(f"{k} {v}" for k, v in sorted(r["verdicts"].items()))
+        table.append(
+            [
+                f"`{r['disguise']}`",
+                r["family"],
+                str(r["copies"]),
+                *(_set_cell(r, s) for s in SETS),
+                ("" if r["neardup_found"] >= TARGET_FOUND else "**")
+                + pct(r["neardup_found"])
+                + ("" if r["neardup_found"] >= TARGET_FOUND else "**"),
+                pct(r["datasketch_found"]),
+                verdicts,
+            ]
+        )
+    head = ["disguise", "family", "copies", *SETS, "neardup", "datasketch", "verdicts"]
+    parts += [md_table(head, table), ""]
+    parts += [
+        "Disguises: "
+        + "; ".join(f"`{r['disguise']}`: {r['note']}" for r in section["by_disguise"])
+        + ".",
+        "",
+    ]
+    if section["originals_linked"]:
+        parts += [
+            "Originals wrongly linked: "
+            + ", ".join(
+                f"`{x['id']}` ({x['verdict']} of `{x['duplicate_of']}`)"
+                for x in section["originals_linked"]
+            ),
+            "",
+        ]
+    return parts

@@ -1,0 +1,149 @@
+"""The disguise registry (harness.disguises): every disguise changes a text it is meant for, the
+same seed gives the same text, and a reader would see the same text (what it adds is invisible,
+a look-alike, markup, or a form of the same character)."""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+from functools import cache
+
+import pytest
+
+from harness import data
+from harness.disguises import DISGUISES, FAMILIES, applies, disguise, names
+from sketch.canonical import html_text
+from sketch.features import tokenize
+
+
+@cache
+def english() -> str:
+    """A real Reuters story with everything a disguise works on: both cases, digits, line
+    breaks and punctuation."""
+    return next(
+        r["text"]
+        for r in data.reuters()
+        if len(tokenize(r["text"])) >= 150
+        and all(c in r["text"] for c in "\n',-./")
+        and any(c.isdigit() for c in r["text"])
+    )
+
+
+@cache
+def chinese() -> str:
+    """Real Chinese reviews joined by line breaks, 200 characters or more, one of them with a
+    digit and a space."""
+    pool = [
+        t
+        for t in dict.fromkeys(r["text"].strip() for r in data.zh_reviews())
+        if 30 <= len(tokenize(t)) <= 100 and "&" not in t and "<" not in t
+    ]
+    first = next(t for t in pool if " " in t and any(c.isdigit() for c in t))
+    out = [first]
+    for t in pool:
+        if len("\n".join(out)) >= 200:
+            break
+        if t != first:
+            out.append(t)
+    return "\n".join(out)
+
+
+def text_for(lang: str) -> str:
+    return english() if lang == "en" else chinese()
+
+
+CASES = [(name, lang) for name, d in DISGUISES.items() for lang in sorted(d.langs)]
+
+
+def test_the_registry_is_grouped_in_families_and_wider_than_the_issue() -> None:
+    assert len(DISGUISES) >= 50
+    assert set(FAMILIES) == {
+        "invisible", "lookalike", "marks", "html", "width", "spaces", "digits", "punctuation",
+        "chinese", "combo",
+    }  # fmt: skip
+    for fam in FAMILIES:
+        assert [d for d in DISGUISES.values() if d.family == fam]
+    assert all(d.name == name and d.note for name, d in DISGUISES.items())
+    assert names("zh") and names("en") and set(names(long=False)) < set(names())
+    assert {n for n in names() if DISGUISES[n].long_only} == {
+        "html_page",
+        "combo_uts39_shy_page",
+        "combo_zh_hk_page",
+    }
+
+
+@pytest.mark.parametrize(("name", "lang"), CASES)
+def test_every_disguise_changes_the_text(name: str, lang: str) -> None:
+    text = text_for(lang)
+    assert applies(name, text)
+    assert disguise(name, text, 1) != text
+
+
+@pytest.mark.parametrize(("name", "lang"), CASES)
+def test_a_disguise_is_deterministic_for_a_seed(name: str, lang: str) -> None:
+    text = text_for(lang)
+    assert disguise(name, text, 5) == disguise(name, text, 5)
+
+
+def test_seeds_differ_where_a_disguise_draws_at_random() -> None:
+    text = english()
+    for name in ("zwnj_some", "cyrillic_some", "uts39_any", "zalgo", "html_inline", "math_mixed"):
+        assert disguise(name, text, 1) != disguise(name, text, 2), name
+
+
+_INVISIBLE_CATEGORIES = ("Cf", "Mn", "Me")
+
+
+@pytest.mark.parametrize("name", [n for n, d in DISGUISES.items() if d.family == "invisible"])
+def test_invisible_disguises_add_only_invisible_characters(name: str) -> None:
+    text = english()
+    copy = disguise(name, text, 3)
+    kept = "".join(
+        c
+        for c in copy
+        if unicodedata.category(c) not in _INVISIBLE_CATEGORIES and c not in "\u115f\u180e"
+    )
+    assert kept == text
+
+
+@pytest.mark.parametrize("name", [n for n, d in DISGUISES.items() if d.family == "html"])
+def test_html_disguises_show_the_same_text_in_a_browser(name: str) -> None:
+    text = english()
+    copy = disguise(name, text, 3)
+    if name in ("html_decimal", "html_hex", "html_named"):
+        shown = html.unescape(copy)  # references in plain text
+    else:
+        shown = html_text(copy)
+    words = " ".join(text.split())
+    if name == "html_page":
+        assert words in " ".join(shown.replace("\xa0", " ").split())  # with nav and footer
+        assert shown.startswith("Home | World | Markets")
+    else:
+        assert " ".join(shown.replace("\xa0", " ").split()) == words
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, d in DISGUISES.items() if d.family in ("lookalike", "width", "marks")]
+)
+def test_letter_disguises_keep_every_other_character(name: str) -> None:
+    # one letter (with its marks) for one letter, full-width forms for ASCII: the words keep
+    # their places and lengths
+    text = english()
+    copy = disguise(name, text, 3)
+    bare = "".join(c for c in copy if unicodedata.category(c) not in ("Mn", "Me"))
+    assert len(bare) == len(text)
+    assert all(
+        a == b or a.isalnum() or unicodedata.normalize("NFKC", b) == a
+        for a, b in zip(text, bare, strict=True)
+    )
+
+
+def test_chinese_conversions_give_traditional_script() -> None:
+    text = chinese()
+    for name in ("zh_s2t", "zh_s2tw", "zh_s2twp", "zh_s2hk"):
+        assert "這" in disguise(name, text, 0) and "这" in text
+
+
+def test_unknown_disguise_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        disguise("rot13", "text", 0)
