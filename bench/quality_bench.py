@@ -1,7 +1,7 @@
 """Verdict quality beside datasketch: short briefs, web pages, a real news stream, long texts.
 
 ``python -m bench quality [--pairs 300] [--seed 13] [--out bench/results]
-[--sections briefs,pages,newswire,recall,disguise]``.
+[--sections briefs,pages,newswire,recall,realbriefs,disguise]``.
 
 Every section feeds neardup (through its engine, ``Engine(MemoryIndex(), Policy(...)).process``
 in batches of 512) and datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` (its candidates,
@@ -12,7 +12,9 @@ in batches of 512) and datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` (i
    precision over every cluster pair, containment's direction, boilerplate learning ablated.
 3. ``newswire`` (:mod:`bench.quality_newswire`): every cluster pair on Reuters-21578 judged.
 4. ``recall`` (:mod:`bench.quality_recall`): long-text pair recall against brute force.
-5. ``disguise`` (:mod:`bench.quality_disguise`): copies of real English and Chinese texts under
+5. ``realbriefs`` (:mod:`bench.quality_real_briefs`): noisy copies of real wire briefs found per
+   noise family, real and synthetic template siblings linked.
+6. ``disguise`` (:mod:`bench.quality_disguise`): copies of real English and Chinese texts under
    every disguise of :mod:`harness.disguises` (invisible characters, look-alike letters, marks,
    HTML, widths, spaces, digits, Chinese scripts, combinations) found, per disguise.
 
@@ -36,13 +38,14 @@ from bench import (
     quality_disguise,
     quality_newswire,
     quality_pages,
+    quality_real_briefs,
     quality_recall,
 )
 from bench.quality_systems import datasketch_settings, pct
 from harness.report import code_line, git_state, machine_info, md_table, write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SECTIONS = ("briefs", "pages", "newswire", "recall", "disguise")
+SECTIONS = ("briefs", "pages", "newswire", "recall", "realbriefs", "disguise")
 RECALL_DOCS = 3000
 RECALL_WORDS = 300
 TITLES = {
@@ -50,13 +53,15 @@ TITLES = {
     "pages": "2. Web pages",
     "newswire": "3. Real newswire",
     "recall": "4. Long-text recall",
-    "disguise": "5. Disguised copies",
+    "realbriefs": "5. Real short briefs",
+    "disguise": "6. Disguised copies",
 }
 _MARKDOWN: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "briefs": quality_briefs.markdown,
     "pages": quality_pages.markdown,
     "newswire": quality_newswire.markdown,
     "recall": quality_recall.markdown,
+    "realbriefs": quality_real_briefs.markdown,
     "disguise": quality_disguise.markdown,
 }
 _HEADLINE: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
@@ -64,6 +69,7 @@ _HEADLINE: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "pages": quality_pages.headline,
     "newswire": quality_newswire.headline,
     "recall": quality_recall.headline,
+    "realbriefs": quality_real_briefs.headline,
     "disguise": quality_disguise.headline,
 }
 
@@ -75,6 +81,8 @@ def run_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
         return quality_pages.run(args.seed)
     if name == "newswire":
         return quality_newswire.run()
+    if name == "realbriefs":
+        return quality_real_briefs.run()
     if name == "disguise":
         return quality_disguise.run(args.seed)
     return quality_recall.run(RECALL_DOCS, args.seed, RECALL_WORDS)

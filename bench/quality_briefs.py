@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from bench.quality_systems import (
     datasketch_pairs,
@@ -77,13 +77,17 @@ def _by_kind(cells: Sequence[Cell]) -> list[dict[str, Any]]:
     return rows
 
 
-def _goal(kind: str) -> tuple[str, float]:
-    return (">=", TARGET_COPY_FOUND) if kind == "copy" else ("<=", TARGET_SIBLING_LINKED)
+class _Pair(Protocol):
+    first: str
+    second: str
 
 
-def run(pairs_per_kind: int, seed: int) -> dict[str, Any]:
-    docs, pairs = generate(pairs_per_kind, seed=seed)
-    policy = Policy()
+def linked_pairs(
+    docs: Sequence[Mapping[str, Any]], pairs: Sequence[_Pair], policy: Policy
+) -> tuple[dict[str, list[bool]], float, float]:
+    """Per system, whether each pair's second document is linked to its first (neardup: one
+    cluster or ``duplicate_of``; datasketch: the first among the second's candidates), from
+    one stream of ``docs``; and each system's wall seconds."""
     arts = [Article(d["id"], d["text"], lang=d["lang"]) for d in docs]
     verdicts, nd_wall = neardup_verdicts(arts, policy)
     by_id = {v.id: v for v in verdicts}
@@ -93,24 +97,32 @@ def run(pairs_per_kind: int, seed: int) -> dict[str, Any]:
         "neardup": [linked(by_id[p.first], by_id[p.second]) for p in pairs],
         "datasketch": [pos[p.first] in found.get(pos[p.second], set()) for p in pairs],
     }
+    return got, nd_wall, ds_wall
+
+
+def goal(kind: str) -> tuple[str, float]:
+    """A kind's target: copies found >= 99%, siblings linked <= 1%."""
+    return (">=", TARGET_COPY_FOUND) if kind == "copy" else ("<=", TARGET_SIBLING_LINKED)
+
+
+def short_target(row: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The short-text target of a ``copy`` or ``sibling`` row (:func:`goal`)."""
+    op, bound = goal(row["kind"])
+    name = "surface-noise copies found" if row["kind"] == "copy" else "template siblings linked"
+    return target(
+        f"short texts: {name}", where, row["neardup_linked"], row["datasketch_linked"], op, bound
+    )
+
+
+def run(pairs_per_kind: int, seed: int) -> dict[str, Any]:
+    docs, pairs = generate(pairs_per_kind, seed=seed)
+    policy = Policy()
+    got, nd_wall, ds_wall = linked_pairs(docs, pairs, policy)
     cells = _tally(pairs, {d["id"]: d["lang"] for d in docs}, got)
     rows = _by_kind(cells)
-    targets = []
-    for r in rows:
-        if r["kind"] == "unrelated":
-            continue
-        op, bound = _goal(r["kind"])
-        name = "surface-noise copies found" if r["kind"] == "copy" else "template siblings linked"
-        targets.append(
-            target(
-                f"short texts: {name}",
-                f"briefs {r['lang']}, defaults",
-                r["neardup_linked"],
-                r["datasketch_linked"],
-                op,
-                bound,
-            )
-        )
+    targets = [
+        short_target(r, f"briefs {r['lang']}, defaults") for r in rows if r["kind"] != "unrelated"
+    ]
     return {
         "settings": {
             "generator": f"harness.briefs.generate({pairs_per_kind}, seed={seed})",
@@ -172,7 +184,7 @@ def markdown(section: Mapping[str, Any]) -> list[str]:
     head = ["language", "kind", "pairs", "neardup linked", "datasketch linked", "target"]
     table = []
     for r in section["by_kind"]:
-        op, bound = _goal(r["kind"])
+        op, bound = goal(r["kind"])
         table.append(
             [
                 r["lang"],

@@ -27,12 +27,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Literal
 
-from rapidfuzz.distance import OSA
+from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA, Levenshtein
 
 FactKind = Literal["number", "word", "date"]
 
@@ -52,9 +54,14 @@ _TRACKING_RE = re.compile(
     r"\b(?:read more|read the full story|full story|click here|more at|via)\b"
     r"|阅读全文|点击阅读|查看详情|详情请点击|转自"
 )
+# a word: letters, and letters joined by a point, an apostrophe or a hyphen (``u.s``,
+# ``treasury's``, ``tax-free``), which the core drops: a word is one word however it is dotted
+_JOINERS = ".'\u2019\u02bc-"
 _TOKEN_RE = re.compile(
-    rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])|(?P<word>[^\W\d_]+)"
+    rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])"
+    rf"|(?P<word>[^\W\d_]+(?:[{_JOINERS}](?![{_CJK}])[^\W\d_]+)*)"
 )
+_JOINERS_RE = re.compile(f"[{_JOINERS}]")
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 _EN_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
              "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
@@ -68,6 +75,8 @@ _STOP = (
 )
 STOP_WORDS = frozenset(_STOP.split())
 _LONG_STOPS = tuple(sorted(w for w in STOP_WORDS if len(w) >= 4))
+# the stop words a word of each length may be a typo of (one letter more, fewer or changed)
+_STOPS_BY_LENGTH = {n: tuple(w for w in _LONG_STOPS if abs(len(w) - n) <= 1) for n in range(3, 64)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +90,24 @@ class Difference:
 
 @dataclass(frozen=True, slots=True)
 class Facts:
-    """A text's core (for the edit similarity), its numbers and its content words, in order."""
+    """A text's core (for the edit similarity), its numbers and its content words, in order;
+    ``tokens``: the core's numbers (as values) and words, in order (where each one stands)."""
 
     core: str
     numbers: tuple[str, ...]  # values: 2 for "two", 1750 for "1,750", 35 for "三十五"
     numerals: tuple[str, ...]  # the same numbers as the text writes them (what a reader sees)
     words: tuple[str, ...]
+    tokens: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What two texts' facts say (:func:`compare`): the differences, and the two cores less the
+    words either adds at its edges when those are noise (what the edit similarity compares)."""
+
+    changes: tuple[Difference, ...]
+    earlier: str
+    now: str
 
 
 def _arabic(token: str) -> str:
@@ -125,14 +146,14 @@ def facts_of(text: str) -> Facts:
     values: list[str] = []
     shown: list[str] = []
     words: list[str] = []
-    for m in _TOKEN_RE.finditer(kept):
-        kind, tok = m.lastgroup, m.group()
+    for kind, tok in _tokens(kept):
         if kind == "zhnum" and tok[-1] in _ZH_BIG and len(tok) > 1:
             # 三十五亿 reads as 35 and the unit 亿, as 35亿 does
             values.append(_zh_value(tok[:-1]))
             shown.append(tok[:-1])
             words.append(tok[-1])
-            tok = f"{values[-1]} {tok[-1]}"
+            core.append(values[-1])
+            tok = tok[-1]
         elif kind == "zhnum" and any(c not in _ZH_BIG for c in tok):
             values.append(_zh_value(tok))
             shown.append(tok)
@@ -150,27 +171,54 @@ def facts_of(text: str) -> Facts:
         else:
             words.extend(tok if kind == "zhnum" else [tok])  # a lone 万/亿: a unit, a word
         core.append(tok)
-    joined = _CJK_GAP_RE.sub("", " ".join(core))
-    return Facts(joined, tuple(values), tuple(shown), tuple(words))
+    return Facts(_joined(core), tuple(values), tuple(shown), tuple(words), tuple(core))
 
 
-def _typos(gone: Counter[str], came: Counter[str], allowed: int) -> tuple[list[str], list[str]]:
+def _tokens(text: str) -> Iterator[tuple[str | None, str]]:
+    """The tokens of a text with their kinds; a word's joining points and apostrophes dropped
+    (``u.s`` -> ``us``, ``treasury's`` -> ``treasurys``, ``tax-free`` -> ``taxfree``,
+    ``two-for-one`` -> ``twoforone``, ``one-day`` -> ``oneday``: as written without its hyphens),
+    but a number spelt with hyphens is its parts (``twenty-five``: numbers stay numbers)."""
+    for m in _TOKEN_RE.finditer(text):
+        kind, tok = m.lastgroup, m.group()
+        if kind != "word" or tok.isalpha():
+            yield kind, tok
+            continue
+        parts = tok.split("-")
+        if len(parts) > 1 and all(_JOINERS_RE.sub("", p) in _EN_NUMBERS for p in parts):
+            yield from (("word", _JOINERS_RE.sub("", p)) for p in parts)
+        else:
+            yield kind, _JOINERS_RE.sub("", tok)
+
+
+def _joined(tokens: Sequence[str]) -> str:
+    """Tokens as a core: one space between them, none between two CJK characters."""
+    return _CJK_GAP_RE.sub("", " ".join(tokens))
+
+
+def _typos(gone: list[str], came: list[str], allowed: int) -> tuple[list[str], list[str]]:
     """Pair words that went with words that came one edit apart (a typo), at most ``allowed``
     pairs, and count a word one edit from a stop word (``frmo``) as a typo too; what stays
     unpaired is a difference (:func:`_near` says what a typo is). A CJK character is never a
     typo of another: ``沪`` and ``深`` are two exchanges."""
-    left, right = sorted(gone.elements()), sorted(came.elements())
+    left, right = sorted(gone), sorted(came)
     paired = 0
     for w in list(left):
+        if paired == allowed:
+            return left, right
+        if len(w) < 4:
+            continue
         for v in right:
-            if paired < allowed and _near(w, v):
+            if abs(len(w) - len(v)) <= 1 and _near(w, v):
                 left.remove(w)
                 right.remove(v)
                 paired += 1
                 break
     for side in (left, right):
         for w in list(side):
-            if paired < allowed and any(_near(w, stop) for stop in _LONG_STOPS):
+            if paired == allowed:
+                return left, right
+            if any(_near(w, stop) for stop in _STOPS_BY_LENGTH.get(len(w), ())):
                 side.remove(w)
                 paired += 1
     return left, right
@@ -178,11 +226,11 @@ def _typos(gone: Counter[str], came: Counter[str], allowed: int) -> tuple[list[s
 
 def _near(w: str, v: str) -> bool:
     """A typo: two adjacent letters swapped in a word of four letters or more (``frmo``), or one
-    letter changed, added or dropped in a word of six or more; a letter changed in a shorter
-    word is another word (``cuts``, ``puts``)."""
+    letter changed, added or dropped in a word of six or more (``prced`` for ``priced``); a
+    letter changed in a shorter word is another word (``cuts``, ``puts``)."""
     if min(len(w), len(v)) < 4 or OSA.distance(w, v, score_cutoff=1) > 1:
         return False
-    return min(len(w), len(v)) >= 6 or (len(w) == len(v) and sorted(w) == sorted(v))
+    return max(len(w), len(v)) >= 6 or (len(w) == len(v) and sorted(w) == sorted(v))
 
 
 _CJK_ONE = re.compile(f"[{_CJK}]")
@@ -250,32 +298,160 @@ def diff_facts(
 
 
 def differences(earlier: Facts, now: Facts, *, numbers: bool = True) -> list[Difference]:
-    """The facts that differ between two texts; empty when they say the same thing.
+    """The facts that differ between two texts; empty when they say the same thing
+    (:func:`compare`)."""
+    compared = compare(earlier, now, numbers=numbers)
+    return list(compared.changes) if compared else []
 
-    Numbers compare as a sequence of values; words as a multiset (a swapped pair of words or of
-    CJK characters is a typo, not a fact), less up to one typo per ten words. With
-    ``numbers=False`` numbers are not facts (a policy for spam campaigns that vary a phone
-    number or a price)."""
+
+_EDGE_WORDS = 8  # words a copy may add or drop at its edges, or as many as it keeps if more
+_EDGE_KEEPS = 3  # ... when it keeps at least this many
+
+
+def compare(
+    earlier: Facts, now: Facts, *, numbers: bool = True, trimmed_only: bool = False
+) -> Comparison | None:
+    """The facts that differ between two texts, and the cores to compare for similarity.
+
+    Numbers compare as a sequence of values: one added, dropped or changed anywhere is a
+    difference. Words compare as a multiset (a swapped pair of words or of CJK characters is a
+    typo, not a fact), less
+
+    * a word split or joined (``tax free`` / ``taxfree``, ``u s`` / ``us``);
+    * up to one typo per ten words (:func:`_typos`);
+    * words that one text adds *at its start or its end* and the other has not: an attribution
+      tag, a byline, a source (``... - reuters``, ``reporting john smith``). At most
+      ``_EDGE_WORDS`` of them, or as many as the words kept if more, with at least ``_EDGE_KEEPS``
+      tokens kept; and never at the same edge of both texts: a word that *replaces* another
+      at an edge (``kelso motors raises`` / ``alder motors raises``) is a substitution.
+
+    The cores returned are the texts' cores less such edge words (the whole cores otherwise).
+    With ``numbers=False`` numbers are not facts (a policy for spam campaigns that vary a phone
+    number or a price). ``trimmed_only``: ``None`` unless edge words were taken off (the caller
+    only wants the trimmed cores: two cores too unlike as they are)."""
     out: list[Difference] = []
-    if numbers and earlier.numbers != now.numbers:
-        out += diff_facts("number", earlier.numbers, now.numbers, earlier.numerals, now.numerals)
-    a, b = Counter(earlier.words), Counter(now.words)
+    cores, pair = (earlier.core, now.core), (earlier.words, now.words)
+    a: Counter[str] = Counter(earlier.words) if pair[0] != pair[1] else Counter()
+    b: Counter[str] = Counter(now.words) if pair[0] != pair[1] else Counter()
     if a != b:
         allowed = max(1, max(len(earlier.words), len(now.words)) // 10)
-        gone, came = _typos(a - b, b - a, allowed)
+        gone, came = _joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
+        gone, came = _typos(gone, came, allowed)
         if gone or came:
-            out += diff_facts("word", earlier.words, now.words)
+            trimmed = _edges(earlier.tokens, gone, now.tokens, came)
+            if trimmed is None:
+                if trimmed_only:
+                    return None
+                out += diff_facts("word", earlier.words, now.words)
+            else:
+                cores = trimmed
+    if trimmed_only and cores == (earlier.core, now.core):
+        return None
+    if numbers and earlier.numbers != now.numbers:
+        nums = diff_facts("number", earlier.numbers, now.numbers, earlier.numerals, now.numerals)
+        out[:0] = nums
+    return Comparison(tuple(out), *cores)
+
+
+def framed(earlier: Facts, now: Facts, cutoff: float) -> bool:
+    """Whether words added at the edges (:func:`compare`) may be what keeps two cores from
+    being ``cutoff`` alike: the shorter core is clearly shorter (at most halfway from
+    ``cutoff`` to 1 of the longer's length) and, to ``cutoff`` alike, a passage of the longer
+    one. Two tests in C, so that the candidates that are neither (template siblings, other
+    stories) are not compared word by word."""
+    short, long = sorted((earlier.core, now.core), key=len)
+    if len(short) > len(long) * (1 + cutoff) / 2:
+        return False
+    return fuzz.partial_ratio(short, long, score_cutoff=100 * cutoff) > 0
+
+
+def _joins(
+    gone: list[str], came: list[str], earlier: Sequence[str], now: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """Pair a word of one side with two to four consecutive words of the other that join into
+    it (``taxfree`` and ``tax free``, ``us`` and ``u s``); what stays unpaired is returned."""
+    if not any(
+        w != v and w.startswith(v) for x, y in ((gone, came), (came, gone)) for w in x for v in y
+    ):
+        return gone, came  # no word of one side starts with a word of the other
+    left_gone, left_came = Counter(gone), Counter(came)
+    for whole, parts, words in ((left_gone, left_came, now), (left_came, left_gone, earlier)):
+        for w in list(whole.elements()):
+            for i, first in enumerate(words):
+                if parts[first] == 0 or not w.startswith(first):
+                    continue
+                j, joined = i + 1, first
+                while j < len(words) and j - i < 4 and len(joined) < len(w):
+                    joined += words[j]
+                    j += 1
+                run = Counter(words[i:j])
+                if joined == w and j - i > 1 and not run - parts:
+                    parts -= run
+                    whole[w] -= 1
+                    break
+    return sorted((+left_gone).elements()), sorted((+left_came).elements())
+
+
+def _edge_runs(tokens: Sequence[str], extra: list[str]) -> list[tuple[int, int]]:
+    """How many of ``tokens`` lead and trail that are ``extra`` words, taken from the start
+    first and from the end first (a tag can repeat a word of the text, ``tokyo dealers``);
+    empty when some extra word is not at an edge."""
+    out = []
+    for lead_first in (True, False):
+        left = Counter(extra)
+        runs = [0, 0]
+        for side in (0, 1) if lead_first else (1, 0):
+            n = runs[1 - side]
+            while n + runs[side] < len(tokens):
+                tok = tokens[runs[side]] if side == 0 else tokens[-1 - runs[side]]
+                if left[tok] <= 0:
+                    break
+                left[tok] -= 1
+                runs[side] += 1
+        if not +left and (runs[0], runs[1]) not in out:
+            out.append((runs[0], runs[1]))
     return out
+
+
+def _edges(
+    earlier: Sequence[str], gone: list[str], now: Sequence[str], came: list[str]
+) -> tuple[str, str] | None:
+    """The two cores less the words each adds at its edges, when that is all the words that
+    differ and within the bounds of :func:`compare` (the most alike such pair); else
+    ``None``."""
+    kept = len(earlier) - len(gone)  # every extra word is taken off: what is left of earlier
+    if kept < _EDGE_KEEPS or len(gone) + len(came) > max(_EDGE_WORDS, kept):
+        return None
+    for side, extra in ((earlier, gone), (now, came)):
+        if extra and side[0] not in extra and side[-1] not in extra:
+            return None  # a word that differs, and neither edge is one: a substitution inside
+    best: tuple[float, str, str] | None = None
+    for e in _edge_runs(earlier, gone) if gone else [(0, 0)]:
+        for n in _edge_runs(now, came) if came else [(0, 0)]:
+            kept = len(earlier) - e[0] - e[1]
+            if (e[0] and n[0]) or (e[1] and n[1]) or kept < _EDGE_KEEPS:
+                continue
+            if sum(e) + sum(n) > max(_EDGE_WORDS, kept):
+                continue
+            a = _joined(earlier[e[0] : len(earlier) - e[1]])
+            b = _joined(now[n[0] : len(now) - n[1]])
+            sim = Levenshtein.normalized_similarity(a, b)
+            if best is None or sim > best[0]:
+                best = (sim, a, b)
+    return None if best is None else best[1:]
 
 
 __all__ = [
     "STOP_WORDS",
+    "Comparison",
     "Difference",
     "FactKind",
     "Facts",
+    "compare",
     "diff_facts",
     "differences",
     "facts_of",
+    "framed",
     "numbers_of",
     "value_of",
 ]

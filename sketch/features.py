@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import islice
 
 import mmh3
 import numpy as np
@@ -82,6 +83,12 @@ def normalize(text: str) -> str:
 def tokenize(text: str, *, normalized: bool = False) -> list[str]:
     """Words for alphabetic scripts, single characters for CJK (see module docstring)."""
     return _TOKEN_RE.findall(text if normalized else normalize(text))
+
+
+def has_tokens(text: str, n: int) -> bool:
+    """Whether ``text`` (as sent) has at least ``n`` tokens (:func:`tokenize`'s): a scan that
+    stops at the ``n``-th, so a long text costs no more than a short one."""
+    return n <= 0 or any(True for _ in islice(_TOKEN_RE.finditer(text), n - 1, None))
 
 
 @cache
@@ -614,6 +621,7 @@ __all__ = [
     "combine_windows",
     "content_hash",
     "facts_texts",
+    "has_tokens",
     "idf_weights",
     "mix64",
     "normalize",

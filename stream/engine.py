@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from sketch import evidence, facts, verify
+from sketch import evidence, facts, features, verify
 from sketch.evidence import Span
 from sketch.lines import Lines, inside, lines_of, without
 from stream import aliases, keys, namespaces
@@ -145,9 +145,18 @@ def _judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, boo
         sim = verify.edit_similarity(mine, theirs)
         return (Candidate(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
     sim = verify.edit_similarity(me.core, other.core)
+    unlike = sim < policy.short_threshold
+    if unlike and not facts.framed(other, me, policy.short_threshold):
+        return None
+    # the cores less words added at an edge (a tag); when unlike as they are, only that helps
+    compared = facts.compare(other, me, trimmed_only=unlike)
+    if compared is None:
+        return None
+    if (compared.earlier, compared.now) != (other.core, me.core):
+        sim = verify.edit_similarity(compared.now, compared.earlier)
     if sim < policy.short_threshold:
         return None
-    changes = tuple(facts.differences(other, me))
+    changes = compared.changes
     strict = policy.facts == "strict"
     copy = not any(strict or c.kind != "number" for c in changes)
     return Candidate(sim, 0, "edit", None, changes), copy
@@ -407,7 +416,9 @@ class Engine:
         ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
         recurs is a story syndicated again, not boilerplate; a one-word line is a text laid
         out a word a line, whose words recur everywhere) (None: nothing to leave
-        out, or everything: a page that is all template is judged as it is). One read of the
+        out, or everything: a page that is all template is judged as it is; or a short text,
+        fewer than ``short_tokens`` tokens, whose recurring lines are its facts: ``Pay April
+        10`` in a dividend notice). One read of the
         index for the batch, plus the batch's own earlier articles; what is left out is frozen
         into the records that registration writes, so the verdicts never depend on counts read
         later."""
@@ -436,6 +447,8 @@ class Engine:
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
+            if not features.has_tokens(a.text, policy.short_tokens):
+                drop = set()  # a short text is judged whole: its lines are its facts
             if a.text not in seen:  # the batch's earlier articles count too, once per text
                 seen.add(a.text)
                 counts.update(set(found.keys))

@@ -57,7 +57,9 @@ from sketch.canonical import CANONICAL_FORM
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
-SCHEME_FORMAT = 4  # 4: short-text buckets of the core, long records with numbers; 3: 8-byte seqs
+# 5: short-text cores join dotted and hyphenated words (u.s -> us); 4: short-text buckets of
+# the core, long records with numbers; 3: 8-byte seqs
+SCHEME_FORMAT = 5
 FactsRule = Literal["strict", "relaxed"]
 
 

@@ -12,7 +12,16 @@ from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
-from tests.unit.test_verdict_facts import FED, FED_COPY, FED_TWO, _verdicts
+from tests.unit.test_verdict_facts import (
+    BAKER,
+    FED,
+    FED_COPY,
+    FED_TWO,
+    REBROKEN,
+    TOKYO,
+    _notice,
+    _verdicts,
+)
 
 
 def _story(skip: int = 0) -> str:
@@ -26,6 +35,32 @@ def _cases() -> list[tuple[str, Policy, list[Article]]]:
     return [
         ("short", Policy(), [Article("a", FED), Article("b", FED_TWO), Article("c", FED_COPY)]),
         ("zh", Policy(), [Article(f"z{i}", t) for i, t in enumerate(zh)]),
+        (
+            "briefs",  # real wire briefs with surface noise, and one with a number substituted
+            Policy(),
+            [
+                Article("t", TOKYO),
+                Article("t1", f"TOKYO (Reuters) - {TOKYO} (Reporting by Jane Doe)"),
+                Article("t2", REBROKEN),
+                Article("t3", f"{TOKYO.replace('140', '150')} - Reuters"),
+                Article("b", BAKER),
+                Article("b1", BAKER.replace(".", "").replace("'", "")),
+            ],
+        ),
+        (
+            "notices",  # a short notice is judged whole though its source repeats its lines
+            Policy(),
+            [
+                *(
+                    Article(f"n{i}", _notice(f"CO{i} <C{i}>", 10 + i, "April 10", "March 30"))
+                    for i in range(3)
+                ),
+                Article("a", _notice("STB CORP <STB>", 22, "April 10", "March 30")),
+                Article(
+                    "a1", "By Jane Chen: " + _notice("STB CORP <STB>", 22, "April 10", "March 30")
+                ),
+            ],
+        ),
         (
             "relaxed",
             Policy(facts="relaxed"),
@@ -76,6 +111,9 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
         assert Verdict.from_json(stored[len(arts)]) == want[-1]
         seen[ns] = got
     assert [r.id for r in seen["short"][1].related] == ["a"] and seen["short"][2].cluster == "a"
+    assert [v.duplicate_of for v in seen["briefs"]] == [None, "t", "t", None, None, "b"]
+    assert [r.id for r in seen["briefs"][3].related][:1] == ["t"]
+    assert seen["notices"][-1].duplicate_of == "a"
     assert seen["long"][1].changes and seen["long"][1].evidence
     assert [r.changes[0].kind for r in seen["dated"][1].related] == ["date"]
     assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]

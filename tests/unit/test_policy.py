@@ -160,7 +160,7 @@ def test_policy_is_frozen() -> None:
 def test_bucket_salts_are_part_of_the_scheme() -> None:
     """The salts decide every bucket id, so the index must refuse a worker with other ones."""
     scheme = orjson.loads(Policy().scheme_bytes())
-    assert scheme["format"] == 4
+    assert scheme["format"] == 5
     assert scheme["bucket_salts"] == {
         "long_band": 0x4C4F4E4742414E44,
         "short_band": 0x53484F5254424E44,

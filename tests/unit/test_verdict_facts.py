@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from harness import data
 from sketch import features, verify
 from stream.engine import Engine
@@ -186,3 +188,95 @@ async def test_a_long_template_on_another_day_is_related_not_a_copy() -> None:
     relaxed = Engine(MemoryIndex(), Policy(facts="relaxed"))
     _, b2 = await _verdicts(relaxed, [Article("a", march), Article("b", april)])
     assert (b2.verdict, b2.duplicate_of, b2.related) == ("near_duplicate", "a", ())
+
+
+# issue 21 item 2: real wire briefs (Reuters-21578) with surface noise are copies; with a number,
+# an amount, a date or a name substituted they are related, with the change named
+
+BAKER = "U.S. TREASURY'S BAKER SAYS PARIS PACT ONLY A START TO GREATER COOPERATION"
+TOKYO = "TOKYO DEALERS SEE DOLLAR POISED TO BREACH 140 YEN"
+REBROKEN = "TOKYO DEALERS\nSEE  DOLLAR POISED\n\n  TO BREACH  140 YEN (via newswire)"
+
+
+async def _second(first: str, second: str) -> Verdict:
+    return (await _verdicts(Engine(MemoryIndex()), [Article("a", first), Article("b", second)]))[1]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (TOKYO, f"{TOKYO} (via newswire)"),
+        (TOKYO, f"{TOKYO} Reuter - Reuters"),
+        (TOKYO, f"TOKYO (Reuters) - {TOKYO}"),
+        (TOKYO, f"{TOKYO} (Reporting by Jane Doe; Editing by Tom Brown)"),
+        (TOKYO, REBROKEN),  # re-broken over lines, doubled spaces, a tag added
+        (f"Reuters - {TOKYO}", TOKYO.lower()),  # a tag dropped at the start
+        (BAKER, BAKER.replace(".", "").replace("'", "")),  # US TREASURYS BAKER
+        (BAKER.replace(".", "").replace("'", ""), BAKER),
+        (BAKER, BAKER.lower().replace("cooperation", "cooperaton")),  # case, a typo
+    ],
+)
+async def test_surface_noise_on_a_real_brief_is_a_copy(first: str, second: str) -> None:
+    b = await _second(first, second)
+    assert (b.verdict, b.duplicate_of, b.cluster, b.method, b.changes) == (
+        "near_duplicate",
+        "a",
+        "a",
+        "edit",
+        (),
+    )
+
+
+@pytest.mark.parametrize(
+    ("second", "changes"),
+    [
+        (TOKYO.replace("140", "145"), (Change("number", "140", "145"),)),
+        (TOKYO.replace("YEN", "MARKS"), (Change("word", "yen", "marks"),)),
+        (TOKYO.replace("TOKYO", "LONDON"), (Change("word", "tokyo", "london"),)),
+        (f"{TOKYO.replace('140', '150')} - Reuters", (Change("number", "140", "150"),)),
+    ],
+)
+async def test_a_substitution_in_a_real_brief_is_related(
+    second: str, changes: tuple[Change, ...]
+) -> None:
+    b = await _second(TOKYO, second)
+    assert (b.verdict, b.duplicate_of, b.cluster) == ("original", None, "b")
+    assert [(r.id, r.changes) for r in b.related] == [("a", changes)]
+
+
+async def test_real_template_siblings_by_date_are_related() -> None:
+    a, b = "TREASURY BALANCES AT FED ROSE ON MARCH 12", "TREASURY BALANCES AT FED ROSE ON MARCH 23"
+    v = await _second(a, f"{b} (via newswire)")
+    assert (v.verdict, v.related[0].changes) == ("original", (Change("number", "12", "23"),))
+
+
+def _notice(name: str, cents: int, pay: str, record: str) -> str:
+    return (
+        f"{name} DECLARES QTLY DIV\nQtly div {cents} cts vs {cents} cts prior\n"
+        f"    Pay {pay}\n    Record {record}"
+    )
+
+
+async def test_a_short_notice_is_judged_whole_though_its_lines_recur() -> None:
+    """A dividend notice is short: lines its source repeats (``Pay April 10``) are its facts,
+    not boilerplate. Three earlier notices teach those lines; the copy with a byline added is
+    still a copy of its notice (its lines left out it would share nothing but its headline),
+    and a sibling that pays on another day is related."""
+    earlier = [
+        Article(f"n{i}", _notice(name, 10 + i, "April 10", "March 30"))
+        for i, name in enumerate(("ALPHA CORP <ALP>", "BETA INC <BET>", "GAMMA CO <GAM>"))
+    ]
+    first = _notice("SOUTHEAST BANKING CORP <STB>", 22, "April 10", "March 30")
+    copy = f"By Jane Chen, MarketWatch: {first}"
+    sibling = _notice("SOUTHEAST BANKING CORP <STB>", 22, "May 12", "April 28")
+    got = await _verdicts(
+        Engine(MemoryIndex()),
+        [*earlier, Article("a", first), Article("b", copy), Article("c", sibling)],
+    )
+    a, b, c = got[3:]
+    assert a.verdict == "original"
+    assert (b.verdict, b.duplicate_of, b.changes) == ("near_duplicate", "a", ())
+    assert (c.verdict, c.duplicate_of) == ("original", None)
+    assert [r.id for r in c.related][:1] == ["a"]
+    kinds = [(ch.kind, ch.earlier, ch.now) for ch in c.related[0].changes]
+    assert kinds[0] == ("number", "10 30", "12 28")  # the days paid and of record
