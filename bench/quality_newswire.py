@@ -6,6 +6,12 @@ same normalised text, or what people who read both said (``same`` / ``different`
 nobody judged is counted as unjudged and listed, never guessed. datasketch's candidate pairs
 (each document with its candidates) are judged the same way. The recall proxy: how many of the
 pairs judged ``same`` (found by an older version, then read) a system still links.
+
+Pair recall against brute force (:func:`harness.corpus.exact_similarities`, word 3-shingles of
+the text as :func:`sketch.features.normalize` gives it): every pair of stories at Jaccard >= 0.8
+is *linked* (one cluster, or the later's ``duplicate_of`` or ``matches`` name the earlier),
+*related* (the later names the earlier among ``related``, with what changed) or *missed*
+(silently: neither). datasketch: the earlier among the later's candidates.
 """
 
 from __future__ import annotations
@@ -23,12 +29,16 @@ from bench.quality_systems import (
     target,
 )
 from harness import data
+from harness.corpus import Doc, exact_similarities
 from harness.newswire import Judged, cluster_pairs, judge, stream
 from harness.report import md_table
-from stream.model import Article
+from sketch.features import normalize
+from stream.model import Article, Verdict
 from stream.policy import Policy
 
 TARGET_PRECISION = 0.99
+TARGET_LINKED = {0.8: 0.95, 0.9: 0.999}  # pairs at J >= key linked
+SHOWN_MISSED = 20
 SHOWN_WRONG = 10
 
 
@@ -68,6 +78,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
     ds_kept = sum(p in cand_set for p in same)
 
     nd_sum, ds_sum = _summary(nd, nd_kept, len(same)), _summary(ds, ds_kept, len(same))
+    recall = _pair_recall(docs, verdicts, found)
     return {
         "settings": {
             "stream": "harness.newswire.stream()" if limit is None else f"stream({limit})",
@@ -85,6 +96,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
             "clusters_with_pairs": _multi(clusters.values()),
         },
         "datasketch": ds_sum,
+        "pair_recall": recall,
         "targets": [
             target(
                 "cluster precision on a real news stream",
@@ -93,9 +105,68 @@ def run(limit: int | None = None) -> dict[str, Any]:
                 ds_sum["precision"],
                 ">=",
                 TARGET_PRECISION,
-            )
+            ),
+            *(
+                target(
+                    f"pairs at J >= {t} linked",
+                    "Reuters-21578, defaults",
+                    row["linked"],
+                    row["datasketch"],
+                    ">=",
+                    TARGET_LINKED[t],
+                )
+                for t, row in ((r["at"], r) for r in recall["rows"])
+            ),
+            target(
+                "pairs at J >= 0.8 silently missed (neither linked nor related)",
+                "Reuters-21578, defaults",
+                share(recall["rows"][0]["missed"], recall["rows"][0]["pairs"]),
+                None,
+                "<=",
+                0,
+            ),
         ],
     }
+
+
+def _pair_recall(
+    docs: Sequence[Mapping[str, str]], verdicts: Sequence[Verdict], found: Mapping[int, set[int]]
+) -> dict[str, Any]:
+    """Each brute-force pair at J >= 0.8 linked, related or missed (see the module doc)."""
+    as_docs = [Doc(id=d["id"], text=normalize(d["text"]), source=None, mutation="") for d in docs]
+    truth = exact_similarities(as_docs, min(TARGET_LINKED))
+    order = [d["id"] for d in docs]
+    by_id = {v.id: v for v in verdicts}
+    rows, missed = [], []
+    for at in sorted(TARGET_LINKED):
+        pairs = [(i, j, sim) for (i, j), sim in truth.items() if sim >= at]
+        n_linked = n_related = ds = 0
+        for i, j, sim in pairs:
+            first, second = by_id[order[i]], by_id[order[j]]
+            ds += i in found.get(j, set())
+            if first.cluster == second.cluster or first.id in _named(second):
+                n_linked += 1
+            elif any(r.id == first.id for r in second.related):
+                n_related += 1
+            elif at == min(TARGET_LINKED):
+                missed.append({"first": first.id, "second": second.id, "jaccard": round(sim, 4)})
+        n = len(pairs)
+        rows.append(
+            {
+                "at": at,
+                "pairs": n,
+                "linked": share(n_linked, n),
+                "related": share(n_related, n),
+                "missed": n - n_linked - n_related,
+                "datasketch": share(ds, n),
+            }
+        )
+    missed.sort(key=lambda m: -m["jaccard"])
+    return {"rows": rows, "missed": missed}
+
+
+def _named(v: Verdict) -> set[str]:
+    return {m.id for m in v.matches} | ({v.duplicate_of} if v.duplicate_of else set())
 
 
 def _multi(clusters: Iterable[str]) -> int:
@@ -187,4 +258,50 @@ def markdown(section: Mapping[str, Any]) -> list[str]:
         ]
     else:
         parts += ["No neardup cluster pair is judged different.", ""]
+    return parts + _recall_markdown(section["pair_recall"], texts)
+
+
+def _recall_markdown(recall: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
+    rows = [
+        [
+            f"J >= {r['at']}",
+            str(r["pairs"]),
+            pct(r["linked"]),
+            pct(r["related"]),
+            str(r["missed"]),
+            pct(r["datasketch"]),
+            f">= {pct(TARGET_LINKED[r['at']], 1)}",
+        ]
+        for r in recall["rows"]
+    ]
+    head = ["pairs", "n", "neardup linked", "related", "silently missed", "datasketch", "target"]
+    parts = [
+        "### Pair recall against brute force",
+        "",
+        "Every pair of stories whose normalised word 3-shingle sets have Jaccard at or above the "
+        "bound (`harness.corpus.exact_similarities`): linked (one cluster, or named in "
+        "`duplicate_of`/`matches`), related (named in `related` with what changed), or silently "
+        "missed. datasketch: the earlier story among the later's candidates.",
+        "",
+        md_table(head, rows),
+        "",
+    ]
+    missed = recall["missed"]
+    if missed:
+        shown = [
+            [f"{m['first']} / {m['second']}", f"{m['jaccard']:.3f}",
+             _title(texts, m["first"]), _title(texts, m["second"])]
+            for m in missed[:SHOWN_MISSED]
+        ]  # fmt: skip
+        parts += [
+            f"Silently missed at J >= 0.8 ({len(missed)}, highest Jaccard first):",
+            "",
+            md_table(["pair", "J", "earlier", "later"], shown),
+            "",
+        ]
     return parts
+
+
+def _title(texts: Mapping[str, str], doc_id: str) -> str:
+    head = texts[doc_id].split("\n", 1)[0].strip().replace("|", "/")
+    return (head[:60] + "...") if len(head) > 60 else head

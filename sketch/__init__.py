@@ -33,6 +33,7 @@ from sketch.facts import (
     facts_of,
     framed,
     numbers_of,
+    unstamped,
     value_of,
 )
 from sketch.features import (
@@ -180,6 +181,7 @@ __all__ = [
     "truncated_sets",
     "unique_per_doc",
     "unpack_bbit",
+    "unstamped",
     "value_of",
     "verify",
     "without",

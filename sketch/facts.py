@@ -62,6 +62,12 @@ _TOKEN_RE = re.compile(
     rf"|(?P<word>[^\W\d_]+(?:[{_JOINERS}](?![{_CJK}])[^\W\d_]+)*)"
 )
 _JOINERS_RE = re.compile(f"[{_JOINERS}]")
+# a time of day with its zone (``11:00 edt``, ``0900 gmt``): when a desk sent an item, not what
+# it says; a bare ``11:00`` (a meeting's time) stays a number
+_STAMP_RE = re.compile(
+    r"(?<![0-9.,:])(?:[01]?[0-9]|2[0-4]):?[0-5][0-9](?::[0-5][0-9])? ?"
+    r"(?P<zone>gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt|local time|hrs)(?![a-z])"
+)
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 _EN_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
              "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
@@ -172,6 +178,16 @@ def facts_of(text: str) -> Facts:
             words.extend(tok if kind == "zhnum" else [tok])  # a lone 万/亿: a unit, a word
         core.append(tok)
     return Facts(_joined(core), tuple(values), tuple(shown), tuple(words), tuple(core))
+
+
+def unstamped(text: str, norm: str, head: str) -> str:
+    """``norm`` (the normalised ``text``) without the times of day a desk stamped on its
+    headline (``MIDWEST GRAIN FUTURES 11:00 EDT`` over the prices): when an item was sent, not
+    what it says. Only a headline over a body (``head``: the first line, normalised); a text
+    of one line keeps its times (two bulletins of a day differ by theirs)."""
+    if "\n" not in text.strip() or not norm.startswith(head):
+        return norm
+    return _STAMP_RE.sub(r"\g<zone>", head) + norm[len(head) :]
 
 
 def _tokens(text: str) -> Iterator[tuple[str | None, str]]:
@@ -453,5 +469,6 @@ __all__ = [
     "facts_of",
     "framed",
     "numbers_of",
+    "unstamped",
     "value_of",
 ]

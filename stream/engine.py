@@ -29,8 +29,10 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 from sketch import evidence, facts, features, verify
@@ -41,7 +43,7 @@ from stream.errors import ClusterChainError, ConflictError, DeletedError, Neardu
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
 from stream.policy import Policy
-from stream.prepare import Prepared, prepare
+from stream.prepare import Prepared, prepare, whole_shingles
 from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
@@ -82,25 +84,38 @@ def _teaches(v: Verdict | NeardupError | None) -> bool:
     return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
 
 
-def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candidate, bool] | None:
+def _judge(
+    policy: Policy,
+    me: Prepared | Record,
+    other: Record,
+    left_out: frozenset[bytes] = frozenset(),
+) -> tuple[Candidate, bool] | None:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
-    numbers differ), or ``None``; ``seq`` is filled in by the caller."""
+    numbers differ), or ``None``; ``seq`` is filled in by the caller.
+
+    Long texts compare what each sketched: its text less the lines its source repeated when it
+    was registered. What a source repeats is learned over time, so ``me`` may have left out
+    lines (``left_out``) that ``other`` kept, being earlier. Too unlike so, the two compare
+    again with those lines left out of both (:func:`_pair_view`), and, if still unlike, whole:
+    alike whole they are related, never silently apart (a template's next release whose
+    lines were learned in between)."""
     if me.kind is not other.kind:
+        if left_out and other.raw and isinstance(me, Prepared) and other.kind is Kind.LONG:
+            return _judge_whole(policy, me, other)  # a long text short without its boilerplate
         return None
     if me.kind is Kind.SHORT:
-        return _judge_short(policy, me.text, other.text)
-    a, b = me.shingles, other.shingles
-    direction: Direction | None = None
-    if policy.measure == "jaccard":
-        sim = verify.jaccard(a, b)
-    else:
-        inter = verify.intersection_size(a, b)
-        part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
-        whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
-        sim, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
+        judged = _judge_short(policy, me.text, other.text)
+        if judged is None and left_out and other.raw and isinstance(me, Prepared):
+            return _judge_whole(policy, me, other)  # both short without their boilerplate
+        return judged
+    sim, direction = _similarity(policy, me.shingles, other.shingles)
     if sim < policy.threshold:
-        return None
+        if not (left_out and other.raw and isinstance(me, Prepared)):
+            return None
+        sim, direction = _similarity(policy, me.shingles, _pair_view(policy, other, left_out))
+        if sim < policy.threshold:
+            return _judge_whole(policy, me, other)
     found = Candidate(sim, 0, policy.measure, direction)
     if policy.facts == "strict" and _another_day(me.dates, other.dates):
         # the same template on another day (a monthly estimate, a weekly price, a daily
@@ -110,14 +125,86 @@ def _judge(policy: Policy, me: Prepared | Record, other: Record) -> tuple[Candid
             *_number_changes(policy, me, other),
         )
         return Candidate(sim, 0, found.method, direction, changes), False
-    brief = min(len(a), len(b)) < policy.facts_tokens
-    known = max(len(a), len(b)) < policy.numbers_shingles  # both records keep their numbers
+    a, b = len(me.shingles), len(other.shingles)
+    brief = min(a, b) < policy.facts_tokens
+    known = max(a, b) < policy.numbers_shingles  # both records keep their numbers
     if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
         # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
         # next release, not a copy: related, with its changed figures
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
         return Candidate(sim, 0, found.method, direction, changes), False
     return found, True
+
+
+def _prepared(
+    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None]
+) -> list[Prepared]:
+    """:func:`prepare`, and an article sketched without its boilerplate is also bucketed by
+    its whole text's MinHash bands: an earlier copy registered before those lines were
+    learned (whole) is still a candidate (:func:`_judge` then compares like with like)."""
+    out = prepare(policy, articles, sketched)
+    reduced = [k for k, t in enumerate(sketched) if t]
+    if not reduced:
+        return out
+    whole = prepare(policy, [articles[k] for k in reduced])
+    bands = policy.bands_rows[0]
+    for k, w in zip(reduced, whole, strict=True):
+        if w.kind is Kind.LONG:
+            mine = set(out[k].buckets)
+            extra = tuple(b for b in w.buckets[:bands] if b not in mine)
+            out[k] = replace(out[k], buckets=out[k].buckets + extra)
+    return out
+
+
+def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate, bool] | None:
+    """A text that left so much out as boilerplate that the rest is short, against an earlier
+    long text (registered before those lines were learned), or two texts unlike once the
+    same lines are left out of both: the two whole texts as sent, a copy when their bodies'
+    numbers and days agree, else related with what changed."""
+    mine = whole_shingles(policy, me.article.text)
+    sim, direction = _similarity(policy, mine, whole_shingles(policy, other.raw))
+    if sim < policy.threshold:
+        return None
+    (a, days_a), (b, days_b) = _body_facts(other.raw), _body_facts(me.article.text)
+    changes = (
+        *(facts.diff_facts("date", days_a, days_b) if _another_day(days_b, days_a) else ()),
+        *(facts.diff_facts("number", a, b) if a != b else ()),
+    )
+    return Candidate(sim, 0, policy.measure, direction, changes), not changes
+
+
+def _body_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A long text's numbers as values and its days of the year, from its body (no headline,
+    no times of day: :func:`sketch.features.facts_texts`); its numbers from the whole text
+    when the body names none."""
+    body, whole = features.facts_texts(text, features.normalize(text))
+    return facts.numbers_of(body) or facts.numbers_of(whole), features.numerals_and_dates(body)[1]
+
+
+def _similarity(
+    policy: Policy, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]
+) -> tuple[float, Direction | None]:
+    """The namespace's measure of two shingle sets, and under containment which way."""
+    if policy.measure == "jaccard":
+        return verify.jaccard(a, b), None
+    inter = verify.intersection_size(a, b)
+    part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
+    whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
+    return (part, "excerpt") if part >= whole else (whole, "embeds")
+
+
+def _pair_view(policy: Policy, other: Record, left_out: frozenset[bytes]) -> npt.NDArray[np.uint32]:
+    """The shingles of ``other``'s text as sent less its lines whose fingerprints are in
+    ``left_out`` (the lines the text it is compared with left out)."""
+    found = lines_of(
+        other.raw,
+        other.source,
+        policy.seed,
+        min_tokens=2,
+        max_tokens=policy.boilerplate_tokens,
+    )
+    drop = {i for i, key in enumerate(found.keys) if key[8:] in left_out}
+    return whole_shingles(policy, without(other.raw, found, drop) if drop else other.raw)
 
 
 def _another_day(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
@@ -338,13 +425,13 @@ class Engine:
         live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
-        lines, sketched = await self._boilerplate(ns, policy, articles)
+        lines, sketched, left_out = await self._boilerplate(ns, policy, articles)
         records: dict[int, bytes] = {}  # read with a check's probe: not read again
         verdicts: dict[int, bytes] = {}
         if register:
             prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
         else:
-            prepared = prepare(policy, articles, sketched)
+            prepared = _prepared(policy, articles, sketched)
             probes = []
             for p in prepared:  # one read each: id, buckets, and the records and verdicts found
                 read = await self.index.check(
@@ -364,7 +451,7 @@ class Engine:
         # Verify every new article first (pure), then read the stored verdicts of all best
         # matches decided before this batch in one call: their clusters are what copies join.
         found = {
-            k: self._matches(batch, p, probe, register, now)
+            k: self._matches(batch, p, probe, register, now, left_out[k])
             for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
             if probe.status == "new"
         }
@@ -410,7 +497,7 @@ class Engine:
 
     async def _boilerplate(
         self, ns: str, policy: Policy, articles: list[Article]
-    ) -> tuple[list[Lines | None], list[str | None]]:
+    ) -> tuple[list[Lines | None], list[str | None], list[frozenset[bytes]]]:
         """Each multi-line article's lines, and its text without the lines that at least
         ``boilerplate_min_docs`` earlier documents of its source had and that have two to
         ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
@@ -421,10 +508,12 @@ class Engine:
         10`` in a dividend notice). One read of the
         index for the batch, plus the batch's own earlier articles; what is left out is frozen
         into the records that registration writes, so the verdicts never depend on counts read
-        later."""
+        later. Third: per article, the fingerprints of the lines it left out (what a pair
+        view of an earlier text leaves out too: :func:`_pair_view`)."""
         k, none = policy.boilerplate_min_docs, [None] * len(articles)
+        nothing: list[frozenset[bytes]] = [frozenset()] * len(articles)
         if not k or not any("\n" in a.text for a in articles):
-            return list(none), list(none)
+            return list(none), list(none), nothing
         lines = [
             lines_of(
                 a.text,
@@ -440,10 +529,12 @@ class Engine:
         wanted = list({key for found in lines if found for key in found.keys})
         counts = Counter(dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True)))
         sketched: list[str | None] = []
+        left_out: list[frozenset[bytes]] = []
         seen: set[str] = set()
         for a, found in zip(articles, lines, strict=True):
             if found is None:
                 sketched.append(None)
+                left_out.append(frozenset())
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
@@ -453,8 +544,10 @@ class Engine:
                 seen.add(a.text)
                 counts.update(set(found.keys))
             rest = without(a.text, found, drop) if drop else ""
-            sketched.append(rest if drop and _WORD.search(rest) else None)
-        return lines, sketched
+            reduced = bool(drop and _WORD.search(rest))
+            sketched.append(rest if reduced else None)
+            left_out.append(frozenset(found.keys[i][8:] for i in drop) if reduced else frozenset())
+        return lines, sketched, left_out
 
     async def _count_lines(
         self,
@@ -510,7 +603,7 @@ class Engine:
         async with self.index.registration(ns, policy.bucket_cap) as stream:
             for lo in range(0, len(articles), size):
                 # sketched while the server registers the chunk before
-                part = prepare(policy, articles[lo : lo + size], sketched[lo : lo + size])
+                part = _prepared(policy, articles[lo : lo + size], sketched[lo : lo + size])
                 prepared += part
                 await stream.send(registrations(part), window)
             return prepared, await stream.probes()
@@ -544,10 +637,17 @@ class Engine:
         return await self._resolve(batch, probe.seq)
 
     def _matches(
-        self, batch: _Batch, me: Prepared | Record, probe: Probe, register: bool, at: float
+        self,
+        batch: _Batch,
+        me: Prepared | Record,
+        probe: Probe,
+        register: bool,
+        at: float,
+        left_out: frozenset[bytes] = frozenset(),
     ) -> Found:
         """Every earlier, live candidate that verifies, best first (exact copies win ties), and
-        the related ones (short texts alike but for their facts), best first."""
+        the related ones (short texts alike but for their facts), best first. ``left_out``:
+        the fingerprints of the lines ``me`` left out as boilerplate."""
         policy = batch.policy
         seq = probe.seq if register else None
         matches: list[Candidate] = []
@@ -558,7 +658,7 @@ class Engine:
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
-            judged = _judge(policy, me, batch.records[s])
+            judged = _judge(policy, me, batch.records[s], left_out)
             if judged is not None:
                 c, copy = judged
                 (matches if copy else related).append(

@@ -98,7 +98,7 @@ def prepare(
     if long_idx:
         out.update(_long(policy, articles, texts, batch, contents, hashes, offsets, long_idx))
     if short_idx:
-        norms = [batch.text(i) for i in short_idx]
+        norms = [_unstamped(texts[i], batch.text(i)) for i in short_idx]
         out.update(_short(policy, articles, contents, norms, short_idx))
     return [out[i] for i in range(len(articles))]
 
@@ -113,7 +113,9 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     content = features.content_hash(own, seed)
     windows = features.combine_windows(features.text_token_hashes(norm, seed, normalized=True), w)
     if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
-        return _short(policy, [article], [content], [norm], [0])[0]
+        return _short(
+            policy, [article], [content], [_unstamped(sketched or article.text, norm)], [0]
+        )[0]
     salts = policy.bucket_salts
     repeated = np.sort(windows)
     unique = features.sorted_unique(repeated)
@@ -137,6 +139,24 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
         numerals,
         dates,
     )
+
+
+def _unstamped(text: str, norm: str) -> str:
+    """A short text's normalised form without the time stamped on its headline
+    (:func:`sketch.facts.unstamped`)."""
+    if "\n" not in text or not any(c.isdigit() for c in text.split("\n", 1)[0]):
+        return norm
+    return facts.unstamped(text, norm, features.normalize(text.lstrip().split("\n", 1)[0]))
+
+
+def whole_shingles(policy: Policy, text: str) -> npt.NDArray[np.uint32]:
+    """The shingles of ``text`` as :func:`prepare` would record them (sorted unique, 32-bit),
+    for comparing a stored article's text as sent in another view than the one it sketched."""
+    norm = features.normalize(text)
+    hashes = features.text_token_hashes(norm, policy.seed, normalized=True)
+    windows = features.combine_windows(hashes, policy.shingle_size)
+    unique = features.sorted_unique(np.sort(windows))
+    return features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
 def _numbers_and_dates(
@@ -232,4 +252,4 @@ def _short(
     }
 
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "prepare", "whole_shingles"]

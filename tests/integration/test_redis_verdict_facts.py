@@ -13,6 +13,8 @@ from stream.index.redis import RedisIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
 from tests.unit.test_verdict_facts import (
+    _BODY,
+    _WIRE,
     BAKER,
     FED,
     FED_COPY,
@@ -20,6 +22,7 @@ from tests.unit.test_verdict_facts import (
     REBROKEN,
     TOKYO,
     _notice,
+    _other,
     _verdicts,
 )
 
@@ -45,6 +48,15 @@ def _cases() -> list[tuple[str, Policy, list[Article]]]:
                 Article("t3", f"{TOKYO.replace('140', '150')} - Reuters"),
                 Article("b", BAKER),
                 Article("b1", BAKER.replace(".", "").replace("'", "")),
+            ],
+        ),
+        (
+            "learned",  # a copy sent after its source's lines were learned is still a copy
+            Policy(),
+            [
+                Article("a", "COMINCO SEES MEETING\n" + "\n".join(_BODY + _WIRE)),
+                *(Article(f"o{i}", _other(i)) for i in range(3)),
+                Article("b", "COMINCO SEEKS MEETING\n" + "\n".join(_BODY + _WIRE)),
             ],
         ),
         (
@@ -114,6 +126,7 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
     assert [v.duplicate_of for v in seen["briefs"]] == [None, "t", "t", None, None, "b"]
     assert [r.id for r in seen["briefs"][3].related][:1] == ["t"]
     assert seen["notices"][-1].duplicate_of == "a"
+    assert seen["learned"][-1].duplicate_of == "a"
     assert seen["long"][1].changes and seen["long"][1].evidence
     assert [r.changes[0].kind for r in seen["dated"][1].related] == ["date"]
     assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]

@@ -280,3 +280,82 @@ async def test_a_short_notice_is_judged_whole_though_its_lines_recur() -> None:
     assert [r.id for r in c.related][:1] == ["a"]
     kinds = [(ch.kind, ch.earlier, ch.now) for ch in c.related[0].changes]
     assert kinds[0] == ("number", "10 30", "12 28")  # the days paid and of record
+
+
+# issue 21 item 3: no near-duplicate silently missed. What a source repeats is learned over time,
+# so a copy may leave out lines its earlier original kept (registered before they were learned)
+
+_BODY = [
+    "Cominco Ltd said it expects to meet today with two of five union locals",
+    "on strike at its Trail smelter and Kimberley lead-zinc mine, a spokesman said.",
+    "It had no meeting scheduled with the other three striking locals, which",
+    "rejected a tentative three-year contract Saturday, spokesman Richard Fish said.",
+    "Fish said the pact that was rejected contained a cost of living increase",
+    "tied to the Canadian consumer price index, but no wage increase at all.",
+]
+_WIRE = [  # lines the wire repeats under many stories (learned as boilerplate)
+    "The Trail smelter, about 400 miles east of Vancouver, produced zinc",
+    "and lead last year; the Sullivan mine at Kimberley produced ore,",
+    "most of it for processing at the Trail smelter, the company said.",
+]
+
+
+def _other(i: int) -> str:
+    words = " ".join(f"word{i}x{k}" for k in range(30))
+    return f"OTHER STORY NUMBER {i}\n{words}\n" + "\n".join(_WIRE)
+
+
+async def test_a_copy_sent_after_its_lines_were_learned_is_still_a_copy() -> None:
+    original = "COMINCO SEES MEETING WITH STRIKING UNION LOCALS\n" + "\n".join(_BODY + _WIRE)
+    copy = "COMINCO SEEKS MEETING WITH STRIKING UNION LOCALS\n" + "\n".join(_BODY + _WIRE)
+    arts = [Article("a", original), *(Article(f"o{i}", _other(i)) for i in range(3))]
+    got = await _verdicts(Engine(MemoryIndex()), [*arts, Article("b", copy)])
+    assert got[0].verdict == "original"
+    b = got[-1]
+    assert (b.verdict, b.duplicate_of, b.cluster) == ("near_duplicate", "a", "a")
+
+
+async def test_a_sibling_short_without_its_boilerplate_is_related_not_missed() -> None:
+    """Two days' Fed operations: the template's lines are learned between them, the later one
+    is short without them; alike whole, with another amount: related, the change named."""
+    fed = [
+        "The Federal Reserve entered the U.S. Government securities market",
+        "to arrange customer repurchase agreements, a Fed spokesman said.",
+        "Dealers said the Fed began its temporary and indirect supply",
+        "of reserves to the banking system through the operation.",
+    ]
+
+    def op(amount: str) -> str:
+        return (
+            "FED ADDS RESERVES VIA CUSTOMER REPURCHASES\n"
+            + f"Dealers said Federal funds were trading at {amount} pct when\n"
+            + "\n".join(fed)
+        )
+
+    def filler(i: int) -> str:
+        return (
+            f"FED NEWS {i}\n" + " ".join(f"item{i}n{k}" for k in range(30)) + "\n" + "\n".join(fed)
+        )
+
+    arts = [Article("a", op("6-3/16")), *(Article(f"f{i}", filler(i)) for i in range(3))]
+    got = await _verdicts(Engine(MemoryIndex()), [*arts, Article("b", op("6-1/16"))])
+    b = got[-1]
+    assert (b.verdict, b.duplicate_of) == ("original", None)
+    assert [r.id for r in b.related] == ["a"]
+    assert [(c.kind, c.earlier, c.now) for c in b.related[0].changes] == [("number", "3", "1")]
+
+
+async def test_a_time_stamped_on_a_headline_is_not_a_fact_a_bulletins_time_is() -> None:
+    prices = "MINNEAPOLIS WHEAT\n MAY7 284 3/4 UP 1 1/4\n JUL7 280 1/4 OFF 1/2\n SEP7 277 UP 1"
+    a, b = (f"MIDWEST GRAIN FUTURES {t} EDT\n{prices}" for t in ("11:00", "11:01"))
+    second = (await _verdicts(Engine(MemoryIndex()), [Article("a", a), Article("b", b)]))[1]
+    assert (second.verdict, second.duplicate_of, second.changes) == ("near_duplicate", "a", ())
+    one, other = (
+        "REUTER WORLD NEWS HIGHLIGHTS 1300 GMT APRIL 7",
+        "REUTER WORLD NEWS HIGHLIGHTS 1800 GMT APRIL 7",
+    )
+    later = (await _verdicts(Engine(MemoryIndex()), [Article("a", one), Article("b", other)]))[1]
+    assert (later.verdict, later.duplicate_of) == ("original", None)
+    assert [(c.kind, c.earlier, c.now) for c in later.related[0].changes] == [
+        ("number", "1300", "1800")
+    ]
