@@ -113,6 +113,11 @@ def _judge(
     if sim < policy.threshold:
         if not (left_out and other.raw and isinstance(me, Prepared)):
             return None
+        mine = whole_shingles(policy, me.article.text)
+        if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
+            return None  # too unlike whole however much the lines left out share
+        if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
+            return None  # unlike whole too (leaving the same lines out of both rarely helps)
         sim, direction = _similarity(policy, me.shingles, _pair_view(policy, other, left_out))
         if sim < policy.threshold:
             return _judge_whole(policy, me, other)
@@ -134,26 +139,6 @@ def _judge(
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
         return Candidate(sim, 0, found.method, direction, changes), False
     return found, True
-
-
-def _prepared(
-    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None]
-) -> list[Prepared]:
-    """:func:`prepare`, and an article sketched without its boilerplate is also bucketed by
-    its whole text's MinHash bands: an earlier copy registered before those lines were
-    learned (whole) is still a candidate (:func:`_judge` then compares like with like)."""
-    out = prepare(policy, articles, sketched)
-    reduced = [k for k, t in enumerate(sketched) if t]
-    if not reduced:
-        return out
-    whole = prepare(policy, [articles[k] for k in reduced])
-    bands = policy.bands_rows[0]
-    for k, w in zip(reduced, whole, strict=True):
-        if w.kind is Kind.LONG:
-            mine = set(out[k].buckets)
-            extra = tuple(b for b in w.buckets[:bands] if b not in mine)
-            out[k] = replace(out[k], buckets=out[k].buckets + extra)
-    return out
 
 
 def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate, bool] | None:
@@ -179,6 +164,20 @@ def _body_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     when the body names none."""
     body, whole = features.facts_texts(text, features.normalize(text))
     return facts.numbers_of(body) or facts.numbers_of(whole), features.numerals_and_dates(body)[1]
+
+
+def _whole_bound(
+    policy: Policy, mine: npt.NDArray[np.uint32], theirs: npt.NDArray[np.uint32], whole: int
+) -> float:
+    """An upper bound of the whole texts' similarity, from what was compared (``mine``, the
+    sketched shingles of a text of ``whole`` shingles, and ``theirs``, the record's): the
+    whole texts share at most what these share plus every shingle ``mine`` left out. Cheap:
+    most candidates of a site's pages stop here."""
+    shared = verify.intersection_size(mine, theirs) + max(0, whole - len(mine))
+    bound = shared / whole if whole else 0.0
+    if policy.measure == "containment" and len(theirs):
+        bound = max(bound, shared / len(theirs))  # theirs as sent has at least these shingles
+    return min(1.0, bound)
 
 
 def _similarity(
@@ -431,7 +430,7 @@ class Engine:
         if register:
             prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
         else:
-            prepared = _prepared(policy, articles, sketched)
+            prepared = prepare(policy, articles, sketched)
             probes = []
             for p in prepared:  # one read each: id, buckets, and the records and verdicts found
                 read = await self.index.check(
@@ -455,6 +454,7 @@ class Engine:
             for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
             if probe.status == "new"
         }
+        await self._whole_probes(batch, prepared, probes, found, left_out, register, now)
         ours = {pr.seq for pr in probes}
         bests = {f.matches[0].seq for f in found.values() if f.matches}
         await self._load_verdicts(batch, bests - ours)
@@ -603,7 +603,7 @@ class Engine:
         async with self.index.registration(ns, policy.bucket_cap) as stream:
             for lo in range(0, len(articles), size):
                 # sketched while the server registers the chunk before
-                part = _prepared(policy, articles[lo : lo + size], sketched[lo : lo + size])
+                part = prepare(policy, articles[lo : lo + size], sketched[lo : lo + size])
                 prepared += part
                 await stream.send(registrations(part), window)
             return prepared, await stream.probes()
@@ -635,6 +635,46 @@ class Engine:
         if probe.seq not in batch.records:  # deleted or expired since registered: stays down
             return DeletedError(f"article id {p.article.id!r} was removed while decided")
         return await self._resolve(batch, probe.seq)
+
+    async def _whole_probes(
+        self,
+        batch: _Batch,
+        prepared: list[Prepared],
+        probes: list[Probe],
+        found: dict[int, Found],
+        left_out: list[frozenset[bytes]],
+        register: bool,
+        at: float,
+    ) -> None:
+        """What a source repeats is learned over time: an article sketched without lines it
+        repeats may copy an earlier one registered whole, before they were learned, whose
+        buckets it does not share. Each such article that matched nothing also looks up (reads
+        only: registering those buckets would make every page of a site a candidate of every
+        other) the MinHash bands of its whole text; the earlier articles found are judged with
+        the rest (:func:`_judge`: the same lines left out of both, or the whole texts)."""
+        todo = [k for k in found if left_out[k]]
+        if not todo:
+            return
+        policy, bands = batch.policy, batch.policy.bands_rows[0]
+        live_after = None if policy.retention_s is None else at - policy.retention_s
+        more: dict[int, Probe] = {}
+        for k, whole in zip(
+            todo, prepare(policy, [prepared[k].article for k in todo]), strict=True
+        ):
+            if whole.kind is not Kind.LONG:
+                continue
+            _, seqs = await self.index.lookup(
+                batch.ns, whole.content, whole.buckets[:bands], live_after=live_after
+            )
+            probe = probes[k]
+            new = set(seqs) - set(probe.candidates)
+            if register:
+                new = {s for s in new if s < probe.seq}
+            if new:
+                more[k] = replace(probe, candidates=tuple(sorted(new | set(probe.candidates))))
+        await self._load_records(batch, {s for p in more.values() for s in p.candidates})
+        for k, probe in more.items():
+            found[k] = self._matches(batch, prepared[k], probe, register, at, left_out[k])
 
     def _matches(
         self,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -151,10 +152,17 @@ def _unstamped(text: str, norm: str) -> str:
 
 def whole_shingles(policy: Policy, text: str) -> npt.NDArray[np.uint32]:
     """The shingles of ``text`` as :func:`prepare` would record them (sorted unique, 32-bit),
-    for comparing a stored article's text as sent in another view than the one it sketched."""
+    for comparing a stored article's text as sent in another view than the one it sketched.
+    The last few are kept (a candidate is compared with every article of a batch that
+    finds it)."""
+    return _whole_shingles(text, policy.seed, policy.shingle_size)
+
+
+@lru_cache(maxsize=128)  # bounded: 128 texts of at most RAW_CHARS and their shingles
+def _whole_shingles(text: str, seed: int, w: int) -> npt.NDArray[np.uint32]:
     norm = features.normalize(text)
-    hashes = features.text_token_hashes(norm, policy.seed, normalized=True)
-    windows = features.combine_windows(hashes, policy.shingle_size)
+    hashes = features.text_token_hashes(norm, seed, normalized=True)
+    windows = features.combine_windows(hashes, w)
     unique = features.sorted_unique(np.sort(windows))
     return features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
