@@ -97,9 +97,9 @@ def _judge(
     Long texts compare what each sketched: its text less the lines its source repeated when it
     was registered. What a source repeats is learned over time, so ``me`` may have left out
     lines (``left_out``) that ``other`` kept, being earlier. Too unlike so, the two compare
-    again with those lines left out of both (:func:`_pair_view`), and, if still unlike, whole:
-    alike whole they are related, never silently apart (a template's next release whose
-    lines were learned in between)."""
+    again with those lines left out of both (:func:`_pair_view`), and, if still unlike, whole
+    (:func:`_judge_whole`): alike whole they are a copy when their facts agree, else related,
+    never silently apart (a template's next release whose lines were learned in between)."""
     if me.kind is not other.kind:
         if left_out and other.raw and isinstance(me, Prepared) and other.kind is Kind.LONG:
             return _judge_whole(policy, me, other)  # a long text short without its boilerplate
