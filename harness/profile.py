@@ -324,7 +324,7 @@ DEDUP_SKETCHES = "sketches (stream/prepare.py, sketch/: features, MinHash, SimHa
 FACTS = "short-text facts (sketch/facts.py)"
 INDEX = "index (stream/index/)"
 VERDICT = "verification and verdicts (sketch/verify.py, engine, records, model)"
-IO = "input/output (stream/cli.py lines, stream/schema.py, orjson, rich)"
+IO = "input/output (stream/cli_io.py lines, stream/schema.py, orjson, rich)"
 ARGS = "argument parsing (typer, click)"
 DEDUP_LOOP = "asyncio event loop"
 OTHER = "other (no known part in the stack)"
@@ -353,7 +353,7 @@ DEDUP_PARTS: tuple[Part, ...] = (
     Part(DEDUP_SKETCHES, ("stream/prepare.py", "sketch/")),
     Part(INDEX, ("stream/index/",)),
     Part(VERDICT, ("stream/engine.py", "stream/records.py", "stream/model.py")),
-    Part(IO, ("stream/cli.py", "stream/schema.py", "orjson/", "rich/")),
+    Part(IO, ("stream/cli.py", "stream/cli_io.py", "stream/schema.py", "orjson/", "rich/")),
     Part(ARGS, ("typer/", "click/")),
     Part(DEDUP_LOOP, ("asyncio/", "selectors.py")),
 )

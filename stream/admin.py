@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stream import aliases, read_api
+from stream.cli_io import input_lines, open_index, open_input
 from stream.records import Record
 
 out = Console()
@@ -45,14 +46,13 @@ def _fail(command: str, exc: BaseException) -> typer.Exit:
 
 def register(app: typer.Typer) -> None:
     """Add the admin commands to the ``neardup`` app."""
-    from stream.cli import _index
 
     @app.command()
     def namespaces(store: Store, redis_cluster: Cluster = False, as_json: AsJson = False) -> None:
         """List the namespaces of an index with their documents, clusters, bytes and scheme."""
 
         async def run() -> dict[str, Any]:
-            async with _index(store, redis_cluster) as index:
+            async with open_index(store, redis_cluster) as index:
                 return await read_api.namespaces(index)
 
         try:
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         """An article as the index holds it: seq, verdict, cluster, matches and its record."""
 
         async def run() -> dict[str, Any] | None:
-            async with _index(store, redis_cluster) as index:
+            async with open_index(store, redis_cluster) as index:
                 got = await read_api.article(index, namespace, doc_id)
                 if got is None:
                     return None
@@ -143,7 +143,7 @@ def register(app: typer.Typer) -> None:
         from stream.reindex import export as run_export
 
         async def run(sink: IO[bytes]) -> tuple[int, int]:
-            async with _index(store, redis_cluster) as index:
+            async with open_index(store, redis_cluster) as index:
                 with _progress("export") as bar:
                     task = bar.add_task("export", total=None)
                     return await run_export(
@@ -256,7 +256,6 @@ async def _reindex(
     """Run :func:`stream.reindex.reindex` from a file or the topic, with a progress bar."""
     import orjson
 
-    from stream.cli import _index, _lines, _open_input
     from stream.errors import InvalidMessage
     from stream.reindex import Rebuilt, batches_of, reindex
     from stream.schema import article_from_obj
@@ -267,8 +266,8 @@ async def _reindex(
         def items() -> Any:
             nonlocal invalid
             assert path is not None
-            with _open_input(path) as stream:
-                for number, line in _lines(stream):
+            with open_input(path) as stream:
+                for number, line in input_lines(stream):
                     try:
                         yield article_from_obj(orjson.loads(line), default_namespace=ns)
                     except (orjson.JSONDecodeError, InvalidMessage) as exc:
@@ -284,7 +283,7 @@ async def _reindex(
             total = topic.total if topic is not None else None
             bar.update(task, advance=n, total=total)
 
-        async with _index(store, cluster) as index:
+        async with open_index(store, cluster) as index:
             state = await reindex(
                 index,
                 ns,

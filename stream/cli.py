@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, Annotated, Any
 
 import orjson
 import typer
@@ -29,10 +28,13 @@ from rich.table import Table
 from sketch import lsh
 from stream import namespaces
 from stream.backoff import backoff
+from stream.cli_io import err
+from stream.cli_io import input_lines as _lines
+from stream.cli_io import open_index as _index
+from stream.cli_io import open_input as _open_input
+from stream.cli_io import retrying as _retrying
 from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
 from stream.schema import article_from_obj
@@ -44,23 +46,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-err = Console(stderr=True)
 
 BATCH = 512
-RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
-FIRST_CONTACT_S = 10.0  # how long they wait for one that never answered (a wrong URL, say)
-T = TypeVar("T")
-
-
-def _open_input(path: Path) -> IO[bytes]:
-    if str(path) == "-":
-        return sys.stdin.buffer
-    if not path.exists():
-        raise typer.BadParameter(f"no such file: {path}", param_hint="INPUT")
-    raw = path.open("rb")
-    if path.suffix == ".gz":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
 
 
 def _position(stream: IO[bytes], path: Path) -> int:
@@ -71,41 +58,8 @@ def _position(stream: IO[bytes], path: Path) -> int:
     return 0
 
 
-@contextlib.asynccontextmanager
-async def _index(store: str, cluster: bool = False, wait_replicas: int = 0) -> AsyncIterator[Index]:
-    if store == "memory":
-        if cluster:
-            raise typer.BadParameter("--redis-cluster needs a redis:// store", param_hint="--store")
-        if wait_replicas:
-            raise typer.BadParameter(
-                "--redis-wait-replicas needs a redis:// store", param_hint="--store"
-            )
-        yield MemoryIndex()
-        return
-    if not store.startswith(("redis://", "rediss://", "unix://")):
-        raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
-    import redis.asyncio as aioredis
-
-    from stream.index.redis import RedisIndex
-    from stream.redis_clients import redis_cluster_client
-
-    client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
-    try:
-        index = RedisIndex(client, wait_replicas=wait_replicas)
-        await _retrying(index.load_functions, FIRST_CONTACT_S)
-        yield index
-    finally:
-        await client.aclose()
-
-
 def _size(path: Path) -> int | None:
     return path.stat().st_size if str(path) != "-" else None
-
-
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    for number, line in enumerate(stream, start=1):
-        if line.strip():
-            yield number, line
 
 
 class _NoProgress(contextlib.nullcontext[None]):
@@ -459,23 +413,6 @@ async def _delete(
         finally:
             await producer.stop()
     return found
-
-
-async def _retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FOR_S) -> T:
-    """``call()`` again with backoff while the index is unavailable (a Redis restart, a cluster
-    failover: replays are idempotent, so a batch tried twice keeps its verdicts); after
-    ``give_up_s`` of it the error is raised."""
-    delays = backoff(0.1, 2.0)
-    deadline = time.monotonic() + give_up_s
-    while True:
-        try:
-            return await call()
-        except NeardupError as exc:
-            if not exc.retriable or time.monotonic() >= deadline:
-                raise
-            delay = next(delays)
-            err.print(f"index unavailable ({exc}); retrying in {delay:.1f}s", markup=False)
-            await asyncio.sleep(delay)
 
 
 async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:

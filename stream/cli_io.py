@@ -1,0 +1,101 @@
+"""What the command line's commands share: reading an input file of JSON lines, opening the
+index a ``--store`` names, and retrying calls while that index is unavailable (``stream.cli``'s
+commands and ``stream.admin``'s)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import IO, TypeVar
+
+import typer
+from rich.console import Console
+
+from stream.backoff import backoff
+from stream.errors import NeardupError
+from stream.index.base import Index
+from stream.index.memory import MemoryIndex
+
+err = Console(stderr=True)
+RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
+FIRST_CONTACT_S = 10.0  # how long they wait for one that never answered (a wrong URL, say)
+T = TypeVar("T")
+
+
+def open_input(path: Path) -> IO[bytes]:
+    if str(path) == "-":
+        return sys.stdin.buffer
+    if not path.exists():
+        raise typer.BadParameter(f"no such file: {path}", param_hint="INPUT")
+    raw = path.open("rb")
+    if path.suffix == ".gz":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+@contextlib.asynccontextmanager
+async def open_index(
+    store: str, cluster: bool = False, wait_replicas: int = 0
+) -> AsyncIterator[Index]:
+    if store == "memory":
+        if cluster:
+            raise typer.BadParameter("--redis-cluster needs a redis:// store", param_hint="--store")
+        if wait_replicas:
+            raise typer.BadParameter(
+                "--redis-wait-replicas needs a redis:// store", param_hint="--store"
+            )
+        yield MemoryIndex()
+        return
+    if not store.startswith(("redis://", "rediss://", "unix://")):
+        raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
+    import redis.asyncio as aioredis
+
+    from stream.index.redis import RedisIndex
+    from stream.redis_clients import redis_cluster_client
+
+    client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
+    try:
+        index = RedisIndex(client, wait_replicas=wait_replicas)
+        await retrying(index.load_functions, FIRST_CONTACT_S)
+        yield index
+    finally:
+        await client.aclose()
+
+
+def input_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(stream, start=1):
+        if line.strip():
+            yield number, line
+
+
+async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FOR_S) -> T:
+    """``call()`` again with backoff while the index is unavailable (a Redis restart, a cluster
+    failover: replays are idempotent, so a batch tried twice keeps its verdicts); after
+    ``give_up_s`` of it the error is raised."""
+    delays = backoff(0.1, 2.0)
+    deadline = time.monotonic() + give_up_s
+    while True:
+        try:
+            return await call()
+        except NeardupError as exc:
+            if not exc.retriable or time.monotonic() >= deadline:
+                raise
+            delay = next(delays)
+            err.print(f"index unavailable ({exc}); retrying in {delay:.1f}s", markup=False)
+            await asyncio.sleep(delay)
+
+
+__all__ = [
+    "FIRST_CONTACT_S",
+    "RETRY_FOR_S",
+    "err",
+    "input_lines",
+    "open_index",
+    "open_input",
+    "retrying",
+]
