@@ -105,6 +105,18 @@ def goal(kind: str) -> tuple[str, float]:
     return (">=", TARGET_COPY_FOUND) if kind == "copy" else ("<=", TARGET_SIBLING_LINKED)
 
 
+def kind_cells(row: Mapping[str, Any]) -> list[str]:
+    """A ``by_kind`` row as table cells: kind, pairs, each system's linked share, the goal."""
+    op, bound = goal(row["kind"])
+    return [
+        row["kind"],
+        str(row["pairs"]),
+        pct(row["neardup_linked"]),
+        pct(row["datasketch_linked"]),
+        f"{op} {pct(bound, 0)}",
+    ]
+
+
 def short_target(row: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The short-text target of a ``copy`` or ``sibling`` row (:func:`goal`)."""
     op, bound = goal(row["kind"])
@@ -182,19 +194,7 @@ def markdown(section: Mapping[str, Any]) -> list[str]:
         "",
     ]
     head = ["language", "kind", "pairs", "neardup linked", "datasketch linked", "target"]
-    table = []
-    for r in section["by_kind"]:
-        op, bound = goal(r["kind"])
-        table.append(
-            [
-                r["lang"],
-                r["kind"],
-                str(r["pairs"]),
-                pct(r["neardup_linked"]),
-                pct(r["datasketch_linked"]),
-                f"{op} {pct(bound, 0)}",
-            ]
-        )
+    table = [[r["lang"], *kind_cells(r)] for r in section["by_kind"]]
     parts += [md_table(head, table), "", *(f"- {h}" for h in headline(section)), ""]
     parts += [
         "### By noise kind or changed fact",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.quality_briefs import goal, linked_pairs, short_target
+from bench.quality_briefs import kind_cells, linked_pairs, short_target
 from bench.quality_systems import (
     pct,
     policy_changes,
@@ -116,18 +116,7 @@ def markdown(section: Mapping[str, Any]) -> list[str]:
         "",
     ]
     head = ["kind", "pairs", "neardup linked", "datasketch linked", "target"]
-    table = []
-    for r in section["by_kind"]:
-        op, bound = goal(r["kind"])
-        table.append(
-            [
-                r["kind"],
-                str(r["pairs"]),
-                pct(r["neardup_linked"]),
-                pct(r["datasketch_linked"]),
-                f"{op} {pct(bound, 0)}",
-            ]
-        )
+    table = [kind_cells(r) for r in section["by_kind"]]
     parts += [md_table(head, table), "", *(f"- {h}" for h in headline(section)), ""]
     fam = [
         [

@@ -36,6 +36,8 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA, Levenshtein
 
+from sketch.features import TIME_ZONES
+
 FactKind = Literal["number", "word", "date"]
 
 _CJK = "\u3005-\u3007\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -66,7 +68,7 @@ _JOINERS_RE = re.compile(f"[{_JOINERS}]")
 # it says; a bare ``11:00`` (a meeting's time) stays a number
 _STAMP_RE = re.compile(
     r"(?<![0-9.,:])(?:[01]?[0-9]|2[0-4]):?[0-5][0-9](?::[0-5][0-9])? ?"
-    r"(?P<zone>gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt|local time|hrs)(?![a-z])"
+    rf"(?P<zone>{TIME_ZONES})(?![a-z])"
 )
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 _EN_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "

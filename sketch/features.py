@@ -251,10 +251,11 @@ _LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 # a time of day, in normalised text: 11:00, 9:30:15 (never a ratio's 3:1 or a score's 10:7),
 # or four digits before a time zone or "local time": 0900 gmt, 1129 edt, 1343 local time
+# what a wire writes after a time of day (``0900 gmt``, ``11:00 edt``, ``1400 hrs``)
+TIME_ZONES = r"gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt|local time|hrs"
 _CLOCK_RE = re.compile(
     r"(?<![0-9.,:])(?:(?:[01]?[0-9]|2[0-4]):[0-5][0-9](?::[0-5][0-9])?(?![0-9]|[.,:][0-9])"
-    r"|(?:[01][0-9]|2[0-4])[0-5][0-9](?= ?(?:gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt"
-    r"|local time|hrs)(?![a-z])))"
+    rf"|(?:[01][0-9]|2[0-4])[0-5][0-9](?= ?(?:{TIME_ZONES})(?![a-z])))"
 )
 HEADLINE_WORDS = 20  # a first line of at most this many words, over a body, is a headline
 

@@ -24,6 +24,7 @@ function of data that no longer changes, so both workers reach the same cluster 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -43,7 +44,7 @@ from stream.errors import ClusterChainError, ConflictError, DeletedError, Neardu
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
 from stream.policy import Policy
-from stream.prepare import Prepared, prepare, whole_shingles
+from stream.prepare import Prepared, numbers_and_dates, prepare, whole_shingles
 from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
@@ -100,19 +101,22 @@ def _judge(
     again with those lines left out of both (:func:`_pair_view`), and, if still unlike, whole
     (:func:`_judge_whole`): alike whole they are a copy when their facts agree, else related,
     never silently apart (a template's next release whose lines were learned in between)."""
+    # the texts as sent can be compared again: ``me`` left lines out, ``other`` kept its text
+    as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
     if me.kind is not other.kind:
-        if left_out and other.raw and isinstance(me, Prepared) and other.kind is Kind.LONG:
-            return _judge_whole(policy, me, other)  # a long text short without its boilerplate
+        if as_sent is not None and other.kind is Kind.LONG:
+            return _judge_whole(policy, as_sent, other)  # long, but short without boilerplate
         return None
     if me.kind is Kind.SHORT:
         judged = _judge_short(policy, me.text, other.text)
-        if judged is None and left_out and other.raw and isinstance(me, Prepared):
-            return _judge_whole(policy, me, other)  # both short without their boilerplate
+        if judged is None and as_sent is not None:
+            return _judge_whole(policy, as_sent, other)  # both short without their boilerplate
         return judged
     sim, direction = _similarity(policy, me.shingles, other.shingles)
     if sim < policy.threshold:
-        if not (left_out and other.raw and isinstance(me, Prepared)):
+        if as_sent is None:
             return None
+        me = as_sent
         mine = whole_shingles(policy, me.article.text)
         if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
             return None  # too unlike whole however much the lines left out share
@@ -150,20 +154,14 @@ def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate
     sim, direction = _similarity(policy, mine, whole_shingles(policy, other.raw))
     if sim < policy.threshold:
         return None
-    (a, days_a), (b, days_b) = _body_facts(other.raw), _body_facts(me.article.text)
+    (a, days_a), (b, days_b) = (
+        numbers_and_dates(t, features.normalize(t), True) for t in (other.raw, me.article.text)
+    )
     changes = (
         *(facts.diff_facts("date", days_a, days_b) if _another_day(days_b, days_a) else ()),
         *(facts.diff_facts("number", a, b) if a != b else ()),
     )
     return Candidate(sim, 0, policy.measure, direction, changes), not changes
-
-
-def _body_facts(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A long text's numbers as values and its days of the year, from its body (no headline,
-    no times of day: :func:`sketch.features.facts_texts`); its numbers from the whole text
-    when the body names none."""
-    body, whole = features.facts_texts(text, features.normalize(text))
-    return facts.numbers_of(body) or facts.numbers_of(whole), features.numerals_and_dates(body)[1]
 
 
 def _whole_bound(
@@ -657,15 +655,16 @@ class Engine:
             return
         policy, bands = batch.policy, batch.policy.bands_rows[0]
         live_after = None if policy.retention_s is None else at - policy.retention_s
-        more: dict[int, Probe] = {}
-        for k, whole in zip(
-            todo, prepare(policy, [prepared[k].article for k in todo]), strict=True
-        ):
-            if whole.kind is not Kind.LONG:
-                continue
-            _, seqs = await self.index.lookup(
-                batch.ns, whole.content, whole.buckets[:bands], live_after=live_after
+        wholes = zip(todo, prepare(policy, [prepared[k].article for k in todo]), strict=True)
+        longs = [(k, w) for k, w in wholes if w.kind is Kind.LONG]
+        looked = await asyncio.gather(  # concurrent reads: one wait, not one per article
+            *(
+                self.index.lookup(batch.ns, w.content, w.buckets[:bands], live_after=live_after)
+                for _, w in longs
             )
+        )
+        more: dict[int, Probe] = {}
+        for (k, _), (_, seqs) in zip(longs, looked, strict=True):
             probe = probes[k]
             new = set(seqs) - set(probe.candidates)
             if register:

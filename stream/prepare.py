@@ -112,7 +112,7 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     norm = features.normalize(sketched or article.text)
     own = features.normalize(article.text) if sketched else norm
     content = features.content_hash(own, seed)
-    windows = features.combine_windows(features.text_token_hashes(norm, seed, normalized=True), w)
+    windows = _windows(norm, seed, w)
     if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
         return _short(
             policy, [article], [content], [_unstamped(sketched or article.text, norm)], [0]
@@ -126,9 +126,9 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     table_no = np.arange(len(keys), dtype=np.uint64) * np.uint64(salts.table_mult)
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
-    shingles = features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    shingles = _recorded(unique)
     brief = len(shingles) < policy.numbers_shingles
-    numerals, dates = _numbers_and_dates(sketched or article.text, norm, brief)
+    numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
     return Prepared(
         article,
         Kind.LONG,
@@ -160,16 +160,20 @@ def whole_shingles(policy: Policy, text: str) -> npt.NDArray[np.uint32]:
 
 @lru_cache(maxsize=128)  # bounded: 128 texts of at most RAW_CHARS and their shingles
 def _whole_shingles(text: str, seed: int, w: int) -> npt.NDArray[np.uint32]:
-    norm = features.normalize(text)
-    hashes = features.text_token_hashes(norm, seed, normalized=True)
-    windows = features.combine_windows(hashes, w)
-    unique = features.sorted_unique(np.sort(windows))
+    return _recorded(features.sorted_unique(np.sort(_windows(features.normalize(text), seed, w))))
+
+
+def _windows(norm: str, seed: int, w: int) -> npt.NDArray[np.uint64]:
+    """The w-shingle hashes of a normalised text, in order, repeats kept."""
+    return features.combine_windows(features.text_token_hashes(norm, seed, normalized=True), w)
+
+
+def _recorded(unique: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
+    """Sorted unique shingle hashes as a record keeps them: truncated to 32 bits."""
     return features.sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-def _numbers_and_dates(
-    text: str, norm: str, brief: bool
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A long text's numbers and dates (``norm``: its normalised form), read from its body
     (:func:`sketch.features.facts_texts`: no headline, no times of day), its numbers from the
     whole text when the body names none. ``brief``: numbers as values with number words (what
@@ -206,7 +210,7 @@ def _long(
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
     found = {
-        i: _numbers_and_dates(texts[i], batch.text(i), sizes[j] < bound) for j, i in enumerate(idx)
+        i: numbers_and_dates(texts[i], batch.text(i), sizes[j] < bound) for j, i in enumerate(idx)
     }
     return {
         i: Prepared(
@@ -260,4 +264,4 @@ def _short(
     }
 
 
-__all__ = ["Prepared", "prepare", "whole_shingles"]
+__all__ = ["Prepared", "numbers_and_dates", "prepare", "whole_shingles"]
