@@ -94,9 +94,28 @@ def confusable_letters() -> dict[int, str]:
             continue
         if not targets:
             continue
+        if "I" in targets and "l" in targets:
+            continue  # an I or an l as its neighbours say: see i_or_l
         same_case = [t for t in targets if t.isupper() == char.isupper()]
         out[ord(char)] = (same_case or targets)[0]
     return out
+
+
+def i_or_l() -> str:
+    """Letters of other scripts that look like both a capital I and a small l (UTS #39 gives
+    both prototypes: Greek and Cyrillic capital I, palochka). No table can read them: the form
+    reads each from its neighbours (:func:`sketch.canonical.fold`)."""
+    package = resources.files("confusable_homoglyphs")
+    data = json.loads(package.joinpath("confusables.json").read_text(encoding="utf-8"))
+    found = []
+    for char, entries in data.items():
+        if len(char) != 1 or char.isascii() or unicodedata.category(char)[0] != "L":
+            continue
+        targets = set(_ascii_letters(entries))
+        targets |= {t for p in targets for t in _ascii_letters(data.get(p, []))}
+        if {"I", "l"} <= targets and unicodedata.normalize("NFKD", char) == char:
+            found.append(char)
+    return "".join(sorted(found))
 
 
 def _ascii_punctuation(entries: list[dict[str, str]]) -> list[str]:
@@ -154,6 +173,100 @@ def han_variants() -> dict[int, str]:
     return out_map
 
 
+_PHRASE_CONFIGS = (
+    "s2t", "s2tw", "s2twp", "s2hk", "s2hkp", "t2s", "tw2s", "tw2sp", "hk2s", "hk2sp", "t2tw",
+    "t2hk", "tw2t", "hk2t",
+)  # fmt: skip
+_TO_MAINLAND = ("tw2sp", "hk2sp", "t2s")
+
+
+def _opencc_phrases() -> set[str]:
+    """Every phrase (two Han characters or more) of OpenCC's phrase dictionaries, read from the
+    binary dictionaries the ``opencc`` wheel ships, with the ``opencc_dict`` tool it ships."""
+    import subprocess
+    import tempfile
+
+    import opencc
+    import regex
+
+    clib = Path(opencc.__file__).resolve().parent / "clib"
+    tool, share = clib / "bin" / "opencc_dict", clib / "share" / "opencc"
+    env = {"LD_LIBRARY_PATH": ":".join(str(p) for p in (clib / "lib64", clib / "lib"))}
+    han = regex.compile(r"\p{Han}{2,}")
+    found: set[str] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for dictionary in sorted(share.glob("*Phrases*.ocd2")):
+            if dictionary.name.startswith("JP"):
+                continue  # Japanese shinjitai: not a Chinese script
+            out = Path(tmp) / (dictionary.stem + ".txt")
+            args = [str(tool), "-i", str(dictionary), "-o", str(out), "-f", "ocd2", "-t", "text"]
+            subprocess.run(args, check=True, env=env, capture_output=True)
+            for line in out.read_text(encoding="utf-8").splitlines():
+                found.update(p for p in line.replace("\t", " ").split() if han.fullmatch(p))
+    return found
+
+
+def han_phrases(chars: dict[int, str]) -> dict[str, str]:
+    """Phrases OpenCC converts as a whole into other characters than their characters' own
+    classes give (``想象`` -> ``想像`` in traditional script; Taiwan's words, ``软件`` ->
+    ``軟體``), as their phrase class's member: each phrase of its dictionaries is converted
+    by every configuration, and the phrases that convert into each other (their characters
+    already folded by ``chars``) form one class, written as its shortest member (a
+    mainland form where there is one). A class whose member would not fold to it in a text
+    (one member inside another) is left out."""
+    import opencc
+
+    converters = {name: opencc.OpenCC(name) for name in _PHRASE_CONFIGS}
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    mainland: set[str] = set()
+    for phrase in sorted(_opencc_phrases()):
+        base = phrase.translate(chars)
+        for name, conv in converters.items():
+            out = conv.convert(phrase).translate(chars)
+            if name in _TO_MAINLAND:
+                mainland.add(out)
+            if out != base and len(out) > 1 and all(not c.isascii() for c in out):
+                a, b = find(base), find(out)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    classes: dict[str, set[str]] = {}
+    for x in list(parent):
+        classes.setdefault(find(x), {find(x)}).add(x)
+    table: dict[str, str] = {}
+    for members in classes.values():
+        rep = min(members, key=lambda m: (len(m), m not in mainland, m))
+        table.update((m, rep) for m in members if m != rep)
+    while True:  # leave out the classes a text would not fold to their member
+        bad = {rep for k, rep in table.items() if _replace(k, table) != rep}
+        bad |= {rep for rep in set(table.values()) if _replace(rep, table) != rep}
+        if not bad:
+            return table
+        table = {k: rep for k, rep in table.items() if rep not in bad}
+
+
+def _replace(text: str, table: dict[str, str]) -> str:
+    """Longest phrase first, left to right (what :func:`sketch.canonical.fold` does)."""
+    longest = max(map(len, table), default=0)
+    out, i = [], 0
+    while i < len(text):
+        for size in range(min(longest, len(text) - i), 1, -1):
+            rep = table.get(text[i : i + size])
+            if rep is not None:
+                out.append(rep)
+                i += size
+                break
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def _ranges(points: list[int]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for p in points:
@@ -166,12 +279,22 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
 
 def render() -> str:
     gone = _ranges(removed())
-    maps = {**han_variants(), **confusable_letters(), **digits()}
+    han = han_variants()
+    phrases = han_phrases({k: v for k, v in han.items()})
+    confusable = confusable_letters()
+    ambiguous = i_or_l()
+    maps = {**han, **confusable, **digits()}
     # a character left unmapped whose case folding is mapped maps as that (the table applies
     # before case folding: folding twice must give what folding once gave)
     for c in _all_chars():
         low = c.casefold()
-        if ord(c) not in maps and len(low) == 1 and low != c and ord(low) in maps:
+        if (
+            ord(c) not in maps
+            and c not in ambiguous
+            and len(low) == 1
+            and low != c
+            and ord(low) in maps
+        ):
             maps[ord(c)] = maps[ord(low)]
     for span in gone:  # what the form removes it never maps (U+0345, a mark, also reads as ι)
         for cp in range(span[0], span[1] + 1):
@@ -208,6 +331,18 @@ def render() -> str:
         "MAPPED = (",
     ]
     lines += _chunks(pairs.encode("unicode_escape").decode("ascii"), 88)
+    lines += [
+        ")",
+        "",
+        "# letters that look like a capital I and a small l alike: read from their neighbours",
+        f'I_OR_L = "{ambiguous.encode("unicode_escape").decode("ascii")}"',
+        "",
+        "# Han phrases OpenCC converts as a whole, each followed by a space, its class's member",
+        "# and a space",
+        "PHRASES = (",
+    ]
+    flat = " ".join(f"{k} {v}" for k, v in sorted(phrases.items())) + " "
+    lines += _chunks(flat.encode("unicode_escape").decode("ascii"), 88)
     lines += [")", "", "__all__: list[str] = []  # read by sketch.canonical alone", ""]
     return "\n".join(lines)
 

@@ -544,7 +544,7 @@ _CLAUSE_RE = re.compile(r"[^，。！？；、,.!?;\s]+[，。！？；、,.!?;\
 
 def _zh_mixed(rng: random.Random, text: str) -> str:
     """Clause by clause: left simplified, or converted to traditional, Taiwan or Hong Kong."""
-    configs = (None, "s2t", "s2tw", "s2hk")
+    configs = (None, "s2t", "s2tw", "s2twp", "s2hk", "s2hkp")
 
     def sub(m: re.Match[str]) -> str:
         config = rng.choice(configs)
@@ -716,7 +716,8 @@ _ENTRIES: tuple[tuple[str, str, Fn, frozenset[str], str], ...] = (
     ("zh_s2tw", "chinese", _opencc("s2tw"), ZH, "OpenCC s2tw: Taiwan standard"),
     ("zh_s2twp", "chinese", _opencc("s2twp"), ZH, "OpenCC s2twp: Taiwan, with its phrases"),
     ("zh_s2hk", "chinese", _opencc("s2hk"), ZH, "OpenCC s2hk: Hong Kong standard"),
-    ("zh_mixed", "chinese", _zh_mixed, ZH, "clause by clause: simplified, s2t, s2tw or s2hk"),
+    ("zh_mixed", "chinese", _zh_mixed, ZH, "clause by clause: simplified, s2t, s2tw(p) or s2hk(p)"),
+    ("zh_s2hkp", "chinese", _opencc("s2hkp"), ZH, "OpenCC s2hkp: Hong Kong, with its phrases"),
     (
         "combo_cyrillic_zwsp",
         "combo",

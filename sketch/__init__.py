@@ -19,7 +19,17 @@ from sketch import (
     simhash,
     verify,
 )
-from sketch.canonical import CANONICAL_FORM, LEGACY_FORM, decode, fold, html_text, looks_like_html
+from sketch.canonical import (
+    CANONICAL_FORM,
+    FORMATS,
+    LEGACY_FORM,
+    decode,
+    fold,
+    fold_phrases,
+    html_text,
+    looks_like_html,
+    reading,
+)
 from sketch.evidence import Span, passages, shared_spans
 from sketch.facts import (
     STOP_WORDS,
@@ -93,6 +103,7 @@ __all__ = [
     "DEFAULT_CHAR_NGRAM",
     "DEFAULT_SHINGLE",
     "EMPTY",
+    "FORMATS",
     "KEY_BYTES",
     "LEGACY_FORM",
     "MAX_BANDS",
@@ -138,6 +149,7 @@ __all__ = [
     "false_negative_area",
     "features",
     "fold",
+    "fold_phrases",
     "framed",
     "half_point",
     "hamming",
@@ -162,6 +174,7 @@ __all__ = [
     "pack_bbit",
     "passages",
     "ragged",
+    "reading",
     "recall_at",
     "recall_floor_params",
     "s_curve_table",

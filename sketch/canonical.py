@@ -16,8 +16,11 @@ evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
 4. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
    Unicode confusables, UTS #39: Cyrillic ``а е о с р``, Greek ``ο ι ν``); decimal digits of
    every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese characters and their
-   simplified forms, to one member of each class of OpenCC's tables.
+   simplified forms, to one member of each class of OpenCC's tables. A letter that looks like
+   both a capital ``I`` and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`).
 5. **Case folding**, then canonical composition (NFC).
+6. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
+   ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
 
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
 writes :mod:`sketch.canonical_data`: the product never reads those libraries, so every machine
@@ -41,7 +44,10 @@ from html.parser import HTMLParser
 from sketch import canonical_data
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
-CANONICAL_FORM = "html+nfkd+casefold+ignorables+marks+uts39-latin+digits+opencc-classes+nfc/1"
+CANONICAL_FORM = (
+    "html+nfkd+ignorables+marks+uts39-latin+i-or-l+digits+opencc-classes+casefold+nfc"
+    "+opencc-phrases/2"
+)
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
 # evidence of markup: a known element closed (</p>), a line break or rule, a comment, a
@@ -121,6 +127,26 @@ def decode(text: str, *, is_html: bool | None = None) -> str:
     return text
 
 
+FORMATS = ("html", "text")
+"""The formats a text may be declared in; undeclared, markup is read as markup on evidence."""
+
+
+def reading(text: str, declared: str) -> str:
+    """A text as its declared format says to read it, offsets into what is returned.
+
+    ``html``: the text a browser shows (markup removed, references decoded, a line per
+    block), whether or not it carries evidence of markup; a page with no visible text is
+    read as it was sent. ``text``: never markup, however much it looks like it (a comment
+    quoting code): its ``<`` are read as the full-width ``\uff1c``, which the form folds
+    back to ``<`` after the markup test, so every offset is kept."""
+    if declared == "html":
+        shown = html_text(text)
+        return shown if shown.strip() else text
+    if declared == "text":
+        return text.replace("<", "\uff1c") if looks_like_html(text) else text
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {declared!r}")
+
+
 @cache
 def _table() -> dict[int, str | None]:
     table: dict[int, str | None] = {}
@@ -128,10 +154,80 @@ def _table() -> dict[int, str | None]:
         first, last = (int(x, 16) for x in span.split("-"))
         table.update(dict.fromkeys(range(first, last + 1)))
     pairs = canonical_data.MAPPED
-    # targets in lower case: case folding comes after the table, and leaves them as they are
-    mapped = {ord(pairs[i]): pairs[i + 1].lower() for i in range(0, len(pairs), 2)}
+    # targets keep their case (case folding comes after): an I-or-l letter reads its neighbours'
+    mapped = {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)}
     table.update(mapped)
     return table
+
+
+@cache
+def _i_or_l() -> re.Pattern[str]:
+    return re.compile(f"[{canonical_data.I_OR_L}]+")
+
+
+# what ends a sentence: a word after it starts with a capital (``Ιt`` there reads ``It``)
+_VOWELS = frozenset("aeiouy")
+_SENTENCE_END = frozenset(".!?\n\r:;\"'\u201c\u2018(")
+
+
+def _read_i_or_l(match: re.Match[str]) -> str:
+    """A letter that looks like both ``I`` and ``l`` (Greek ``Ι``, Cyrillic ``І``, ``Ӏ``), read
+    as a reader reads it: ``i`` in a word in capitals, alone, or at the start of a sentence;
+    ``l`` after a small letter. At the start of a word in small letters, the next letter
+    decides: a vowel follows a small ``l`` (``like``, ``last``) and a consonant a capital
+    ``I`` (``Inc``, ``International``, ``Israel``)."""
+    text, at, end = match.string, match.start(), match.end()
+    run = end - at  # a run of them (``well`` with both l swapped) reads as one
+    before = text[at - 1] if at else ""
+    after = text[end : end + 1]
+    if before.isalpha():
+        return ("l" if before.islower() else "i") * run
+    if not after.islower():
+        return "i" * run
+    head = text[:at].rstrip(" \t")
+    if run > 1 or not head or head[-1] in _SENTENCE_END:
+        return "i" + "l" * (run - 1)  # Illinois, It
+    return "l" if after in _VOWELS else "i"
+
+
+@cache
+def _phrases() -> tuple[re.Pattern[str], dict[str, tuple[int, ...]], dict[str, str]]:
+    """The phrase table: where a phrase may start (its first characters), the lengths of the
+    phrases by their first two characters (longest first), and each phrase's member."""
+    words = canonical_data.PHRASES.split(" ")
+    table = dict(zip(words[0::2], words[1::2], strict=False))
+    table.pop("", None)
+    sizes: dict[str, set[int]] = {}
+    for phrase in table:
+        sizes.setdefault(phrase[:2], set()).add(len(phrase))
+    # a first character followed by a second one some phrase has: one C scan finds the few
+    # places worth a dictionary look (a tenth of a Chinese text's characters, not a third)
+    firsts, seconds = ("".join(sorted({p[i] for p in table})) for i in (0, 1))
+    starts = re.compile(f"[{firsts}](?=[{seconds}])")
+    return starts, {k: tuple(sorted(v, reverse=True)) for k, v in sizes.items()}, table
+
+
+def fold_phrases(text: str) -> str:
+    """Han phrases that OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's ``軟體`` for
+    ``软件``), as their class's member: the longest phrase first, left to right. The text's
+    characters are already folded (the phrases are written so)."""
+    starts, sizes, table = _phrases()
+    out: list[str] = []
+    done = 0
+    for match in starts.finditer(text):
+        at = match.start()
+        if at < done or (lengths := sizes.get(text[at : at + 2])) is None:
+            continue
+        for size in lengths:
+            member = table.get(text[at : at + size])
+            if member is not None:
+                out += (text[done:at], member)
+                done = at + size
+                break
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def fold(text: str, *, is_html: bool | None = None) -> str:
@@ -147,8 +243,28 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
     # the table before NFKD too: a look-alike that decomposes into another letter (lunate
     # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
     table = _table()
-    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table).casefold()
-    return unicodedata.normalize("NFC", t)
+    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table)
+    if _i_or_l().search(t):
+        t = _i_or_l().sub(_read_i_or_l, t)
+    t = unicodedata.normalize("NFC", t.casefold())
+    # a member may itself start a longer phrase with what follows it: fold until nothing
+    # changes (twice at most on the texts OpenCC writes)
+    for _ in range(4):
+        folded = fold_phrases(t)
+        if folded == t:
+            break
+        t = folded
+    return t
 
 
-__all__ = ["CANONICAL_FORM", "LEGACY_FORM", "decode", "fold", "html_text", "looks_like_html"]
+__all__ = [
+    "CANONICAL_FORM",
+    "FORMATS",
+    "LEGACY_FORM",
+    "decode",
+    "fold",
+    "fold_phrases",
+    "html_text",
+    "looks_like_html",
+    "reading",
+]

@@ -37,7 +37,7 @@ from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
 from stream.model import Article, Verdict
 from stream.policy import Policy
-from stream.schema import article_from_obj
+from stream.schema import FORMATS, article_from_obj
 
 app = typer.Typer(
     name="neardup",
@@ -103,6 +103,7 @@ async def _dedup(
     id_field: str,
     text_field: str,
     show_progress: bool,
+    text_format: str | None,
     cluster: bool = False,
     wait_replicas: int = 0,
     policies: Mapping[str, Policy] | None = None,
@@ -137,7 +138,11 @@ async def _dedup(
                 try:
                     obj = orjson.loads(line)
                     article = article_from_obj(
-                        obj, default_namespace=namespace, id_field=id_field, text_field=text_field
+                        obj,
+                        default_namespace=namespace,
+                        id_field=id_field,
+                        text_field=text_field,
+                        default_format=text_format,
                     )
                 except (orjson.JSONDecodeError, InvalidMessage) as exc:
                     invalid += 1
@@ -218,6 +223,14 @@ def dedup(
     ] = None,
     id_field: Annotated[str, typer.Option(help="name of the id field")] = "id",
     text_field: Annotated[str, typer.Option(help="name of the text field")] = "text",
+    text_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="format of lines that declare none: auto (markup read where a text carries"
+            " it), html (a page: its visible text), text (never markup)",
+        ),
+    ] = "auto",
     progress: Annotated[
         bool | None, typer.Option("--progress/--no-progress", help="default: on a terminal")
     ] = None,
@@ -235,6 +248,8 @@ def dedup(
         policies = namespaces.load(namespaces_file, policy) if namespaces_file else {}
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    if text_format not in ("auto", *FORMATS):
+        raise typer.BadParameter(f"--format must be auto, {', '.join(FORMATS)}")
     show = err.is_terminal if progress is None else progress
     sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
     try:
@@ -248,6 +263,7 @@ def dedup(
                 id_field,
                 text_field,
                 show,
+                None if text_format == "auto" else text_format,
                 redis_cluster,
                 redis_wait_replicas,
                 policies,

@@ -382,6 +382,7 @@ class Engine:
         """Verdicts in input order; a per-article error is returned in its place, not raised.
         ``explain``: give each copy's evidence (the passages it shares with ``duplicate_of``);
         by default the namespace policy's ``explain``."""
+        articles = [a.as_read() for a in articles]
         results: list[Verdict | NeardupError | None] = [None] * len(articles)
         by_ns: dict[str, list[int]] = {}
         for i, a in enumerate(articles):

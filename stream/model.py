@@ -14,12 +14,13 @@ added; none is removed or changes meaning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
 
+from sketch import canonical
 from sketch.evidence import Span
 from sketch.facts import Difference
 
@@ -39,6 +40,15 @@ class Article:
     lang: str | None = None
     published_at: str | None = None
     source: str | None = None  # who printed it (a site, a feed): boilerplate is learned per source
+    # "html": read as a page; "text": never as markup; None: markup read on evidence of it
+    format: str | None = None
+
+    def as_read(self) -> Article:
+        """The article as the engine reads it: its declared format applied to its text
+        (:func:`sketch.canonical.reading`); offsets in its verdict are into that text."""
+        if self.format is None:
+            return self
+        return replace(self, text=canonical.reading(self.text, self.format), format=None)
 
     def source_name(self) -> str:
         """The source boilerplate is counted under: ``source``, else the ``url``'s host, else

@@ -3,8 +3,10 @@
 Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
 ``published_at``, ``source`` (strings; ``source``, else the host of ``url``, names whose
-boilerplate a page carries). Every rejection carries a short machine-readable ``reason`` (for the
-dead-letter topic and metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
+boilerplate a page carries), ``format`` (``"html"``: read as a page, ``"text"``: never as
+markup; absent or null: markup is read where the text carries evidence of it).
+Every rejection carries a short machine-readable ``reason`` (for the dead-letter topic and
+metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from sketch import canonical
 from stream import keys
 from stream.errors import InvalidMessage
 from stream.model import Article
@@ -23,6 +26,7 @@ MAX_KEY_BYTES = 1024
 """Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
 (an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
 _OPTIONAL = ("title", "url", "lang", "published_at", "source")
+FORMATS = canonical.FORMATS
 
 
 def parse_article(
@@ -61,7 +65,10 @@ def article_from_obj(
     id_field: str = "id",
     text_field: str = "text",
     max_text_bytes: int = MAX_TEXT_BYTES,
+    default_format: str | None = None,
 ) -> Article:
+    """An :class:`Article` from a decoded message; ``default_format``: the format of a message
+    that declares none."""
     if not isinstance(obj, dict):
         raise InvalidMessage("not_object", f"expected a JSON object, got {type(obj).__name__}")
     doc_id = obj.get(id_field)
@@ -96,7 +103,12 @@ def article_from_obj(
         if value is not None and not isinstance(value, str):
             raise InvalidMessage("invalid_field", f"field {name!r} must be a string or null")
         extra[name] = value
-    return Article(doc_id, text, ns, **extra)
+    declared = obj.get("format", default_format)
+    if declared is None:
+        declared = default_format
+    if declared is not None and declared not in FORMATS:
+        raise InvalidMessage("invalid_field", f"format must be one of {', '.join(FORMATS)} or null")
+    return Article(doc_id, text, ns, **extra, format=declared)
 
 
 def check_id(doc_id: object, field: str = "id") -> str:
@@ -138,6 +150,7 @@ def parse_tombstone(
 
 
 __all__ = [
+    "FORMATS",
     "MAX_KEY_BYTES",
     "MAX_TEXT_BYTES",
     "article_from_obj",

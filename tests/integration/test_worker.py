@@ -192,6 +192,13 @@ async def test_check_endpoint_health_and_metrics(
             theirs = group[0]["text"][span["earlier_start"] : span["earlier_end"]]
             assert mine and theirs and span["share"] >= 0.5
         assert r.hlen(docs_key) == count  # register=false leaves the index unchanged
+        # the same text as a page (bare tags: no evidence of markup), declared html
+        page = "<P>" + group[1]["text"].replace("\n", "\n<P>")
+        as_page = {"text": page, "namespace": ns, "format": "html"}
+        status, verdict = w.post("/check", json.dumps(as_page).encode(), auth)
+        assert (status, verdict["duplicate_of"]) == (200, group[0]["id"])
+        status, refused = w.post("/check", json.dumps({**as_page, "format": "pdf"}).encode(), auth)
+        assert (status, refused["error"]) == (400, "invalid_field")
         status, verdict = w.post(
             "/check",
             json.dumps(

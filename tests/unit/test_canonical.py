@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import canonical_tables, data
-from sketch import canonical, evidence, facts, features, lines
+from sketch import canonical, canonical_data, evidence, facts, features, lines
 from sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
 from stream.engine import Engine
-from stream.errors import NeardupError, SchemeMismatchError
+from stream.errors import InvalidMessage, NeardupError, SchemeMismatchError
 from stream.index.memory import MemoryIndex
-from stream.model import Article
+from stream.model import Article, Verdict
 from stream.policy import Policy
 from stream.reindex import batches_of, export, reindex
 from stream.schema import article_from_obj
@@ -61,6 +61,14 @@ def test_default_ignorable_code_points_vanish_inside_words(invisible: str) -> No
         ("漢字與簡體發展", "汉字与简体发展"),
         ("頭髮 头发 頭發", "头发 头发 头发"),
         ("裡面 裏面 里面", "里面 里面 里面"),
+        # phrases OpenCC converts as a whole: traditional 想像 for 想象, Taiwan's and Hong
+        # Kong's words (軟體, 計程車, 的士)
+        ("想像力 軟體 計程車 演算法", "想像力 软件 的士 算法"),
+        ("想象力 软件 出租车 算法", "想像力 软件 的士 算法"),
+        # a letter like both I and l, read from its neighbours (Greek Ι, Cyrillic І and Ӏ)
+        ("he\u0399lo, \u0406ike the \u04c0ast", "hello, like the last"),
+        ("\u0399t is \u0399nc, \u0399NC and \u0399", "it is inc, inc and i"),
+        ("ΤΗΙS \u0406S ΑLL", "this is all"),
     ],
 )
 def test_look_alikes_fold_to_one_text(disguised: str, plain: str) -> None:
@@ -167,7 +175,27 @@ def test_the_tables_keep_to_their_rules() -> None:
             assert cat in ("Mn", "Me", "Cf", "Lo", "Cn", "Mc") or not ch.isprintable(), hex(cp)
         else:
             assert not ch.isascii() and len(to) == 1
-            assert not to.isascii() or to.isdigit() or to.islower() or to in string.punctuation
+            assert not to.isascii() or to.isdigit() or to.isalpha() or to in string.punctuation
+    for ch in canonical_data.I_OR_L:  # read from the neighbours, never from the table
+        assert ord(ch) not in table
+    words = canonical_data.PHRASES.split()
+    phrases = dict(zip(words[0::2], words[1::2], strict=True))
+    assert len(phrases) > 1000
+    for phrase, member in phrases.items():
+        # each phrase folds to its member, and a member to itself (no phrase inside one)
+        assert len(phrase) >= 2 and member not in phrases
+        assert canonical.fold_phrases(phrase) == member
+        assert canonical.fold_phrases(member) == member
+
+
+@pytest.mark.parametrize("config", ["s2t", "s2tw", "s2twp", "s2hk", "s2hkp"])
+def test_chinese_converted_by_opencc_folds_to_the_simplified_text(config: str) -> None:
+    import opencc
+
+    reviews = [r["text"] for r in data.zh_reviews()[:300]]
+    converter = opencc.OpenCC(config)
+    same = sum(fold(converter.convert(text)) == fold(text) for text in reviews)
+    assert same >= 0.99 * len(reviews)
 
 
 async def test_a_disguised_long_copy_is_a_duplicate_of_its_original() -> None:
@@ -221,3 +249,54 @@ async def test_an_index_of_another_form_is_refused_naming_both_then_migrated_by_
     (v,) = await Engine(index, alias_ttl_s=0.0).process([Article("copy", disguised, "news")])
     assert not isinstance(v, NeardupError)
     assert (v.namespace, v.verdict, v.duplicate_of) == ("news", "duplicate", "s1"), v
+
+
+CODE_A = "To centre it, write <div class=a>the caption</div> around the caption text, then save."
+CODE_B = "To centre it, write <span class=b>the caption</span> around the caption text, then save."
+
+
+def test_a_declared_format_is_validated_and_applied_where_none_is_declared() -> None:
+    plain = article_from_obj({"id": "a", "text": CODE_A})
+    assert plain.format is None and plain.as_read() is plain
+    assert article_from_obj({"id": "a", "text": CODE_A, "format": "text"}).format == "text"
+    assert article_from_obj({"id": "a", "text": CODE_A}, default_format="html").format == "html"
+    assert article_from_obj({"id": "a", "text": "x", "format": None}).format is None
+    for bad in ("pdf", "HTML", 1, ""):
+        with pytest.raises(InvalidMessage) as info:
+            article_from_obj({"id": "a", "text": "x", "format": bad})
+        assert info.value.reason == "invalid_field"
+
+
+def test_text_declared_text_is_never_read_as_markup_and_keeps_its_offsets() -> None:
+    as_text = Article("a", CODE_A, format="text").as_read().text
+    assert len(as_text) == len(CODE_A)
+    assert features.normalize(as_text) == " ".join(CODE_A.lower().split())
+    # undeclared, the markup is read as markup: the two texts are one
+    assert features.normalize(CODE_A) == features.normalize(CODE_B)
+    assert features.normalize(as_text) != features.normalize(
+        Article("b", CODE_B, format="text").as_read().text
+    )
+
+
+def test_text_declared_html_is_read_as_its_visible_text() -> None:
+    # no markup the detector takes as evidence (bare tags, a ticker-like <P>), yet a page
+    page = "<P>Shares of <B>Acme rose &amp; fell.<P>Trading was <TT>thin."
+    assert features.normalize(page) == "<p>shares of <b>acme rose & fell.<p>trading was <tt>thin."
+    read = Article("a", page, format="html").as_read()
+    assert read.format is None
+    assert read.text == "Shares of Acme rose & fell.\nTrading was thin."
+    # a page with nothing a browser shows is read as it was sent
+    assert Article("a", "<p></p>", format="html").as_read().text == "<p></p>"
+
+
+async def test_the_declared_format_decides_the_verdict() -> None:
+    async def second(fmt: str | None) -> Verdict:
+        engine = Engine(MemoryIndex())
+        (_, v) = await engine.process(
+            [Article("a", CODE_A, format=fmt), Article("b", CODE_B, format=fmt)]
+        )
+        assert isinstance(v, Verdict)
+        return v
+
+    assert (await second(None)).verdict == "duplicate"  # markup read as markup: one text
+    assert (await second("text")).verdict != "duplicate"  # the code differs

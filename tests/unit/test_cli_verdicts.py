@@ -56,3 +56,19 @@ def test_siblings_are_related_and_relaxed_facts_make_them_copies(tmp_path: Path)
     ]
     _, y = _dedup(tmp_path, lines, "--facts", "relaxed")
     assert y["verdict"] == "near_duplicate" and y["changes"]
+
+
+def test_format_declares_how_lines_without_one_are_read(tmp_path: Path) -> None:
+    # bare tags are no evidence of markup: undeclared, the page is read as it was sent
+    page = "<P>" + STORY.replace(". ", ".<P>")
+    lines = [{"id": "a", "text": STORY}, {"id": "b", "text": page}]
+    assert _dedup(tmp_path, lines)[1]["verdict"] != "duplicate"
+    _, b = _dedup(tmp_path, lines, "--format", "html")
+    assert (b["verdict"], b["duplicate_of"]) == ("duplicate", "a")
+    # a line's own format wins over --format
+    own = [lines[0], {**lines[1], "format": "text"}]
+    assert _dedup(tmp_path, own, "--format", "html")[1]["verdict"] != "duplicate"
+    bad = subprocess.run(
+        [str(NEARDUP), "dedup", "-", "--format", "pdf"], capture_output=True, timeout=60
+    )
+    assert bad.returncode == 2 and b"--format" in bad.stderr
