@@ -482,16 +482,22 @@ class Engine:
             if register:
                 batch.verdicts[probe.seq] = v
                 stored[probe.seq] = StoredVerdict(doc_id, v.to_json())
+        # The verdicts and the lines they teach are stored in one step, last: an attempt cut
+        # off before it is replayed and counts its lines then, one that got through is replayed
+        # (if at all) with its verdicts stored and counts nothing, so a line is counted once
+        # per article whatever fails when. On a replicated store the step waits for the
+        # replicas, which covers the cluster members written before it.
+        taught = self._lines_taught(lines, probes, decided) if register else []
         if stored:
-            await self.index.put_verdicts(ns, stored)
             copies = [
                 (v.cluster, seq, now)
                 for seq, v in batch.verdicts.items()
                 if seq in stored and v.verdict != "original"
             ]
             await self.index.add_members(ns, copies)
-        if register:
-            await self._count_lines(ns, policy, lines, probes, decided)
+            await self.index.put_verdicts(ns, stored, taught, policy.boilerplate_lines)
+        elif taught:
+            await self.index.add_lines(ns, taught, policy.boilerplate_lines)
         return [decided[k] for k in range(len(prepared))]
 
     async def _boilerplate(
@@ -548,26 +554,23 @@ class Engine:
             left_out.append(frozenset(found.keys[i][8:] for i in drop) if reduced else frozenset())
         return lines, sketched, left_out
 
-    async def _count_lines(
-        self,
-        ns: str,
-        policy: Policy,
+    @staticmethod
+    def _lines_taught(
         lines: list[Lines | None],
         probes: list[Probe],
         decided: Mapping[int, Verdict | NeardupError],
-    ) -> None:
-        """Count the lines of the batch's newly registered articles that teach (each line once
-        per article; see :func:`_teaches`). Boilerplate is what recurs across different
-        stories of a source: a story syndicated again, or its copies, must not teach that its
-        own lines are template. (A replayed article was counted the first time.)"""
-        new = [
+    ) -> list[bytes]:
+        """The lines of the batch's newly registered articles that teach (each line once per
+        article; see :func:`_teaches`). Boilerplate is what recurs across different stories of
+        a source: a story syndicated again, or its copies, must not teach that its own lines
+        are template. They are counted in the step that stores the verdicts, so a replayed
+        article was counted iff its verdict was stored (:func:`_counted_now`)."""
+        return [
             key
             for k, (found, probe) in enumerate(zip(lines, probes, strict=True))
             if found is not None and _counted_now(probe) and _teaches(decided.get(k))
             for key in dict.fromkeys(found.keys)
         ]
-        if new:
-            await self.index.add_lines(ns, new, policy.boilerplate_lines)
 
     async def _prepare_and_register(
         self,

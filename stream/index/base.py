@@ -268,8 +268,16 @@ class Index(Protocol):
 
     async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]: ...
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
-        """Store verdicts by seq, each only if the seq still belongs to its ``doc_id``."""
+    async def put_verdicts(
+        self,
+        ns: str,
+        items: Mapping[int, StoredVerdict],
+        lines: Sequence[bytes] = (),
+        cap: int = 0,
+    ) -> None:
+        """Store verdicts by seq, each only if the seq still belongs to its ``doc_id``; and
+        count ``lines`` as :meth:`add_lines` does, in the same atomic step (a batch's lines are
+        counted iff its verdicts are stored: a replay then knows what it must count)."""
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None: ...
 

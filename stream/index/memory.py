@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from stream.errors import SeqExhaustedError
 from stream.index.base import (
@@ -221,11 +221,19 @@ class MemoryIndex:
         v = self._space(ns).verdicts
         return {s: v[s] for s in seqs if s in v}
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
+    async def put_verdicts(
+        self,
+        ns: str,
+        items: Mapping[int, StoredVerdict],
+        lines: Sequence[bytes] = (),
+        cap: int = 0,
+    ) -> None:
         space = self._space(ns)
         for seq, (doc_id, blob) in items.items():
             if space.ids.get(doc_id) == seq:
                 space.verdicts[seq] = blob
+        if lines:  # no await in between: one step
+            self._count(space, lines, cap)
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
         return self._space(ns).ids.get(doc_id)
@@ -321,7 +329,10 @@ class MemoryIndex:
         return [cur.get(k, 0) + prev.get(k, 0) for k in lines]
 
     async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:
-        space = self._space(ns)
+        self._count(self._space(ns), lines, cap)
+
+    @staticmethod
+    def _count(space: Any, lines: Sequence[bytes], cap: int) -> None:
         cur = space.lines[0]
         cur.update(lines)  # counted in C
         if len(cur) > cap:

@@ -385,28 +385,6 @@ local function scheme(keys, args)
   return redis.call('HGET', keys[1], 'scheme')
 end
 
--- put_verdicts64 (was neardup_put_verdicts_packed): KEYS = ids, verdicts; ARGV = verdicts packed
--- in one string, each as packed seq (8 bytes), id length ('>H'), id, verdict length ('>I4'),
--- verdict. Writes a verdict only while its seq still belongs to that article id (a seq deleted,
--- or reused after a failover lost writes, keeps no verdict of another article). Returns how many
--- were written.
-local function put_verdicts64(keys, args)
-  local blob, sub, unpack_len = args[1], string.sub, struct.unpack
-  local n, pos = 0, 1
-  while pos <= #blob do
-    local me = sub(blob, pos, pos + SEQ_BYTES - 1)
-    local id_len, p = unpack_len('>H', blob, pos + SEQ_BYTES)
-    local id = sub(blob, p, p + id_len - 1)
-    local len, q = unpack_len('>I4', blob, p + id_len)
-    if redis.call('HGET', keys[1], id) == me then
-      redis.call('HSET', keys[2], me, sub(blob, q, q + len - 1))
-      n = n + 1
-    end
-    pos = q + len
-  end
-  return n
-end
-
 -- Boilerplate learning. KEYS = meta, lines a, lines b (nd:{ns}:m, :l:a, :l:b); a line key is
 -- 16 bytes (source, line fingerprint: sketch/lines.py), passed packed in one string.
 local LINE_KEY = 16
@@ -438,19 +416,46 @@ end
 -- them in the current generation; once it holds more than cap keys it becomes the previous one
 -- and the one before is dropped, so at most two generations of cap keys are kept and a line seen
 -- in every few documents (boilerplate) keeps its count across the switch.
-local function add_lines16(keys, args)
-  local cap = tonumber(args[1])
-  local cur = redis.call('HGET', keys[1], 'lines') or 'a'
-  local this, other = keys[2], keys[3]
-  if cur == 'b' then this, other = keys[3], keys[2] end
-  for _, f in ipairs(line_keys(args[2])) do
+local function count_lines(meta, lines_a, lines_b, cap, blob)
+  local cur = redis.call('HGET', meta, 'lines') or 'a'
+  local this, other = lines_a, lines_b
+  if cur == 'b' then this, other = lines_b, lines_a end
+  for _, f in ipairs(line_keys(blob)) do
     redis.call('HINCRBY', this, f, 1)
   end
   if redis.call('HLEN', this) > cap then
     redis.call('DEL', other)
-    redis.call('HSET', keys[1], 'lines', cur == 'a' and 'b' or 'a')
+    redis.call('HSET', meta, 'lines', cur == 'a' and 'b' or 'a')
   end
   return redis.call('HLEN', this)
+end
+
+local function add_lines16(keys, args)
+  return count_lines(keys[1], keys[2], keys[3], tonumber(args[1]), args[2])
+end
+
+-- put_verdicts64 (was neardup_put_verdicts_packed): KEYS = ids, verdicts[, meta, lines a, lines b];
+-- ARGV = verdicts packed in one string, each as packed seq (8 bytes), id length ('>H'), id,
+-- verdict length ('>I4'), verdict[; cap, packed line keys]. Writes a verdict only while its seq
+-- still belongs to that article id (a seq deleted, or reused after a failover lost writes, keeps
+-- no verdict of another article). With lines, counts them in the same step (see add_lines16):
+-- a batch's lines are counted iff its verdicts are stored. Returns how many verdicts were written.
+local function put_verdicts64(keys, args)
+  local blob, sub, unpack_len = args[1], string.sub, struct.unpack
+  local n, pos = 0, 1
+  while pos <= #blob do
+    local me = sub(blob, pos, pos + SEQ_BYTES - 1)
+    local id_len, p = unpack_len('>H', blob, pos + SEQ_BYTES)
+    local id = sub(blob, p, p + id_len - 1)
+    local len, q = unpack_len('>I4', blob, p + id_len)
+    if redis.call('HGET', keys[1], id) == me then
+      redis.call('HSET', keys[2], me, sub(blob, q, q + len - 1))
+      n = n + 1
+    end
+    pos = q + len
+  end
+  if keys[5] then count_lines(keys[3], keys[4], keys[5], tonumber(args[2]), args[3]) end
+  return n
 end
 
 redis.register_function('neardup_put_verdicts64', put_verdicts64)

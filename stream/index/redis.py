@@ -38,8 +38,10 @@ its replica has it; the promoted replica then lacks the article, and a later cop
 out a second original. ``wait_replicas`` closes that window: after a batch's registration calls,
 on their connection, ``WAIT`` until that many replicas hold every write made so far (a call that
 registers nothing still writes one field, so a replayed batch waits for what the worker before
-it wrote). Verdicts written back (``neardup_put_verdicts64``) are not waited for: a lost one is
-recomputed, the same, when its article is replayed.
+it wrote). The batch's last write, its verdicts and the boilerplate lines they teach
+(``neardup_put_verdicts64``, one atomic step, after its cluster members), waits too: a batch
+whose verdicts were published never loses the lines it taught with the primary (later articles
+would be judged against fewer).
 
 Every registration call carries the namespace's scheme (once :meth:`RedisIndex.ensure_scheme` has
 been called for it), compared and, if Redis lost it, recorded again in the same atomic step; the
@@ -473,7 +475,15 @@ class RedisIndex:
         vals = await self._call(self._r.hmget(keys.verdicts(ns), [_pack(s) for s in seqs]))
         return {s: v for s, v in zip(seqs, vals, strict=True) if v is not None}
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
+    async def put_verdicts(
+        self,
+        ns: str,
+        items: Mapping[int, StoredVerdict],
+        lines: Sequence[bytes] = (),
+        cap: int = 0,
+    ) -> None:
+        if not items and lines:
+            await self.add_lines(ns, lines, cap)
         if items:
             await self._ready()
             packed = b"".join(
@@ -481,11 +491,25 @@ class RedisIndex:
                 for s, (doc_id, v) in items.items()
                 for ident in (doc_id.encode(),)
             )
-            await self._call(
-                self._fcall(
-                    ns, "FCALL", "neardup_put_verdicts64", [keys.ids(ns), keys.verdicts(ns)], packed
-                )
-            )
+            ks = [keys.ids(ns), keys.verdicts(ns)]
+            counted: list[Any] = []
+            if lines:
+                ks += [keys.meta(ns), *keys.lines(ns)]
+                counted = [cap, b"".join(lines)]
+            call = ["FCALL", "neardup_put_verdicts64", len(ks), *ks, packed, *counted]
+            if not self.wait_replicas:
+                await self._call(self._r.execute_command(*call, **self._route(ns)))
+                return
+            # the batch's last write: a WAIT after it, on its connection, covers the cluster
+            # members written before it too (replication keeps order)
+            pipe = self._r.pipeline(transaction=False)
+            route = self._route(ns)
+            pipe.execute_command(*call, **route)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms, **route)
+            self.round_trips += 1
+            with self._errors(ns):
+                replies = await pipe.execute()
+            self._check_acknowledged(ns, replies[-1])
 
     async def seq_of(self, ns: str, doc_id: str) -> int | None:
         v = await self._call(self._r.hget(keys.ids(ns), doc_id))

@@ -19,7 +19,7 @@ class StallingIndex(RedisIndex):
         self.stalled = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def put_verdicts(self, ns: str, items: Any) -> None:
+    async def put_verdicts(self, ns: str, items: Any, lines: Any = (), cap: int = 0) -> None:
         self.stalled.set()
         await self.release.wait()
-        await super().put_verdicts(ns, items)
+        await super().put_verdicts(ns, items, lines, cap)

@@ -10,9 +10,11 @@ from redis.asyncio import Redis, RedisCluster
 
 from stream import keys
 from stream.engine import Engine
+from stream.index.base import StoredVerdict
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.model import Article
+from tests.integration.test_index_defects import _reg
 from tests.unit.test_boilerplate import COURIER, LEDGER, _article, _site_pages, _verdicts
 
 
@@ -59,3 +61,18 @@ async def test_on_a_cluster_namespaces_on_every_primary_learn_as_the_memory_stor
         assert await _verdicts(engine, _stream(ns)) == want
     owners = {cluster_client.get_node_from_key(keys.meta(ns)).name for ns in names}
     assert len(owners) >= 2
+
+
+async def test_verdicts_and_the_lines_they_teach_are_stored_in_one_step(
+    redis_client: Redis,
+) -> None:
+    """A batch's lines are counted in the call that stores its verdicts, as in memory: a replay
+    finds both or neither."""
+    line = b"L" * 16
+    for index in (MemoryIndex(), RedisIndex(redis_client)):
+        (probe,) = await index.register("one-step", [_reg("a", b"c" * 16, [1, 2])], cap=100)
+        await index.put_verdicts("one-step", {probe.seq: StoredVerdict("a", b"v")}, [line], 10)
+        assert await index.line_counts("one-step", [line]) == [1]
+        assert await index.verdicts("one-step", [probe.seq]) == {probe.seq: b"v"}
+        await index.put_verdicts("one-step", {}, [line], 10)  # no verdicts: the lines alone
+        assert await index.line_counts("one-step", [line]) == [2]

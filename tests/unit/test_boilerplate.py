@@ -8,6 +8,7 @@ Pages are real Reuters stories (one line per paragraph) inside two hand-written 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from functools import cache
 
@@ -15,7 +16,7 @@ from harness import data
 from sketch import features, verify
 from sketch.lines import lines_of
 from stream.engine import Engine
-from stream.errors import NeardupError
+from stream.errors import IndexUnavailableError, NeardupError
 from stream.index.base import StoredVerdict
 from stream.index.memory import MemoryIndex
 from stream.model import Article, Verdict
@@ -165,9 +166,11 @@ class _LosesVerdicts(MemoryIndex):
         super().__init__()
         self.lost = lost
 
-    async def put_verdicts(self, ns: str, items: Mapping[int, StoredVerdict]) -> None:
+    async def put_verdicts(
+        self, ns: str, items: Mapping[int, StoredVerdict], lines: Sequence[bytes] = (), cap: int = 0
+    ) -> None:
         await super().put_verdicts(
-            ns, {s: v for s, v in items.items() if v.doc_id not in self.lost}
+            ns, {s: v for s, v in items.items() if v.doc_id not in self.lost}, lines, cap
         )
 
 
@@ -204,3 +207,36 @@ async def test_line_counts_keep_two_bounded_generations() -> None:
     # line seen in every call (a line that keeps recurring keeps a count)
     assert count == 4
     assert await index.line_counts("ns", [bytes([0, 0]) * 8]) == [0]  # seen once, long ago
+
+
+class _CutOffAtVerdicts(MemoryIndex):
+    """A real MemoryIndex whose first verdict write finds the store away: the attempt that
+    registered a batch is cut off before its verdicts are stored (a failover, a timeout)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cut = False
+
+    async def put_verdicts(
+        self, ns: str, items: Mapping[int, StoredVerdict], lines: Sequence[bytes] = (), cap: int = 0
+    ) -> None:
+        if not self.cut:
+            self.cut = True
+            raise IndexUnavailableError("connection lost")
+        await super().put_verdicts(ns, items, lines, cap)
+
+
+async def test_a_batch_cut_off_before_its_verdicts_teaches_its_lines_once() -> None:
+    pages = _site_pages()[:4]
+    key = lines_of(LEDGER[0], "ledger.example").keys[0]
+    clean = MemoryIndex()
+    want = await _verdicts(Engine(clean), pages)
+    cut = _CutOffAtVerdicts()
+    engine = Engine(cut)
+    with contextlib.suppress(IndexUnavailableError):
+        await engine.process(pages)
+    assert cut.cut
+    got = await _verdicts(engine, pages)  # the replay, as a worker or the CLI retries it
+    assert await cut.line_counts("default", [key]) == await clean.line_counts("default", [key])
+    assert await cut.line_counts("default", [key]) == [4]
+    assert got == want
