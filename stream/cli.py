@@ -228,7 +228,8 @@ def dedup(
         typer.Option(
             "--format",
             help="format of lines that declare none: auto (markup read where a text carries"
-            " it), html (a page: its visible text), text (never markup)",
+            " it), html (its visible text), page (a whole web page: its main content, needs"
+            " the html extra), text (never markup)",
         ),
     ] = "auto",
     progress: Annotated[

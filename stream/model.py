@@ -23,6 +23,7 @@ import orjson
 from sketch import canonical
 from sketch.evidence import Span
 from sketch.facts import Difference
+from stream import extract
 
 VerdictKind = Literal["original", "near_duplicate", "duplicate"]
 Method = Literal["new", "exact", "jaccard", "containment", "edit"]
@@ -40,14 +41,18 @@ class Article:
     lang: str | None = None
     published_at: str | None = None
     source: str | None = None  # who printed it (a site, a feed): boilerplate is learned per source
-    # "html": read as a page; "text": never as markup; None: markup read on evidence of it
+    # "html": its visible text; "page": a whole web page, its main content; "text": never read
+    # as markup; None: markup read where the text carries evidence of it
     format: str | None = None
 
     def as_read(self) -> Article:
         """The article as the engine reads it: its declared format applied to its text
-        (:func:`sketch.canonical.reading`); offsets in its verdict are into that text."""
+        (:func:`sketch.canonical.reading`, :func:`stream.extract.main_content`); offsets in
+        its verdict are into that text."""
         if self.format is None:
             return self
+        if self.format == "page":
+            return replace(self, text=extract.main_content(self.text), format=None)
         return replace(self, text=canonical.reading(self.text, self.format), format=None)
 
     def source_name(self) -> str:

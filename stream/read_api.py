@@ -305,7 +305,7 @@ def openapi() -> dict[str, Any]:
             "id": {"type": ["string", "integer"], "pattern": _ID_SCHEMA["pattern"]},
             "namespace": {"type": ["string", "null"], "pattern": NAMESPACE_RE.pattern},
             "register": {"type": "boolean"},
-            "format": {"enum": ["html", "text", None]},
+            "format": {"enum": ["html", "page", "text", None]},
             **{
                 f: {"type": ["string", "null"]}
                 for f in ("title", "url", "lang", "published_at", "source")

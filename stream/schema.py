@@ -3,8 +3,9 @@
 Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
 ``published_at``, ``source`` (strings; ``source``, else the host of ``url``, names whose
-boilerplate a page carries), ``format`` (``"html"``: read as a page, ``"text"``: never as
-markup; absent or null: markup is read where the text carries evidence of it).
+boilerplate a page carries), ``format`` (``"html"``: its visible text, ``"page"``: a whole
+web page, its main content, ``"text"``: never read as markup; absent or null: markup is read
+where the text carries evidence of it).
 Every rejection carries a short machine-readable ``reason`` (for the dead-letter topic and
 metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
 """
@@ -17,7 +18,7 @@ from typing import Any
 import orjson
 
 from sketch import canonical
-from stream import keys
+from stream import extract, keys
 from stream.errors import InvalidMessage
 from stream.model import Article
 
@@ -26,7 +27,7 @@ MAX_KEY_BYTES = 1024
 """Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
 (an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
 _OPTIONAL = ("title", "url", "lang", "published_at", "source")
-FORMATS = canonical.FORMATS
+FORMATS = (*canonical.FORMATS, "page")
 
 
 def parse_article(
@@ -108,6 +109,11 @@ def article_from_obj(
         declared = default_format
     if declared is not None and declared not in FORMATS:
         raise InvalidMessage("invalid_field", f"format must be one of {', '.join(FORMATS)} or null")
+    if declared == "page" and not extract.available():
+        raise InvalidMessage(
+            "invalid_field",
+            f"format 'page' needs trafilatura on this worker: {extract.INSTALL_HINT}",
+        )
     return Article(doc_id, text, ns, **extra, format=declared)
 
 

@@ -300,3 +300,39 @@ async def test_the_declared_format_decides_the_verdict() -> None:
 
     assert (await second(None)).verdict == "duplicate"  # markup read as markup: one text
     assert (await second("text")).verdict != "duplicate"  # the code differs
+
+
+def _site(story: str) -> str:
+    paragraphs = "".join(f"<p>{p}</p>" for p in story.split("\n"))
+    return (
+        "<!DOCTYPE html><html><head><title>Acme News</title><style>p{margin:0}</style></head>"
+        "<body><nav><a href='/'>Home</a> | <a href='/world'>World</a> | <a href='/markets'>"
+        "Markets</a> | <a href='/sport'>Sport</a></nav><main><article>"
+        f"{paragraphs}</article></main><aside><h2>Most read</h2><ul><li><a href='/1'>Council "
+        "budget approved after a long night</a></li><li><a href='/2'>Harvest festival draws "
+        "record crowds</a></li></ul></aside><footer>Copyright Acme News Ltd. All rights "
+        "reserved. Terms of use | Privacy | Cookies | Contact the newsroom</footer></body></html>"
+    )
+
+
+async def test_a_page_declared_page_is_read_as_its_main_content() -> None:
+    story = next(r["text"] for r in data.reuters() if len(r["text"].split()) > 150)
+    page = _site(story)
+    main = Article("p", page, format="page").as_read().text
+    assert "Most read" not in main and "Copyright" not in main and "Home" not in main
+    assert features.normalize(main) == features.normalize(story)
+
+    async def verdict_of(fmt: str) -> Verdict:
+        engine = Engine(MemoryIndex())
+        (_, v) = await engine.process([Article("s", story), Article("p", page, format=fmt)])
+        assert isinstance(v, Verdict)
+        return v
+
+    # its visible text carries the site's navigation and footer: a near-copy; its main content
+    # is the story
+    assert (await verdict_of("html")).verdict == "near_duplicate"
+    v = await verdict_of("page")
+    assert (v.verdict, v.duplicate_of, v.similarity) == ("duplicate", "s", 1.0)
+    assert article_from_obj({"id": "a", "text": page, "format": "page"}).format == "page"
+    # a page with no main content is read as its visible text
+    assert Article("e", "<p>Hi</p>", format="page").as_read().text == "Hi"

@@ -1,0 +1,46 @@
+"""A whole web page read as its main content: the story, without the navigation, footers, "most
+read" boxes and comments a site prints around it (message ``format: "page"``).
+
+The extraction is trafilatura's, the extractor web-corpus pipelines use; it is an optional extra
+(``pip install 'neardup[html]'``: lxml and its friends), so a worker without it refuses a page
+with a clear reason instead of reading it otherwise. A page trafilatura finds no main content in
+is read as its visible text (:func:`sketch.canonical.html_text`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.util import find_spec
+from typing import Any
+
+from sketch.canonical import html_text
+
+INSTALL_HINT = "pip install 'neardup[html]'"
+
+
+@cache
+def available() -> bool:
+    """Whether the extractor is installed."""
+    return find_spec("trafilatura") is not None
+
+
+@cache
+def _extractor() -> Any:
+    import trafilatura
+
+    return trafilatura.extract
+
+
+def main_content(page: str) -> str:
+    """The page's main content as text, a paragraph a line; its visible text when trafilatura
+    finds none. Raises :class:`RuntimeError` when the extractor is not installed."""
+    if not available():
+        raise RuntimeError(f"reading a page's main content needs trafilatura: {INSTALL_HINT}")
+    found = _extractor()(page, include_comments=False, include_tables=True, deduplicate=False)
+    if found and found.strip():
+        return str(found)
+    shown = html_text(page)
+    return shown if shown.strip() else page
+
+
+__all__ = ["INSTALL_HINT", "available", "main_content"]
