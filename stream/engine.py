@@ -382,7 +382,13 @@ class Engine:
         """Verdicts in input order; a per-article error is returned in its place, not raised.
         ``explain``: give each copy's evidence (the passages it shares with ``duplicate_of``);
         by default the namespace policy's ``explain``."""
-        articles = [a.as_read() for a in articles]
+        if any(a.format == "page" for a in articles):
+            # a page's main content takes trafilatura milliseconds to seconds (a page of 500 KB
+            # of paragraphs, about 3 s): read off the event loop, which keeps serving /health,
+            # /check and the broker's heartbeats meanwhile
+            articles = await asyncio.to_thread(lambda: [a.as_read() for a in articles])
+        else:
+            articles = [a.as_read() for a in articles]
         results: list[Verdict | NeardupError | None] = [None] * len(articles)
         by_ns: dict[str, list[int]] = {}
         for i, a in enumerate(articles):
