@@ -160,6 +160,18 @@ def _table() -> dict[int, str | None]:
     return table
 
 
+def _mapped(text: str, table: dict[int, str | None]) -> str:
+    """``text.translate(table)``, faster: translate looks every character up (some 75 ns
+    each), while most texts hold only a few distinct characters the table maps, or none;
+    those are replaced one by one (each a C scan)."""
+    todo = [c for c in set(text) if ord(c) in table]
+    if len(todo) > 24:
+        return text.translate(table)
+    for c in todo:
+        text = text.replace(c, table[ord(c)] or "")
+    return text
+
+
 @cache
 def _i_or_l() -> re.Pattern[str]:
     return re.compile(f"[{canonical_data.I_OR_L}]+")
@@ -243,8 +255,11 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
     # the table before NFKD too: a look-alike that decomposes into another letter (lunate
     # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
     table = _table()
-    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table)
-    if _i_or_l().search(t):
+    mapped = _mapped(text, table)
+    t = unicodedata.normalize("NFKD", mapped)
+    if t is not mapped:  # decomposed: what it decomposed into may be mapped too (normalize
+        t = _mapped(t, table)  # gives back the very string when it was already NFKD)
+    if any(c in t for c in canonical_data.I_OR_L):  # a C scan each: the regex is slower
         t = _i_or_l().sub(_read_i_or_l, t)
     t = unicodedata.normalize("NFC", t.casefold())
     # a member may itself start a longer phrase with what follows it: fold until nothing

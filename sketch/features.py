@@ -268,7 +268,7 @@ def facts_texts(text: str, norm: str) -> tuple[str, str]:
     a desk writes its time stamps, issue dates and codes (a headline rewritten, or stamped
     another minute, over the same body is the same story); ``whole`` keeps it, for a text
     whose body names no number."""
-    whole = _CLOCK_RE.sub(_blank, norm) if ":" in norm or _ANY_DIGIT4_RE.search(norm) else norm
+    whole = _CLOCK_RE.sub(_blank, norm) if _CLOCK_HINT_RE.search(norm) else norm
     head, newline, rest = text.lstrip().partition("\n")
     if not (newline and _WORD_RE.search(rest)) or len(head.split()) > HEADLINE_WORDS:
         return whole, whole
@@ -278,7 +278,9 @@ def facts_texts(text: str, norm: str) -> tuple[str, str]:
     return whole[len(h) + 1 :], whole
 
 
-_ANY_DIGIT4_RE = re.compile(r"[0-9]{4}")
+# what any time of day _CLOCK_RE blanks has in it; a pattern that starts with a digit, so the
+# scan jumps from digit to digit (_CLOCK_RE starts with a look-behind: it tries every place)
+_CLOCK_HINT_RE = re.compile(rf"[0-9](?::[0-5][0-9]|[0-9]{{3}} ?(?:{TIME_ZONES})(?![a-z]))")
 
 
 def _blank(m: re.Match[str]) -> str:

@@ -176,6 +176,8 @@ def test_the_tables_keep_to_their_rules() -> None:
         else:
             assert not ch.isascii() and len(to) == 1
             assert not to.isascii() or to.isdigit() or to.isalpha() or to in string.punctuation
+    # no target is itself mapped: one pass of replacements is the same as translate's
+    assert not any(to and ord(to) in table for to in table.values())
     for ch in canonical_data.I_OR_L:  # read from the neighbours, never from the table
         assert ord(ch) not in table
     words = canonical_data.PHRASES.split()
