@@ -245,6 +245,8 @@ _ZH_MONTH_RE = re.compile(r"(?<!\d)(1[0-2]|0?[1-9]) ?月 ?$")  # "4月7日"
 _ZH_DAY_RE = re.compile(r"^ ?[日号]")
 
 
+# the letters a time zone of TIME_ZONES starts with, as code points
+_ZONE_STARTS = np.array(sorted(map(ord, "bcegjhlmpsu")), dtype=np.int64)
 _DIGIT_RUN_RE = re.compile(r"[0-9](?:[.,]?[0-9])*")  # TextBatch.digit_runs' runs, as a regex
 _LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -264,18 +266,24 @@ def facts_texts(text: str, norm: str) -> tuple[str, str]:
     """What a long text's facts (numbers, dates) are read from: ``(body, whole)``, both the
     normalised text (``norm``, of ``text``) with its times of day blanked out (``11:00 edt``
     and ``0900 gmt``: when a wire sent an item is not what it says). ``body`` leaves out a
+    headline (:func:`body_start`); ``whole`` keeps it, for a text whose body names no
+    number."""
+    whole = _CLOCK_RE.sub(_blank, norm) if _CLOCK_HINT_RE.search(norm) else norm
+    return whole[body_start(text, norm) :], whole
+
+
+def body_start(text: str, norm: str) -> int:
+    """Where the body of a long text starts in ``norm`` (its normalised form), past a
     headline: a first line of at most ``HEADLINE_WORDS`` words over a body with words, where
     a desk writes its time stamps, issue dates and codes (a headline rewritten, or stamped
-    another minute, over the same body is the same story); ``whole`` keeps it, for a text
-    whose body names no number."""
-    whole = _CLOCK_RE.sub(_blank, norm) if _CLOCK_HINT_RE.search(norm) else norm
+    another minute, over the same body is the same story). 0 when there is none."""
     head, newline, rest = text.lstrip().partition("\n")
     if not (newline and _WORD_RE.search(rest)) or len(head.split()) > HEADLINE_WORDS:
-        return whole, whole
+        return 0
     h = normalize(head)
     if not h or not norm.startswith(h) or norm[len(h) : len(h) + 1] != " ":
-        return whole, whole  # the canonical form moved the line's end: read it whole
-    return whole[len(h) + 1 :], whole
+        return 0  # the canonical form moved the line's end: read it whole
+    return len(h) + 1
 
 
 # what any time of day _CLOCK_RE blanks has in it; a pattern that starts with a digit, so the
@@ -375,13 +383,21 @@ class TextBatch:
         )
         return starts, ends, ~beside
 
-    def numerals(self, limit: int = 256, runs: DigitRuns | None = None) -> list[tuple[str, ...]]:
+    def numerals(
+        self,
+        limit: int = 256,
+        runs: DigitRuns | None = None,
+        lows: Sequence[int] | None = None,
+    ) -> list[tuple[str, ...]]:
         """Per text, its numerals in order as written (runs of digits, with a point or comma
         between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
         at most ``limit``: what a long copy's changed figures are read from. ``runs``: the
-        batch's :meth:`digit_runs`, when the caller has them already."""
+        batch's :meth:`digit_runs`, when the caller has them already; ``lows``: per text, where
+        (from its start) its reading begins, as if the text were cut there (a body past its
+        headline; the character before a cut must be a space)."""
         starts, ends, alone = runs or self.digit_runs()
-        starts, ends = starts[alone], ends[alone]
+        keep = alone if lows is None else alone & (starts >= self._floors(lows, starts))
+        starts, ends = starts[keep], ends[keep]
         out: list[list[str]] = [[] for _ in range(len(self))]
         if not len(starts):
             return [()] * len(self)
@@ -395,6 +411,30 @@ class TextBatch:
             if len(out[d]) < limit:
                 out[d].append(text[a:b])
         return [tuple(x) for x in out]
+
+    def _floors(self, lows: Sequence[int], starts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """For each position in ``starts``, where its text's reading begins in ``codes``."""
+        begins = self.starts + np.asarray(lows, dtype=np.intp)
+        return begins[np.searchsorted(self.ends, starts, side="left")]
+
+    def clock_suspects(self, runs: DigitRuns | None = None) -> npt.NDArray[np.bool_]:
+        """Per text, whether it may hold a time of day (:func:`facts_texts` blanks them): a
+        run of digits followed by ``:``, or one of four or more characters followed (past a
+        space) by a letter a time zone starts with. A superset of what ``_CLOCK_HINT_RE``
+        finds, from the runs alone; a text it names is read alone."""
+        starts, ends, _ = runs or self.digit_runs()
+        out = np.zeros(len(self), dtype=bool)
+        if not len(starts):
+            return out
+        codes = self.codes
+        n = len(codes)
+        nxt = codes[np.minimum(ends, n - 1)].astype(np.int64)
+        past = codes[np.minimum(ends + 1, n - 1)].astype(np.int64)
+        zone = _ZONE_STARTS
+        later = np.where(nxt == 32, past, nxt)
+        suspect = (nxt == 58) | (((ends - starts) >= 4) & np.isin(later, zone))
+        out[np.searchsorted(self.ends, starts[suspect], side="left")] = True
+        return out
 
     def _may_be_day(
         self, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp]
@@ -414,7 +454,12 @@ class TextBatch:
         month: npt.NDArray[np.bool_] = (words == looks).any(axis=1)
         return month | zh
 
-    def dates(self, limit: int = 16, runs: DigitRuns | None = None) -> list[tuple[str, ...]]:
+    def dates(
+        self,
+        limit: int = 16,
+        runs: DigitRuns | None = None,
+        lows: Sequence[int] | None = None,
+    ) -> list[tuple[str, ...]]:
         """Per text, the days of the year it names, in order, as ``MM-DD`` (at most ``limit``):
         a month's name (English, whole or shortened) before or after a day of one or two
         digits (``april 7``, ``apr. 7th``, ``7 april``), or ``4月7日``. The year is not read: a
@@ -422,6 +467,8 @@ class TextBatch:
         digits are looked at, so a text without them costs nothing more."""
         starts, ends, _ = runs or self.digit_runs()
         short = (ends - starts) <= 2
+        if lows is not None:
+            short &= starts >= self._floors(lows, starts)
         starts, ends = starts[short], ends[short]
         if len(starts):
             keep = self._may_be_day(starts, ends)
@@ -431,6 +478,8 @@ class TextBatch:
             return [()] * len(self)
         docs = np.searchsorted(self.ends, starts, side="left").tolist()
         first, last = self.starts.tolist(), self.ends.tolist()
+        if lows is not None:
+            first = [f + low for f, low in zip(first, lows, strict=True)]
         codes = self.codes
         wide = codes.dtype != np.uint8
         for d, a, b in zip(docs, starts.tolist(), ends.tolist(), strict=True):
@@ -620,6 +669,7 @@ __all__ = [
     "DEFAULT_SHINGLE",
     "TextBatch",
     "batch_shingle_hashes",
+    "body_start",
     "char_ngram_hashes",
     "combine_windows",
     "content_hash",

@@ -185,6 +185,27 @@ def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...
     return numerals or features.numerals_and_dates(whole)[0], dates
 
 
+def _facts(
+    texts: Sequence[str], batch: features.TextBatch, idx: list[int], brief: list[bool]
+) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """:func:`numbers_and_dates` of the long texts ``idx`` of a batch (``brief``: each one's
+    flag), the same figures found faster: a text with neither a possible time of day nor a
+    brief's number words is read from the batch's digit runs in numpy (one pass for the
+    batch: a regex scan per text cost more than the rest of its facts); the others alone."""
+    runs = batch.digit_runs()
+    clocks = batch.clock_suspects(runs)
+    lows = [0] * len(batch)
+    alone: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for i, short in zip(idx, brief, strict=True):
+        if short or clocks[i]:
+            alone[i] = numbers_and_dates(texts[i], batch.text(i), short)
+        else:
+            lows[i] = features.body_start(texts[i], batch.text(i))
+    body, whole = batch.numerals(runs=runs, lows=lows), batch.numerals(runs=runs)
+    dates = batch.dates(runs=runs, lows=lows)
+    return {i: alone.get(i) or (body[i] or whole[i], dates[i]) for i in idx}
+
+
 def _long(
     policy: Policy,
     articles: Sequence[Article],
@@ -209,9 +230,7 @@ def _long(
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
-    found = {
-        i: numbers_and_dates(texts[i], batch.text(i), sizes[j] < bound) for j, i in enumerate(idx)
-    }
+    found = _facts(texts, batch, idx, [size < bound for size in sizes])
     return {
         i: Prepared(
             articles[i],

@@ -16,7 +16,7 @@ from harness.corpus import generate
 from sketch import features, simhash
 from stream.model import Article
 from stream.policy import Policy
-from stream.prepare import Prepared, prepare
+from stream.prepare import Prepared, _facts, numbers_and_dates, prepare
 
 POLICY = Policy()
 FIELDS = ("kind", "content", "buckets", "text", "simhash", "numbers", "dates")
@@ -68,6 +68,19 @@ WORDS = st.sampled_from(
         ")",
         "12-13",
         "½",
+        # times of day (blanked from a long text's facts) and what only looks like one
+        "11:00",
+        "9:30:15",
+        "3:1",
+        "0900",
+        "0900gmt",
+        "12345",
+        "gmt",
+        "edt",
+        "hrs",
+        "local",
+        "time",
+        ":",
     ]
 )
 TEXTS = st.lists(WORDS, min_size=0, max_size=120).map(" ".join)
@@ -124,6 +137,21 @@ def test_numerals_and_dates_equal_the_batch_forms(text: str) -> None:
     norm = features.normalize(text)
     batch = features.normalize_batch(["x 1 april", text, "2 may"])
     assert features.numerals_and_dates(norm) == (batch.numerals()[1], batch.dates()[1])
+
+
+# a headline of a few words over a body: where a long text's facts start
+STORIES = st.tuples(st.lists(WORDS, max_size=24).map(" ".join), TEXTS).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(STORIES | TEXTS, min_size=1, max_size=5))
+def test_a_batch_reads_each_long_texts_facts_as_the_text_alone(texts: list[str]) -> None:
+    """The batch's numpy reading (digit runs, body past a headline, times of day) gives what
+    :func:`numbers_and_dates` gives each text alone."""
+    batch = features.normalize_batch(texts)
+    found = _facts(texts, batch, list(range(len(texts))), [False] * len(texts))
+    for i, text in enumerate(texts):
+        assert found[i] == numbers_and_dates(text, batch.text(i), False)
 
 
 def test_numerals_and_dates_by_example() -> None:
