@@ -19,7 +19,7 @@ buckets and are part of the scheme the index records.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -73,7 +73,29 @@ def prepare(
 
     ``sketched``: per article, the text to sketch instead of its own (its boilerplate left out),
     or None. The content hash is always the whole text's: a verbatim copy is one, and a replay
-    of the same article is recognised whatever was learned since."""
+    of the same article is recognised whatever was learned since.
+
+    A long text that is short once its boilerplate is left out (a template's next release: a
+    wire's daily Fed operation, whose every line but the rate was learned) also has the
+    MinHash bands of its whole text among its buckets. Two such releases sketch different
+    remainders (what was learned grew between them) and share no short bucket; whole, they
+    meet and are judged whole (related, with the changed figure). A remainder that stays long
+    (a page's body) does not: its whole bands would make every page of a site a candidate of
+    every other."""
+    out = _prepare(policy, articles, sketched)
+    todo = [i for i, p in enumerate(out) if sketched and sketched[i] and p.kind is Kind.SHORT]
+    if todo:
+        bands = policy.bands_rows[0]
+        wholes = _prepare(policy, [articles[i] for i in todo])
+        for i, whole in zip(todo, wholes, strict=True):
+            if whole.kind is Kind.LONG:
+                out[i] = replace(out[i], buckets=out[i].buckets + whole.buckets[:bands])
+    return out
+
+
+def _prepare(
+    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None] | None = None
+) -> list[Prepared]:
     if not articles:
         return []
     if len(articles) == 1:  # /check and library calls: no batch set-up

@@ -12,6 +12,7 @@ from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
+from tests.unit.test_long_copies import fed_releases
 from tests.unit.test_verdict_facts import (
     _BODY,
     _WIRE,
@@ -130,3 +131,14 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
     assert seen["long"][1].changes and seen["long"][1].evidence
     assert [r.changes[0].kind for r in seen["dated"][1].related] == ["date"]
     assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]
+
+
+async def test_redis_gives_the_memory_stores_verdict_on_two_releases_short_once_learned(
+    redis_client: Redis,
+) -> None:
+    """A release short once its template is learned registers its whole text's bands on Redis
+    too: the later Fed operation is related to the earlier, as in memory."""
+    want = await fed_releases(Engine(MemoryIndex()))
+    got = await fed_releases(Engine(RedisIndex(redis_client)))
+    assert got == want
+    assert "r3735" in [r.id for r in got.related]
