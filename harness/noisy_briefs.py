@@ -321,6 +321,24 @@ def _case(rng: random.Random, text: str) -> str | None:
     return changed if changed != text else text.swapcase()
 
 
+def _glue(rng: random.Random, text: str) -> str | None:
+    """Two or three words next to each other run together, or joined by a hyphen
+    (``TWO FOR ONE`` -> ``TWOFORONE``, ``TAX FREE`` -> ``TAX-FREE``); numbers in words
+    included, never digits (``1,750 TONNES`` stays)."""
+    words = list(re.finditer(r"(?<!\S)[A-Za-z]+(?: [A-Za-z]+){1,2}(?!\S)", text))
+    spots = [m for m in words if len(m.group()) <= 24]
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    parts = m.group().split(" ")
+    if len(parts) == 3 and rng.random() < 0.5:
+        parts = parts[:2] if rng.random() < 0.5 else parts[1:]
+        glued = rng.choice(("", "-")).join(parts)
+        at = m.group().index(" ".join(parts))
+        return text[: m.start() + at] + glued + text[m.start() + at + len(" ".join(parts)) :]
+    return text[: m.start()] + rng.choice(("", "-")).join(parts) + text[m.end() :]
+
+
 def _typo(rng: random.Random, text: str) -> str | None:
     """One typo in one word: two adjacent letters swapped (a word of four letters or more),
     or a letter changed, added or dropped (six or more)."""
@@ -363,6 +381,7 @@ COPY_FAMILIES: dict[str, Noise] = {
     "punct out": _punct_out,
     "punct in": _punct_in,
     "punct between": _punct_between,
+    "glue": _glue,
     "rebreak": _rebreak,
     "case": _case,
     "typo": _typo,

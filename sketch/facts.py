@@ -106,6 +106,9 @@ class Facts:
     numerals: tuple[str, ...]  # the same numbers as the text writes them (what a reader sees)
     words: tuple[str, ...]
     tokens: tuple[str, ...] = ()
+    # every token as written, with its kind, stop words included (:func:`compare` reads a word
+    # run together from words the other text keeps apart, ``twoforone`` / ``two for one``)
+    written: tuple[tuple[str | None, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +152,15 @@ def _zh_value(run: str) -> str:
 @lru_cache(maxsize=65536)
 def facts_of(text: str) -> Facts:
     """The core, numbers and content words of an already normalised text (see module doc)."""
-    kept = _TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text))
+    return _facts_of_tokens(tuple(_tokens(_TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text)))))
+
+
+def _facts_of_tokens(written: tuple[tuple[str | None, str], ...]) -> Facts:
     core: list[str] = []
     values: list[str] = []
     shown: list[str] = []
     words: list[str] = []
-    for kind, tok in _tokens(kept):
+    for kind, tok in written:
         if kind == "zhnum" and tok[-1] in _ZH_BIG and len(tok) > 1:
             # 三十五亿 reads as 35 and the unit 亿, as 35亿 does
             values.append(_zh_value(tok[:-1]))
@@ -179,7 +185,51 @@ def facts_of(text: str) -> Facts:
         else:
             words.extend(tok if kind == "zhnum" else [tok])  # a lone 万/亿: a unit, a word
         core.append(tok)
-    return Facts(_joined(core), tuple(values), tuple(shown), tuple(words), tuple(core))
+    return Facts(_joined(core), tuple(values), tuple(shown), tuple(words), tuple(core), written)
+
+
+def _unglued(glued: Facts, apart: Facts) -> Facts:
+    """``glued`` with each word it runs together from two to four consecutive tokens of
+    ``apart`` (``twoforone`` / ``two for one``, ``oneday`` / ``one day``, ``2for1`` /
+    ``2 for 1``) read as those tokens: spacing and punctuation are noise, and the numbers and
+    stop words inside such a word are what the other text says they are. One such word may
+    hold a typo besides (``cehrnobylgrain``), as one word may (:func:`_near`)."""
+    theirs = apart.written
+    present = {tok for _, tok in theirs}
+    out: list[tuple[str | None, str]] = []
+    typo = True  # one run-together word may carry a typo
+    for kind, tok in glued.written:
+        if kind in ("word", "num") and tok not in present and len(tok) > 2:
+            run, near = _run_spelling(tok, theirs, typo)
+            if run:
+                out += run
+                typo = typo and not near
+                continue
+        out.append((kind, tok))
+    return _facts_of_tokens(tuple(out)) if len(out) != len(glued.written) else glued
+
+
+def _run_spelling(
+    word: str, tokens: Sequence[tuple[str | None, str]], typo: bool
+) -> tuple[list[tuple[str | None, str]], bool]:
+    """Two to four consecutive ``tokens`` (no CJK) that spell ``word`` run together, and
+    whether with a typo (``typo``: one is allowed; the word then has eight letters or more);
+    ``[]`` when none do."""
+    near: list[tuple[str | None, str]] = []
+    for i in range(len(tokens) - 1):
+        joined = tokens[i][1]
+        for j in range(i + 1, min(i + 4, len(tokens))):
+            kind, tok = tokens[j]
+            if kind == "cjk":
+                break
+            joined += tok
+            if joined == word:
+                return list(tokens[i : j + 1]), False
+            if typo and not near and len(word) >= 8 and _near(word, joined):
+                near = list(tokens[i : j + 1])
+            if len(joined) > len(word) + 1:
+                break
+    return near, bool(near)
 
 
 def unstamped(text: str, norm: str, head: str) -> str:
@@ -194,16 +244,17 @@ def unstamped(text: str, norm: str, head: str) -> str:
 
 def _tokens(text: str) -> Iterator[tuple[str | None, str]]:
     """The tokens of a text with their kinds; a word's joining points and apostrophes dropped
-    (``u.s`` -> ``us``, ``treasury's`` -> ``treasurys``, ``tax-free`` -> ``taxfree``,
-    ``two-for-one`` -> ``twoforone``, ``one-day`` -> ``oneday``: as written without its hyphens),
-    but a number spelt with hyphens is its parts (``twenty-five``: numbers stay numbers)."""
+    (``u.s`` -> ``us``, ``treasury's`` -> ``treasurys``, ``tax-free`` -> ``taxfree``: as
+    written without its hyphens), but a word with a number among its hyphened parts is its
+    parts (``twenty-five``, ``two-for-one``, ``one-day``): numbers stay numbers, as they are
+    written apart or in digits (``two for one``, ``2-for-1``)."""
     for m in _TOKEN_RE.finditer(text):
         kind, tok = m.lastgroup, m.group()
         if kind != "word" or tok.isalpha():
             yield kind, tok
             continue
         parts = tok.split("-")
-        if len(parts) > 1 and all(_JOINERS_RE.sub("", p) in _EN_NUMBERS for p in parts):
+        if len(parts) > 1 and any(_JOINERS_RE.sub("", p) in _EN_NUMBERS for p in parts):
             yield from (("word", _JOINERS_RE.sub("", p)) for p in parts)
         else:
             yield kind, _JOINERS_RE.sub("", tok)
@@ -348,6 +399,8 @@ def compare(
     number or a price). ``trimmed_only``: ``None`` unless edge words were taken off (the caller
     only wants the trimmed cores: two cores too unlike as they are)."""
     out: list[Difference] = []
+    if earlier.tokens != now.tokens and earlier.written and now.written:
+        earlier, now = _unglued(earlier, now), _unglued(now, earlier)
     cores, pair = (earlier.core, now.core), (earlier.words, now.words)
     a: Counter[str] = Counter(earlier.words) if pair[0] != pair[1] else Counter()
     b: Counter[str] = Counter(now.words) if pair[0] != pair[1] else Counter()

@@ -276,10 +276,11 @@ def _short(
     idx: list[int],
 ) -> dict[int, Prepared]:
     # n-grams of the core (sketch.facts): a copy that only adds a tracking suffix, a link or
-    # emoji shares its buckets (the verdict compares cores too)
+    # emoji shares its buckets (the verdict compares cores too); without its spaces, so that
+    # words run together or split (``two for one`` / ``twoforone``) share them too
     grams = [
         features.char_ngram_hashes(
-            facts.facts_of(norm).core or norm,
+            (facts.facts_of(norm).core or norm).replace(" ", ""),
             n=policy.char_ngram,
             seed=policy.seed,
             normalized=True,

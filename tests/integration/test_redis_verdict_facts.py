@@ -21,6 +21,7 @@ from tests.unit.test_verdict_facts import (
     FED_COPY,
     FED_TWO,
     REBROKEN,
+    SPLIT,
     TOKYO,
     _notice,
     _other,
@@ -49,6 +50,9 @@ def _cases() -> list[tuple[str, Policy, list[Article]]]:
                 Article("t3", f"{TOKYO.replace('140', '150')} - Reuters"),
                 Article("b", BAKER),
                 Article("b1", BAKER.replace(".", "").replace("'", "")),
+                Article("s", SPLIT),
+                Article("s1", SPLIT.replace("TWO-FOR-ONE", "TWO FOR ONE")),
+                Article("s2", SPLIT.replace("TWO-FOR-ONE", "TWOFORONE")),
             ],
         ),
         (
@@ -124,7 +128,10 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
         assert Verdict.from_json(stored[len(arts)]) == want[-1]
         seen[ns] = got
     assert [r.id for r in seen["short"][1].related] == ["a"] and seen["short"][2].cluster == "a"
-    assert [v.duplicate_of for v in seen["briefs"]] == [None, "t", "t", None, None, "b"]
+    assert [v.duplicate_of for v in seen["briefs"]] == [
+        *(None, "t", "t", None, None, "b"),
+        *(None, "s", "s"),
+    ]
     assert [r.id for r in seen["briefs"][3].related][:1] == ["t"]
     assert seen["notices"][-1].duplicate_of == "a"
     assert seen["learned"][-1].duplicate_of == "a"

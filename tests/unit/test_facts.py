@@ -237,13 +237,44 @@ def test_punctuation_inside_and_between_words_is_noise(now: str) -> None:
 def test_a_word_is_one_word_however_it_is_dotted() -> None:
     assert facts_of(normalize(BAKER)).words[:3] == ("us", "treasurys", "baker")
     assert facts_of(normalize("TAX-FREE FUND")).words == ("taxfree", "fund")
-    # a number spelt with hyphens stays a number; a word made with a number word is a word,
-    # however the hyphens are written (a copy drops them: TWOFORONE, ONEDAY, THREE-FORTWO)
+    # a number spelt with hyphens stays a number, and so does one in a word made with hyphens
     assert facts_of(normalize("twenty-five")).numbers == ("20", "5")
-    for a, b in (("TWO-FOR-ONE SPLIT", "TWOFORONE SPLIT"), ("ONE-DAY STRIKE", "ONEDAY STRIKE"),
-                 ("THREE-FOR-TWO SPLIT", "three-fortwo split")):  # fmt: skip
-        assert facts_of(normalize(a)) == facts_of(normalize(b))
-        assert facts_of(normalize(a)).numbers == ()
+    assert facts_of(normalize("TWO-FOR-ONE SPLIT")).numbers == ("2", "1")
+    two, digits = facts_of(normalize("TWO-FOR-ONE SPLIT")), facts_of(normalize("2-for-1 split"))
+    assert (two.core, two.words) == (digits.core, digits.words) == ("2 1 split", ("split",))
+
+
+@pytest.mark.parametrize(
+    ("earlier", "now"),
+    [
+        # hyphens dropped, turned into spaces, or the words run together: the same words
+        ("ACME SETS TWO-FOR-ONE SPLIT", "ACME SETS TWO FOR ONE SPLIT"),
+        ("ACME SETS TWO-FOR-ONE SPLIT", "ACME SETS TWOFORONE SPLIT"),
+        ("ACME SETS TWO FOR ONE SPLIT", "ACME SETS TWOFORONE SPLIT"),
+        ("ACME SETS 2-FOR-1 SPLIT", "ACME SETS TWO-FOR-ONE SPLIT"),
+        ("ONE-DAY STRIKE CALLED AT PORT", "ONEDAY STRIKE CALLED AT PORT"),
+        ("THREE-FOR-TWO SPLIT SET", "three-fortwo split set"),
+        ("UNION CALLS A TWENTY-FOUR HOUR STRIKE", "UNION CALLS A TWENTYFOUR HOUR STRIKE"),
+    ],
+)
+def test_words_run_together_or_apart_are_the_same_words(earlier: str, now: str) -> None:
+    assert _diffs(earlier, now) == [] == _diffs(now, earlier)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "now", "expected"),
+    [
+        ("ACME SETS TWO-FOR-ONE SPLIT", "ACME SETS THREE FOR ONE SPLIT", ("two", "three")),
+        ("ACME SETS 2-FOR-1 SPLIT", "ACME SETS 3-FOR-1 SPLIT", ("2", "3")),
+        # run together, the word spells no run of the other's: its numbers are not read
+        ("ACME SETS TWOFORONE SPLIT", "ACME SETS THREE FOR ONE SPLIT", (None, "three one")),
+    ],
+)
+def test_a_number_changed_inside_a_word_run_together_is_a_change(
+    earlier: str, now: str, expected: tuple[str | None, str]
+) -> None:
+    numbers = [(d.earlier, d.now) for d in _diffs(earlier, now) if d.kind == "number"]
+    assert numbers == [expected]
 
 
 def test_the_cores_compared_leave_the_edge_words_out() -> None:

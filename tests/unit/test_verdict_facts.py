@@ -195,6 +195,7 @@ async def test_a_long_template_on_another_day_is_related_not_a_copy() -> None:
 
 BAKER = "U.S. TREASURY'S BAKER SAYS PARIS PACT ONLY A START TO GREATER COOPERATION"
 TOKYO = "TOKYO DEALERS SEE DOLLAR POISED TO BREACH 140 YEN"
+SPLIT = "PUBLIC SERVICE CO OF NEW MEXICO SETS TWO-FOR-ONE STOCK SPLIT"
 REBROKEN = "TOKYO DEALERS\nSEE  DOLLAR POISED\n\n  TO BREACH  140 YEN (via newswire)"
 
 
@@ -214,6 +215,12 @@ async def _second(first: str, second: str) -> Verdict:
         (BAKER, BAKER.replace(".", "").replace("'", "")),  # US TREASURYS BAKER
         (BAKER.replace(".", "").replace("'", ""), BAKER),
         (BAKER, BAKER.lower().replace("cooperation", "cooperaton")),  # case, a typo
+        # words run together, hyphened or apart, numbers among them; one with a typo besides
+        (SPLIT, SPLIT.replace("TWO-FOR-ONE", "TWO FOR ONE")),
+        (SPLIT.replace("TWO-FOR-ONE", "TWO FOR ONE"), SPLIT.replace("-", "")),
+        (SPLIT, SPLIT.replace("TWO-FOR-ONE", "2-for-1")),
+        (TOKYO, TOKYO.replace("DOLLAR POISED", "DOLLARPOISED")),
+        (TOKYO, TOKYO.replace("DOLLAR POISED", "DOLALRPOISED")),
     ],
 )
 async def test_surface_noise_on_a_real_brief_is_a_copy(first: str, second: str) -> None:
@@ -234,6 +241,8 @@ async def test_surface_noise_on_a_real_brief_is_a_copy(first: str, second: str) 
         (TOKYO.replace("YEN", "MARKS"), (Change("word", "yen", "marks"),)),
         (TOKYO.replace("TOKYO", "LONDON"), (Change("word", "tokyo", "london"),)),
         (f"{TOKYO.replace('140', '150')} - Reuters", (Change("number", "140", "150"),)),
+        # a number inside words run together is still a number
+        (TOKYO.replace("140 YEN", "ONE-FORTY YEN"), (Change("number", "140", "one forty"),)),
     ],
 )
 async def test_a_substitution_in_a_real_brief_is_related(
