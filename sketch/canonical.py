@@ -160,20 +160,27 @@ def _table() -> dict[int, str | None]:
     return table
 
 
-@cache
-def _mapped_re() -> re.Pattern[str]:
-    """A character class of every BMP code point the table removes or maps, and of every
-    astral one (the few texts that hold any check them in the table): a class of astral
-    ranges is scanned range by range, the BMP one is a bitmap."""
-    bmp = "".join(re.escape(chr(c)) for c in sorted(_table()) if c <= 0xFFFF)
-    return re.compile(f"[{bmp}\U00010000-\U0010ffff]")
+_ASCII = bytes(range(128))
+_FIRST_HAN = "\u2e80"  # the CJK radicals supplement: no phrase starts below it
 
 
-def _mapped(text: str, table: dict[int, str | None]) -> str:
-    """``text.translate(table)``, faster: translate looks every character up (some 75 ns
-    each), while most texts hold only a few distinct characters the table maps, or none; one
-    regex scan finds them and they are replaced one by one (each a C scan)."""
-    todo = {c for c in set(_mapped_re().findall(text)) if ord(c) in table}
+def _non_ascii(text: str) -> str:
+    """The characters of ``text`` that are not ASCII, in order: its UTF-8 with every ASCII
+    byte deleted (C loops over bytes: a regex or a set of the text looks at each character
+    as a Python object, some ten times slower on a story of mostly ASCII)."""
+    return (
+        text.encode("utf-8", "surrogatepass")
+        .translate(None, _ASCII)
+        .decode("utf-8", "surrogatepass")
+    )
+
+
+def _mapped(text: str, rest: str, table: dict[int, str | None]) -> str:
+    """``text.translate(table)`` (``rest``: its :func:`_non_ascii` characters; the table
+    maps none of ASCII), faster: translate looks every character up (some 75 ns each), while
+    most texts hold only a few distinct characters the table maps, or none; those are
+    replaced one by one (each a C scan)."""
+    todo = [c for c in set(rest) if ord(c) in table]
     if len(todo) > 24:
         return text.translate(table)
     for c in todo:
@@ -264,15 +271,20 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
     # the table before NFKD too: a look-alike that decomposes into another letter (lunate
     # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
     table = _table()
-    mapped = _mapped(text, table)
-    if mapped.isascii():  # curly quotes and dashes mapped: nothing below changes ASCII
-        return mapped.lower()
-    t = unicodedata.normalize("NFKD", mapped)
-    if t is not mapped:  # decomposed: what it decomposed into may be mapped too (normalize
-        t = _mapped(t, table)  # gives back the very string when it was already NFKD)
-    if any(c in t for c in canonical_data.I_OR_L):  # a C scan each: the regex is slower
+    t = _mapped(text, _non_ascii(text), table)
+    if t.isascii():  # curly apostrophes and dashes mapped: nothing below changes ASCII
+        return t.lower()
+    nfkd = unicodedata.normalize("NFKD", t)
+    if nfkd is not t:  # decomposed: what it decomposed into may be mapped too (normalize
+        t = _mapped(nfkd, _non_ascii(nfkd), table)  # gives back the very string when NFKD)
+    rest = _non_ascii(t)
+    if not rest:  # accents dropped with their marks
+        return t.lower()
+    if any(c in rest for c in canonical_data.I_OR_L):
         t = _i_or_l().sub(_read_i_or_l, t)
     t = unicodedata.normalize("NFC", t.casefold())
+    if max(rest) < _FIRST_HAN:  # no Han character: no phrase to fold
+        return t
     # a member may itself start a longer phrase with what follows it: fold until nothing
     # changes (twice at most on the texts OpenCC writes)
     for _ in range(4):
