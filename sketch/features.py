@@ -268,7 +268,7 @@ def facts_texts(text: str, norm: str) -> tuple[str, str]:
     and ``0900 gmt``: when a wire sent an item is not what it says). ``body`` leaves out a
     headline (:func:`body_start`); ``whole`` keeps it, for a text whose body names no
     number."""
-    whole = _CLOCK_RE.sub(_blank, norm) if _CLOCK_HINT_RE.search(norm) else norm
+    whole = _CLOCK_RE.sub(_blank, norm) if may_hold_clock(norm) else norm
     return whole[body_start(text, norm) :], whole
 
 
@@ -289,6 +289,12 @@ def body_start(text: str, norm: str) -> int:
 # what any time of day _CLOCK_RE blanks has in it; a pattern that starts with a digit, so the
 # scan jumps from digit to digit (_CLOCK_RE starts with a look-behind: it tries every place)
 _CLOCK_HINT_RE = re.compile(rf"[0-9](?::[0-5][0-9]|[0-9]{{3}} ?(?:{TIME_ZONES})(?![a-z]))")
+
+
+def may_hold_clock(norm: str) -> bool:
+    """Whether :func:`facts_texts` may blank a time of day in ``norm`` (a normalised text):
+    without one, its facts are read from the text as it is."""
+    return _CLOCK_HINT_RE.search(norm) is not None
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -676,6 +682,7 @@ __all__ = [
     "facts_texts",
     "has_tokens",
     "idf_weights",
+    "may_hold_clock",
     "mix64",
     "normalize",
     "normalize_batch",
