@@ -108,10 +108,13 @@ def _judge(
             return _judge_whole(policy, as_sent, other)  # long, but short without boilerplate
         return None
     if me.kind is Kind.SHORT:
-        judged = _judge_short(policy, me.text, other.text)
-        if judged is None and as_sent is not None:
-            return _judge_whole(policy, as_sent, other)  # both short without their boilerplate
-        return judged
+        if as_sent is not None:
+            # a long text that is short without its boilerplate is judged as sent: what its
+            # source repeats may be someone else's story, taught as template (a copier that
+            # sends a story's lines as documents of its own, then the story), and two texts
+            # whose remainders alike are a tag or a filler line are not copies of each other
+            return _judge_whole(policy, as_sent, other)
+        return _judge_short(policy, me.text, other.text)
     sim, direction = _similarity(policy, me.shingles, other.shingles)
     if sim < policy.threshold:
         if as_sent is None:
