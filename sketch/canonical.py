@@ -38,7 +38,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from html.parser import HTMLParser
 
 from sketch import canonical_data
@@ -175,6 +175,15 @@ def _non_ascii(text: str) -> str:
     )
 
 
+@lru_cache(maxsize=4096)
+def _inert(c: str) -> bool:
+    """Whether case folding, NFC and the phrase table leave ``c`` as it is wherever it
+    stands: punctuation, a symbol, a space or a control (never the second of a composed pair,
+    which is a mark or a Hangul letter) with no case."""
+    kind = unicodedata.category(c)
+    return (kind[0] in "PSZ" or kind == "Cc") and c.casefold() == c == c.lower()
+
+
 def _mapped(text: str, rest: str, table: dict[int, str | None]) -> str:
     """``text.translate(table)`` (``rest``: its :func:`_non_ascii` characters; the table
     maps none of ASCII), faster: translate looks every character up (some 75 ns each), while
@@ -280,6 +289,8 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
     rest = _non_ascii(t)
     if not rest:  # accents dropped with their marks
         return t.lower()
+    if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: only ASCII letters change
+        return t.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
     if any(c in rest for c in canonical_data.I_OR_L):
         t = _i_or_l().sub(_read_i_or_l, t)
     t = unicodedata.normalize("NFC", t.casefold())

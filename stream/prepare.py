@@ -219,11 +219,13 @@ def _facts(
     lows = [0] * len(batch)
     alone: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for i, short in zip(idx, brief, strict=True):
-        norm = batch.text(i)
-        if short or (clocks[i] and features.may_hold_clock(norm)):
-            alone[i] = numbers_and_dates(texts[i], norm, short)
-        else:
-            lows[i] = features.body_start(texts[i], norm)
+        if short or clocks[i]:
+            norm = batch.text(i)
+            if short or features.may_hold_clock(norm):
+                alone[i] = numbers_and_dates(texts[i], norm, short)
+                continue
+        if "\n" in texts[i]:  # else no headline: the body is the whole text
+            lows[i] = features.body_start(texts[i], batch.text(i))
     body, whole = batch.numerals(runs=runs, lows=lows), batch.numerals(runs=runs)
     dates = batch.dates(runs=runs, lows=lows)
     return {i: alone.get(i) or (body[i] or whole[i], dates[i]) for i in idx}

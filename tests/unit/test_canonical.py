@@ -338,3 +338,72 @@ async def test_a_page_declared_page_is_read_as_its_main_content() -> None:
     assert article_from_obj({"id": "a", "text": page, "format": "page"}).format == "page"
     # a page with no main content is read as its visible text
     assert Article("e", "<p>Hi</p>", format="page").as_read().text == "Hi"
+
+
+def _reference_fold(text: str) -> str:
+    """The canonical form step by step, as the module doc states it, with none of
+    :func:`canonical.fold`'s shortcuts (ASCII, characters that map, inert punctuation)."""
+    text = canonical.decode(text)
+    table = canonical._table()
+    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table)
+    t = canonical._i_or_l().sub(canonical._read_i_or_l, t)
+    t = unicodedata.normalize("NFC", t.casefold())
+    for _ in range(4):
+        folded = canonical.fold_phrases(t)
+        if folded == t:
+            break
+        t = folded
+    return t
+
+
+# what the shortcuts tell apart: ASCII, mapped look-alikes, marks, I-or-l letters, inert
+# punctuation, cased letters of other scripts (final sigma), Hangul that composes, Han phrases
+_PIECES = st.sampled_from(
+    [
+        *"aZ .,\n<&",
+        "“",
+        "”",
+        "•",
+        "—",
+        "’",
+        "\x92",
+        "\u200b",
+        "\u00ad",
+        "é",
+        "e\u0301",
+        "Σ",
+        "ΟΔΟΣ ",
+        "ß",
+        "İ",
+        "Ι",
+        "Іt",
+        "lІ",
+        "а",
+        "ϲ",
+        "ﬁ",
+        "①",
+        "Ⓐ",
+        "ᄀ",
+        "ᅡ",
+        "가",
+        "软件",
+        "軟體",
+        "想像",
+        "😀",
+        "&amp;",
+        "&#101;",
+        "１２",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PIECES | st.text(max_size=4), max_size=40).map("".join))
+def test_fold_equals_the_form_step_by_step(text: str) -> None:
+    assert fold(text) == _reference_fold(text)
+
+
+def test_fold_equals_the_form_step_by_step_on_real_texts() -> None:
+    texts = [r["text"] for r in data.reuters()[:300]] + [r["text"] for r in data.zh_reviews()[:300]]
+    for t in texts:
+        assert fold(t) == _reference_fold(t)
