@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     facts_tokens: int = Field(60, ge=0)
     boilerplate_min_docs: int = Field(3, ge=0)
     boilerplate_lines: int = Field(100_000, ge=1)
+    # comma-separated sources whose documents teach boilerplate; unset: every source
+    boilerplate_sources: str | None = None
     keep_text: bool = True
     explain: bool = False
     namespaces_file: str | None = None  # TOML of per-namespace policies (stream.namespaces)
@@ -132,6 +134,9 @@ class Settings(BaseSettings):
             facts_tokens=self.facts_tokens,
             boilerplate_min_docs=self.boilerplate_min_docs,
             boilerplate_lines=self.boilerplate_lines,
+            boilerplate_sources=None
+            if self.boilerplate_sources is None
+            else tuple(x.strip() for x in self.boilerplate_sources.split(",") if x.strip()),
             keep_text=self.keep_text,
             explain=self.explain,
         )

@@ -380,11 +380,19 @@ class Engine:
         await self.index.record_policy(ns, blob)
 
     async def process(
-        self, articles: Sequence[Article], *, register: bool = True, explain: bool | None = None
+        self,
+        articles: Sequence[Article],
+        *,
+        register: bool = True,
+        explain: bool | None = None,
+        teach: bool = True,
     ) -> list[Verdict | NeardupError]:
         """Verdicts in input order; a per-article error is returned in its place, not raised.
         ``explain``: give each copy's evidence (the passages it shares with ``duplicate_of``);
-        by default the namespace policy's ``explain``."""
+        by default the namespace policy's ``explain``. ``teach``: whether the registered
+        articles' lines count towards their sources' boilerplate (``/check`` never teaches: a
+        request could teach another site's text as template); a check that registers nothing
+        never teaches."""
         if any(a.format == "page" for a in articles):
             # a page's main content takes trafilatura milliseconds to seconds (a page of 500 KB
             # of paragraphs, about 3 s): read off the event loop, which keeps serving /health,
@@ -404,7 +412,7 @@ class Engine:
                 policy = await self._ensure(where, policy)
                 wanted = policy.explain if explain is None else explain
                 decided = await self._process_ns(
-                    where, policy, [articles[i] for i in idx], register, wanted, ns
+                    where, policy, [articles[i] for i in idx], register, wanted, ns, teach
                 )
             except NeardupError as exc:
                 # One namespace's lasting fault (another scheme, ...) is its articles' error,
@@ -425,6 +433,7 @@ class Engine:
         register: bool,
         explain: bool,
         name: str = "",
+        teach: bool = True,
     ) -> list[Verdict | NeardupError]:
         # a check without retention reads no clock: nothing it decides depends on the time
         timed = register or policy.retention_s is not None
@@ -432,7 +441,7 @@ class Engine:
         live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
-        lines, sketched, left_out = await self._boilerplate(ns, policy, articles)
+        lines, sketched, left_out = await self._boilerplate(ns, policy, articles, teach)
         records: dict[int, bytes] = {}  # read with a check's probe: not read again
         verdicts: dict[int, bytes] = {}
         if register:
@@ -496,7 +505,11 @@ class Engine:
         # (if at all) with its verdicts stored and counts nothing, so a line is counted once
         # per article whatever fails when. On a replicated store the step waits for the
         # replicas, which covers the cluster members written before it.
-        taught = self._lines_taught(lines, probes, decided) if register else []
+        taught = (
+            self._lines_taught(policy, articles, lines, probes, decided)
+            if register and teach
+            else []
+        )
         if stored:
             copies = [
                 (v.cluster, seq, now)
@@ -510,7 +523,7 @@ class Engine:
         return [decided[k] for k in range(len(prepared))]
 
     async def _boilerplate(
-        self, ns: str, policy: Policy, articles: list[Article]
+        self, ns: str, policy: Policy, articles: list[Article], teach: bool = True
     ) -> tuple[list[Lines | None], list[str | None], list[frozenset[bytes]]]:
         """Each multi-line article's lines, and its text without the lines that at least
         ``boilerplate_min_docs`` earlier documents of its source had and that have two to
@@ -554,7 +567,8 @@ class Engine:
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
             if not features.has_tokens(a.text, policy.short_tokens):
                 drop = set()  # a short text is judged whole: its lines are its facts
-            if a.text not in seen:  # the batch's earlier articles count too, once per text
+            if a.text not in seen and teach and policy.teaches(a.source_name()):
+                # the batch's earlier articles count too, once per text
                 seen.add(a.text)
                 counts.update(set(found.keys))
             rest = without(a.text, found, drop) if drop else ""
@@ -565,6 +579,8 @@ class Engine:
 
     @staticmethod
     def _lines_taught(
+        policy: Policy,
+        articles: list[Article],
         lines: list[Lines | None],
         probes: list[Probe],
         decided: Mapping[int, Verdict | NeardupError],
@@ -577,7 +593,10 @@ class Engine:
         return [
             key
             for k, (found, probe) in enumerate(zip(lines, probes, strict=True))
-            if found is not None and _counted_now(probe) and _teaches(decided.get(k))
+            if found is not None
+            and _counted_now(probe)
+            and _teaches(decided.get(k))
+            and policy.teaches(articles[k].source_name())
             for key in dict.fromkeys(found.keys)
         ]
 

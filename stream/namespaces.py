@@ -88,7 +88,8 @@ def parse(text: str, default: Policy, *, source: str = "namespaces file") -> dic
                     f"{where}: {field} = {value!r} must be a {_type_name(want, field)}"
                 )
         values: dict[str, Any] = {
-            f: float(v) if _is_float(default, f) else v for f, v in table.items()
+            f: float(v) if _is_float(default, f) else tuple(v) if isinstance(v, list) else v
+            for f, v in table.items()
         }
         try:
             out[ns] = dataclasses.replace(default, **values)
@@ -111,6 +112,8 @@ def _is_float(default: Policy, field: str) -> bool:
 
 
 def _fits(value: Any, want: type, field: str) -> bool:
+    if field == "boilerplate_sources":  # None by default: a list of source names
+        return isinstance(value, list) and all(isinstance(x, str) for x in value)
     if field == "retention_s":  # None by default: a number of seconds
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if want is float:
@@ -121,6 +124,8 @@ def _fits(value: Any, want: type, field: str) -> bool:
 
 
 def _type_name(want: type, field: str) -> str:
+    if field == "boilerplate_sources":
+        return "list of source names"
     if field == "retention_s" or want is float:
         return "number"
     return {int: "whole number", bool: "boolean (true or false)", str: "string"}.get(
@@ -133,9 +138,11 @@ def decision_settings(policy: Policy) -> dict[str, Any]:
     scheme_free = {
         "threshold", "short_threshold", "max_matches", "bucket_cap", "retention_s",
         "deleted_ttl_s", "max_size_ratio", "facts", "facts_tokens", "boilerplate_min_docs",
-        "boilerplate_lines", "boilerplate_tokens", "keep_text", "explain", "recall",
+        "boilerplate_lines", "boilerplate_tokens", "boilerplate_sources", "keep_text", "explain",
+        "recall",
     }  # fmt: skip
-    return {f: getattr(policy, f) for f in SETTABLE if f in scheme_free}
+    out = {f: getattr(policy, f) for f in SETTABLE if f in scheme_free}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}  # as JSON reads
 
 
 def pinned(policy: Policy, stored_scheme: Mapping[str, Any]) -> Policy | None:

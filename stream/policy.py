@@ -104,6 +104,9 @@ class Policy:
     boilerplate_min_docs: int = 3  # a line in this many documents of a source is boilerplate
     boilerplate_lines: int = 100_000  # line keys kept per generation (two are kept)
     boilerplate_tokens: int = 40  # longer lines are never boilerplate (a paragraph that recurs)
+    # the sources whose documents teach boilerplate (None: every source); the others' lines are
+    # still left out where a teaching source's documents made them template, never counted
+    boilerplate_sources: tuple[str, ...] | None = None
     # the long-text banding (bands, rows), when a namespace keeps the one it was built with
     # (stream.namespaces: a raised threshold on an existing namespace); None: chosen here
     bands: tuple[int, int] | None = None
@@ -146,12 +149,20 @@ class Policy:
             raise ValueError(f"facts_tokens must be >= 0 (0: never), got {self.facts_tokens}")
         if self.boilerplate_min_docs < 0 or self.boilerplate_lines < 1:
             raise ValueError("boilerplate_min_docs must be >= 0 (0: off), boilerplate_lines >= 1")
+        if self.boilerplate_sources is not None and not all(
+            isinstance(x, str) for x in self.boilerplate_sources
+        ):
+            raise ValueError("boilerplate_sources must be a list of source names")
         if self.facts not in ("strict", "relaxed"):
             raise ValueError(f"facts must be 'strict' or 'relaxed', got {self.facts!r}")
         if self.max_size_ratio < 1.0:
             raise ValueError(f"max_size_ratio must be >= 1, got {self.max_size_ratio}")
         # derived parameters fail here, at start, rather than on the first article
         _ = self.bands_rows, self.short_bands_rows, self.table_design
+
+    def teaches(self, source: str) -> bool:
+        """Whether documents of ``source`` count towards its boilerplate."""
+        return self.boilerplate_sources is None or source in self.boilerplate_sources
 
     @property
     def remember_deleted_s(self) -> float:

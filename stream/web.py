@@ -143,7 +143,8 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
     except InvalidMessage as exc:
         return view.json({"error": exc.reason, "detail": str(exc)}, status=400)
     try:
-        (result,) = await engine.process([article], register=register, explain=True)
+        # a check never teaches boilerplate, registered or not: a request names any source
+        (result,) = await engine.process([article], register=register, explain=True, teach=False)
     except Exception as exc:  # the index is away: say so, do not crash the view
         log.warning("check failed: %s", exc)
         return view.json({"error": "unavailable", "detail": str(exc)}, status=503)

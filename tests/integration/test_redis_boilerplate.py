@@ -16,6 +16,7 @@ from stream.index.redis import RedisIndex
 from stream.model import Article
 from tests.integration.test_index_defects import _reg
 from tests.unit.test_boilerplate import COURIER, LEDGER, _article, _site_pages, _verdicts
+from tests.unit.test_poisoning import attack, expected
 
 
 def _stream(ns: str) -> list[Article]:
@@ -76,3 +77,21 @@ async def test_verdicts_and_the_lines_they_teach_are_stored_in_one_step(
         assert await index.verdicts("one-step", [probe.seq]) == {probe.seq: b"v"}
         await index.put_verdicts("one-step", {}, [line], 10)  # no verdicts: the lines alone
         assert await index.line_counts("one-step", [line]) == [2]
+
+
+async def test_a_copier_cannot_hide_a_copy_by_teaching_on_redis(redis_client: Redis) -> None:
+    """The poisoning attack of tests/unit/test_poisoning.py on a real Redis: every copy is
+    still `duplicate_of` its victim, as in memory."""
+    want = await attack(Engine(MemoryIndex()), poisoned=True)
+    got = await attack(Engine(RedisIndex(redis_client)), poisoned=True)
+    assert got == want
+    assert {k: v.duplicate_of for k, v in got.items()} == expected()
+
+
+async def test_a_copier_cannot_hide_a_copy_by_teaching_on_a_cluster(
+    cluster_client: RedisCluster,
+) -> None:
+    want = await attack(Engine(MemoryIndex()), poisoned=True)
+    got = await attack(Engine(RedisIndex(cluster_client)), poisoned=True)
+    assert got == want
+    assert {k: v.duplicate_of for k, v in got.items()} == expected()

@@ -635,3 +635,38 @@ async def test_acl_functions_loaded_by_the_user_run_with_its_rights(connect: Any
         assert await admin.hget("secret-hash", "f") == b"s3"
     finally:
         await admin.function_delete("probe")
+
+
+# --------------------------------------------------------------------------- /check: teaching
+
+
+def test_a_check_never_teaches_boilerplate(worker: Worker, acl_redis: str) -> None:
+    """Four pages of one site with one navigation line, each registered through ``/check``
+    with the site as ``source``: no line is counted in the index (a request could name any
+    source and teach it another site's text). The same pages sent the way the stream sends
+    them count their lines."""
+    nav = "Home | World | Business | Markets | Sport | Weather"
+    bodies = [d["text"] for d in generate(4, seed=41, dup_rate=0.0)]
+    ns, control = f"teach{uuid.uuid4().hex[:8]}", f"control{uuid.uuid4().hex[:8]}"
+    for i, body in enumerate(bodies):
+        obj = {"id": f"t{i}", "text": f"{nav}\n{body}", "source": "site.example"}
+        status, got = worker.check(_article(**obj, namespace=ns, register=True))
+        assert (status, got["verdict"]) == (200, "original"), got
+    with redis.Redis.from_url(acl_redis) as admin:
+        assert sum(admin.hlen(k) for k in keys.lines(ns)) == 0
+        assert admin.hlen(keys.ids(ns)) == 4  # registered all the same
+
+    async def stream() -> None:
+        client = aioredis.Redis.from_url(acl_redis)
+        try:
+            engine = Engine(RedisIndex(client))
+            for i, body in enumerate(bodies):
+                art = Article(f"t{i}", f"{nav}\n{body}", control, source="site.example")
+                (v,) = await engine.process([art])
+                assert isinstance(v, Verdict) and v.verdict == "original"
+        finally:
+            await client.aclose()
+
+    asyncio.run(stream())
+    with redis.Redis.from_url(acl_redis) as admin:
+        assert sum(admin.hlen(k) for k in keys.lines(control)) > 0

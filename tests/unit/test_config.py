@@ -35,6 +35,9 @@ def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.policy().threshold == 0.9 and s.policy().retention_s == 3600
     assert s.policy().deleted_ttl_s == 120
     assert Settings(retention_s=None).policy().remember_deleted_s == 120
+    assert s.policy().boilerplate_sources is None and s.policy().teaches("any.example")
+    monkeypatch.setenv("NEARDUP_BOILERPLATE_SOURCES", "wire.example, site.example")
+    assert Settings().policy().boilerplate_sources == ("wire.example", "site.example")
 
 
 @pytest.mark.parametrize(

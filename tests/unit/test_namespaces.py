@@ -31,13 +31,20 @@ measure = "containment"
 threshold = 0.6
 retention_s = 86400
 boilerplate_min_docs = 0
+
+[namespace.pages]
+boilerplate_sources = ["courier.example", "ledger.example"]
 """
 
 
 def test_a_file_declares_policies_over_the_defaults() -> None:
     default = Policy(max_matches=5)
     got = parse(GOOD, default)
-    assert set(got) == {"comments", "articles"}
+    assert set(got) == {"comments", "articles", "pages"}
+    assert got["pages"] == Policy(
+        max_matches=5, boilerplate_sources=("courier.example", "ledger.example")
+    )
+    assert got["pages"].teaches("ledger.example") and not got["pages"].teaches("copier.example")
     assert got["comments"] == Policy(max_matches=5, short_threshold=0.85, facts="relaxed")
     assert got["articles"] == Policy(
         max_matches=5,
@@ -68,6 +75,10 @@ def test_a_file_declares_policies_over_the_defaults() -> None:
         ("[namespaces.a]\nthreshold = 0.9\n", "unknown top-level key 'namespaces'"),
         ("[namespace.a\nthreshold = 0.9\n", "not valid TOML"),
         ("[namespace.a]\nbucket_salts = 1\n", "unknown setting 'bucket_salts'"),
+        (
+            '[namespace.a]\nboilerplate_sources = "a.example"\n',
+            "boilerplate_sources = 'a.example' must be a list of source names",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_naming_the_namespace_and_the_field(text: str, message: str) -> None:

@@ -1,0 +1,139 @@
+"""A hostile producer cannot hide a copy by teaching (issue 22, item 2).
+
+The attack: a producer that names its own ``source`` sends a victim's story line by line as
+documents of its own (four lines and a filler line each, three rounds), so that every line of
+the story is its source's "template"; then it sends the story, with a line of its own. Each
+copy is still found (``duplicate_of`` the victim's story, as without the poison), and no copy
+is linked to another copy or to a poison document. ``/check`` never teaches, and a namespace
+can name the sources that teach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness import data
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+VICTIM, COPIER = "victim.example", "copier.example"
+TAIL = "Shared with our readers by our partners."
+
+
+def stories(n: int = 8) -> list[Article]:
+    long = [d for d in data.reuters() if len(d["text"].split()) >= 150 and "\n" in d["text"]]
+    picked: list[Article] = []
+    seen: set[str] = set()
+    for d in long:  # distinct stories (Reuters re-sends some): no two alike
+        head = d["text"].split("\n", 1)[0]
+        if head not in seen:
+            seen.add(head)
+            picked.append(Article(d["id"], d["text"], source=VICTIM))
+        if len(picked) == n:
+            return picked
+    raise AssertionError("not enough stories")
+
+
+def poison(victims: Sequence[Article], rounds: int = 3) -> list[Article]:
+    """The victims' lines as the copier's documents: four lines and a filler line each."""
+    fillers = [d["text"].split("\n")[1] for d in data.reuters()[9000:9400] if "\n" in d["text"]]
+    out = []
+    for r in range(rounds):
+        for v in victims:
+            lines = [x for x in v.text.split("\n") if x.strip()]
+            for i in range(0, len(lines), 4):
+                filler = fillers[(len(out) * 7 + r) % len(fillers)]
+                text = "\n".join([*lines[i : i + 4], filler])
+                out.append(Article(f"p{len(out)}", text, source=COPIER))
+    return out
+
+
+def copies(victims: Sequence[Article]) -> list[Article]:
+    return [Article(f"copy-{v.id}", f"{v.text}\n{TAIL}", source=COPIER) for v in victims]
+
+
+async def attack(engine: Engine, *, poisoned: bool, teach: bool = True) -> dict[str, Verdict]:
+    """The victims, the poison (in batches of 64, as a stream delivers it), then each copy
+    alone; the copies' verdicts."""
+    victims = stories()
+    await _all(engine, victims)
+    if poisoned:
+        docs = poison(victims)
+        for lo in range(0, len(docs), 64):
+            await _all(engine, docs[lo : lo + 64], teach=teach)
+    out = {}
+    for c in copies(victims):
+        (v,) = await _all(engine, [c])
+        out[c.id] = v
+    return out
+
+
+async def _all(engine: Engine, articles: Sequence[Article], *, teach: bool = True) -> list[Verdict]:
+    got = await engine.process(list(articles), teach=teach)
+    assert not any(isinstance(v, NeardupError) for v in got), got
+    return [v for v in got if isinstance(v, Verdict)]
+
+
+def expected() -> dict[str, str]:
+    return {f"copy-{v.id}": v.id for v in stories()}
+
+
+async def test_a_copy_is_found_whatever_its_source_was_taught() -> None:
+    clean = await attack(Engine(MemoryIndex()), poisoned=False)
+    poisoned = await attack(Engine(MemoryIndex()), poisoned=True)
+    for got in (clean, poisoned):
+        assert {k: v.duplicate_of for k, v in got.items()} == expected()
+        assert {v.verdict for v in got.values()} == {"near_duplicate"}
+    # the copier's own source did learn the lines: it left them out of its copies' sketches,
+    # yet each copy is judged as sent, against the victim's story
+    assert [v.similarity for v in poisoned.values()] == [v.similarity for v in clean.values()]
+
+
+async def test_the_poison_taught_its_source_the_stories_lines() -> None:
+    """The attack is real: the copier's lines were learned (the rule above is what holds)."""
+    engine = Engine(MemoryIndex())
+    await attack(engine, poisoned=True)
+    lines, _, left_out = await engine._boilerplate("default", Policy(), copies(stories())[:1])
+    assert lines[0] is not None and len(left_out[0]) >= len(lines[0]) - 2
+
+
+def _keeps_the_stories(sketched: Sequence[str | None]) -> bool:
+    """Whether each copy's sketch keeps every line of its story (the copier's own tail line,
+    which its copies repeat, may be left out: that is its template)."""
+    return all(
+        s is None or all(x in s.split("\n") for x in v.text.split("\n") if x.strip())
+        for s, v in zip(sketched, stories(), strict=True)
+    )
+
+
+async def test_a_check_never_teaches() -> None:
+    """The poison sent through ``/check`` (``teach=False``, registered or not) teaches
+    nothing: no copy leaves a line of the story out."""
+    engine = Engine(MemoryIndex())
+    await attack(engine, poisoned=True, teach=False)
+    _, sketched, _ = await engine._boilerplate("default", Policy(), copies(stories()))
+    assert _keeps_the_stories(sketched)
+    taught = Engine(MemoryIndex())
+    await attack(taught, poisoned=True)
+    _, sketched, _ = await taught._boilerplate("default", Policy(), copies(stories()))
+    assert not _keeps_the_stories(sketched)  # the same poison, taught, does teach
+
+
+async def test_only_the_sources_a_namespace_names_teach() -> None:
+    policy = Policy(boilerplate_sources=(VICTIM,))
+    engine = Engine(MemoryIndex(), policy)
+    got = await attack(engine, poisoned=True)
+    assert {k: v.duplicate_of for k, v in got.items()} == expected()
+    _, sketched, _ = await engine._boilerplate("default", policy, copies(stories()))
+    assert sketched == [None] * len(stories())  # the copier taught nothing, not even its tail
+    # a named source still teaches: three pages of other stories of the victim's site with one
+    # navigation line, and a fourth page leaves it out
+    nav = "Home | World | Business | Markets | Sport | Weather"
+    others = stories(12)[8:]
+    site = [Article(f"s{i}", f"{nav}\n{v.text}", source=VICTIM) for i, v in enumerate(others)]
+    await _all(engine, site[:3])
+    _, sketched, _ = await engine._boilerplate("default", policy, site[3:4])
+    assert sketched[0] is not None and nav not in sketched[0]
