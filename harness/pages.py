@@ -35,16 +35,20 @@ from harness import data
 
 __all__ = [
     "KINDS",
+    "LAYOUTS",
     "SITES",
+    "Layout",
     "PageDoc",
     "PageKind",
     "PagePair",
     "Site",
     "Story",
+    "Style",
     "boilerplate",
     "generate",
     "stories",
     "story_part",
+    "styles",
 ]
 
 PageKind = Literal["syndicated", "same_site", "excerpt", "embeds", "unrelated"]
@@ -514,18 +518,63 @@ def _later(rng: random.Random, at: float) -> float:
     return max(at + (1.0 - at) * rng.random(), math.nextafter(at, 2.0))
 
 
+Layout = Literal["lines", "paragraph", "mixed"]
+LAYOUTS: tuple[Layout, ...] = ("lines", "paragraph", "mixed")
+# how a box lists its headlines on one line, as text extraction delivers it
+_BOX_SEPARATORS = (" | ", " · ", " • ", "; ", " / ", " -- ")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How one site's template reaches the detector: its footer (with the subscription and
+    cookie lines) a line each or as one paragraph, its boxes a headline a line or all on one
+    line after their title (``separator`` between headlines)."""
+
+    footer_paragraph: bool
+    box_one_line: bool
+    separator: str
+
+
+def styles(rng: random.Random, layout: Layout, sites: int) -> list[Style]:
+    """Per site: ``lines`` every site a line each (the layout of a site's HTML), ``paragraph``
+    every site's footer one paragraph and boxes on one line (what extraction of a page often
+    gives), ``mixed`` each site one of the four combinations."""
+    out = []
+    for _ in range(sites):
+        sep = rng.choice(_BOX_SEPARATORS)
+        if layout == "lines":
+            out.append(Style(False, False, sep))
+        elif layout == "paragraph":
+            out.append(Style(True, True, sep))
+        else:
+            out.append(Style(rng.random() < 0.5, rng.random() < 0.5, sep))
+    return out
+
+
+def _box(site: Site, style: Style, title: str, items: Sequence[str]) -> list[str]:
+    if style.box_one_line:
+        return [f"{title}: {style.separator.join(items)}"] if items else [title]
+    return [title] + [site.bullet.format(i=i + 1) + h for i, h in enumerate(items)]
+
+
 def _render(
-    rng: random.Random, site: Site, lines: Sequence[str], headlines: Sequence[str]
+    rng: random.Random,
+    site: Site,
+    lines: Sequence[str],
+    headlines: Sequence[str],
+    style: Style = Style(False, False, " | "),
 ) -> tuple[str, list[int]]:
     """The page text and the story's character span: header, boxes and story as the site's
     layout orders them, footer last."""
     words = sum(len(line.split()) for line in lines)
     picks = rng.sample(list(headlines), min(len(headlines), 5 + rng.randint(3, 4)))
-    most = [site.most_read] + [site.bullet.format(i=i + 1) + h for i, h in enumerate(picks[:5])]
-    related = [site.related] + [site.bullet.format(i=i + 1) + h for i, h in enumerate(picks[5:])]
+    most = _box(site, style, site.most_read, picks[:5])
+    related = _box(site, style, site.related, picks[5:])
     meta = rng.choice(site.meta).format(m=max(2, round(words / 200)), h=rng.randint(2, 11))
     head = [*site.nav, meta]
     tail = [site.subscribe_fixed, rng.choice(site.subscribe), site.cookie, *site.footer]
+    if style.footer_paragraph:
+        tail = [" ".join(x if x.rstrip()[-1:] in ".!?" else f"{x}." for x in tail)]
     if site.layout == "before":
         head, after = [*head, *most, *related], tail
     elif site.layout == "after":
@@ -547,13 +596,16 @@ def generate(
     embeds: int = 100,
     same_site: int = 300,
     unrelated: int = 300,
+    layout: Layout = "lines",
 ) -> tuple[list[PageDoc], list[PagePair]]:
     """Pages in stream order, each pair's first before its second, and the labelled pairs.
 
     Every site first publishes ``stories_per_site`` stories of its own; ``syndicated``,
     ``excerpts`` and ``embeds`` of those stories (distinct ones) then get one more page each, on
     the least loaded other site, later in the stream. ``same_site`` and ``unrelated`` pairs are
-    drawn uniformly among the pairs of pages that qualify.
+    drawn uniformly among the pairs of pages that qualify. ``layout``: how the sites' templates
+    reach the detector (:func:`styles`; ``lines`` draws nothing, so a seed gives the pages it
+    gave before layouts).
     """
     if not 2 <= sites <= len(SITES):
         raise ValueError(f"sites must be in 2..{len(SITES)}")
@@ -589,11 +641,16 @@ def generate(
     for p, plan in enumerate(plans):
         titles[plan.site].append((p, plan.lines[0]))
     number = [rng.randint(1000, 90000) for _ in range(sites)]
+    site_styles = (
+        [Style(False, False, " | ")] * sites
+        if layout == "lines"
+        else styles(random.Random(f"{seed}-{layout}"), layout, sites)
+    )
     docs: list[PageDoc] = []
     for p in order:
         plan, site = plans[p], SITES[plans[p].site]
         headlines = [t for q, t in titles[plan.site] if q != p]
-        text, span = _render(rng, site, plan.lines, headlines)
+        text, span = _render(rng, site, plan.lines, headlines, site_styles[plan.site])
         number[plan.site] += rng.randint(1, 9)
         url = f"https://{site.host}/news/{_slug(plan.lines[0])}-{number[plan.site]}"
         docs.append(

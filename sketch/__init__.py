@@ -70,7 +70,7 @@ from sketch.features import (
     tokenize,
 )
 from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.lines import Lines, inside, lines_of, source_key, without
+from sketch.lines import Lines, inside, lines_of, passages_of, source_key, without
 from sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
@@ -177,6 +177,7 @@ __all__ = [
     "optimal_params",
     "pack_bbit",
     "passages",
+    "passages_of",
     "ragged",
     "reading",
     "recall_at",

@@ -23,16 +23,25 @@ from sketch.features import DEFAULT_SEED, normalize, tokenize
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
 
-__all__ = ["Lines", "inside", "lines_of", "source_key", "without"]
+__all__ = ["Lines", "inside", "lines_of", "passages_of", "source_key", "without"]
 
 
 @dataclass(frozen=True, slots=True)
 class Lines:
     """The lines of a text: character spans (``[start, end)`` in the text) and their 16-byte
-    keys (source key, then the line's fingerprint), in order; a repeated line once per time."""
+    keys (source key, then the line's fingerprint), in order; a repeated line once per time.
+    ``lines``: the span of the line each one lies in (:func:`passages_of` lists passages
+    inside lines too; for a whole line it is its own span; empty: every one is a line)."""
 
     spans: tuple[tuple[int, int], ...]
     keys: tuple[bytes, ...]
+    lines: tuple[tuple[int, int], ...] = ()
+
+    def line_of(self, i: int) -> tuple[int, int]:
+        return self.lines[i] if self.lines else self.spans[i]
+
+    def is_line(self, i: int) -> bool:
+        return not self.lines or self.lines[i] == self.spans[i]
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -90,6 +99,51 @@ def lines_of(
     return Lines(tuple(spans), tuple(out))
 
 
+# where a line breaks into passages: after a sentence's end, and around the separators text
+# extraction leaves between a box's items or a footer's links (|, ·, •, /, dashes, ;, a label's
+# colon). A footer delivered as one paragraph, a box on one line, are passages of one line.
+_BREAK_RE = re.compile(
+    r"(?<=[.!?])[\"')\]\u201d\u2019]?\s+|(?<=[\u3002\uff01\uff1f])\s*"
+    r"|\s+(?:[|\u00b7\u2022/]|--?|[\u2013\u2014])\s+|(?<=[:;])\s+"
+)
+
+
+def passages_of(
+    text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
+) -> Lines:
+    """:func:`lines_of`, and the passages of every line that breaks into more than one: its
+    sentences, and a box's or a footer's items (:data:`_BREAK_RE`), each with ``min_tokens``
+    to ``max_tokens`` tokens, keyed as a line with their text would be. In text order, a line
+    before its passages. Boilerplate repeats at the size a site's template repeats: a footer
+    that text extraction delivers as one paragraph of ten sentences has ten passages that
+    recur on every page, though the paragraph, which also holds a rotating sign-up line, does
+    not; a box of other stories' headlines on one line has the box's title and headlines."""
+    whole = lines_of(text, source, seed, min_tokens=min_tokens, max_tokens=max_tokens)
+    units = [(span, key, span) for span, key in zip(whole.spans, whole.keys, strict=True)]
+    head = source_key(source, seed)
+    digest, marker, word = mmh3.hash_bytes, _MARKER_RE.match, _WORD_RE.search
+    pos = 0
+    for line in text.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        if not _BREAK_RE.search(line):
+            continue
+        cuts = [0, *(x for m in _BREAK_RE.finditer(line) for x in m.span()), len(line)]
+        for a, b in zip(cuts[0::2], cuts[1::2], strict=True):
+            piece = line[a:b]
+            if (a, b) == (0, len(line)) or not word(piece):  # the line itself
+                continue
+            n = _tokens(piece, max_tokens)
+            if n < min_tokens or (max_tokens and n > max_tokens):
+                continue
+            folded = normalize(piece)
+            m = marker(folded)
+            norm = folded[m.end() :] if m else folded
+            key = head + digest(norm.encode("utf-8", "surrogatepass"), seed)[7::-1]
+            units.append(((start + a, start + b), key, (start, start + len(line))))
+    units.sort(key=lambda u: (u[0][0], -u[0][1]))
+    return Lines(tuple(u[0] for u in units), tuple(u[1] for u in units), tuple(u[2] for u in units))
+
+
 def _tokens(line: str, cap: int) -> int:
     """A line's tokens, counted no further than past ``cap`` (0: all): the long paragraph of a
     story is split once, at most ``cap`` times, and tokenised never."""
@@ -100,34 +154,65 @@ def _tokens(line: str, cap: int) -> int:
 
 
 def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
-    """The text without the lines at positions ``drop`` of ``lines``; every other line of the
-    text (whether ``lines`` lists it or not) stays, joined by newlines."""
-    gone = {lines.spans[i][0] for i in drop}
+    """The text without the lines and passages at positions ``drop`` of ``lines``; every
+    other line of the text (whether ``lines`` lists it or not) stays, joined by newlines. A
+    line that loses passages keeps the rest of its text, and goes if no word is left."""
+    gone = {lines.spans[i][0] for i in drop if lines.is_line(i)}
+    cut: dict[int, list[tuple[int, int]]] = {}
+    for i in drop:
+        if not lines.is_line(i):
+            cut.setdefault(lines.line_of(i)[0], []).append(lines.spans[i])
     kept, pos = [], 0
     for part in text.split("\n"):
         if pos not in gone and part.strip():
-            kept.append(part)
+            rest = _cut(part, pos, cut[pos]) if pos in cut else part
+            if pos not in cut or _WORD_RE.search(rest):
+                kept.append(rest)
         pos += len(part) + 1
     return "\n".join(kept)
 
 
+def _cut(line: str, at: int, spans: list[tuple[int, int]]) -> str:
+    """``line`` (starting at ``at`` in the text) without ``spans`` (text offsets)."""
+    pieces, done = [], 0
+    for a, b in sorted(spans):
+        a, b = max(a - at, done), max(b - at, done)
+        pieces.append(line[done:a])
+        done = b
+    pieces.append(line[done:])
+    # what lay between two passages left out (a separator) goes with them
+    return " ".join(" ".join(p for p in pieces if _WORD_RE.search(p)).split())
+
+
 def inside(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> set[int]:
-    """The lines of ``drop`` (positions in ``lines``) that stand alone inside a story: the
-    non-blank lines just before and just after each are both kept (not in ``drop``; a line
+    """The lines and passages of ``drop`` (positions in ``lines``) that stand alone inside a
+    story: what comes just before and just after each is kept (not in ``drop``; a line
     ``lines`` does not list, a long paragraph or a one-word line, counts as kept). A template
     comes in blocks around a story (navigation, boxes, footers); a line that recurs alone
-    between two lines of a story (a wrapped phrase, an attribution) is part of it."""
+    between two lines of a story (a wrapped phrase, an attribution), or a sentence between two
+    sentences of a paragraph, is part of it. A line that breaks into passages is read as its
+    passages."""
     if not drop:
         return set()
-    at = {start: i for i, (start, _) in enumerate(lines.spans)}
-    order: list[int] = []  # per non-blank line of the text: its position in lines, or -1
+    whole: dict[int, int] = {}
+    parts: dict[int, list[int]] = {}
+    for i in range(len(lines)):
+        if lines.is_line(i):
+            whole[lines.spans[i][0]] = i
+        else:
+            parts.setdefault(lines.line_of(i)[0], []).append(i)
+    rows: list[tuple[int, bool]] = []  # per line, or passage of a line: its position, dropped
     pos = 0
     for part in text.split("\n"):
         if part.strip():
-            order.append(at.get(pos, -1))
+            line = whole.get(pos, -1)
+            if pos in parts:
+                rows += [(i, line in drop or i in drop) for i in parts[pos]]
+            else:
+                rows.append((line, line in drop))
         pos += len(part) + 1
     return {
         i
-        for k, i in enumerate(order[1:-1], 1)
-        if i in drop and order[k - 1] not in drop and order[k + 1] not in drop
+        for k, (i, dropped) in enumerate(rows[1:-1], 1)
+        if dropped and i in drop and not rows[k - 1][1] and not rows[k + 1][1]
     }

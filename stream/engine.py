@@ -38,7 +38,7 @@ import orjson
 
 from sketch import evidence, facts, features, verify
 from sketch.evidence import Span
-from sketch.lines import Lines, inside, lines_of, without
+from sketch.lines import Lines, inside, lines_of, passages_of, without
 from stream import aliases, keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
@@ -193,16 +193,25 @@ def _similarity(
     return (part, "excerpt") if part >= whole else (whole, "embeds")
 
 
+def _units(text: str, source: str, policy: Policy) -> Lines:
+    """What a text's boilerplate is learned and left out by: its lines, and for a named source
+    (a site, a feed) the passages inside them too (sentences, a box's items: a footer or a box
+    that text extraction delivers on one line). Without a source, the namespace is one source
+    whose documents are every story and their copies: passages counted across it would make a
+    story's own sentences template once its copies are in."""
+    if not source:
+        return lines_of(
+            text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
+        )
+    return passages_of(
+        text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
+    )
+
+
 def _pair_view(policy: Policy, other: Record, left_out: frozenset[bytes]) -> npt.NDArray[np.uint32]:
     """The shingles of ``other``'s text as sent less its lines whose fingerprints are in
     ``left_out`` (the lines the text it is compared with left out)."""
-    found = lines_of(
-        other.raw,
-        other.source,
-        policy.seed,
-        min_tokens=2,
-        max_tokens=policy.boilerplate_tokens,
-    )
+    found = _units(other.raw, other.source, policy)
     drop = {i for i, key in enumerate(found.keys) if key[8:] in left_out}
     return whole_shingles(policy, without(other.raw, found, drop) if drop else other.raw)
 
@@ -542,16 +551,7 @@ class Engine:
         if not k or not any("\n" in a.text for a in articles):
             return list(none), list(none), nothing
         lines = [
-            lines_of(
-                a.text,
-                a.source_name(),
-                policy.seed,
-                min_tokens=2,
-                max_tokens=policy.boilerplate_tokens,
-            )
-            if "\n" in a.text
-            else None
-            for a in articles
+            _units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles
         ]
         wanted = list({key for found in lines if found for key in found.keys})
         counts = Counter(dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True)))
@@ -570,6 +570,7 @@ class Engine:
             if a.text not in seen and teach and policy.teaches(a.source_name()):
                 # the batch's earlier articles count too, once per text
                 seen.add(a.text)
+                # whole lines only: a passage is taught by originals alone (_lines_taught)
                 counts.update(set(found.keys))
             rest = without(a.text, found, drop) if drop else ""
             reduced = bool(drop and _WORD.search(rest))

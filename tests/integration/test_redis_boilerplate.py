@@ -6,6 +6,8 @@ The pages and their expected verdicts are the unit tests' (tests/unit/test_boile
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from redis.asyncio import Redis, RedisCluster
 
 from stream import keys
@@ -15,7 +17,14 @@ from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
 from stream.model import Article
 from tests.integration.test_index_defects import _reg
-from tests.unit.test_boilerplate import COURIER, LEDGER, _article, _site_pages, _verdicts
+from tests.unit.test_boilerplate import (
+    COURIER,
+    LEDGER,
+    _article,
+    _paragraph_pages,
+    _site_pages,
+    _verdicts,
+)
 from tests.unit.test_poisoning import attack, expected
 
 
@@ -95,3 +104,17 @@ async def test_a_copier_cannot_hide_a_copy_by_teaching_on_a_cluster(
     got = await attack(Engine(RedisIndex(cluster_client)), poisoned=True)
     assert got == want
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
+
+
+async def test_passages_of_a_paragraph_footer_are_learned_on_redis_and_a_cluster(
+    redis_client: Redis, cluster_client: RedisCluster
+) -> None:
+    """The one-paragraph footer and one-line box pages: the passages' counts live in the index
+    as the lines' do, and give the memory store's verdicts on Redis and on a cluster."""
+    pages = _paragraph_pages()
+    want = await _verdicts(Engine(MemoryIndex()), pages)
+    assert want["c-syndicated"].duplicate_of == "l3"
+    for client, ns in ((redis_client, "para"), (cluster_client, "para-cluster")):
+        arts = [Article(a.id, a.text, ns, url=a.url) for a in pages]
+        got = await _verdicts(Engine(RedisIndex(client)), arts)
+        assert got == {k: replace(v, namespace=ns) for k, v in want.items()}

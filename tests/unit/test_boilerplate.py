@@ -240,3 +240,59 @@ async def test_a_batch_cut_off_before_its_verdicts_teaches_its_lines_once() -> N
     assert await cut.line_counts("default", [key]) == await clean.line_counts("default", [key])
     assert await cut.line_counts("default", [key]) == [4]
     assert got == want
+
+
+# issue 22: a template delivered the ways text extraction delivers it. The same two sites with
+# their footer as one paragraph (each line a sentence of it, plus a sign-up sentence that
+# changes from page to page) and their box on one line with rotating items.
+_SIGNUPS = (
+    "Try the app free for a month.",
+    "Gift a subscription this season.",
+    "Members read without adverts.",
+    "Download our puzzle book today.",
+)
+_ITEMS = ("budget vote delayed again", "bridge reopens to traffic", "harvest festival returns",
+          "county fair draws record crowd", "school board elects a new chair")  # fmt: skip
+
+
+def _paragraph_page(template: Sequence[str], story: Sequence[str], n: int, sep: str) -> str:
+    """Navigation lines, a one-line box of three rotating items, the story, then one footer
+    paragraph: the template's other lines as sentences and a sign-up sentence that rotates."""
+    items = sep.join(_ITEMS[(n + k) % len(_ITEMS)] for k in range(3))
+    box = f"{template[2].split(':')[0]}: {items}"
+    sentences = [x if x.endswith(".") else f"{x}." for x in template[3:]]
+    footer = " ".join([*sentences[:2], _SIGNUPS[n % len(_SIGNUPS)], *sentences[2:]])
+    return "\n".join([*template[:2], box, *story, footer])
+
+
+def _paragraph_pages(sep: str = " | ") -> list[Article]:
+    def page(pid: str, site: str, template: Sequence[str], story: int) -> Article:
+        text = _paragraph_page(
+            template, _stories()[story], int(pid[-1]) if pid[-1].isdigit() else 9, sep
+        )
+        return Article(pid, text, url=f"https://{site}/news/{pid}")
+
+    pages = [page(f"l{i}", "ledger.example", LEDGER, i) for i in range(4)]
+    pages += [page(f"c{i}", "courier.example", COURIER, i) for i in range(4, 7)]
+    return [*pages, page("c-syndicated", "courier.example", COURIER, 3)]
+
+
+async def test_a_footer_in_one_paragraph_and_a_box_on_one_line_are_learned() -> None:
+    """The paragraph never recurs whole (its sign-up sentence rotates) and the box line never
+    does (its items rotate), so whole lines teach nothing: the passages inside them do, and the
+    syndicated story is found at the defaults, every other page original."""
+    for sep in (" | ", " · ", "; "):
+        on = await _verdicts(Engine(MemoryIndex()), _paragraph_pages(sep))
+        v = on["c-syndicated"]
+        assert (v.verdict, v.duplicate_of, v.cluster) == ("near_duplicate", "l3", "l3"), sep
+        assert [x.verdict for k, x in on.items() if k != "c-syndicated"] == ["original"] * 7
+    off = await _verdicts(Engine(MemoryIndex(), Policy(boilerplate_min_docs=0)), _paragraph_pages())
+    assert off["c-syndicated"].verdict == "original"  # the templates hide it
+
+
+async def test_whole_lines_alone_do_not_learn_a_footer_paragraph() -> None:
+    """What the passages buy: counted as whole lines only (no source named: the namespace is
+    one source, whose passages are never counted), the same pages hide the copy."""
+    pages = [Article(a.id, a.text) for a in _paragraph_pages()]  # no url: no source
+    got = await _verdicts(Engine(MemoryIndex()), pages)
+    assert got["c-syndicated"].verdict == "original"

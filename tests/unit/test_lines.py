@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sketch.features import DEFAULT_SEED, normalize, tokenize
-from sketch.lines import lines_of, source_key, without
+from sketch.lines import inside, lines_of, passages_of, source_key, without
 
 
 def test_lines_spans_and_keys() -> None:
@@ -104,3 +104,50 @@ def test_lines_follow_the_plain_rule(parts: list[str], bounds: tuple[int, int]) 
     low = text.encode("ascii", "ignore").decode()  # all-ASCII texts take the whole-text path
     got = lines_of(low, "src", min_tokens=lo, max_tokens=hi)
     assert (list(got.spans), list(got.keys)) == _reference(low, "src", lo, hi)
+
+
+def test_a_paragraph_and_a_box_line_break_into_passages() -> None:
+
+    text = (
+        "Most read: Budget vote delayed | Bridge reopens to traffic | Harvest festival returns\n"
+        "Copyright The Ledger Ltd. All rights reserved. Terms of use | Privacy policy\n"
+        "A one-line story paragraph without a break"
+    )
+    got = passages_of(text, "s", min_tokens=2, max_tokens=40)
+    words = [text[a:b] for a, b in got.spans]
+    assert words == [
+        text.split("\n")[0],
+        "Most read:",
+        "Budget vote delayed",
+        "Bridge reopens to traffic",
+        "Harvest festival returns",
+        text.split("\n")[1],
+        "Copyright The Ledger Ltd.",
+        "All rights reserved.",
+        "Terms of use",
+        "Privacy policy",
+        text.split("\n")[2],
+    ]
+    assert [got.is_line(i) for i in range(len(got))] == [
+        True, False, False, False, False, True, False, False, False, False, True
+    ]  # fmt: skip
+    # a passage is keyed as a line with its text: a box's item and the story's title meet
+    title = passages_of("Bridge reopens to traffic\nbody", "s", min_tokens=2).keys[0]
+    assert title == got.keys[3]
+    # the text without the box's items and the footer's sentences, its story line kept
+    assert without(text, got, {2, 3, 4, 6, 7}) == (
+        "Most read:\nTerms of use | Privacy policy\nA one-line story paragraph without a break"
+    )
+    assert without(text, got, {0, 5}) == text.split("\n")[2]
+
+
+def test_a_sentence_alone_inside_a_paragraph_stays() -> None:
+
+    text = "Nav line here\nFirst said this. The company said so. Then came more.\nFooter line here"
+    got = passages_of(text, "s", min_tokens=2, max_tokens=40)
+    said = next(i for i, (a, b) in enumerate(got.spans) if text[a:b] == "The company said so.")
+    nav = 0
+    assert inside(text, got, {said}) == {said}  # between two sentences of the story
+    assert inside(text, got, {nav, said}) == {said}
+    last = next(i for i, (a, b) in enumerate(got.spans) if text[a:b] == "Then came more.")
+    assert inside(text, got, {last, len(got) - 1}) == set()  # at the story's edge: template
