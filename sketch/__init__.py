@@ -70,7 +70,7 @@ from sketch.features import (
     tokenize,
 )
 from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.lines import Lines, inside, lines_of, passages_of, source_key, without
+from sketch.lines import Lines, between, inside, lines_of, passages_of, source_key, without
 from sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
@@ -127,6 +127,7 @@ __all__ = [
     "band_hashes",
     "band_keys",
     "batch_shingle_hashes",
+    "between",
     "body_start",
     "candidate_probability",
     "canonical",

@@ -23,7 +23,7 @@ from sketch.features import DEFAULT_SEED, normalize, tokenize
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
 
-__all__ = ["Lines", "inside", "lines_of", "passages_of", "source_key", "without"]
+__all__ = ["Lines", "between", "inside", "lines_of", "passages_of", "source_key", "without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +108,9 @@ _BREAK_RE = re.compile(
 )
 
 
+_LEAD_MARKER_RE = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])[.)]\s")
+
+
 def passages_of(
     text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
 ) -> Lines:
@@ -127,7 +130,13 @@ def passages_of(
         start, pos = pos, pos + len(line) + 1
         if not _BREAK_RE.search(line):
             continue
-        cuts = [0, *(x for m in _BREAK_RE.finditer(line) for x in m.span()), len(line)]
+        # a list number ("3. ", "a) ") opens an item: no break after it
+        lead = _LEAD_MARKER_RE.match(line)
+        skip = lead.end() if lead else 0
+        breaks = [m.span() for m in _BREAK_RE.finditer(line) if m.start() >= skip]
+        if not breaks:
+            continue
+        cuts = [0, *(x for span in breaks for x in span), len(line)]
         for a, b in zip(cuts[0::2], cuts[1::2], strict=True):
             piece = line[a:b]
             if (a, b) == (0, len(line)) or not word(piece):  # the line itself
@@ -184,6 +193,66 @@ def _cut(line: str, at: int, spans: list[tuple[int, int]]) -> str:
     return " ".join(" ".join(p for p in pieces if _WORD_RE.search(p)).split())
 
 
+def _rows(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> list[tuple[int, bool]]:
+    """Per non-blank line of the text, or per passage of a line that breaks into some: its
+    position in ``lines`` (-1: not listed) and whether it is left out (``drop``, or its line
+    is)."""
+    whole: dict[int, int] = {}
+    parts: dict[int, list[int]] = {}
+    for i in range(len(lines)):
+        if lines.is_line(i):
+            whole[lines.spans[i][0]] = i
+        else:
+            parts.setdefault(lines.line_of(i)[0], []).append(i)
+    rows: list[tuple[int, bool]] = []
+    pos = 0
+    for part in text.split("\n"):
+        if part.strip():
+            line = whole.get(pos, -1)
+            if pos in parts:
+                rows += [(i, line in drop or i in drop) for i in parts[pos]]
+            else:
+                rows.append((line, line in drop))
+        pos += len(part) + 1
+    return rows
+
+
+def between(
+    text: str, lines: Lines, drop: frozenset[int] | set[int], *, run: int = 2, words: int = 16
+) -> set[int]:
+    """The lines and passages not in ``drop`` that stand in a template: at most ``run`` of
+    them in a row, with what is left out just before and just after. A box's items rotate (the
+    site's latest or most read headlines), so some are always new, but its title and its other
+    items around them are learned: the new ones are the box's too. The converse of
+    :func:`inside`. Only headline-sized ones (at most ``words`` words): a story's paragraph is
+    never a box's item, even a short story's that stands alone between a page's template
+    lines."""
+    if not drop:
+        return set()
+    rows = _rows(text, lines, drop)
+    out: set[int] = set()
+    k = 1
+    while k < len(rows) - 1:
+        if rows[k][1] or not rows[k - 1][1]:
+            k += 1
+            continue
+        end = k
+        while end < len(rows) and not rows[end][1]:
+            end += 1
+        if (
+            end < len(rows)
+            and end - k <= run
+            and all(i >= 0 and _words(text, lines.spans[i]) <= words for i, _ in rows[k:end])
+        ):
+            out.update(i for i, _ in rows[k:end])
+        k = end
+    return out
+
+
+def _words(text: str, span: tuple[int, int]) -> int:
+    return len(text[span[0] : span[1]].split())
+
+
 def inside(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> set[int]:
     """The lines and passages of ``drop`` (positions in ``lines``) that stand alone inside a
     story: what comes just before and just after each is kept (not in ``drop``; a line
@@ -194,23 +263,7 @@ def inside(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> set[int]
     passages."""
     if not drop:
         return set()
-    whole: dict[int, int] = {}
-    parts: dict[int, list[int]] = {}
-    for i in range(len(lines)):
-        if lines.is_line(i):
-            whole[lines.spans[i][0]] = i
-        else:
-            parts.setdefault(lines.line_of(i)[0], []).append(i)
-    rows: list[tuple[int, bool]] = []  # per line, or passage of a line: its position, dropped
-    pos = 0
-    for part in text.split("\n"):
-        if part.strip():
-            line = whole.get(pos, -1)
-            if pos in parts:
-                rows += [(i, line in drop or i in drop) for i in parts[pos]]
-            else:
-                rows.append((line, line in drop))
-        pos += len(part) + 1
+    rows = _rows(text, lines, drop)
     return {
         i
         for k, (i, dropped) in enumerate(rows[1:-1], 1)

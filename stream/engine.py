@@ -38,7 +38,7 @@ import orjson
 
 from sketch import evidence, facts, features, verify
 from sketch.evidence import Span
-from sketch.lines import Lines, inside, lines_of, passages_of, without
+from sketch.lines import Lines, between, inside, lines_of, passages_of, without
 from stream import aliases, keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
@@ -565,6 +565,8 @@ class Engine:
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
+            if a.source_name():  # a site's page: a box's new items, amid its learned ones
+                drop |= between(a.text, found, drop)
             if not features.has_tokens(a.text, policy.short_tokens):
                 drop = set()  # a short text is judged whole: its lines are its facts
             if a.text not in seen and teach and policy.teaches(a.source_name()):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sketch.features import DEFAULT_SEED, normalize, tokenize
-from sketch.lines import inside, lines_of, passages_of, source_key, without
+from sketch.lines import between, inside, lines_of, passages_of, source_key, without
 
 
 def test_lines_spans_and_keys() -> None:
@@ -151,3 +151,23 @@ def test_a_sentence_alone_inside_a_paragraph_stays() -> None:
     assert inside(text, got, {nav, said}) == {said}
     last = next(i for i, (a, b) in enumerate(got.spans) if text[a:b] == "Then came more.")
     assert inside(text, got, {last, len(got) - 1}) == set()  # at the story's edge: template
+
+
+def test_a_box_item_amid_learned_ones_is_the_boxes_a_paragraph_never() -> None:
+    text = "\n".join(
+        [
+            "Most read today",  # 0, learned
+            "1. Budget vote delayed again",  # 1, learned
+            "2. A headline never seen before",  # 2, new: between learned lines
+            "3. Bridge reopens to traffic",  # 3, learned
+            "Sign up for our newsletter today",  # 4, learned
+            " ".join(["A short story's only paragraph, long enough to be one."] * 3),  # 5
+            "Copyright The Ledger Ltd",  # 6, learned
+        ]
+    )
+    got = lines_of(text, "s", min_tokens=2, max_tokens=40)
+    assert between(text, got, {0, 1, 3, 4, 6}) == {2}
+    assert between(text, got, {0, 1, 3}) == {2}
+    assert between(text, got, {0, 3}) == {1, 2}  # two in a row
+    assert between(text, got, {0, 4}) == set()  # three in a row: a story's lines, kept
+    assert between(text, got, {4, 6}) == set()  # a paragraph is never a box's item
