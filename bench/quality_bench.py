@@ -38,6 +38,7 @@ from bench import (
     quality_disguise,
     quality_newswire,
     quality_pages,
+    quality_poison,
     quality_real_briefs,
     quality_recall,
 )
@@ -45,7 +46,7 @@ from bench.quality_systems import datasketch_settings, pct
 from harness.report import code_line, git_state, machine_info, md_table, write_atomic
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-SECTIONS = ("briefs", "pages", "newswire", "recall", "realbriefs", "disguise")
+SECTIONS = ("briefs", "pages", "newswire", "recall", "realbriefs", "disguise", "poison")
 RECALL_DOCS = 3000
 RECALL_WORDS = 300
 TITLES = {
@@ -55,6 +56,7 @@ TITLES = {
     "recall": "4. Long-text recall",
     "realbriefs": "5. Real short briefs",
     "disguise": "6. Disguised copies",
+    "poison": "7. Boilerplate poisoning",
 }
 _MARKDOWN: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "briefs": quality_briefs.markdown,
@@ -63,6 +65,7 @@ _MARKDOWN: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "recall": quality_recall.markdown,
     "realbriefs": quality_real_briefs.markdown,
     "disguise": quality_disguise.markdown,
+    "poison": quality_poison.markdown,
 }
 _HEADLINE: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "briefs": quality_briefs.headline,
@@ -71,6 +74,7 @@ _HEADLINE: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {
     "recall": quality_recall.headline,
     "realbriefs": quality_real_briefs.headline,
     "disguise": quality_disguise.headline,
+    "poison": quality_poison.headline,
 }
 
 
@@ -85,6 +89,8 @@ def run_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
         return quality_real_briefs.run()
     if name == "disguise":
         return quality_disguise.run(args.seed)
+    if name == "poison":
+        return quality_poison.run()
     return quality_recall.run(RECALL_DOCS, args.seed, RECALL_WORDS)
 
 

@@ -12,47 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness import data
+from harness.poisoning import VICTIM, copies, poison, stories
 from stream.engine import Engine
 from stream.errors import NeardupError
 from stream.index.memory import MemoryIndex
 from stream.model import Article, Verdict
 from stream.policy import Policy
-
-VICTIM, COPIER = "victim.example", "copier.example"
-TAIL = "Shared with our readers by our partners."
-
-
-def stories(n: int = 8) -> list[Article]:
-    long = [d for d in data.reuters() if len(d["text"].split()) >= 150 and "\n" in d["text"]]
-    picked: list[Article] = []
-    seen: set[str] = set()
-    for d in long:  # distinct stories (Reuters re-sends some): no two alike
-        head = d["text"].split("\n", 1)[0]
-        if head not in seen:
-            seen.add(head)
-            picked.append(Article(d["id"], d["text"], source=VICTIM))
-        if len(picked) == n:
-            return picked
-    raise AssertionError("not enough stories")
-
-
-def poison(victims: Sequence[Article], rounds: int = 3) -> list[Article]:
-    """The victims' lines as the copier's documents: four lines and a filler line each."""
-    fillers = [d["text"].split("\n")[1] for d in data.reuters()[9000:9400] if "\n" in d["text"]]
-    out = []
-    for r in range(rounds):
-        for v in victims:
-            lines = [x for x in v.text.split("\n") if x.strip()]
-            for i in range(0, len(lines), 4):
-                filler = fillers[(len(out) * 7 + r) % len(fillers)]
-                text = "\n".join([*lines[i : i + 4], filler])
-                out.append(Article(f"p{len(out)}", text, source=COPIER))
-    return out
-
-
-def copies(victims: Sequence[Article]) -> list[Article]:
-    return [Article(f"copy-{v.id}", f"{v.text}\n{TAIL}", source=COPIER) for v in victims]
 
 
 async def attack(engine: Engine, *, poisoned: bool, teach: bool = True) -> dict[str, Verdict]:
