@@ -69,6 +69,9 @@ class Candidate:
 COPY_TEACHES_BELOW = 0.95  # a copy this similar to what it copies is that story again
 
 
+_CONCURRENT_LOOKUPS = 16  # whole-text lookups in flight at once (see Engine._whole_probes)
+
+
 def _counted_now(probe: Probe) -> bool:
     """A new article's lines are counted once its batch is decided; so are a replayed one's
     whose verdict was never stored (the attempt that registered it failed before counting)."""
@@ -692,12 +695,17 @@ class Engine:
         live_after = None if policy.retention_s is None else at - policy.retention_s
         wholes = zip(todo, prepare(policy, [prepared[k].article for k in todo]), strict=True)
         longs = [(k, w) for k, w in wholes if w.kind is Kind.LONG]
-        looked = await asyncio.gather(  # concurrent reads: one wait, not one per article
-            *(
-                self.index.lookup(batch.ns, w.content, w.buckets[:bands], live_after=live_after)
-                for _, w in longs
+        # concurrent reads, a bounded number at a time: one wait per group, not per article,
+        # and never more connections than a client's pool holds (redis-py's asyncio pool
+        # raises past its max_connections, 100 by default, rather than waiting)
+        looked: list[tuple[int | None, tuple[int, ...]]] = []
+        for lo in range(0, len(longs), _CONCURRENT_LOOKUPS):
+            looked += await asyncio.gather(
+                *(
+                    self.index.lookup(batch.ns, w.content, w.buckets[:bands], live_after=live_after)
+                    for _, w in longs[lo : lo + _CONCURRENT_LOOKUPS]
+                )
             )
-        )
         more: dict[int, Probe] = {}
         for (k, _), (_, seqs) in zip(longs, looked, strict=True):
             probe = probes[k]

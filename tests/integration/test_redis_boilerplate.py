@@ -10,12 +10,13 @@ from dataclasses import replace
 
 from redis.asyncio import Redis, RedisCluster
 
+from harness.pages import generate
 from stream import keys
 from stream.engine import Engine
 from stream.index.base import StoredVerdict
 from stream.index.memory import MemoryIndex
 from stream.index.redis import RedisIndex
-from stream.model import Article
+from stream.model import Article, Verdict
 from tests.integration.test_index_defects import _reg
 from tests.unit.test_boilerplate import (
     COURIER,
@@ -118,3 +119,29 @@ async def test_passages_of_a_paragraph_footer_are_learned_on_redis_and_a_cluster
         arts = [Article(a.id, a.text, ns, url=a.url) for a in pages]
         got = await _verdicts(Engine(RedisIndex(client)), arts)
         assert got == {k: replace(v, namespace=ns) for k, v in want.items()}
+
+
+async def test_a_batch_of_pages_that_leave_lines_out_does_not_exhaust_the_connections(
+    redis_client: Redis,
+) -> None:
+    """Every page that left lines out also looks up its whole text's bands; 400 pages in one
+    batch made 400 concurrent reads, past redis-py's pool of 100 connections (it raises rather
+    than waits): the batch failed, and a worker would retry it for ever. The reads go a bounded
+    number at a time, and the verdicts are the memory store's."""
+    docs, _ = generate(seed=13)
+    pages = [
+        Article(d["id"], d["text"], "many", url=d["url"], source=d["source"]) for d in docs[:400]
+    ]
+    want = await Engine(MemoryIndex()).process(pages)
+    client = Redis.from_url(_url(redis_client), max_connections=100)
+    try:
+        got = await Engine(RedisIndex(client)).process(pages)
+    finally:
+        await client.aclose()
+    assert got == want
+    assert sum(v.verdict != "original" for v in got if isinstance(v, Verdict)) > 0
+
+
+def _url(client: Redis) -> str:
+    kw = client.connection_pool.connection_kwargs
+    return f"redis://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
