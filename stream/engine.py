@@ -93,6 +93,7 @@ def _judge(
     me: Prepared | Record,
     other: Record,
     left_out: frozenset[bytes] = frozenset(),
+    view: npt.NDArray[np.uint32] | None = None,
 ) -> tuple[Candidate, bool] | None:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
@@ -103,7 +104,10 @@ def _judge(
     lines (``left_out``) that ``other`` kept, being earlier. Too unlike so, the two compare
     again with those lines left out of both (:func:`_pair_view`), and, if still unlike, whole
     (:func:`_judge_whole`): alike whole they are a copy when their facts agree, else related,
-    never silently apart (a template's next release whose lines were learned in between)."""
+    never silently apart (a template's next release whose lines were learned in between).
+    ``view``: ``other``'s text less what its source repeats now (:meth:`Engine._views`): a
+    site's first pages were registered before their template was learned and keep it; what
+    is left out of ``other`` is what is template in *its* source, never in ``me``'s."""
     # the texts as sent can be compared again: ``me`` left lines out, ``other`` kept its text
     as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
     if me.kind is not other.kind:
@@ -119,6 +123,8 @@ def _judge(
             return _judge_whole(policy, as_sent, other)
         return _judge_short(policy, me.text, other.text)
     sim, direction = _similarity(policy, me.shingles, other.shingles)
+    if sim < policy.threshold and view is not None:
+        sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
     if sim < policy.threshold:
         if as_sent is None:
             return None
@@ -279,6 +285,8 @@ class _Batch:
     records: dict[int, Record] = field(default_factory=dict)
     verdicts: dict[int, Verdict] = field(default_factory=dict)
     raw_verdicts: dict[int, bytes] = field(default_factory=dict)  # read already, not yet decoded
+    # records' texts less what their sources repeat now (Engine._views), by seq
+    views: dict[int, npt.NDArray[np.uint32]] = field(default_factory=dict)
 
     def live(self, seq: int, at: float) -> bool:
         rec = self.records.get(seq)
@@ -476,6 +484,9 @@ class Engine:
         batch.records.update({s: Record.decode(b) for s, b in records.items()})
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
+        await self._views(
+            batch, {s for k, pr in enumerate(probes) if left_out[k] for s in pr.candidates}
+        )
         # Verify every new article first (pure), then read the stored verdicts of all best
         # matches decided before this batch in one call: their clusters are what copies join.
         found = {
@@ -715,8 +726,41 @@ class Engine:
             if new:
                 more[k] = replace(probe, candidates=tuple(sorted(new | set(probe.candidates))))
         await self._load_records(batch, {s for p in more.values() for s in p.candidates})
+        await self._views(batch, {s for p in more.values() for s in p.candidates})
         for k, probe in more.items():
             found[k] = self._matches(batch, prepared[k], probe, register, at, left_out[k])
+
+    async def _views(self, batch: _Batch, seqs: set[int]) -> None:
+        """For the long records among ``seqs`` of a named source whose text was kept: the
+        text less what its source repeats now (its lines and passages counted in at least
+        ``boilerplate_min_docs`` documents, as :meth:`_boilerplate` leaves them out), when that
+        leaves something out. One read of the counts for all of them."""
+        policy = batch.policy
+        k = policy.boilerplate_min_docs
+        if not k:
+            return
+        todo = {
+            s: rec
+            for s in seqs
+            if s not in batch.views
+            and (rec := batch.records.get(s)) is not None
+            and rec.kind is Kind.LONG
+            and rec.source
+            and "\n" in rec.raw
+        }
+        if not todo:
+            return
+        units = {s: _units(rec.raw, rec.source, policy) for s, rec in todo.items()}
+        wanted = list({key for u in units.values() for key in u.keys})
+        counts = dict(zip(wanted, await self.index.line_counts(batch.ns, wanted), strict=True))
+        for s, found in units.items():
+            raw = todo[s].raw
+            drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
+            drop -= inside(raw, found, drop)
+            drop |= between(raw, found, drop)
+            rest = without(raw, found, drop) if drop else ""
+            if _WORD.search(rest):
+                batch.views[s] = whole_shingles(policy, rest)
 
     def _matches(
         self,
@@ -740,7 +784,7 @@ class Engine:
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
-            judged = _judge(policy, me, batch.records[s], left_out)
+            judged = _judge(policy, me, batch.records[s], left_out, batch.views.get(s))
             if judged is not None:
                 c, copy = judged
                 (matches if copy else related).append(

@@ -22,6 +22,7 @@ from tests.unit.test_boilerplate import (
     COURIER,
     LEDGER,
     _article,
+    _early_original_pages,
     _paragraph_pages,
     _site_pages,
     _verdicts,
@@ -145,3 +146,17 @@ async def test_a_batch_of_pages_that_leave_lines_out_does_not_exhaust_the_connec
 def _url(client: Redis) -> str:
     kw = client.connection_pool.connection_kwargs
     return f"redis://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+async def test_a_page_printed_before_its_template_was_learned_is_found_on_redis_and_a_cluster(
+    redis_client: Redis, cluster_client: RedisCluster
+) -> None:
+    """The earlier page less what its source repeats now is read from the index's counts:
+    the memory store's verdicts on Redis and on a cluster."""
+    pages = _early_original_pages()
+    want = await _verdicts(Engine(MemoryIndex()), pages)
+    assert want["c-syndicated"].duplicate_of == "l-first"
+    for client, ns in ((redis_client, "early"), (cluster_client, "early-cluster")):
+        arts = [Article(a.id, a.text, ns, url=a.url) for a in pages]
+        got = await _verdicts(Engine(RedisIndex(client)), arts)
+        assert got == {k: replace(v, namespace=ns) for k, v in want.items()}

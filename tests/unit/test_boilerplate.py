@@ -296,3 +296,27 @@ async def test_whole_lines_alone_do_not_learn_a_footer_paragraph() -> None:
     pages = [Article(a.id, a.text) for a in _paragraph_pages()]  # no url: no source
     got = await _verdicts(Engine(MemoryIndex()), pages)
     assert got["c-syndicated"].verdict == "original"
+
+
+def _early_original_pages() -> list[Article]:
+    """The ledger prints story 3 first, before its template is known (its record keeps the
+    template), then three other stories; the courier prints three stories, then story 3."""
+    pages = [_article("l-first", "ledger.example", LEDGER, 3)]
+    pages += [_article(f"l{i}", "ledger.example", LEDGER, i) for i in range(3)]
+    pages += [_article(f"c{i}", "courier.example", COURIER, i) for i in range(4, 7)]
+    return [*pages, _article("c-syndicated", "courier.example", COURIER, 3)]
+
+
+async def test_a_story_a_site_printed_before_its_template_was_learned_is_found() -> None:
+    """The first page's record keeps the ledger's template: the courier's copy, without its
+    own, compared with it falls below the threshold. Compared with that page less what the
+    ledger repeats *now* (what is template in the earlier page's own source), it is a copy."""
+    got = await _verdicts(Engine(MemoryIndex()), _early_original_pages())
+    v = got["c-syndicated"]
+    assert (v.verdict, v.duplicate_of, v.cluster, v.similarity) == (
+        "near_duplicate",
+        "l-first",
+        "l-first",
+        1.0,
+    )
+    assert [x.verdict for k, x in got.items() if k != "c-syndicated"] == ["original"] * 7
