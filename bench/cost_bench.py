@@ -60,6 +60,11 @@ TARGETS = {
         "canonical form)",
         "the commit before the canonical form of issue 21",
     ),
+    "1c51dfb": (
+        0.10,
+        "<= +10% (issue 22: at most 10% more CPU per article than before its boilerplate rules)",
+        "the commit before issue 22's boilerplate rules",
+    ),
 }
 RUN_TIMEOUT_S = 3600
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
