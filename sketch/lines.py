@@ -218,7 +218,7 @@ def _rows(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> list[tupl
 
 
 def between(
-    text: str, lines: Lines, drop: frozenset[int] | set[int], *, run: int = 2, words: int = 16
+    text: str, lines: Lines, drop: frozenset[int] | set[int], *, run: int = 5, words: int = 16
 ) -> set[int]:
     """The lines and passages not in ``drop`` that stand in a template: at most ``run`` of
     them in a row, with what is left out just before and just after. A box's items rotate (the

@@ -579,8 +579,10 @@ class Engine:
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
-            if a.source_name():  # a site's page: a box's new items, amid its learned ones
-                drop |= between(a.text, found, drop)
+            if a.source_name():  # a site's page: a box's new items, amid its learned ones,
+                extra = between(a.text, found, drop)  # unless they are all the page has left
+                if extra and _WORD.search(without(a.text, found, drop | extra)):
+                    drop |= extra
             if not features.has_tokens(a.text, policy.short_tokens):
                 drop = set()  # a short text is judged whole: its lines are its facts
             if a.text not in seen and teach and policy.teaches(a.source_name()):
@@ -757,7 +759,9 @@ class Engine:
             raw = todo[s].raw
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(raw, found, drop)
-            drop |= between(raw, found, drop)
+            extra = between(raw, found, drop)
+            if extra and _WORD.search(without(raw, found, drop | extra)):
+                drop |= extra
             rest = without(raw, found, drop) if drop else ""
             if _WORD.search(rest):
                 batch.views[s] = whole_shingles(policy, rest)

@@ -320,3 +320,29 @@ async def test_a_story_a_site_printed_before_its_template_was_learned_is_found()
         1.0,
     )
     assert [x.verdict for k, x in got.items() if k != "c-syndicated"] == ["original"] * 7
+
+
+async def test_a_short_story_of_short_lines_is_never_taken_for_a_box() -> None:
+    """Pages whose story is three short lines between the template's: a box's new items stand
+    so too, but what would leave the page nothing is the story, and two stories of one site
+    stay apart (measured whole, their template alone would make them alike)."""
+    briefs = [
+        ("Council approves the new budget", "The vote was seven to two on Monday night.",
+         "Spending on roads rises by a tenth."),
+        ("Bridge reopens after repairs", "Traffic returned on Tuesday morning at six.",
+         "The work took eleven weeks in all."),
+        ("Harvest festival draws a crowd", "Organisers counted nine thousand visitors.",
+         "Next year's dates are set for October."),
+        ("School board picks a new chair", "The board met late on Wednesday evening.",
+         "She takes office at the start of term."),
+        ("Library extends its opening hours", "Doors will open at eight on weekdays.",
+         "The change follows a survey of readers."),
+    ]  # fmt: skip
+    pages = [
+        Article(f"b{i}", _page(LEDGER, story), url=f"https://ledger.example/b{i}")
+        for i, story in enumerate(briefs)
+    ]
+    loose = Policy(measure="containment", threshold=0.6)
+    got = await _verdicts(Engine(MemoryIndex(), loose), pages)
+    # before the template counts (three pages), b1 and b2 are inside b0 by it; after, none
+    assert [v.verdict for v in got.values()][3:] == ["original"] * (len(pages) - 3)

@@ -169,5 +169,6 @@ def test_a_box_item_amid_learned_ones_is_the_boxes_a_paragraph_never() -> None:
     assert between(text, got, {0, 1, 3, 4, 6}) == {2}
     assert between(text, got, {0, 1, 3}) == {2}
     assert between(text, got, {0, 3}) == {1, 2}  # two in a row
-    assert between(text, got, {0, 4}) == set()  # three in a row: a story's lines, kept
+    assert between(text, got, {0, 4}) == {1, 2, 3}  # up to five in a row
+    assert between(text, got, {0, 4}, run=2) == set()  # more than run: a story's lines, kept
     assert between(text, got, {4, 6}) == set()  # a paragraph is never a box's item
