@@ -115,13 +115,22 @@ def _judge(
             return _judge_whole(policy, as_sent, other)  # long, but short without boilerplate
         return None
     if me.kind is Kind.SHORT:
-        if as_sent is not None:
+        if (
+            as_sent is not None
+            and features.has_tokens(other.raw, policy.short_tokens)
+            and _mostly_left_out(me.text, as_sent.article.text)
+        ):
             # a long text that is short without its boilerplate is judged as sent: what its
             # source repeats may be someone else's story, taught as template (a copier that
             # sends a story's lines as documents of its own, then the story), and two texts
-            # whose remainders alike are a tag or a filler line are not copies of each other
+            # whose remainders alike are a tag or a filler line are not copies of each other.
+            # Against a text short as sent, or as a remainder that is most of the text, the
+            # remainder is what it says (a brief sent again under tag lines its source repeats)
             return _judge_whole(policy, as_sent, other)
-        return _judge_short(policy, me.text, other.text)
+        judged = _judge_short(policy, me.text, other.text)
+        if judged is None and as_sent is not None:
+            return _judge_whole(policy, as_sent, other)
+        return judged
     sim, direction = _similarity(policy, me.shingles, other.shingles)
     if sim < policy.threshold and view is not None:
         sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
@@ -155,6 +164,11 @@ def _judge(
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
         return Candidate(sim, 0, found.method, direction, changes), False
     return found, True
+
+
+def _mostly_left_out(rest: str, whole: str) -> bool:
+    """Whether what a text kept (``rest``, normalised) is less than half of its tokens."""
+    return 2 * len(features.tokenize(rest)) < len(features.tokenize(features.normalize(whole)))
 
 
 def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate, bool] | None:

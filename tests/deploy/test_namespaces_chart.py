@@ -136,6 +136,8 @@ def test_schema_knows_every_setting_a_namespace_takes() -> None:
             assert default in spec["enum"], name
         elif name == "retention_s":
             assert spec["type"] == "number"
+        elif name == "boilerplate_sources":  # None by default: a list of source names
+            assert spec["type"] == "array" and spec["items"] == {"type": "string"}
         else:
             assert spec["type"] == json_type[type(default)], name
 
