@@ -115,17 +115,17 @@ def _judge(
             return _judge_whole(policy, as_sent, other)  # long, but short without boilerplate
         return None
     if me.kind is Kind.SHORT:
-        if (
-            as_sent is not None
-            and features.has_tokens(other.raw, policy.short_tokens)
-            and _mostly_left_out(me.text, as_sent.article.text)
+        kept = _kept_share(me.text, as_sent.article.text) if as_sent is not None else 1.0
+        if as_sent is not None and (
+            kept < 1 / 3 or (kept < 1 / 2 and features.has_tokens(other.raw, policy.short_tokens))
         ):
             # a long text that is short without its boilerplate is judged as sent: what its
             # source repeats may be someone else's story, taught as template (a copier that
             # sends a story's lines as documents of its own, then the story), and two texts
             # whose remainders alike are a tag or a filler line are not copies of each other.
-            # Against a text short as sent, or as a remainder that is most of the text, the
-            # remainder is what it says (a brief sent again under tag lines its source repeats)
+            # A remainder of a third of the text or more, against a text short as sent (or of
+            # half or more), is what it says (a brief sent again under tag lines its source
+            # repeats)
             return _judge_whole(policy, as_sent, other)
         judged = _judge_short(policy, me.text, other.text)
         if judged is None and as_sent is not None:
@@ -166,9 +166,10 @@ def _judge(
     return found, True
 
 
-def _mostly_left_out(rest: str, whole: str) -> bool:
-    """Whether what a text kept (``rest``, normalised) is less than half of its tokens."""
-    return 2 * len(features.tokenize(rest)) < len(features.tokenize(features.normalize(whole)))
+def _kept_share(rest: str, whole: str) -> float:
+    """The share of a text's tokens that it kept (``rest``: what it kept, normalised)."""
+    n = len(features.tokenize(features.normalize(whole)))
+    return len(features.tokenize(rest)) / n if n else 1.0
 
 
 def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate, bool] | None:
