@@ -146,58 +146,41 @@ def _layouts(seed: int) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _targets(where: str, r: Mapping[str, Any], ds: Mapping[str, Any] | None) -> list[Any]:
+    """The found and precision targets of one run, beside datasketch's figures if given."""
+    return [
+        target(
+            "syndicated pages found",
+            where,
+            r["linked"]["syndicated"]["share"],
+            ds["linked"]["syndicated"]["share"] if ds else None,
+            ">=",
+            TARGET_FOUND,
+        ),
+        target(
+            "page link precision (every cluster pair)",
+            where,
+            r["links"]["precision"],
+            ds["links"]["precision"] if ds else None,
+            ">=",
+            TARGET_PRECISION,
+        ),
+    ]
+
+
 def run(seed: int) -> dict[str, Any]:
     docs, pairs = generate(seed=seed)
     runs = {name: _neardup(docs, pairs, policy) for name, policy in CONFIGS.items()}
     ds = _datasketch(docs, pairs)
     layouts = _layouts(seed)
-    targets = []
-    for layout, by in layouts.items():
-        for name, r in by.items():
-            where = f"pages ({layout} layout), measure={CONFIGS[name].measure}"
-            targets.append(
-                target(
-                    "syndicated pages found",
-                    where,
-                    r["linked"]["syndicated"]["share"],
-                    None,
-                    ">=",
-                    TARGET_FOUND,
-                )
-            )
-            targets.append(
-                target(
-                    "page link precision (every cluster pair)",
-                    where,
-                    r["links"]["precision"],
-                    None,
-                    ">=",
-                    TARGET_PRECISION,
-                )
-            )
+    targets = [
+        t
+        for layout, by in layouts.items()
+        for name, r in by.items()
+        for t in _targets(f"pages ({layout} layout), measure={CONFIGS[name].measure}", r, None)
+    ]
     for name in ("jaccard", "containment"):
-        r = runs[name]
-        where = f"pages, measure={CONFIGS[name].measure}"
-        targets.append(
-            target(
-                "syndicated pages found",
-                where,
-                r["linked"]["syndicated"]["share"],
-                ds["linked"]["syndicated"]["share"],
-                ">=",
-                TARGET_FOUND,
-            )
-        )
-        targets.append(
-            target(
-                "page link precision (every cluster pair)",
-                where,
-                r["links"]["precision"],
-                ds["links"]["precision"],
-                ">=",
-                TARGET_PRECISION,
-            )
-        )
+        targets += _targets(f"pages, measure={CONFIGS[name].measure}", runs[name], ds)
     return {
         "settings": {
             "generator": f"harness.pages.generate(seed={seed})",

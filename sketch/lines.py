@@ -62,7 +62,7 @@ def lines_of(
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
-    digest, marker, word = mmh3.hash_bytes, _MARKER_RE.match, _WORD_RE.search
+    marker, word = _MARKER_RE.match, _WORD_RE.search
     pos = 0
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
     for line in (text.lower() if ascii_text else text).split("\n"):
@@ -92,11 +92,15 @@ def lines_of(
                     continue
             folded = normalize(line)
             m = marker(folded)
-        norm = folded[m.end() :] if m else folded
         spans.append((start, start + len(line)))
-        # the first 64-bit half of MurmurHash3 x64/128, little-endian in the digest: big-endian
-        out.append(head + digest(norm.encode("utf-8", "surrogatepass"), seed)[7::-1])
+        out.append(_key(head, folded[m.end() :] if m else folded, seed))
     return Lines(tuple(spans), tuple(out))
+
+
+def _key(head: bytes, norm: str, seed: int) -> bytes:
+    """A line's or a passage's 16-byte key: its source's, then the first 64-bit half of the
+    MurmurHash3 x64/128 of its normalised text (little-endian in the digest: big-endian)."""
+    return head + mmh3.hash_bytes(norm.encode("utf-8", "surrogatepass"), seed)[7::-1]
 
 
 # where a line breaks into passages: after a sentence's end, and around the separators text
@@ -124,7 +128,7 @@ def passages_of(
     whole = lines_of(text, source, seed, min_tokens=min_tokens, max_tokens=max_tokens)
     units = [(span, key, span) for span, key in zip(whole.spans, whole.keys, strict=True)]
     head = source_key(source, seed)
-    digest, marker, word = mmh3.hash_bytes, _MARKER_RE.match, _WORD_RE.search
+    marker, word = _MARKER_RE.match, _WORD_RE.search
     pos = 0
     for line in text.split("\n"):
         start, pos = pos, pos + len(line) + 1
@@ -146,8 +150,7 @@ def passages_of(
                 continue
             folded = normalize(piece)
             m = marker(folded)
-            norm = folded[m.end() :] if m else folded
-            key = head + digest(norm.encode("utf-8", "surrogatepass"), seed)[7::-1]
+            key = _key(head, folded[m.end() :] if m else folded, seed)
             units.append(((start + a, start + b), key, (start, start + len(line))))
     units.sort(key=lambda u: (u[0][0], -u[0][1]))
     return Lines(tuple(u[0] for u in units), tuple(u[1] for u in units), tuple(u[2] for u in units))

@@ -113,17 +113,24 @@ async def test_passages_of_a_paragraph_footer_are_learned_on_redis_and_a_cluster
 ) -> None:
     """The one-paragraph footer and one-line box pages: the passages' counts live in the index
     as the lines' do, and give the memory store's verdicts on Redis and on a cluster."""
-    pages = _paragraph_pages()
-    want = await _verdicts(Engine(MemoryIndex()), pages)
+    want = await _as_in_memory(_paragraph_pages(), "para", redis_client, cluster_client)
     assert want["c-syndicated"].duplicate_of == "l3"
-    for client, ns in ((redis_client, "para"), (cluster_client, "para-cluster")):
-        arts = [Article(a.id, a.text, ns, url=a.url) for a in pages]
+
+
+async def _as_in_memory(
+    pages: list[Article], ns: str, redis_client: Redis, cluster_client: RedisCluster
+) -> dict[str, Verdict]:
+    """The pages' verdicts in memory, after checking that Redis and a cluster give them."""
+    want = await _verdicts(Engine(MemoryIndex()), pages)
+    for client, name in ((redis_client, ns), (cluster_client, f"{ns}-cluster")):
+        arts = [Article(a.id, a.text, name, url=a.url) for a in pages]
         got = await _verdicts(Engine(RedisIndex(client)), arts)
-        assert got == {k: replace(v, namespace=ns) for k, v in want.items()}
+        assert got == {k: replace(v, namespace=name) for k, v in want.items()}
+    return want
 
 
 async def test_a_batch_of_pages_that_leave_lines_out_does_not_exhaust_the_connections(
-    redis_client: Redis,
+    redis_client: Redis, redis_url: str
 ) -> None:
     """Every page that left lines out also looks up its whole text's bands; 400 pages in one
     batch made 400 concurrent reads, past redis-py's pool of 100 connections (it raises rather
@@ -134,7 +141,7 @@ async def test_a_batch_of_pages_that_leave_lines_out_does_not_exhaust_the_connec
         Article(d["id"], d["text"], "many", url=d["url"], source=d["source"]) for d in docs[:400]
     ]
     want = await Engine(MemoryIndex()).process(pages)
-    client = Redis.from_url(_url(redis_client), max_connections=100)
+    client = Redis.from_url(redis_url, max_connections=100)
     try:
         got = await Engine(RedisIndex(client)).process(pages)
     finally:
@@ -143,20 +150,10 @@ async def test_a_batch_of_pages_that_leave_lines_out_does_not_exhaust_the_connec
     assert sum(v.verdict != "original" for v in got if isinstance(v, Verdict)) > 0
 
 
-def _url(client: Redis) -> str:
-    kw = client.connection_pool.connection_kwargs
-    return f"redis://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
-
-
 async def test_a_page_printed_before_its_template_was_learned_is_found_on_redis_and_a_cluster(
     redis_client: Redis, cluster_client: RedisCluster
 ) -> None:
     """The earlier page less what its source repeats now is read from the index's counts:
     the memory store's verdicts on Redis and on a cluster."""
-    pages = _early_original_pages()
-    want = await _verdicts(Engine(MemoryIndex()), pages)
+    want = await _as_in_memory(_early_original_pages(), "early", redis_client, cluster_client)
     assert want["c-syndicated"].duplicate_of == "l-first"
-    for client, ns in ((redis_client, "early"), (cluster_client, "early-cluster")):
-        arts = [Article(a.id, a.text, ns, url=a.url) for a in pages]
-        got = await _verdicts(Engine(RedisIndex(client)), arts)
-        assert got == {k: replace(v, namespace=ns) for k, v in want.items()}
