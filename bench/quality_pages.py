@@ -21,6 +21,7 @@ from itertools import combinations
 from typing import Any
 
 from bench.quality_systems import (
+    BATCH,
     datasketch_pairs,
     linked,
     neardup_verdicts,
@@ -30,7 +31,7 @@ from bench.quality_systems import (
     share,
     target,
 )
-from harness.pages import KINDS, PageDoc, PagePair, generate
+from harness.pages import KINDS, Layout, PageDoc, PagePair, generate
 from harness.report import md_table
 from stream.model import Article, Verdict
 from stream.policy import Policy
@@ -97,9 +98,11 @@ def _directions(pairs: Sequence[PagePair], by_id: Mapping[str, Verdict]) -> dict
     return out
 
 
-def _neardup(docs: Sequence[PageDoc], pairs: Sequence[PagePair], policy: Policy) -> dict[str, Any]:
+def _neardup(
+    docs: Sequence[PageDoc], pairs: Sequence[PagePair], policy: Policy, batch: int = BATCH
+) -> dict[str, Any]:
     arts = [Article(d["id"], d["text"], url=d["url"], source=d["source"]) for d in docs]
-    verdicts, wall = neardup_verdicts(arts, policy)
+    verdicts, wall = neardup_verdicts(arts, policy, batch)
     by_id = {v.id: v for v in verdicts}
     story = {d["id"]: d["story"] for d in docs}
     hit = [linked(by_id[p.first], by_id[p.second]) for p in pairs]
@@ -133,16 +136,28 @@ def _datasketch(docs: Sequence[PageDoc], pairs: Sequence[PagePair]) -> dict[str,
 
 
 # the other layouts text extraction delivers (harness.pages.styles): each run at the defaults
-# and under containment 0.8
-OTHER_LAYOUTS = ("paragraph", "mixed")
-LAYOUT_CONFIGS = ("jaccard", "containment")
+# and under containment 0.8; and every layout at the defaults one page a call, as a worker fed
+# one message at a time decides them (the batch's own pages count for each other)
+OTHER_LAYOUTS: tuple[Layout, ...] = ("paragraph", "mixed")
+LAYOUT_RUNS: dict[str, tuple[str, int]] = {  # run -> (CONFIGS entry, articles a call)
+    "jaccard": ("jaccard", BATCH),
+    "containment": ("containment", BATCH),
+    "jaccard, one at a time": ("jaccard", 1),
+}
 
 
 def _layouts(seed: int) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for layout in OTHER_LAYOUTS:
+    every: tuple[Layout, ...] = ("lines", *OTHER_LAYOUTS)
+    for layout in every:
         docs, pairs = generate(seed=seed, layout=layout)
-        out[layout] = {n: _neardup(docs, pairs, CONFIGS[n]) for n in LAYOUT_CONFIGS}
+        runs = (
+            LAYOUT_RUNS if layout in OTHER_LAYOUTS else {"jaccard, one at a time": ("jaccard", 1)}
+        )
+        out[layout] = {
+            n: {**_neardup(docs, pairs, CONFIGS[c], batch), "batch": batch}
+            for n, (c, batch) in runs.items()
+        }
     return out
 
 
@@ -177,7 +192,7 @@ def run(seed: int) -> dict[str, Any]:
         t
         for layout, by in layouts.items()
         for name, r in by.items()
-        for t in _targets(f"pages ({layout} layout), measure={CONFIGS[name].measure}", r, None)
+        for t in _targets(f"pages ({layout} layout), {name}", r, None)
     ]
     for name in ("jaccard", "containment"):
         targets += _targets(f"pages, measure={CONFIGS[name].measure}", runs[name], ds)
@@ -318,7 +333,8 @@ def markdown(section: Mapping[str, Any]) -> list[str]:
             "Other layouts (`harness.pages.generate(layout=...)`): `paragraph`, every site's "
             "footer (with its sign-up and cookie lines, one sign-up sentence rotating) as one "
             "paragraph and its boxes on one line; `mixed`, each site one of the four "
-            "combinations of footer and box layouts.",
+            "combinations of footer and box layouts. `one at a time`: one page a call to the "
+            f"engine, as a worker fed one message at a time decides them (else {BATCH} a call).",
             "",
             md_table(
                 ["layout, run", "syndicated found", "same-site linked", "precision", "pairs"],

@@ -43,21 +43,24 @@ DS_NUM_PERM = 128
 _SHOWN = ("measure", "threshold", "short_threshold", "facts", "boilerplate_min_docs")
 
 
-async def _process(articles: Sequence[Article], policy: Policy) -> list[Verdict]:
+async def _process(articles: Sequence[Article], policy: Policy, batch: int) -> list[Verdict]:
     engine = Engine(MemoryIndex(), policy)
     out: list[Verdict] = []
-    for lo in range(0, len(articles), BATCH):
-        for res in await engine.process(list(articles[lo : lo + BATCH])):
+    for lo in range(0, len(articles), batch):
+        for res in await engine.process(list(articles[lo : lo + batch])):
             if isinstance(res, NeardupError):
                 raise RuntimeError(f"neardup rejected an article: {res}")
             out.append(res)
     return out
 
 
-def neardup_verdicts(articles: Sequence[Article], policy: Policy) -> tuple[list[Verdict], float]:
-    """Every article's verdict in input order, and the wall seconds the engine took."""
+def neardup_verdicts(
+    articles: Sequence[Article], policy: Policy, batch: int = BATCH
+) -> tuple[list[Verdict], float]:
+    """Every article's verdict in input order, and the wall seconds the engine took
+    (``batch`` articles a call: a stream worker's batches are often far smaller)."""
     started = time.perf_counter()
-    verdicts = asyncio.run(_process(articles, policy))
+    verdicts = asyncio.run(_process(articles, policy, batch))
     return verdicts, time.perf_counter() - started
 
 

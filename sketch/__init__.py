@@ -70,7 +70,16 @@ from sketch.features import (
     tokenize,
 )
 from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.lines import Lines, between, inside, lines_of, passages_of, source_key, without
+from sketch.lines import (
+    Lines,
+    anchors,
+    between,
+    inside,
+    lines_of,
+    passages_of,
+    source_key,
+    without,
+)
 from sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
@@ -124,6 +133,7 @@ __all__ = [
     "Span",
     "TableDesign",
     "TextBatch",
+    "anchors",
     "band_hashes",
     "band_keys",
     "batch_shingle_hashes",

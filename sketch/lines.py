@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import mmh3
 
@@ -23,7 +24,16 @@ from sketch.features import DEFAULT_SEED, normalize, tokenize
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
 
-__all__ = ["Lines", "between", "inside", "lines_of", "passages_of", "source_key", "without"]
+__all__ = [
+    "Lines",
+    "anchors",
+    "between",
+    "inside",
+    "lines_of",
+    "passages_of",
+    "source_key",
+    "without",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,21 +245,53 @@ def between(
     rows = _rows(text, lines, drop)
     out: set[int] = set()
     k = 1
-    while k < len(rows) - 1:
+    while k < len(rows):
         if rows[k][1] or not rows[k - 1][1]:
             k += 1
             continue
         end = k
         while end < len(rows) and not rows[end][1]:
             end += 1
-        if (
-            end < len(rows)
-            and end - k <= run
-            and all(i >= 0 and _words(text, lines.spans[i]) <= words for i, _ in rows[k:end])
-        ):
-            out.update(i for i, _ in rows[k:end])
+        found = [i for i, _ in rows[k:end]]
+        sized = all(i >= 0 and _words(text, lines.spans[i]) <= words for i in found)
+        if end < len(rows) and end - k <= run and sized:
+            out.update(found)
+        else:  # a box on one line: its new items after its learned title, to the line's end
+            first, same = rows[k - 1][0], []
+            for i in found:
+                if (
+                    first < 0
+                    or i < 0
+                    or lines.is_line(i)
+                    or lines.line_of(i) != lines.line_of(first)
+                    or _words(text, lines.spans[i]) > words
+                ):
+                    break
+                same.append(i)
+            if same and _box_tail(text, lines, [first, *same]):
+                out.update(same)
         k = end
     return out
+
+
+_LIST_GAP_RE = re.compile(r"[|\u00b7\u2022/:;\u2013\u2014]|\s-")
+
+
+def _box_tail(text: str, lines: Lines, run: list[int]) -> bool:
+    """Whether ``run`` (positions in ``lines``: a left-out passage, then the ones after it)
+    is the rest of one line that lists items: passages of one line, up to its end, each
+    after a list separator (``|``, ``·``, a label's colon, ...), not after a sentence's end.
+    A box on one line ("Most read: A | B | C") whose title or first items were learned ends
+    with its line, whatever the next line holds; a paragraph's sentences are not a list."""
+    if len(run) < 2 or any(i < 0 or lines.is_line(i) for i in run):
+        return False
+    line = lines.line_of(run[0])
+    if any(lines.line_of(i) != line for i in run):
+        return False
+    spans = [lines.spans[i] for i in run]
+    if any(len(x.split()) > 1 for x in _LIST_GAP_RE.split(text[spans[-1][1] : line[1]])):
+        return False  # more of the line after the run (a one-word link is not an item)
+    return all(_LIST_GAP_RE.search(text[a[1] : b[0]]) for a, b in pairwise(spans))
 
 
 def _words(text: str, span: tuple[int, int]) -> int:
@@ -272,3 +314,22 @@ def inside(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> set[int]
         for k, (i, dropped) in enumerate(rows[1:-1], 1)
         if dropped and i in drop and not rows[k - 1][1] and not rows[k + 1][1]
     }
+
+
+def anchors(
+    text: str, lines: Lines, keep: set[int] | frozenset[int], *, k: int, min_tokens: int
+) -> tuple[int, ...]:
+    """The ``k`` smallest fingerprints (64-bit, without the source key) among the lines and
+    passages at positions ``keep`` of ``lines`` that have at least ``min_tokens`` tokens: a
+    bottom-k sample of a text's sentences, the same whatever source it came from. Two pages
+    that carry one story under two sites' templates share few MinHash bands when one of them
+    still carries its template (it came before its site's template was learned), but the
+    smallest of the story's sentences are among the smallest of both. Sentences, not
+    shingles: a template is made of its own sentences, so what it adds to a page cannot move
+    a story's sentence out of the sample by more than its own count."""
+    found = {
+        int.from_bytes(lines.keys[i][8:], "big")
+        for i in keep
+        if _tokens(text[lines.spans[i][0] : lines.spans[i][1]], min_tokens) >= min_tokens
+    }
+    return tuple(sorted(found)[:k])

@@ -38,13 +38,19 @@ import orjson
 
 from sketch import evidence, facts, features, verify
 from sketch.evidence import Span
-from sketch.lines import Lines, between, inside, lines_of, passages_of, without
+from sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
 from stream import aliases, keys, namespaces
 from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
 from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
-from stream.policy import Policy
-from stream.prepare import Prepared, numbers_and_dates, prepare, whole_shingles
+from stream.policy import ANCHOR_TOKENS, ANCHORS, Policy
+from stream.prepare import (
+    Prepared,
+    anchor_buckets,
+    numbers_and_dates,
+    prepare,
+    whole_shingles,
+)
 from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
@@ -232,6 +238,20 @@ def _units(text: str, source: str, policy: Policy) -> Lines:
     )
 
 
+def _anchored(
+    policy: Policy, prepared: list[Prepared], sampled: Sequence[tuple[int, ...]]
+) -> list[Prepared]:
+    """A long page's anchors among its buckets (:meth:`Engine._boilerplate`): registered and
+    probed with its bands, so a page registered before its site's template was learned (its
+    bands are of story and template) meets a later copy sketched without its own template."""
+    return [
+        replace(p, buckets=p.buckets + anchor_buckets(policy, fps))
+        if fps and p.kind is Kind.LONG
+        else p
+        for p, fps in zip(prepared, sampled, strict=True)
+    ]
+
+
 def _pair_view(policy: Policy, other: Record, left_out: frozenset[bytes]) -> npt.NDArray[np.uint32]:
     """The shingles of ``other``'s text as sent less its lines whose fingerprints are in
     ``left_out`` (the lines the text it is compared with left out)."""
@@ -302,6 +322,9 @@ class _Batch:
     raw_verdicts: dict[int, bytes] = field(default_factory=dict)  # read already, not yet decoded
     # records' texts less what their sources repeat now (Engine._views), by seq
     views: dict[int, npt.NDArray[np.uint32]] = field(default_factory=dict)
+    # the lines and passages the batch's own articles counted (Engine._boilerplate): not in
+    # the index until the batch's verdicts are stored, but learned all the same
+    in_batch: Counter[bytes] = field(default_factory=Counter)
 
     def live(self, seq: int, at: float) -> bool:
         rec = self.records.get(seq)
@@ -476,13 +499,18 @@ class Engine:
         live_after = None if policy.retention_s is None else now - policy.retention_s
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
-        lines, sketched, left_out = await self._boilerplate(ns, policy, articles, teach)
+        in_batch: Counter[bytes] = Counter()
+        lines, sketched, left_out, sampled = await self._boilerplate(
+            ns, policy, articles, teach, in_batch
+        )
         records: dict[int, bytes] = {}  # read with a check's probe: not read again
         verdicts: dict[int, bytes] = {}
         if register:
-            prepared, probes = await self._prepare_and_register(ns, policy, articles, sketched, now)
+            prepared, probes = await self._prepare_and_register(
+                ns, policy, articles, sketched, sampled, now
+            )
         else:
-            prepared = prepare(policy, articles, sketched)
+            prepared = _anchored(policy, prepare(policy, articles, sketched), sampled)
             probes = []
             for p in prepared:  # one read each: id, buckets, and the records and verdicts found
                 read = await self.index.check(
@@ -495,7 +523,9 @@ class Engine:
                 probes.append(Probe(0, "new", read.exact_seq, read.candidates))
                 records.update(read.records)
                 verdicts.update(read.verdicts)
-        batch = _Batch(ns, policy, "" if name == ns else name, raw_verdicts=verdicts)
+        batch = _Batch(
+            ns, policy, "" if name == ns else name, raw_verdicts=verdicts, in_batch=in_batch
+        )
         batch.records.update({s: Record.decode(b) for s, b in records.items()})
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
@@ -561,8 +591,13 @@ class Engine:
         return [decided[k] for k in range(len(prepared))]
 
     async def _boilerplate(
-        self, ns: str, policy: Policy, articles: list[Article], teach: bool = True
-    ) -> tuple[list[Lines | None], list[str | None], list[frozenset[bytes]]]:
+        self,
+        ns: str,
+        policy: Policy,
+        articles: list[Article],
+        teach: bool = True,
+        in_batch: Counter[bytes] | None = None,
+    ) -> tuple[list[Lines | None], list[str | None], list[frozenset[bytes]], list[tuple[int, ...]]]:
         """Each multi-line article's lines, and its text without the lines that at least
         ``boilerplate_min_docs`` earlier documents of its source had and that have two to
         ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
@@ -574,11 +609,15 @@ class Engine:
         index for the batch, plus the batch's own earlier articles; what is left out is frozen
         into the records that registration writes, so the verdicts never depend on counts read
         later. Third: per article, the fingerprints of the lines it left out (what a pair
-        view of an earlier text leaves out too: :func:`_pair_view`)."""
+        view of an earlier text leaves out too: :func:`_pair_view`). Fourth: per article, its
+        anchors (:func:`sketch.lines.anchors`) among its sentences that no earlier document
+        of its source had (a story's, not its template's or a box's: those recur), for a page
+        of a named source that teaches."""
         k, none = policy.boilerplate_min_docs, [None] * len(articles)
         nothing: list[frozenset[bytes]] = [frozenset()] * len(articles)
+        no_anchors: list[tuple[int, ...]] = [()] * len(articles)
         if not k or not any("\n" in a.text for a in articles):
-            return list(none), list(none), nothing
+            return list(none), list(none), nothing, no_anchors
         lines = [
             _units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles
         ]
@@ -586,11 +625,13 @@ class Engine:
         counts = Counter(dict(zip(wanted, await self.index.line_counts(ns, wanted), strict=True)))
         sketched: list[str | None] = []
         left_out: list[frozenset[bytes]] = []
+        sampled: list[tuple[int, ...]] = []
         seen: set[str] = set()
         for a, found in zip(articles, lines, strict=True):
             if found is None:
                 sketched.append(None)
                 left_out.append(frozenset())
+                sampled.append(())
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
@@ -600,16 +641,23 @@ class Engine:
                     drop |= extra
             if not features.has_tokens(a.text, policy.short_tokens):
                 drop = set()  # a short text is judged whole: its lines are its facts
+            named = a.source_name() and policy.teaches(a.source_name())
+            new = {i for i, key in enumerate(found.keys) if not counts[key]} - drop
+            sampled.append(
+                anchors(a.text, found, new, k=ANCHORS, min_tokens=ANCHOR_TOKENS) if named else ()
+            )
             if a.text not in seen and teach and policy.teaches(a.source_name()):
                 # the batch's earlier articles count too, once per text
                 seen.add(a.text)
                 # whole lines only: a passage is taught by originals alone (_lines_taught)
                 counts.update(set(found.keys))
+                if in_batch is not None:
+                    in_batch.update(set(found.keys))
             rest = without(a.text, found, drop) if drop else ""
             reduced = bool(drop and _WORD.search(rest))
             sketched.append(rest if reduced else None)
             left_out.append(frozenset(found.keys[i][8:] for i in drop) if reduced else frozenset())
-        return lines, sketched, left_out
+        return lines, sketched, left_out, sampled
 
     @staticmethod
     def _lines_taught(
@@ -640,6 +688,7 @@ class Engine:
         policy: Policy,
         articles: list[Article],
         sketched: list[str | None],
+        sampled: list[tuple[int, ...]],
         now: float,
     ) -> tuple[list[Prepared], list[Probe]]:
         """Sketch and register the articles. With a remote index, in chunks: while the server
@@ -667,7 +716,11 @@ class Engine:
         async with self.index.registration(ns, policy.bucket_cap) as stream:
             for lo in range(0, len(articles), size):
                 # sketched while the server registers the chunk before
-                part = prepare(policy, articles[lo : lo + size], sketched[lo : lo + size])
+                part = _anchored(
+                    policy,
+                    prepare(policy, articles[lo : lo + size], sketched[lo : lo + size]),
+                    sampled[lo : lo + size],
+                )
                 prepared += part
                 await stream.send(registrations(part), window)
             return prepared, await stream.probes()
@@ -750,8 +803,9 @@ class Engine:
     async def _views(self, batch: _Batch, seqs: set[int]) -> None:
         """For the long records among ``seqs`` of a named source whose text was kept: the
         text less what its source repeats now (its lines and passages counted in at least
-        ``boilerplate_min_docs`` documents, as :meth:`_boilerplate` leaves them out), when that
-        leaves something out. One read of the counts for all of them."""
+        ``boilerplate_min_docs`` documents, as :meth:`_boilerplate` leaves them out, the
+        batch's own documents included), when that leaves something out. One read of the
+        counts for all of them."""
         policy = batch.policy
         k = policy.boilerplate_min_docs
         if not k:
@@ -769,7 +823,10 @@ class Engine:
             return
         units = {s: _units(rec.raw, rec.source, policy) for s, rec in todo.items()}
         wanted = list({key for u in units.values() for key in u.keys})
-        counts = dict(zip(wanted, await self.index.line_counts(batch.ns, wanted), strict=True))
+        counts = Counter(
+            dict(zip(wanted, await self.index.line_counts(batch.ns, wanted), strict=True))
+        )
+        counts.update(batch.in_batch)
         for s, found in units.items():
             raw = todo[s].raw
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}

@@ -57,21 +57,28 @@ from sketch.canonical import CANONICAL_FORM
 from sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
-# 5: short-text cores join dotted and hyphenated words (u.s -> us); 4: short-text buckets of
+# 6: a page's sentence anchors among its buckets; 5: short-text cores join dotted and
+# hyphenated words (u.s -> us); 4: short-text buckets of
 # the core, long records with numbers; 3: 8-byte seqs
-SCHEME_FORMAT = 5
+SCHEME_FORMAT = 6
+# A page's anchors (stream.prepare.anchor_buckets): the ANCHORS smallest fingerprints of its new
+# sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are buckets.
+ANCHORS = 4
+ANCHOR_TOKENS = 8
 FactsRule = Literal["strict", "relaxed"]
 
 
 @dataclass(frozen=True, slots=True)
 class BucketSalts:
-    """Constants mixed into bucket ids, so the three kinds of bucket (long-text bands, short-text
-    bands, SimHash tables) never share an id although all live in one namespace's buckets."""
+    """Constants mixed into bucket ids, so the four kinds of bucket (long-text bands, short-text
+    bands, SimHash tables, a page's sentence anchors) never share an id although all live in
+    one namespace's buckets."""
 
     long_band: int = 0x4C4F4E4742414E44  # "LONGBAND"
     short_band: int = 0x53484F5254424E44  # "SHORTBND"
     simhash_table: int = 0x53494D5441424C45  # "SIMTABLE"
     table_mult: int = 0xC2B2AE3D27D4EB4F  # odd: distinct tables never share a bucket id
+    anchor: int = 0x414E43484F525321  # "ANCHORS!"
 
     def __post_init__(self) -> None:
         if not all(0 <= v < 2**64 for v in asdict(self).values()):
@@ -230,6 +237,7 @@ class Policy:
             "short_tokens": self.short_tokens,
             "measure": self.measure,
             "bucket_salts": asdict(self.bucket_salts),
+            "anchors": {"k": ANCHORS, "tokens": ANCHOR_TOKENS},
         }
 
     def scheme_bytes(self) -> bytes:
@@ -239,4 +247,13 @@ class Policy:
         return hashlib.sha256(self.scheme_bytes()).hexdigest()[:16]
 
 
-__all__ = ["BUCKET_SALTS", "SCHEME_FORMAT", "BucketSalts", "FactsRule", "Measure", "Policy"]
+__all__ = [
+    "ANCHORS",
+    "ANCHOR_TOKENS",
+    "BUCKET_SALTS",
+    "SCHEME_FORMAT",
+    "BucketSalts",
+    "FactsRule",
+    "Measure",
+    "Policy",
+]

@@ -10,9 +10,11 @@ Bucket ids, by path:
   of the token shingles, and ``mix64(mix64(key ^ simhash_table) + t * table_mult)`` for the key
   of each SimHash permuted table ``t``;
 * **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams of the
-  text's core (:func:`sketch.facts.facts`: surface noise such as links, tags and emoji left out).
+  text's core (:func:`sketch.facts.facts`: surface noise such as links, tags and emoji left out);
+* **anchors** of a long page of a named source: ``mix64(fingerprint ^ anchor)`` for each of the
+  few sentence fingerprints the engine samples from it (:func:`anchor_buckets`).
 
-The salts (:class:`~stream.policy.BucketSalts`) keep the three kinds apart in one namespace's
+The salts (:class:`~stream.policy.BucketSalts`) keep the four kinds apart in one namespace's
 buckets and are part of the scheme the index records.
 """
 
@@ -91,6 +93,15 @@ def prepare(
             if whole.kind is Kind.LONG:
                 out[i] = replace(out[i], buckets=out[i].buckets + whole.buckets[:bands])
     return out
+
+
+def anchor_buckets(policy: Policy, fingerprints: Sequence[int]) -> tuple[int, ...]:
+    """The bucket ids of a page's sentence anchors (:func:`sketch.lines.anchors`)."""
+    if not fingerprints:
+        return ()
+    fps = np.array(fingerprints, dtype=np.uint64) ^ np.uint64(policy.bucket_salts.anchor)
+    ids: list[int] = features.mix64(fps).tolist()
+    return tuple(ids)
 
 
 def _prepare(
@@ -309,4 +320,4 @@ def _short(
     }
 
 
-__all__ = ["Prepared", "numbers_and_dates", "prepare", "whole_shingles"]
+__all__ = ["Prepared", "anchor_buckets", "numbers_and_dates", "prepare", "whole_shingles"]

@@ -12,7 +12,10 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from functools import cache
 
+import pytest
+
 from harness import data
+from harness.pages import Layout, generate
 from sketch import features, verify
 from sketch.lines import lines_of
 from stream.engine import Engine
@@ -346,3 +349,58 @@ async def test_a_short_story_of_short_lines_is_never_taken_for_a_box() -> None:
     got = await _verdicts(Engine(MemoryIndex(), loose), pages)
     # before the template counts (three pages), b1 and b2 are inside b0 by it; after, none
     assert [v.verdict for v in got.values()][3:] == ["original"] * (len(pages) - 3)
+
+
+def _syndicated_early(
+    layout: Layout, first: str = "p00049", second: str = "p00166"
+) -> tuple[list[Article], str, str]:
+    """The generated pages (``harness.pages``) up to the syndicated copy of a story whose
+    first page came before its site's template was learned (``p00049`` on pinecrestherald,
+    copied as ``p00166`` on copperfieldtimes), each page with its url and source."""
+    docs, pairs = generate(seed=13, layout=layout)
+    assert any((p.first, p.second, p.kind) == (first, second, "syndicated") for p in pairs)
+    upto = next(i for i, d in enumerate(docs) if d["id"] == second)
+    pages = [Article(d["id"], d["text"], url=d["url"], source=d["source"]) for d in docs]
+    return pages[: upto + 1], first, second
+
+
+@pytest.mark.parametrize("layout", ["paragraph", "mixed"])
+@pytest.mark.parametrize("batch", [1, 16, 100])
+async def test_a_page_registered_with_its_template_is_found_through_its_anchors(
+    layout: Layout, batch: int
+) -> None:
+    """The first page was registered before its site's template was learned: its MinHash
+    bands and SimHash tables are of story and template, the copy's (and its whole text's) of
+    the story and another template, and they share none. Its anchors, the smallest
+    fingerprints of its new sentences, include the story's, and so do the copy's: the two meet,
+    and the first page less what its site repeats now is what the copy is a copy of. The same
+    with the pages one by one, in batches, or all in one (what the batch's own pages taught
+    counts for the earlier page's view as it does for the copy's sketch)."""
+    pages, first, second = _syndicated_early(layout)
+    index = MemoryIndex()
+    engine = Engine(index)
+    got: dict[str, Verdict] = {}
+    for lo in range(0, len(pages), batch):
+        part = pages[lo : lo + batch]
+        for a, res in zip(part, await engine.process(part), strict=True):
+            assert not isinstance(res, NeardupError), res
+            got[a.id] = res
+    v = got[second]
+    assert (v.verdict, v.duplicate_of, v.cluster) == ("near_duplicate", first, first)
+    assert v.similarity is not None and v.similarity >= Policy().threshold
+    # not through the bands or tables: only the anchors (the buckets after them) are shared
+    by_id = {a.id: a for a in pages}
+    plain = len(prepare(Policy(), [Article("x", by_id[first].text)])[0].buckets)
+    seqs = [await index.seq_of("default", k) for k in (first, second)]
+    raw = await index.records("default", [s for s in seqs if s is not None])
+    old, new = (Record.decode(raw[s]) for s in seqs if s is not None)
+    whole = prepare(Policy(), [by_id[second]])[0].buckets
+    assert not set(old.buckets[:plain]) & (set(new.buckets[:plain]) | set(whole))
+    assert set(old.buckets[plain:]) & set(new.buckets[plain:])
+    # and every other page of the copy's site stays apart from the first page
+    site = by_id[second].source_name()
+    assert all(
+        x.duplicate_of != first
+        for k, x in got.items()
+        if by_id[k].source_name() == site and k != second
+    )

@@ -61,7 +61,7 @@ async def test_the_poison_taught_its_source_the_stories_lines() -> None:
     """The attack is real: the copier's lines were learned (the rule above is what holds)."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True)
-    lines, _, left_out = await engine._boilerplate("default", Policy(), copies(stories())[:1])
+    lines, _, left_out, _ = await engine._boilerplate("default", Policy(), copies(stories())[:1])
     assert lines[0] is not None and len(left_out[0]) >= len(lines[0]) - 2
 
 
@@ -79,11 +79,11 @@ async def test_a_check_never_teaches() -> None:
     nothing: no copy leaves a line of the story out."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True, teach=False)
-    _, sketched, _ = await engine._boilerplate("default", Policy(), copies(stories()))
+    _, sketched, _, _ = await engine._boilerplate("default", Policy(), copies(stories()))
     assert _keeps_the_stories(sketched)
     taught = Engine(MemoryIndex())
     await attack(taught, poisoned=True)
-    _, sketched, _ = await taught._boilerplate("default", Policy(), copies(stories()))
+    _, sketched, _, _ = await taught._boilerplate("default", Policy(), copies(stories()))
     assert not _keeps_the_stories(sketched)  # the same poison, taught, does teach
 
 
@@ -92,7 +92,7 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     engine = Engine(MemoryIndex(), policy)
     got = await attack(engine, poisoned=True)
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
-    _, sketched, _ = await engine._boilerplate("default", policy, copies(stories()))
+    _, sketched, _, _ = await engine._boilerplate("default", policy, copies(stories()))
     assert sketched == [None] * len(stories())  # the copier taught nothing, not even its tail
     # a named source still teaches: three pages of other stories of the victim's site with one
     # navigation line, and a fourth page leaves it out
@@ -100,5 +100,5 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     others = stories(12)[8:]
     site = [Article(f"s{i}", f"{nav}\n{v.text}", source=VICTIM) for i, v in enumerate(others)]
     await _all(engine, site[:3])
-    _, sketched, _ = await engine._boilerplate("default", policy, site[3:4])
+    _, sketched, _, _ = await engine._boilerplate("default", policy, site[3:4])
     assert sketched[0] is not None and nav not in sketched[0]
