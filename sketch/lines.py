@@ -291,7 +291,8 @@ def _box_tail(text: str, lines: Lines, run: list[int]) -> bool:
     spans = [lines.spans[i] for i in run]
     if any(len(x.split()) > 1 for x in _LIST_GAP_RE.split(text[spans[-1][1] : line[1]])):
         return False  # more of the line after the run (a one-word link is not an item)
-    return all(_LIST_GAP_RE.search(text[a[1] : b[0]]) for a, b in pairwise(spans))
+    # a label's colon ends the passage before its gap
+    return all(_LIST_GAP_RE.search(text[a[1] - 1 : b[0]]) for a, b in pairwise(spans))
 
 
 def _words(text: str, span: tuple[int, int]) -> int:

@@ -25,6 +25,7 @@ from tests.unit.test_boilerplate import (
     _early_original_pages,
     _paragraph_pages,
     _site_pages,
+    _syndicated_early,
     _verdicts,
 )
 from tests.unit.test_poisoning import attack, expected
@@ -157,3 +158,13 @@ async def test_a_page_printed_before_its_template_was_learned_is_found_on_redis_
     the memory store's verdicts on Redis and on a cluster."""
     want = await _as_in_memory(_early_original_pages(), "early", redis_client, cluster_client)
     assert want["c-syndicated"].duplicate_of == "l-first"
+
+
+async def test_a_page_registered_with_its_template_is_found_through_its_anchors_on_redis_and_a_cluster(  # noqa: E501
+    redis_client: Redis, cluster_client: RedisCluster
+) -> None:
+    """A page's anchors are buckets like any other: on Redis and on a cluster the copy of a
+    page registered before its site's template was learned meets it as in memory."""
+    pages, first, second = _syndicated_early("paragraph")
+    want = await _as_in_memory(pages, "anchors", redis_client, cluster_client)
+    assert (want[second].verdict, want[second].duplicate_of) == ("near_duplicate", first)

@@ -404,3 +404,16 @@ async def test_a_page_registered_with_its_template_is_found_through_its_anchors(
         for k, x in got.items()
         if by_id[k].source_name() == site and k != second
     )
+
+
+async def test_an_earlier_pages_view_counts_what_the_batch_itself_taught() -> None:
+    """The pages of the early-page stream in one batch: none of their lines is in the index
+    yet when the copy is decided, but the batch's own earlier pages taught the ledger's
+    template (as they taught the courier's to the copy's sketch), so the first page less its
+    template is what the copy copies, as one page a call."""
+    pages = _early_original_pages()
+    got = dict(zip([a.id for a in pages], await Engine(MemoryIndex()).process(pages), strict=True))
+    one = await _verdicts(Engine(MemoryIndex()), pages)
+    assert got == one
+    v = got["c-syndicated"]
+    assert isinstance(v, Verdict) and (v.verdict, v.duplicate_of) == ("near_duplicate", "l-first")

@@ -9,7 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sketch.features import DEFAULT_SEED, normalize, tokenize
-from sketch.lines import between, inside, lines_of, passages_of, source_key, without
+from sketch.lines import (
+    Lines,
+    anchors,
+    between,
+    inside,
+    lines_of,
+    passages_of,
+    source_key,
+    without,
+)
 
 
 def test_lines_spans_and_keys() -> None:
@@ -172,3 +181,78 @@ def test_a_box_item_amid_learned_ones_is_the_boxes_a_paragraph_never() -> None:
     assert between(text, got, {0, 4}) == {1, 2, 3}  # up to five in a row
     assert between(text, got, {0, 4}, run=2) == set()  # more than run: a story's lines, kept
     assert between(text, got, {4, 6}) == set()  # a paragraph is never a box's item
+
+
+def _at(text: str, got: Lines, piece: str) -> int:
+    return next(i for i, (a, b) in enumerate(got.spans) if text[a:b].rstrip(";") == piece)
+
+
+def test_a_box_on_one_line_loses_its_new_items_up_to_the_lines_end() -> None:
+    """A box's title (or first items) learned, its other items new: the new ones go with it
+    up to the line's end, whatever the next line holds (here a story line, kept), when list
+    separators stand between them; a paragraph's sentences after a learned one never do."""
+    for sep in (" | ", " · ", " • ", " / ", " - ", "; "):
+        box = sep.join(
+            ["Editor's picks: Budget vote delayed", "Bridge reopens to traffic", "Fair returns"]
+        )
+        text = f"Nav line here\n{box}\nThe story's first line, which nothing repeats."
+        got = passages_of(text, "s", min_tokens=2, max_tokens=40)
+        title = _at(text, got, "Editor's picks:")
+        items = {
+            _at(text, got, x)
+            for x in ("Budget vote delayed", "Bridge reopens to traffic", "Fair returns")
+        }
+        assert between(text, got, {0, title}) == items, sep
+        first = _at(text, got, "Budget vote delayed")
+        assert between(text, got, {title, first}) == items - {first}, sep
+        # the title alone learned, on a line with nothing before it: the same
+        assert between(text, got, {title}) == items, sep
+    # sentences after a learned label are a paragraph's, not a box's items
+    text = "Nav line here\nOfficials said: The plan starts in May. It covers three towns.\nEnd"
+    got = passages_of(text, "s", min_tokens=2, max_tokens=40)
+    assert between(text, got, {_at(text, got, "Officials said:")}) == set()
+    # items that stop before the line's end (a long passage after them) stay
+    long_tail = " ".join(["and a long story sentence goes on"] * 3)
+    text = f"Most read: Budget vote delayed | Bridge reopens | {long_tail}.\nEnd line here"
+    got = passages_of(text, "s", min_tokens=2, max_tokens=40)
+    assert between(text, got, {_at(text, got, "Most read:")}) == set()
+
+
+@given(
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=30, unique=True),
+    st.lists(st.integers(10**6 + 1, 2 * 10**6), max_size=30, unique=True),
+    st.integers(1, 8),
+)
+def test_a_template_moves_a_storys_anchors_only_one_for_one(
+    story: list[int], template: list[int], k: int
+) -> None:
+    """Anchors of a page (story and template sentences) against the story's alone: every
+    story sentence among the page's anchors is among the story's, and the template can push
+    out at most as many of the story's anchors as it has sentences; the source never
+    matters (only the fingerprint is sampled)."""
+
+    def sentence(n: int) -> str:
+        return f"sentence number {n} of eight or more words here."
+
+    def sampled(ns: list[int], source: str, n: int = k) -> tuple[int, ...]:
+        text = " ".join(sentence(x) for x in ns)
+        got = passages_of(text, source, min_tokens=2, max_tokens=40)
+        keep = {i for i in range(len(got)) if not got.is_line(i)} or {0}
+        return anchors(text, got, keep, k=n, min_tokens=8)
+
+    alone = sampled(story, "a.example")
+    page = sampled(story + template, "b.example")
+    assert set(alone) == set(sampled(story, "b.example"))  # whatever the source
+    every = set(sampled(story, "a.example", n=len(story)))  # all the story's sentences
+    assert len(every) == len(story)
+    assert set(page) & every <= set(alone)
+    assert len(set(alone) & set(page)) >= min(k, len(alone)) - len(template)
+    assert len(page) == min(k, len(story) + len(template))
+
+
+def test_anchors_leave_out_short_passages_and_what_is_not_kept() -> None:
+    text = "Short one here.\nA sentence that is long enough to count as an anchor here."
+    got = lines_of(text, "s")
+    assert len(anchors(text, got, {0, 1}, k=4, min_tokens=8)) == 1
+    assert anchors(text, got, {0}, k=4, min_tokens=8) == ()
+    assert anchors(text, got, {1}, k=4, min_tokens=8) == (int.from_bytes(got.keys[1][8:], "big"),)
