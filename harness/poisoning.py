@@ -1,23 +1,57 @@
 """The boilerplate-poisoning attack: a producer teaches its own source someone else's story.
 
-A producer that names its own ``source`` sends a victim's story line by line as documents of
-its own (four lines and a filler line each, ``rounds`` times), so that every line of the story
-is that source's "template"; then it sends the story again, with a line of its own after it. A
-detector that leaves a source's template out of its texts and judges what remains misses the
-copy (or links it to another copy whose remainder is alike). Real Reuters-21578 stories.
+A producer that names its own ``source`` sends a victim's story as documents of its own,
+``rounds`` times, so that the story is that source's "template"; then it sends the story again.
+A detector that leaves a source's template out of its texts and judges what remains misses the
+copy (or links it to another copy whose remainder is alike). Real Reuters-21578 stories. The
+attacker's shapes (:data:`SHAPES`):
+
+* ``lines``: four of the story's lines and a filler line a document; the copy is the story and
+  a line of its own.
+* ``sentences``: three of the story's sentences run together as one paragraph, and a filler
+  line, a document (what is taught is passages, not lines); the copy is the story as one
+  paragraph and a line of its own.
+* ``template``: the copier's own site template (a navigation line, a sign-up line, a footer
+  paragraph) around the story's lines, four a document; the copy is the story inside that
+  template, which the copier's source has learned as its own.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from typing import Literal
 
 from harness import data
+from sketch import features, verify
 from stream.model import Article
 
-__all__ = ["COPIER", "TAIL", "VICTIM", "copies", "poison", "stories"]
+__all__ = ["COPIER", "SHAPES", "TAIL", "VICTIM", "Shape", "copies", "poison", "stories"]
 
 VICTIM, COPIER = "victim.example", "copier.example"
 TAIL = "Shared with our readers by our partners."
+Shape = Literal["lines", "sentences", "template"]
+SHAPES: tuple[Shape, ...] = ("lines", "sentences", "template")
+_NAV = "Copier Daily | Home | World | Business | Markets | Tech | Sign in"
+_SIGNUP = "Get the Copier Daily briefing in your inbox every morning, free of charge."
+_FOOTER = (
+    "Copyright Copier Daily Media. All rights reserved. Copier Daily, 9 Mill Road, Eastfield. "
+    "Terms of use | Privacy policy | Cookie settings | Contact us. Reproduction in whole or in "
+    "part without permission is prohibited."
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"])")
+
+
+def _jaccard(a: str, b: str) -> float:
+    return verify.jaccard(features.shingle_hashes(a), features.shingle_hashes(b))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for line in text.split("\n") for s in _SENTENCE.split(line.strip()) if s.strip()]
+
+
+def _wrapped(body: Sequence[str]) -> str:
+    return "\n".join([_NAV, _SIGNUP, *body, _FOOTER])
 
 
 def stories(n: int = 8, *, skip: int = 0) -> list[Article]:
@@ -32,6 +66,8 @@ def stories(n: int = 8, *, skip: int = 0) -> list[Article]:
         if head in seen:  # the wire re-sends some stories: no two alike
             continue
         seen.add(head)
+        if any(_jaccard(d["text"], p.text) >= 0.5 for p in picked):
+            continue  # ... nor one story under two heads
         if len(seen) > skip:
             picked.append(Article(d["id"], d["text"], source=VICTIM))
         if len(picked) == n:
@@ -39,20 +75,35 @@ def stories(n: int = 8, *, skip: int = 0) -> list[Article]:
     raise ValueError("not enough stories")
 
 
-def poison(victims: Sequence[Article], rounds: int = 3) -> list[Article]:
-    """The victims' lines as the copier's documents: four lines and a filler line each."""
+def poison(victims: Sequence[Article], rounds: int = 3, shape: Shape = "lines") -> list[Article]:
+    """The victims' text as the copier's documents, in the attacker's ``shape``."""
     fillers = [d["text"].split("\n")[1] for d in data.reuters()[9000:9400] if "\n" in d["text"]]
     out: list[Article] = []
     for r in range(rounds):
         for v in victims:
             lines = [x for x in v.text.split("\n") if x.strip()]
-            for i in range(0, len(lines), 4):
+            if shape == "sentences":
+                said = _sentences(v.text)
+                parts = [" ".join(said[i : i + 3]) for i in range(0, len(said), 3)]
+            else:
+                parts = ["\n".join(lines[i : i + 4]) for i in range(0, len(lines), 4)]
+            for part in parts:
                 filler = fillers[(len(out) * 7 + r) % len(fillers)]
-                text = "\n".join([*lines[i : i + 4], filler])
+                body = [part, filler]
+                text = _wrapped(body) if shape == "template" else "\n".join(body)
                 out.append(Article(f"p{len(out)}", text, source=COPIER))
     return out
 
 
-def copies(victims: Sequence[Article]) -> list[Article]:
-    """Each story again under the copier's source, with a line of its own after it."""
-    return [Article(f"copy-{v.id}", f"{v.text}\n{TAIL}", source=COPIER) for v in victims]
+def copies(victims: Sequence[Article], shape: Shape = "lines") -> list[Article]:
+    """Each story again under the copier's source, in the attacker's ``shape``."""
+    out = []
+    for v in victims:
+        if shape == "sentences":
+            text = f"{' '.join(_sentences(v.text))}\n{TAIL}"
+        elif shape == "template":
+            text = _wrapped([v.text])
+        else:
+            text = f"{v.text}\n{TAIL}"
+        out.append(Article(f"copy-{v.id}", text, source=COPIER))
+    return out

@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -58,18 +59,32 @@ ALIAS_TTL_S = 5.0  # how long a worker trusts what it read of a namespace's alia
 _WORD = re.compile(r"\w")
 
 
+class _Learned(NamedTuple):
+    """What :meth:`Engine._boilerplate` found for each article of a batch."""
+
+    lines: list[Lines | None]  # its lines and passages (None: one line, or learning off)
+    sketched: list[str | None]  # its text less what its source repeats (None: as sent)
+    left_out: list[frozenset[bytes]]  # the fingerprints left out of ``sketched``
+    anchors: list[tuple[int, ...]]  # its anchors' fingerprints
+    # the fingerprints of everything its source repeats, even when that left nothing (then
+    # ``sketched`` is None and ``left_out`` empty): what a pair leaves out (:func:`_judge`)
+    learned: list[frozenset[bytes]]
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """An earlier article that verified: how similar, which one, and which measure decided.
     ``direction``: which text lies inside the other (containment). ``changes``: the facts that
     differ (a short text's, when the policy lets numbers differ; a long text's numbers are
-    compared for the best match only, in :meth:`Engine._verdict`)."""
+    compared for the best match only, in :meth:`Engine._verdict`, unless ``read``: the text
+    was judged less its source's own template, and ``changes`` are read from that)."""
 
     similarity: float
     seq: int
     method: Method
     direction: Direction | None = None
     changes: tuple[Change, ...] = ()
+    read: bool = False
 
 
 COPY_TEACHES_BELOW = 0.95  # a copy this similar to what it copies is that story again
@@ -100,6 +115,7 @@ def _judge(
     other: Record,
     left_out: frozenset[bytes] = frozenset(),
     view: npt.NDArray[np.uint32] | None = None,
+    learned: frozenset[bytes] = frozenset(),
 ) -> tuple[Candidate, bool] | None:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
@@ -113,12 +129,16 @@ def _judge(
     never silently apart (a template's next release whose lines were learned in between).
     ``view``: ``other``'s text less what its source repeats now (:meth:`Engine._views`): a
     site's first pages were registered before their template was learned and keep it; what
-    is left out of ``other`` is what is template in *its* source, never in ``me``'s."""
+    is left out of ``other`` is what is template in *its* source, never in ``me``'s.
+    ``learned``: what ``me``'s source repeats (:func:`_own_template`): what the two share is
+    left out only when it is template in ``other``'s source, never in ``me``'s alone."""
     # the texts as sent can be compared again: ``me`` left lines out, ``other`` kept its text
     as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
     if me.kind is not other.kind:
         if as_sent is not None and other.kind is Kind.LONG:
-            return _judge_whole(policy, as_sent, other)  # long, but short without boilerplate
+            # long, but short without boilerplate: whole, or less only its source's template
+            # that ``other`` does not have (a copier's source taught the story it copies)
+            return _judge_as_sent(policy, as_sent, other, learned, view)
         return None
     if me.kind is Kind.SHORT:
         kept = _kept_share(me.text, as_sent.article.text) if as_sent is not None else 1.0
@@ -132,7 +152,7 @@ def _judge(
             # A remainder of a third of the text or more, against a text short as sent (or of
             # half or more), is what it says (a brief sent again under tag lines its source
             # repeats)
-            return _judge_whole(policy, as_sent, other)
+            return _judge_as_sent(policy, as_sent, other, learned, view)
         judged = _judge_short(policy, me.text, other.text)
         if judged is None and as_sent is not None:
             return _judge_whole(policy, as_sent, other)
@@ -140,6 +160,18 @@ def _judge(
     sim, direction = _similarity(policy, me.shingles, other.shingles)
     if sim < policy.threshold and view is not None:
         sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
+    read = ""  # ``me`` less its own template, when that decided
+    if sim < policy.threshold and learned and other.raw and isinstance(me, Prepared):
+        own, rest = _own_template(policy, me, other, learned, view)
+        if own[0] >= policy.threshold:
+            (sim, direction), read = own, rest
+    if sim >= policy.threshold and as_sent is not None:
+        whole = whole_shingles(policy, as_sent.article.text)
+        if len(me.shingles) * 3 < len(whole):
+            # the same rule as a short remainder's: a long text that kept less than a third
+            # of itself is judged as sent (a copier taught the story's short lines; what it
+            # kept, long paragraphs, is also in its own documents that carried them)
+            return _judge_as_sent(policy, as_sent, other, learned, view)
     if sim < policy.threshold:
         if as_sent is None:
             return None
@@ -169,7 +201,65 @@ def _judge(
         # next release, not a copy: related, with its changed figures
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
         return Candidate(sim, 0, found.method, direction, changes), False
+    if read:  # the numbers the reader sees changed: those of the text as judged
+        return replace(found, changes=_text_changes(other.raw, read), read=True), True
     return found, True
+
+
+def _judge_as_sent(
+    policy: Policy,
+    me: Prepared,
+    other: Record,
+    learned: frozenset[bytes],
+    view: npt.NDArray[np.uint32] | None,
+) -> tuple[Candidate, bool] | None:
+    """A text that left too much of itself out, judged as sent: whole, else less only its
+    source's own template that ``other`` does not have (:func:`_own_template`)."""
+    whole = _judge_whole(policy, me, other)
+    if whole is not None and whole[1]:
+        return whole
+    own, rest = _own_template(policy, me, other, learned, view)
+    if own[0] >= policy.threshold:
+        return _judge_whole(policy, me, other, own, rest)
+    return whole
+
+
+def _own_template(
+    policy: Policy,
+    me: Prepared,
+    other: Record,
+    learned: frozenset[bytes],
+    view: npt.NDArray[np.uint32] | None,
+) -> tuple[tuple[float, Direction | None], str]:
+    """``me`` as sent less what its source repeats (``learned``) *and ``other`` does not
+    have*, against ``other``'s view (else its sketch, if long): a copier's source that was
+    taught the story it copies (sent as documents of its own, inside its own template) left
+    the story out of the copy's sketch with its template; for this pair the story stays, and
+    only the copier's own template goes. Second: ``me``'s text so."""
+    theirs = view if view is not None else other.shingles if other.kind is Kind.LONG else None
+    if not learned or not other.raw or theirs is None:
+        return (0.0, None), ""
+    text = me.article.text
+    found = _units(text, me.article.source_name(), policy)
+    norm, whole = features.normalize(other.raw), whole_shingles(policy, other.raw)
+    drop = set()
+    for i, key in enumerate(found.keys):
+        if key[8:] in learned:
+            # whether ``other`` has it, whatever the two layouts (a sentence of one is a line
+            # of the other, or runs over two): its text, or most of its shingles
+            a, b = found.spans[i]
+            if features.normalize(text[a:b]) in norm:
+                continue
+            unit = whole_shingles(policy, text[a:b])
+            if not len(unit) or verify.intersection_size(unit, whole) * 2 < len(unit):
+                drop.add(i)
+    rest = without(text, found, drop) if drop else text
+    if _kept_share(features.normalize(rest), text) < 1 / 2:
+        # what ``me`` shares with ``other`` is a small part of it: whatever its source was
+        # taught, ``me`` is not ``other``'s copy (a copier's own document that carries some
+        # lines of a story is not what the story's copy copies)
+        return (0.0, None), ""
+    return _similarity(policy, whole_shingles(policy, rest), theirs), rest
 
 
 def _kept_share(rest: str, whole: str) -> float:
@@ -178,23 +268,37 @@ def _kept_share(rest: str, whole: str) -> float:
     return len(features.tokenize(rest)) / n if n else 1.0
 
 
-def _judge_whole(policy: Policy, me: Prepared, other: Record) -> tuple[Candidate, bool] | None:
+def _judge_whole(
+    policy: Policy,
+    me: Prepared,
+    other: Record,
+    judged: tuple[float, Direction | None] | None = None,
+    mine: str = "",
+) -> tuple[Candidate, bool] | None:
     """A text that left so much out as boilerplate that the rest is short, against an earlier
     long text (registered before those lines were learned), or two texts unlike once the
-    same lines are left out of both: the two whole texts as sent, a copy when their bodies'
+    same lines are left out of both: the two whole texts as sent (or as ``judged``: the
+    similarity of ``me`` less its own template, ``mine``), a copy when their bodies'
     numbers and days agree, else related with what changed."""
-    mine = whole_shingles(policy, me.article.text)
-    sim, direction = _similarity(policy, mine, whole_shingles(policy, other.raw))
+    if judged is None:
+        shingles = whole_shingles(policy, me.article.text)
+        judged = _similarity(policy, shingles, whole_shingles(policy, other.raw))
+    sim, direction = judged
     if sim < policy.threshold:
         return None
+    changes = _text_changes(other.raw, mine or me.article.text)
+    return Candidate(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
+
+
+def _text_changes(earlier: str, now: str) -> tuple[Change, ...]:
+    """The days and numbers two texts as given differ in."""
     (a, days_a), (b, days_b) = (
-        numbers_and_dates(t, features.normalize(t), True) for t in (other.raw, me.article.text)
+        numbers_and_dates(t, features.normalize(t), True) for t in (earlier, now)
     )
-    changes = (
+    return (
         *(facts.diff_facts("date", days_a, days_b) if _another_day(days_b, days_a) else ()),
         *(facts.diff_facts("number", a, b) if a != b else ()),
     )
-    return Candidate(sim, 0, policy.measure, direction, changes), not changes
 
 
 def _whole_bound(
@@ -500,7 +604,7 @@ class Engine:
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
         in_batch: Counter[bytes] = Counter()
-        lines, sketched, left_out, sampled = await self._boilerplate(
+        lines, sketched, left_out, sampled, learned = await self._boilerplate(
             ns, policy, articles, teach, in_batch
         )
         records: dict[int, bytes] = {}  # read with a check's probe: not read again
@@ -530,16 +634,16 @@ class Engine:
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
         await self._load_records(batch, wanted)
         await self._views(
-            batch, {s for k, pr in enumerate(probes) if left_out[k] for s in pr.candidates}
+            batch, {s for k, pr in enumerate(probes) if learned[k] for s in pr.candidates}
         )
         # Verify every new article first (pure), then read the stored verdicts of all best
         # matches decided before this batch in one call: their clusters are what copies join.
         found = {
-            k: self._matches(batch, p, probe, register, now, left_out[k])
+            k: self._matches(batch, p, probe, register, now, left_out[k], learned[k])
             for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
             if probe.status == "new"
         }
-        await self._whole_probes(batch, prepared, probes, found, left_out, register, now)
+        await self._whole_probes(batch, prepared, probes, found, left_out, learned, register, now)
         ours = {pr.seq for pr in probes}
         bests = {f.matches[0].seq for f in found.values() if f.matches}
         await self._load_verdicts(batch, bests - ours)
@@ -597,7 +701,7 @@ class Engine:
         articles: list[Article],
         teach: bool = True,
         in_batch: Counter[bytes] | None = None,
-    ) -> tuple[list[Lines | None], list[str | None], list[frozenset[bytes]], list[tuple[int, ...]]]:
+    ) -> _Learned:
         """Each multi-line article's lines, and its text without the lines that at least
         ``boilerplate_min_docs`` earlier documents of its source had and that have two to
         ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
@@ -617,7 +721,7 @@ class Engine:
         nothing: list[frozenset[bytes]] = [frozenset()] * len(articles)
         no_anchors: list[tuple[int, ...]] = [()] * len(articles)
         if not k or not any("\n" in a.text for a in articles):
-            return list(none), list(none), nothing, no_anchors
+            return _Learned(list(none), list(none), nothing, no_anchors, list(nothing))
         lines = [
             _units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles
         ]
@@ -626,12 +730,14 @@ class Engine:
         sketched: list[str | None] = []
         left_out: list[frozenset[bytes]] = []
         sampled: list[tuple[int, ...]] = []
+        learned: list[frozenset[bytes]] = []
         seen: set[str] = set()
         for a, found in zip(articles, lines, strict=True):
             if found is None:
                 sketched.append(None)
                 left_out.append(frozenset())
                 sampled.append(())
+                learned.append(frozenset())
                 continue
             drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
             drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
@@ -656,8 +762,10 @@ class Engine:
             rest = without(a.text, found, drop) if drop else ""
             reduced = bool(drop and _WORD.search(rest))
             sketched.append(rest if reduced else None)
-            left_out.append(frozenset(found.keys[i][8:] for i in drop) if reduced else frozenset())
-        return lines, sketched, left_out, sampled
+            fps = frozenset(found.keys[i][8:] for i in drop)
+            left_out.append(fps if reduced else frozenset())
+            learned.append(fps)
+        return _Learned(lines, sketched, left_out, sampled, learned)
 
     @staticmethod
     def _lines_taught(
@@ -760,6 +868,7 @@ class Engine:
         probes: list[Probe],
         found: dict[int, Found],
         left_out: list[frozenset[bytes]],
+        learned: list[frozenset[bytes]],
         register: bool,
         at: float,
     ) -> None:
@@ -798,7 +907,9 @@ class Engine:
         await self._load_records(batch, {s for p in more.values() for s in p.candidates})
         await self._views(batch, {s for p in more.values() for s in p.candidates})
         for k, probe in more.items():
-            found[k] = self._matches(batch, prepared[k], probe, register, at, left_out[k])
+            found[k] = self._matches(
+                batch, prepared[k], probe, register, at, left_out[k], learned[k]
+            )
 
     async def _views(self, batch: _Batch, seqs: set[int]) -> None:
         """For the long records among ``seqs`` of a named source whose text was kept: the
@@ -846,6 +957,7 @@ class Engine:
         register: bool,
         at: float,
         left_out: frozenset[bytes] = frozenset(),
+        learned: frozenset[bytes] = frozenset(),
     ) -> Found:
         """Every earlier, live candidate that verifies, best first (exact copies win ties), and
         the related ones (short texts alike but for their facts), best first. ``left_out``:
@@ -860,11 +972,11 @@ class Engine:
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
-            judged = _judge(policy, me, batch.records[s], left_out, batch.views.get(s))
+            judged = _judge(policy, me, batch.records[s], left_out, batch.views.get(s), learned)
             if judged is not None:
                 c, copy = judged
                 (matches if copy else related).append(
-                    Candidate(c.similarity, s, c.method, c.direction, c.changes)
+                    Candidate(c.similarity, s, c.method, c.direction, c.changes, c.read)
                 )
         matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
         related.sort(key=lambda m: (-m.similarity, m.seq))
@@ -898,7 +1010,7 @@ class Engine:
         best = found.matches[0]
         earlier = batch.records[best.seq]
         changes = best.changes
-        if me.kind is Kind.LONG and best.method != "exact":
+        if me.kind is Kind.LONG and best.method != "exact" and not best.read:
             changes = _number_changes(batch.policy, me, earlier)
         shown = tuple(
             Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]

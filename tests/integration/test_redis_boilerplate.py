@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from redis.asyncio import Redis, RedisCluster
 
 from harness.pages import generate
+from harness.poisoning import SHAPES, Shape
 from stream import keys
 from stream.engine import Engine
 from stream.index.base import StoredVerdict
@@ -91,20 +93,24 @@ async def test_verdicts_and_the_lines_they_teach_are_stored_in_one_step(
         assert await index.line_counts("one-step", [line]) == [2]
 
 
-async def test_a_copier_cannot_hide_a_copy_by_teaching_on_redis(redis_client: Redis) -> None:
-    """The poisoning attack of tests/unit/test_poisoning.py on a real Redis: every copy is
-    still `duplicate_of` its victim, as in memory."""
-    want = await attack(Engine(MemoryIndex()), poisoned=True)
-    got = await attack(Engine(RedisIndex(redis_client)), poisoned=True)
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_a_copier_cannot_hide_a_copy_by_teaching_on_redis(
+    redis_client: Redis, shape: Shape
+) -> None:
+    """The poisoning attack of tests/unit/test_poisoning.py on a real Redis, in each of the
+    attacker's shapes: every copy is still `duplicate_of` its victim, as in memory."""
+    want = await attack(Engine(MemoryIndex()), poisoned=True, shape=shape)
+    got = await attack(Engine(RedisIndex(redis_client)), poisoned=True, shape=shape)
     assert got == want
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
 
 
+@pytest.mark.parametrize("shape", SHAPES)
 async def test_a_copier_cannot_hide_a_copy_by_teaching_on_a_cluster(
-    cluster_client: RedisCluster,
+    cluster_client: RedisCluster, shape: Shape
 ) -> None:
-    want = await attack(Engine(MemoryIndex()), poisoned=True)
-    got = await attack(Engine(RedisIndex(cluster_client)), poisoned=True)
+    want = await attack(Engine(MemoryIndex()), poisoned=True, shape=shape)
+    got = await attack(Engine(RedisIndex(cluster_client)), poisoned=True, shape=shape)
     assert got == want
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
 

@@ -1,18 +1,21 @@
 """A hostile producer cannot hide a copy by teaching (issue 22, item 2).
 
-The attack: a producer that names its own ``source`` sends a victim's story line by line as
-documents of its own (four lines and a filler line each, three rounds), so that every line of
-the story is its source's "template"; then it sends the story, with a line of its own. Each
-copy is still found (``duplicate_of`` the victim's story, as without the poison), and no copy
-is linked to another copy or to a poison document. ``/check`` never teaches, and a namespace
-can name the sources that teach.
+The attack: a producer that names its own ``source`` sends a victim's story as documents of
+its own (three rounds), so that the story is its source's "template"; then it sends the story
+again. In each of the attacker's shapes (``harness.poisoning.SHAPES``: the story's lines four a
+document, its sentences three a paragraph, its lines inside the copier's own site template),
+each copy is still found (``duplicate_of`` the victim's story, as without the poison), and no
+copy is linked to another copy or to a poison document. ``/check`` never teaches, and a
+namespace can name the sources that teach.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.poisoning import VICTIM, copies, poison, stories
+import pytest
+
+from harness.poisoning import SHAPES, VICTIM, Shape, copies, poison, stories
 from stream.engine import Engine
 from stream.errors import NeardupError
 from stream.index.memory import MemoryIndex
@@ -20,17 +23,19 @@ from stream.model import Article, Verdict
 from stream.policy import Policy
 
 
-async def attack(engine: Engine, *, poisoned: bool, teach: bool = True) -> dict[str, Verdict]:
+async def attack(
+    engine: Engine, *, poisoned: bool, teach: bool = True, shape: Shape = "lines"
+) -> dict[str, Verdict]:
     """The victims, the poison (in batches of 64, as a stream delivers it), then each copy
     alone; the copies' verdicts."""
     victims = stories()
     await _all(engine, victims)
     if poisoned:
-        docs = poison(victims)
+        docs = poison(victims, shape=shape)
         for lo in range(0, len(docs), 64):
             await _all(engine, docs[lo : lo + 64], teach=teach)
     out = {}
-    for c in copies(victims):
+    for c in copies(victims, shape):
         (v,) = await _all(engine, [c])
         out[c.id] = v
     return out
@@ -46,22 +51,37 @@ def expected() -> dict[str, str]:
     return {f"copy-{v.id}": v.id for v in stories()}
 
 
-async def test_a_copy_is_found_whatever_its_source_was_taught() -> None:
-    clean = await attack(Engine(MemoryIndex()), poisoned=False)
-    poisoned = await attack(Engine(MemoryIndex()), poisoned=True)
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_a_copy_is_found_whatever_its_source_was_taught(shape: Shape) -> None:
+    clean = await attack(Engine(MemoryIndex()), poisoned=False, shape=shape)
+    poisoned = await attack(Engine(MemoryIndex()), poisoned=True, shape=shape)
     for got in (clean, poisoned):
         assert {k: v.duplicate_of for k, v in got.items()} == expected()
         assert {v.verdict for v in got.values()} == {"near_duplicate"}
-    # the copier's own source did learn the lines: it left them out of its copies' sketches,
-    # yet each copy is judged as sent, against the victim's story
-    assert [v.similarity for v in poisoned.values()] == [v.similarity for v in clean.values()]
+    if shape == "lines":
+        # the copier's own source did learn the lines: it left them out of its copies'
+        # sketches, yet each copy is judged as sent, against the victim's story
+        assert [v.similarity for v in poisoned.values()] == [v.similarity for v in clean.values()]
+
+
+async def test_a_copy_inside_the_copiers_template_is_judged_less_that_template_only() -> None:
+    """Taught the story inside its own template, the copier's source leaves both out of the
+    copy: nothing is left, and the copy is sketched whole. Whole, the copier's template
+    dilutes the copy (below the threshold for most); less the lines its source repeats that
+    the story does not have (its template, not the story), it is the story: similarity 1.0,
+    and the template's own number (an address) is not a change."""
+    got = await attack(Engine(MemoryIndex()), poisoned=True, shape="template")
+    assert {k: v.duplicate_of for k, v in got.items()} == expected()
+    less = [v for v in got.values() if v.similarity == 1.0]
+    assert len(less) > len(got) / 2 and all(v.changes == () for v in less)
 
 
 async def test_the_poison_taught_its_source_the_stories_lines() -> None:
     """The attack is real: the copier's lines were learned (the rule above is what holds)."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True)
-    lines, _, left_out, _ = await engine._boilerplate("default", Policy(), copies(stories())[:1])
+    found = await engine._boilerplate("default", Policy(), copies(stories())[:1])
+    lines, left_out = found.lines, found.left_out
     assert lines[0] is not None and len(left_out[0]) >= len(lines[0]) - 2
 
 
@@ -79,11 +99,11 @@ async def test_a_check_never_teaches() -> None:
     nothing: no copy leaves a line of the story out."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True, teach=False)
-    _, sketched, _, _ = await engine._boilerplate("default", Policy(), copies(stories()))
+    sketched = (await engine._boilerplate("default", Policy(), copies(stories()))).sketched
     assert _keeps_the_stories(sketched)
     taught = Engine(MemoryIndex())
     await attack(taught, poisoned=True)
-    _, sketched, _, _ = await taught._boilerplate("default", Policy(), copies(stories()))
+    sketched = (await taught._boilerplate("default", Policy(), copies(stories()))).sketched
     assert not _keeps_the_stories(sketched)  # the same poison, taught, does teach
 
 
@@ -92,7 +112,7 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     engine = Engine(MemoryIndex(), policy)
     got = await attack(engine, poisoned=True)
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
-    _, sketched, _, _ = await engine._boilerplate("default", policy, copies(stories()))
+    sketched = (await engine._boilerplate("default", policy, copies(stories()))).sketched
     assert sketched == [None] * len(stories())  # the copier taught nothing, not even its tail
     # a named source still teaches: three pages of other stories of the victim's site with one
     # navigation line, and a fourth page leaves it out
@@ -100,5 +120,5 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     others = stories(12)[8:]
     site = [Article(f"s{i}", f"{nav}\n{v.text}", source=VICTIM) for i, v in enumerate(others)]
     await _all(engine, site[:3])
-    _, sketched, _, _ = await engine._boilerplate("default", policy, site[3:4])
+    sketched = (await engine._boilerplate("default", policy, site[3:4])).sketched
     assert sketched[0] is not None and nav not in sketched[0]
