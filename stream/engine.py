@@ -71,6 +71,30 @@ class _Learned(NamedTuple):
     learned: list[frozenset[bytes]]
 
 
+class _AsSent:
+    """A text as sent, read once for all its candidates (its shingles, its lines' and
+    passages' fingerprints): what :func:`_judge` compares again when its sketch left lines
+    out."""
+
+    def __init__(self, policy: Policy, me: Prepared) -> None:
+        self.policy, self.me = policy, me
+        self._shingles: npt.NDArray[np.uint32] | None = None
+        self._units: Lines | None = None
+
+    @property
+    def shingles(self) -> npt.NDArray[np.uint32]:
+        if self._shingles is None:
+            self._shingles = whole_shingles(self.policy, self.me.article.text)
+        return self._shingles
+
+    @property
+    def units(self) -> Lines:
+        if self._units is None:
+            a = self.me.article
+            self._units = _units(a.text, a.source_name(), self.policy)
+        return self._units
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """An earlier article that verified: how similar, which one, and which measure decided.
@@ -116,6 +140,7 @@ def _judge(
     left_out: frozenset[bytes] = frozenset(),
     view: npt.NDArray[np.uint32] | None = None,
     learned: frozenset[bytes] = frozenset(),
+    sent: _AsSent | None = None,
 ) -> tuple[Candidate, bool] | None:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
@@ -131,14 +156,17 @@ def _judge(
     site's first pages were registered before their template was learned and keep it; what
     is left out of ``other`` is what is template in *its* source, never in ``me``'s.
     ``learned``: what ``me``'s source repeats (:func:`_own_template`): what the two share is
-    left out only when it is template in ``other``'s source, never in ``me``'s alone."""
+    left out only when it is template in ``other``'s source, never in ``me``'s alone.
+    ``sent``: ``me`` as sent, read once for all its candidates."""
     # the texts as sent can be compared again: ``me`` left lines out, ``other`` kept its text
     as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
+    if sent is None and isinstance(me, Prepared) and (left_out or learned):
+        sent = _AsSent(policy, me)
     if me.kind is not other.kind:
         if as_sent is not None and other.kind is Kind.LONG:
             # long, but short without boilerplate: whole, or less only its source's template
             # that ``other`` does not have (a copier's source taught the story it copies)
-            return _judge_as_sent(policy, as_sent, other, learned, view)
+            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
         return None
     if me.kind is Kind.SHORT:
         kept = _kept_share(me.text, as_sent.article.text) if as_sent is not None else 1.0
@@ -152,7 +180,7 @@ def _judge(
             # A remainder of a third of the text or more, against a text short as sent (or of
             # half or more), is what it says (a brief sent again under tag lines its source
             # repeats)
-            return _judge_as_sent(policy, as_sent, other, learned, view)
+            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
         judged = _judge_short(policy, me.text, other.text)
         if judged is None and as_sent is not None:
             return _judge_whole(policy, as_sent, other)
@@ -161,22 +189,28 @@ def _judge(
     if sim < policy.threshold and view is not None:
         sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
     read = ""  # ``me`` less its own template, when that decided
-    if sim < policy.threshold and learned and other.raw and isinstance(me, Prepared):
-        own, rest = _own_template(policy, me, other, learned, view)
+    if sim < policy.threshold and learned and other.raw and sent is not None:
+        own, rest = _own_template(policy, sent, other, learned, view)
         if own[0] >= policy.threshold:
             (sim, direction), read = own, rest
-    if sim >= policy.threshold and as_sent is not None:
-        whole = whole_shingles(policy, as_sent.article.text)
-        if len(me.shingles) * 3 < len(whole):
-            # the same rule as a short remainder's: a long text that kept less than a third
-            # of itself is judged as sent (a copier taught the story's short lines; what it
-            # kept, long paragraphs, is also in its own documents that carried them)
-            return _judge_as_sent(policy, as_sent, other, learned, view)
+    if (
+        sim >= policy.threshold
+        and as_sent is not None
+        and sent is not None
+        and len(me.shingles) * 3 < len(sent.shingles)
+        and other.source == as_sent.article.source_name()
+    ):
+        # the same rule as a short remainder's: a long text that kept less than a third of
+        # itself is judged as sent against a text of its own source, whose template is what
+        # it left out (a copier taught its source a story's short lines; what it kept, long
+        # paragraphs, is also in its own documents that carried them). Against another
+        # source's text the remainder is what it says (an excerpt under a large template)
+        return _judge_as_sent(policy, as_sent, other, learned, view, sent)
     if sim < policy.threshold:
         if as_sent is None:
             return None
         me = as_sent
-        mine = whole_shingles(policy, me.article.text)
+        mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
         if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
             return None  # too unlike whole however much the lines left out share
         if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
@@ -212,13 +246,16 @@ def _judge_as_sent(
     other: Record,
     learned: frozenset[bytes],
     view: npt.NDArray[np.uint32] | None,
+    sent: _AsSent | None,
 ) -> tuple[Candidate, bool] | None:
     """A text that left too much of itself out, judged as sent: whole, else less only its
     source's own template that ``other`` does not have (:func:`_own_template`)."""
-    whole = _judge_whole(policy, me, other)
+    whole = _judge_whole(policy, me, other, mine_shingles=sent.shingles if sent else None)
     if whole is not None and whole[1]:
         return whole
-    own, rest = _own_template(policy, me, other, learned, view)
+    if sent is None:
+        return whole
+    own, rest = _own_template(policy, sent, other, learned, view)
     if own[0] >= policy.threshold:
         return _judge_whole(policy, me, other, own, rest)
     return whole
@@ -226,7 +263,7 @@ def _judge_as_sent(
 
 def _own_template(
     policy: Policy,
-    me: Prepared,
+    sent: _AsSent,
     other: Record,
     learned: frozenset[bytes],
     view: npt.NDArray[np.uint32] | None,
@@ -239,8 +276,12 @@ def _own_template(
     theirs = view if view is not None else other.shingles if other.kind is Kind.LONG else None
     if not learned or not other.raw or theirs is None:
         return (0.0, None), ""
-    text = me.article.text
-    found = _units(text, me.article.source_name(), policy)
+    # what is left of ``me`` shares at most what all of it shares, and keeps half of it
+    shared = verify.intersection_size(sent.shingles, theirs)
+    if shared < policy.threshold * min(len(theirs), len(sent.shingles) / 3):
+        return (0.0, None), ""
+    text = sent.me.article.text
+    found = sent.units
     norm, whole = features.normalize(other.raw), whole_shingles(policy, other.raw)
     drop = set()
     for i, key in enumerate(found.keys):
@@ -274,6 +315,7 @@ def _judge_whole(
     other: Record,
     judged: tuple[float, Direction | None] | None = None,
     mine: str = "",
+    mine_shingles: npt.NDArray[np.uint32] | None = None,
 ) -> tuple[Candidate, bool] | None:
     """A text that left so much out as boilerplate that the rest is short, against an earlier
     long text (registered before those lines were learned), or two texts unlike once the
@@ -281,7 +323,9 @@ def _judge_whole(
     similarity of ``me`` less its own template, ``mine``), a copy when their bodies'
     numbers and days agree, else related with what changed."""
     if judged is None:
-        shingles = whole_shingles(policy, me.article.text)
+        shingles = (
+            whole_shingles(policy, me.article.text) if mine_shingles is None else mine_shingles
+        )
         judged = _similarity(policy, shingles, whole_shingles(policy, other.raw))
     sim, direction = judged
     if sim < policy.threshold:
@@ -969,10 +1013,13 @@ class Engine:
         exact = probe.exact_seq
         if exact is not None and batch.live(exact, at):
             matches.append(Candidate(1.0, exact, "exact"))
+        sent = _AsSent(policy, me) if isinstance(me, Prepared) and (left_out or learned) else None
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue
-            judged = _judge(policy, me, batch.records[s], left_out, batch.views.get(s), learned)
+            judged = _judge(
+                policy, me, batch.records[s], left_out, batch.views.get(s), learned, sent
+            )
             if judged is not None:
                 c, copy = judged
                 (matches if copy else related).append(
