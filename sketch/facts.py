@@ -149,10 +149,26 @@ def _zh_value(run: str) -> str:
     return str(total + section + digit)
 
 
-@lru_cache(maxsize=65536)
+# Bounded in bytes, not only entries: a text of a few words can be long (a word of tens of
+# KB), and a cache keyed by whole texts would keep every one a stranger sends. Only texts of at
+# most FACTS_CACHE_CHARS characters are kept, FACTS_CACHE_ENTRIES of them: at most about
+# 2 * 8192 * 1024 characters with their facts (the facts are no longer than the text).
+FACTS_CACHE_ENTRIES = 8192
+FACTS_CACHE_CHARS = 1024
+
+
 def facts_of(text: str) -> Facts:
     """The core, numbers and content words of an already normalised text (see module doc)."""
+    if len(text) > FACTS_CACHE_CHARS:
+        return _facts_read(text)
+    return _facts_cached(text)
+
+
+def _facts_read(text: str) -> Facts:
     return _facts_of_tokens(tuple(_tokens(_TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text)))))
+
+
+_facts_cached = lru_cache(maxsize=FACTS_CACHE_ENTRIES)(_facts_read)
 
 
 def _facts_of_tokens(written: tuple[tuple[str | None, str], ...]) -> Facts:

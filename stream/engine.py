@@ -56,6 +56,7 @@ from stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
 ALIAS_TTL_S = 5.0  # how long a worker trusts what it read of a namespace's alias
+_TARGETS_KEPT = 1024  # namespaces whose alias a worker remembers (oldest read dropped first)
 _WORD = re.compile(r"\w")
 
 
@@ -534,6 +535,9 @@ class Engine:
             if known is not None and known[0] != target:
                 log.warning("namespace %r is now indexed in %r (rebuilt)", ns, target)
             known = (target, policy, at)
+            if len(self._targets) >= _TARGETS_KEPT and ns not in self._targets:
+                # any caller may name a namespace (a check): keep the most recent ones only
+                self._targets.pop(next(iter(self._targets)))
             self._targets[ns] = known
         target, policy, _ = known
         return target, policy or self.policy_for(ns)
@@ -571,6 +575,26 @@ class Engine:
         await self._record_decisions(ns, policy)
         self._checked[ns] = policy
         return policy
+
+    async def _ensure_read(self, ns: str, policy: Policy) -> Policy:
+        """:meth:`_ensure` for a read-only check: the same policy and the same refusal of
+        another scheme, and nothing written (an unknown namespace stays unknown)."""
+        if ns in self._checked:
+            return self._checked[ns]
+        keys.check_namespace(ns)
+        stored = await self.index.stored_scheme(ns)
+        have = namespaces.scheme_of(stored) if stored is not None else None
+        if have is not None and have != policy.scheme():
+            policy = namespaces.pinned(policy, have) or policy
+        await self.index.check_scheme(ns, policy.scheme_bytes())
+        return policy
+
+    async def namespace_known(self, ns: str) -> bool:
+        """Whether anything was ever indexed in ``ns`` (or what it is an alias of): a check
+        against an unknown namespace has nothing to compare with, and says so."""
+        keys.check_namespace(ns)
+        where, _ = await self._target(ns)
+        return await self.index.stored_scheme(where) is not None
 
     async def _record_decisions(self, ns: str, policy: Policy) -> None:
         mine = namespaces.decision_settings(policy)
@@ -615,7 +639,10 @@ class Engine:
             try:
                 keys.check_namespace(ns)
                 where, policy = await self._target(ns)
-                policy = await self._ensure(where, policy)
+                if register:
+                    policy = await self._ensure(where, policy)
+                else:  # a read-only check writes nothing, not even the namespace's scheme
+                    policy = await self._ensure_read(where, policy)
                 wanted = policy.explain if explain is None else explain
                 decided = await self._process_ns(
                     where, policy, [articles[i] for i in idx], register, wanted, ns, teach

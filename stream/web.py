@@ -152,6 +152,17 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
         return view.json({"error": result.reason, "detail": str(result)}, status=409)
     out = result.to_dict()
     out["registered"] = register
+    if not register:
+        try:
+            known = await engine.namespace_known(article.namespace)
+        except Exception as exc:  # the index went away since: say so
+            return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
+        out["namespace_known"] = known
+        if not known:
+            out["note"] = (
+                f"nothing is indexed in namespace {article.namespace!r}: "
+                "there was nothing to compare with"
+            )
     return view.json(out)
 
 

@@ -239,6 +239,11 @@ class Index(Protocol):
         """Record the scheme on first use; raise SchemeMismatchError if it differs. Later
         registrations in ``ns`` check it again atomically."""
 
+    async def check_scheme(self, ns: str, scheme: bytes) -> bool:
+        """:meth:`ensure_scheme` for a read-only caller: writes nothing. False when no scheme
+        is recorded (nothing was ever indexed in ``ns``); raises SchemeMismatchError if the
+        recorded one differs."""
+
     async def register(
         self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
     ) -> list[Probe]:

@@ -113,6 +113,14 @@ class MemoryIndex:
         elif space.scheme != scheme:
             raise scheme_mismatch(ns, space.scheme, scheme)
 
+    async def check_scheme(self, ns: str, scheme: bytes) -> bool:
+        space = self._spaces.get(ns)
+        if space is None or space.scheme is None:
+            return False
+        if space.scheme != scheme:
+            raise scheme_mismatch(ns, space.scheme, scheme)
+        return True
+
     async def register(
         self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
     ) -> list[Probe]:

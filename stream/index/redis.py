@@ -299,6 +299,17 @@ class RedisIndex:
         secs, usecs = await self._call(self._r.time())
         return int(secs) + int(usecs) / 1e6
 
+    async def check_scheme(self, ns: str, scheme: bytes) -> bool:
+        mine = scheme + b"|shard_bits=" + str(self._bits).encode()
+        if self._schemes.get(ns) == mine:
+            return True
+        stored = await self.stored_scheme(ns)
+        if stored is None:
+            return False
+        if stored != mine:
+            raise scheme_mismatch(ns, stored, mine)
+        return True
+
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()
         mine = scheme + b"|shard_bits=" + str(self._bits).encode()

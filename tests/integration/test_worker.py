@@ -192,6 +192,17 @@ async def test_check_endpoint_health_and_metrics(
             theirs = group[0]["text"][span["earlier_start"] : span["earlier_end"]]
             assert mine and theirs and span["share"] >= 0.5
         assert r.hlen(docs_key) == count  # register=false leaves the index unchanged
+        assert verdict["namespace_known"] is True and "note" not in verdict
+        # against a namespace nothing was indexed in: said so, and it stays unknown
+        invented = f"invented-{uuid.uuid4().hex[:6]}"
+        keys_before = set(r.keys("*"))
+        status, unknown = w.post(
+            "/check", json.dumps({"text": group[1]["text"], "namespace": invented}).encode(), auth
+        )
+        assert (status, unknown["verdict"], unknown["namespace_known"]) == (200, "original", False)
+        assert invented in unknown["note"]
+        assert set(r.keys("*")) == keys_before
+        assert invented.encode() not in r.smembers("nd:namespaces")
         # the same text as a page (bare tags: no evidence of markup), declared html
         page = "<P>" + group[1]["text"].replace("\n", "\n<P>")
         as_page = {"text": page, "namespace": ns, "format": "html"}

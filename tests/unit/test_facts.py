@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 import string
+import tracemalloc
 import unicodedata
 
 import pytest
@@ -354,3 +355,26 @@ def test_surface_noise_never_changes_the_verdict_on_real_briefs(
         judged = _judge_short(Policy(), normalize(mine), normalize(theirs))
         assert judged is not None and judged[1], (mine, theirs)
         assert judged[0].changes == ()
+
+
+def test_the_facts_cache_is_bounded_in_bytes_not_only_in_entries() -> None:
+    """A text of few words can be long (one word of tens of KB): such texts are read, not
+    kept, so a stranger's checks cannot grow the worker by what they send (it grew 2.6 MB a
+    request with 65,536 entries of whole texts)."""
+    from sketch import facts as module
+
+    module._facts_cached.cache_clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(300):
+            word = f"{i}" + "x" * 10_000
+            assert facts_of(f"price {word} rises").numbers
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert module._facts_cached.cache_info().currsize == 0
+    assert grown < 1_000_000, grown
+    for i in range(3 * module.FACTS_CACHE_ENTRIES // 2):  # short texts: kept, so many at most
+        facts_of(f"price {i} rises")
+    assert module._facts_cached.cache_info().currsize == module.FACTS_CACHE_ENTRIES
