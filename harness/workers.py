@@ -111,7 +111,8 @@ class WorkerProc:
     def post(
         self, path: str, body: bytes, headers: dict[str, str] | None = None
     ) -> tuple[int, Any]:
-        req = urllib.request.Request(self.url(path), data=body, headers=headers or {})
+        sent = {"Content-Type": "application/json", **(headers or {})}  # bodies are JSON
+        req = urllib.request.Request(self.url(path), data=body, headers=sent)
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 return int(r.status), json.loads(r.read())

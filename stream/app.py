@@ -43,7 +43,7 @@ from stream.index.redis import RedisIndex
 from stream.metrics import Metrics
 from stream.page import add_page
 from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter
-from stream.web import Readiness, add_views
+from stream.web import Readiness, add_views, json_errors
 
 log = logging.getLogger("neardup.worker")
 
@@ -154,6 +154,7 @@ class Worker:
             # minutes; a refresh that finds the topic makes the group rejoin and assign it.
             consumer_metadata_max_age_ms=5_000,
             web_enabled=True,
+            web_application_options={"middlewares": [json_errors]},
             loghandlers=[],
         )
         guarantee = getattr(app.conf.processing_guarantee, "value", "")

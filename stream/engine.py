@@ -514,6 +514,8 @@ class Engine:
         self._policies = dict(policies or {})
         self._clock = clock  # None: the index's clock (Redis's TIME), one for every worker
         self._checked: dict[str, Policy] = {}  # namespace -> the policy its scheme passed
+        # the same for read-only checks, and when read (bounded; read again after the TTL)
+        self._read_checked: dict[str, tuple[Policy, float]] = {}
         # namespace -> (indexed in, its rebuilt policy or None, read at): the index's aliases,
         # read again after alias_ttl_s; ``aliases`` fixes some for good (a rebuild in progress)
         self._fixed = dict(aliases or {})
@@ -581,12 +583,20 @@ class Engine:
         another scheme, and nothing written (an unknown namespace stays unknown)."""
         if ns in self._checked:
             return self._checked[ns]
+        known = self._read_checked.get(ns)
+        if known is not None and time.monotonic() - known[1] < self._alias_ttl_s:
+            return known[0]
         keys.check_namespace(ns)
         stored = await self.index.stored_scheme(ns)
-        have = namespaces.scheme_of(stored) if stored is not None else None
+        if stored is None:
+            return policy  # nothing indexed: nothing to refuse, nothing to remember
+        have = namespaces.scheme_of(stored)
         if have is not None and have != policy.scheme():
             policy = namespaces.pinned(policy, have) or policy
         await self.index.check_scheme(ns, policy.scheme_bytes())
+        if len(self._read_checked) >= _TARGETS_KEPT:  # any caller may name a namespace
+            self._read_checked.pop(next(iter(self._read_checked)))
+        self._read_checked[ns] = (policy, time.monotonic())  # read again after the TTL
         return policy
 
     async def namespace_known(self, ns: str) -> bool:

@@ -153,9 +153,17 @@ async def namespaces(index: Index) -> dict[str, Any]:
     return {"namespaces": out}
 
 
+# what a 401 asks for (RFC 6750): a bearer token
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="neardup"'}
+
+
 async def _answer(view: View, allowed: bool, work: Any) -> Response:
     if not allowed:
-        return view.json({"error": "unauthorized", "detail": "a valid bearer token"}, status=401)
+        return view.json(
+            {"error": "unauthorized", "detail": "a valid bearer token"},
+            status=401,
+            headers=CHALLENGE,
+        )
     try:
         body = await work()
     except InvalidMessage as exc:

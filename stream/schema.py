@@ -26,7 +26,7 @@ MAX_TEXT_BYTES = 1_000_000
 MAX_KEY_BYTES = 1024
 """Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
 (an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
-_OPTIONAL = ("title", "url", "lang", "published_at", "source")
+OPTIONAL_FIELDS = ("title", "url", "lang", "published_at", "source")
 FORMATS = (*canonical.FORMATS, "page")
 
 
@@ -99,7 +99,7 @@ def article_from_obj(
             "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
         )
     extra: dict[str, str | None] = {}
-    for name in _OPTIONAL:
+    for name in OPTIONAL_FIELDS:
         value = obj.get(name)
         if value is not None and not isinstance(value, str):
             raise InvalidMessage("invalid_field", f"field {name!r} must be a string or null")
@@ -159,6 +159,7 @@ __all__ = [
     "FORMATS",
     "MAX_KEY_BYTES",
     "MAX_TEXT_BYTES",
+    "OPTIONAL_FIELDS",
     "article_from_obj",
     "check_id",
     "parse_article",

@@ -26,6 +26,7 @@ from typing import Any
 import faust
 import orjson
 import redis.asyncio as aioredis
+from aiohttp import web as aiohttp_web
 from faust.web import Request, Response, View
 
 from stream import read_api
@@ -35,7 +36,7 @@ from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
 from stream.keys import NAMESPACE_RE
 from stream.metrics import Metrics
-from stream.schema import article_from_obj, check_id
+from stream.schema import OPTIONAL_FIELDS, article_from_obj, check_id
 
 log = logging.getLogger("neardup.worker")
 
@@ -105,10 +106,58 @@ def authorized(request: Request, settings: Settings) -> bool:
     return hmac.compare_digest(got, want)
 
 
+# what a POST /check body may hold: the article's fields and ``register``
+CHECK_FIELDS = frozenset({"id", "text", "namespace", "format", "register", *OPTIONAL_FIELDS})
+
+
+@aiohttp_web.middleware
+async def json_errors(request: aiohttp_web.Request, handler: Any) -> aiohttp_web.StreamResponse:
+    """Every answer of the worker's web port is JSON, its errors too: a path it does not serve
+    (404) and a method a path does not take (405, with ``Allow``) answer as the views do."""
+    try:
+        response: aiohttp_web.StreamResponse = await handler(request)
+    except aiohttp_web.HTTPException as exc:
+        if exc.status not in (404, 405):
+            raise
+        kind = "not_found" if exc.status == 404 else "method_not_allowed"
+        detail = (
+            f"no such path: {request.path}"
+            if exc.status == 404
+            else f"{request.method} is not allowed on {request.path}"
+        )
+        headers = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return aiohttp_web.json_response(
+            {"error": kind, "detail": detail}, status=exc.status, headers=headers
+        )
+    return response
+
+
+def unauthorized(view: View) -> Response:
+    return view.json({"error": "unauthorized"}, status=401, headers=read_api.CHALLENGE)
+
+
+def json_body(request: Request) -> bool:
+    """Whether the request declares a JSON body (``application/json`` or ``...+json``): a
+    browser sends ``text/plain`` and form bodies cross-site without asking first (no CORS
+    preflight), JSON it never does."""
+    kind = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
+
+
 async def check(view: View, request: Request, settings: Settings, engine: Engine) -> Response:
     """``POST /check``: the verdict of one article, registered or not."""
     if not authorized(request, settings):
-        return view.json({"error": "unauthorized"}, status=401)
+        return unauthorized(view)
+    if not json_body(request):
+        return view.json(
+            {
+                "error": "unsupported_media_type",
+                "detail": "send the article as JSON, with Content-Type: application/json",
+            },
+            status=415,
+        )
     raw: Any = request  # faust's Request protocol hides aiohttp's streaming body
     length = raw.content_length
     limit = settings.check_max_body_bytes
@@ -128,6 +177,13 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
         obj = orjson.loads(body)
         if not isinstance(obj, dict):
             raise InvalidMessage("not_object", "expected a JSON object")
+        unknown = sorted(set(obj) - CHECK_FIELDS)
+        if unknown:  # a misspelt "regster": true must not pass for a read-only check
+            raise InvalidMessage(
+                "unknown_field",
+                f"unknown field(s) {', '.join(map(repr, unknown))}; "
+                f"known: {', '.join(sorted(CHECK_FIELDS))}",
+            )
         register = obj.get("register", False)
         if not isinstance(register, bool):
             raise InvalidMessage("invalid_field", "register must be true or false")
@@ -174,7 +230,7 @@ async def delete_article(
 ) -> Response:
     """``DELETE /articles/{id}?namespace=``: takedown; ``deleter`` also publishes the tombstone."""
     if not authorized(request, settings):
-        return view.json({"error": "unauthorized"}, status=401)
+        return unauthorized(view)
     ns = request.query.get("namespace") or settings.namespace
     try:
         doc_id = check_id(doc_id)
@@ -250,4 +306,14 @@ def add_views(
     app.page("/metrics")(MetricsView)
 
 
-__all__ = ["Readiness", "add_views", "authorized", "check", "delete_article"]
+__all__ = [
+    "CHECK_FIELDS",
+    "Readiness",
+    "add_views",
+    "authorized",
+    "check",
+    "delete_article",
+    "json_body",
+    "json_errors",
+    "unauthorized",
+]

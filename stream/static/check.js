@@ -293,6 +293,9 @@
     if (v.direction) fact(facts, "Direction", DIRECTION_TEXT[v.direction] || String(v.direction));
     if (v.cluster && v.duplicate_of) fact(facts, "Cluster", el("code", {}, v.cluster));
     if (v.namespace) fact(facts, "Namespace", el("code", {}, v.namespace));
+    if (v.namespace_known === false) {
+      fact(facts, "Note", el("span", { id: "namespace-note" }, v.note || "nothing is indexed in this namespace"));
+    }
 
     const matches = Array.isArray(v.matches) ? v.matches : [];
     $("matches").replaceChildren(

@@ -198,6 +198,15 @@ def test_a_copy_shows_its_match_and_the_shared_passage_in_both_texts(
     assert driver.find_elements(By.CSS_SELECTOR, "mark") == []
     assert not driver.find_element(By.ID, "compare-block").is_displayed()
     assert not driver.find_element(By.ID, "matches-block").is_displayed()
+    assert driver.find_elements(By.ID, "namespace-note") == []  # the namespace is known
+    # a namespace nothing was indexed in: the page says there was nothing to compare with
+    box = driver.find_element(By.ID, "namespace")
+    box.clear()
+    box.send_keys(f"empty-{uuid.uuid4().hex[:6]}")
+    _check(driver, copy, "original")
+    assert "nothing is indexed" in driver.find_element(By.ID, "namespace-note").text
+    box.clear()
+    box.send_keys(ns)
 
     box = driver.find_element(By.ID, "cluster-id")
     box.clear()

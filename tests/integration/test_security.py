@@ -44,7 +44,7 @@ ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
 TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
-CHECK_STATUSES = {200, 400, 401, 409, 413}
+CHECK_STATUSES = {200, 400, 401, 409, 413, 415}
 LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
 
 
@@ -95,11 +95,20 @@ class Worker(WorkerProc):
     def request(
         self, body: bytes, headers: dict[str, str] | None = None, path: str = "/check"
     ) -> tuple[int, bytes, str]:
+        method = "POST" if path == "/check" else "GET"
+        sent = {"Content-Type": "application/json", **(headers or {})} if body else headers
+        status, raw, got = self.exchange(method, path, body, sent or {})
+        return status, raw, got.get("Content-Type", "")
+
+    def exchange(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """One raw request: status, body and headers, whatever they are."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
         try:
-            conn.request("POST" if path == "/check" else "GET", path, body, headers or {})
+            conn.request(method, path, body or None, headers or {})
             r = conn.getresponse()
-            return r.status, r.read(), r.getheader("Content-Type", "")
+            return r.status, r.read(), dict(r.getheaders())
         finally:
             conn.close()
 
@@ -196,6 +205,42 @@ def test_check_requires_the_bearer_token(worker: Worker) -> None:
     worker.assert_healthy(mark)
 
 
+def test_check_takes_json_only_names_unknown_fields_and_answers_in_json(worker: Worker) -> None:
+    """A browser sends a ``text/plain`` or form body cross-site without asking first: such a
+    body, even one asking to register, is refused (415) and registers nothing. A misspelt
+    field is refused naming it (a ``regster: true`` must not pass for a read-only check). A 401
+    says what it wants (``WWW-Authenticate``); a path or a method the worker does not serve
+    answers JSON too."""
+    mark = worker.log_size()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    text = "A story sent as a form from some page inside the network, asking to be registered."
+    body = json.dumps({"id": "form-1", "text": text, "register": True}).encode()
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data"):
+        status, raw, _ = worker.exchange("POST", "/check", body, {**auth, "Content-Type": kind})
+        assert (status, json.loads(raw)["error"]) == (415, "unsupported_media_type"), kind
+    status, raw, _ = worker.exchange("POST", "/check", body, auth)  # no type at all
+    assert status == 415
+    status, out = worker.check(json.dumps({"id": "form-1", "text": text}).encode())
+    assert (status, out["verdict"], out["namespace_known"]) == (200, "original", False)
+    status, out = worker.check(json.dumps({"text": text, "regster": True}).encode())
+    assert (status, out["error"]) == (400, "unknown_field") and "'regster'" in out["detail"]
+    status, out = worker.check(body)  # as JSON it registers
+    assert (status, out["registered"], out["verdict"]) == (200, True, "original")
+    status, raw, headers = worker.exchange(
+        "POST", "/check", body, {"Content-Type": "application/json"}
+    )
+    assert status == 401 and headers.get("WWW-Authenticate", "").startswith("Bearer")
+    status, raw, headers = worker.exchange("GET", "/articles/form-1")
+    assert status == 401 and headers.get("WWW-Authenticate", "").startswith("Bearer")
+    status, raw, headers = worker.exchange("GET", "/no/such/path")
+    assert status == 404 and headers["Content-Type"].startswith("application/json")
+    assert json.loads(raw)["error"] == "not_found"
+    status, raw, headers = worker.exchange("PUT", "/health")
+    assert status == 405 and headers["Content-Type"].startswith("application/json")
+    assert json.loads(raw)["error"] == "method_not_allowed"
+    worker.assert_healthy(mark)
+
+
 def test_check_registers_and_finds_copies_as_the_acl_user(worker: Worker) -> None:
     mark = worker.log_size()
     ns = f"reg-{uuid.uuid4().hex[:6]}"
@@ -278,6 +323,7 @@ def test_check_refuses_an_oversize_chunked_body(worker: Worker) -> None:
     mark = worker.log_size()
     body = _article("word " * BODY_LIMIT)
     head = b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+    head += b"Content-Type: application/json\r\n"
     head += b"Transfer-Encoding: chunked\r\n\r\n"
     payload = head % TOKEN.encode() + _chunked(body)
     cut = len(head) + 4096  # the first piece is under the limit; the rest comes a moment later
@@ -292,6 +338,7 @@ def test_check_reads_a_body_that_arrives_in_pieces(worker: Worker, chunked: bool
     mark = worker.log_size()
     body = _article(LONG_TEXT, namespace="pieces")
     head = b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % TOKEN.encode()
+    head += b"Content-Type: application/json\r\n"
     if chunked:
         payload = head + b"Transfer-Encoding: chunked\r\n\r\n" + _chunked(body, 512)
     else:
