@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Annotated, Any
 
@@ -332,7 +333,7 @@ def worker(
 
     from pydantic import ValidationError
 
-    from stream.config import Settings
+    from stream.config import Settings, unknown_variables
 
     try:
         settings = Settings()
@@ -344,17 +345,31 @@ def worker(
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    for line in unknown_variables(os.environ):
+        logging.getLogger("neardup.worker").warning("%s", line)
     import faust
 
     from stream.app import Worker
     from stream.clients import broker_answers, ensure_topics
+    from stream.starting import StartingHealth
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    if create_topics:
-        loop.run_until_complete(_with_retry(lambda: ensure_topics(settings), "Kafka"))
-    else:  # started while the broker is away (its restart, a rollout): wait, as for Redis
-        loop.run_until_complete(_with_retry(lambda: broker_answers(settings), "Kafka"))
+
+    async def wait_for_kafka() -> None:
+        # /health answers (503, with the reason) while the worker waits, as it will after
+        async with StartingHealth(settings.web_host, settings.web_port) as health:
+            health.reason = f"waiting for Kafka at {settings.kafka_bootstrap}"
+
+            def note(exc: Exception) -> None:
+                health.reason = f"waiting for Kafka at {settings.kafka_bootstrap}: {exc}"
+
+            if create_topics:
+                await _with_retry(lambda: ensure_topics(settings), "Kafka", on_error=note)
+            else:  # started while the broker is away (its restart, a rollout): wait
+                await _with_retry(lambda: broker_answers(settings), "Kafka", on_error=note)
+
+    loop.run_until_complete(wait_for_kafka())
     service = Worker(settings)
     runner = faust.Worker(service.app, loop=loop, loglevel=settings.log_level)
     runner.spinner = None  # its log handler would set the root logger to DEBUG
@@ -432,13 +447,20 @@ async def _delete(
     return found
 
 
-async def _with_retry(make: Any, what: str, attempts: int = 30) -> None:
+async def _with_retry(
+    make: Any,
+    what: str,
+    attempts: int = 30,
+    on_error: Callable[[Exception], None] | None = None,
+) -> None:
     delays = backoff(0.5, 5.0)
     for attempt in range(1, attempts + 1):
         try:
             await make()
             return
         except Exception as exc:  # unreachable broker: say why, wait, try again
+            if on_error is not None:
+                on_error(exc)
             if attempt == attempts:
                 raise
             delay = next(delays)

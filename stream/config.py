@@ -6,6 +6,8 @@ never appear in logs or ``repr``. See the README's configuration reference for e
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -157,6 +159,30 @@ class Settings(BaseSettings):
         return [s.strip() for s in self.kafka_bootstrap.split(",") if s.strip()]
 
 
-__all__ = [
-    "Settings",
-]
+# NEARDUP_* variables that are not settings of the worker: the project's own tooling (the test
+# and benchmark harness's server binaries and endpoints)
+TOOLING_VARIABLES = frozenset(
+    {"NEARDUP_REDIS_BIN", "NEARDUP_TANSU_BIN", "NEARDUP_JAVA", "NEARDUP_KAFKA_LIBS",
+     "NEARDUP_APACHE_KAFKA_BOOTSTRAP"}
+)  # fmt: skip
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A sentence for every ``NEARDUP_*`` variable that is no setting (a misspelt
+    ``NEARDUP_TRESHOLD`` would otherwise be ignored in silence), naming the closest setting."""
+    known = {"NEARDUP_" + name.upper() for name in Settings.model_fields}
+    out = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("NEARDUP_") or upper in known or upper in TOOLING_VARIABLES:
+            continue
+        if upper.startswith("NEARDUP_TEST_"):
+            continue
+        names = sorted(k[len("NEARDUP_") :] for k in known)
+        close = difflib.get_close_matches(upper[len("NEARDUP_") :], names, n=1, cutoff=0.75)
+        hint = f"; did you mean NEARDUP_{close[0]}?" if close else ""
+        out.append(f"unknown setting {name} is ignored{hint}")
+    return out
+
+
+__all__ = ["TOOLING_VARIABLES", "Settings", "unknown_variables"]

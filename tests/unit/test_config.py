@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from stream.clients import kafka_admin_options, kafka_options, safe_url
-from stream.config import Settings
+from stream.config import Settings, unknown_variables
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 
@@ -144,3 +144,21 @@ def test_dedup_refuses_a_replica_wait_without_redis(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "--redis-wait-replicas needs a redis:// store" in " ".join(out.stderr.split())
+
+
+def test_unknown_variables_are_named_with_the_closest_setting() -> None:
+    """A misspelt setting is ignored by the settings model: the worker says so at start."""
+    env = {
+        "NEARDUP_TRESHOLD": "0.7",  # misspelt
+        "NEARDUP_THRESHOLD": "0.8",
+        "NEARDUP_REDIS_PASWORD": "x",
+        "NEARDUP_FOO": "1",  # nothing close
+        "NEARDUP_TEST_REDIS_URL": "redis://x",  # the test harness's
+        "NEARDUP_REDIS_BIN": "/usr/bin/redis-server",
+        "PATH": "/bin",
+    }
+    assert unknown_variables(env) == [
+        "unknown setting NEARDUP_FOO is ignored",
+        "unknown setting NEARDUP_REDIS_PASWORD is ignored; did you mean NEARDUP_REDIS_PASSWORD?",
+        "unknown setting NEARDUP_TRESHOLD is ignored; did you mean NEARDUP_THRESHOLD?",
+    ]
