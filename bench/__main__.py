@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
     "cost": lambda argv: __import__("bench.cost_bench", fromlist=["main"]).main(argv),
     "check": lambda argv: __import__("bench.check_bench", fromlist=["main"]).main(argv),
     "command": lambda argv: __import__("bench.command_bench", fromlist=["main"]).main(argv),
+    "hostile": lambda argv: __import__("bench.hostile_bench", fromlist=["main"]).main(argv),
 }
 
 

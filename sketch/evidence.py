@@ -6,7 +6,8 @@ half of its word shingles (the same shingles as the similarity; a passage shorte
 shingle size is one window) appear in one passage of the earlier text; the pair with the most
 shingles in common is the evidence. Runs of shared passages that follow each other in both texts
 are merged into one span, and at most ``limit`` spans are given, the longest first (bounded
-verdicts).
+verdicts). The pairing's work is bounded too (:data:`WORK_PER_SHINGLE`): near-linear in the
+texts whatever they repeat.
 
 Spans are ``[start, end)`` offsets into the texts as given (Python ``str`` indices, code points),
 so a caller can cut the passage out of the text it sent.
@@ -101,6 +102,68 @@ def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int)
     return out
 
 
+# Pairing passages costs set look-ups; past WORK_PER_SHINGLE of them per shingle of the two
+# texts (and WORK_FLOOR), the passages left are not paired: the evidence of a text built to be
+# costly (passages that share most shingles with thousands of others) stops there, and its
+# cost stays a small multiple of sketching the texts.
+WORK_PER_SHINGLE = 16
+WORK_FLOOR = 10_000
+_LIGHT = 8  # a shingle in more distinct earlier passages than this is looked up, not listed
+
+
+def _pairs(
+    my_sets: list[set[int]], their_sets: list[set[int]], budget: int
+) -> list[tuple[int, int, int, int]]:
+    """``(mine, theirs, shared, size)`` for each passage of mine that at least half of its
+    shingles share with one earlier passage: the earlier passage sharing the most (the first,
+    on a tie). Work bounded by ``budget`` look-ups, in time near-linear in the texts whatever
+    they repeat: identical earlier passages count once (only the first can win), identical
+    passages of mine are paired once, and a shingle found in many earlier passages is looked
+    up in those that its passage's rarer shingles found, listed whole only when those could
+    not decide (a passage made of such shingles alone could win or tie)."""
+    first: dict[frozenset[int], int] = {}
+    for j, s in enumerate(their_sets):
+        first.setdefault(frozenset(s), j)
+    members = {j: key for key, j in first.items()}
+    where: dict[int, list[int]] = {}
+    for key, j in first.items():
+        for h in key:
+            where.setdefault(h, []).append(j)
+    done: dict[frozenset[int], tuple[int, int] | None] = {}
+    pairs: list[tuple[int, int, int, int]] = []
+    spent = 0
+    for i, s in enumerate(my_sets):
+        key = frozenset(s)
+        if key not in done:
+            heavy = [h for h in key if len(where.get(h, ())) > _LIGHT]
+            hits: dict[int, int] = {}
+            for h in key:
+                found = where.get(h, ())
+                if len(found) <= _LIGHT:
+                    spent += len(found)
+                    for j in found:
+                        hits[j] = hits.get(j, 0) + 1
+            for j in hits:
+                spent += len(heavy)
+                hits[j] += sum(1 for h in heavy if h in members[j])
+            best = max(hits.items(), key=lambda kv: (kv[1], -kv[0])) if hits else None
+            if heavy and (best is None or best[1] <= len(heavy)):
+                for h in heavy:
+                    spent += len(where[h])
+                    for j in where[h]:
+                        if j not in hits:
+                            spent += len(key)
+                            hits[j] = sum(1 for x in key if x in members[j])
+                best = max(hits.items(), key=lambda kv: (kv[1], -kv[0])) if hits else None
+            done[key] = best
+        got = done[key]
+        if got is not None and 2 * got[1] >= len(s):
+            pairs.append((i, got[0], got[1], len(s)))
+        if spent > budget:
+            break
+    return pairs
+
+
 def shared_spans(
     new: str,
     earlier: str,
@@ -112,20 +175,8 @@ def shared_spans(
     """The passages of ``new`` found in ``earlier``, as merged spans in both (see module doc)."""
     mine, theirs = passages(new), passages(earlier)
     my_sets, their_sets = _sets(new, mine, w, seed), _sets(earlier, theirs, w, seed)
-    where: dict[int, list[int]] = {}
-    for j, s in enumerate(their_sets):
-        for h in s:
-            where.setdefault(h, []).append(j)
-    pairs: list[tuple[int, int, int, int]] = []  # (mine, theirs, shared, size)
-    for i, s in enumerate(my_sets):
-        hits: dict[int, int] = {}
-        for h in s:
-            for j in where.get(h, ()):
-                hits[j] = hits.get(j, 0) + 1
-        if hits:
-            j, n = max(hits.items(), key=lambda kv: (kv[1], -kv[0]))
-            if 2 * n >= len(s):
-                pairs.append((i, j, n, len(s)))
+    size = sum(map(len, my_sets)) + sum(map(len, their_sets))
+    pairs = _pairs(my_sets, their_sets, WORK_PER_SHINGLE * size + WORK_FLOOR)
     runs: list[list[tuple[int, int, int, int]]] = []
     for p in pairs:
         last = runs[-1][-1] if runs else None

@@ -36,6 +36,7 @@ from faust.types import StreamT
 from redis.asyncio.cluster import RedisCluster
 
 from stream.backoff import backoff
+from stream.checks import CheckThread
 from stream.clients import kafka_options, redis_client, safe_url
 from stream.config import Settings
 from stream.engine import Engine
@@ -111,13 +112,16 @@ class Worker:
         self._corrupt: deque[Outgoing] = deque()  # appended by the consumer thread
         self.metrics = Metrics()
         self.redis = redis if redis is not None else redis_client(settings)
-        self.index = RedisIndex(
-            self.redis,
-            shard_bits=settings.redis_shard_bits,
-            wait_replicas=settings.redis_wait_replicas,
-            wait_timeout_ms=settings.redis_wait_timeout_ms,
-        )
+        self.index = self._index_of(self.redis)
         self.engine = Engine(self.index, settings.policy(), policies=settings.policies())
+        # /check on a thread of its own, with its own client: never on the stream's loop
+        self.checks = CheckThread(
+            lambda: Engine(
+                self._index_of(redis_client(settings)),
+                settings.policy(),
+                policies=settings.policies(),
+            )
+        )
         # Readiness only pings: a cluster client's PING answers the same way.
         self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()
@@ -129,6 +133,15 @@ class Worker:
             backoff_max_s=settings.retry_backoff_max_s,
             should_stop=lambda: bool(self.app.should_stop),
             on_unavailable=self.readiness.index_unavailable,
+        )
+
+    def _index_of(self, client: aioredis.Redis | RedisCluster) -> RedisIndex:
+        s = self.settings
+        return RedisIndex(
+            client,
+            shard_bits=s.redis_shard_bits,
+            wait_replicas=s.redis_wait_replicas,
+            wait_timeout_ms=s.redis_wait_timeout_ms,
         )
 
     def _build_app(self) -> faust.App:
@@ -189,7 +202,7 @@ class Worker:
             await self.readiness.probe()
             await self.publish_skipped()
 
-        add_views(app, s, self.engine, self.metrics, self.readiness, self.delete)
+        add_views(app, s, self.engine, self.metrics, self.readiness, self.delete, self.checks)
         add_page(app)
         return app
 

@@ -186,14 +186,24 @@ def _unstamped(text: str, norm: str) -> str:
 def whole_shingles(policy: Policy, text: str) -> npt.NDArray[np.uint32]:
     """The shingles of ``text`` as :func:`prepare` would record them (sorted unique, 32-bit),
     for comparing a stored article's text as sent in another view than the one it sketched.
-    The last few are kept (a candidate is compared with every article of a batch that
-    finds it)."""
+    The last few of at most :data:`WHOLE_CACHE_CHARS` characters are kept (a candidate is
+    compared with every article of a batch that finds it)."""
+    if len(text) > WHOLE_CACHE_CHARS:
+        return _read_whole(text, policy.seed, policy.shingle_size)
     return _whole_shingles(text, policy.seed, policy.shingle_size)
 
 
-@lru_cache(maxsize=128)  # bounded: 128 texts of at most RAW_CHARS and their shingles
-def _whole_shingles(text: str, seed: int, w: int) -> npt.NDArray[np.uint32]:
+# Bounded in bytes: WHOLE_CACHE_ENTRIES texts of at most WHOLE_CACHE_CHARS characters and their
+# shingles (4 bytes each, at most one a character): some 13 MB at worst
+WHOLE_CACHE_ENTRIES = 128
+WHOLE_CACHE_CHARS = 20_000
+
+
+def _read_whole(text: str, seed: int, w: int) -> npt.NDArray[np.uint32]:
     return _recorded(features.sorted_unique(np.sort(_windows(features.normalize(text), seed, w))))
+
+
+_whole_shingles = lru_cache(maxsize=WHOLE_CACHE_ENTRIES)(_read_whole)
 
 
 def _windows(norm: str, seed: int, w: int) -> npt.NDArray[np.uint64]:

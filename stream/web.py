@@ -21,7 +21,7 @@ import hmac
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import faust
 import orjson
@@ -30,6 +30,7 @@ from aiohttp import web as aiohttp_web
 from faust.web import Request, Response, View
 
 from stream import read_api
+from stream.checks import CheckThread
 from stream.clients import safe_url, tcp_reachable
 from stream.config import Settings
 from stream.engine import Engine
@@ -39,6 +40,7 @@ from stream.metrics import Metrics
 from stream.schema import OPTIONAL_FIELDS, article_from_obj, check_id
 
 log = logging.getLogger("neardup.worker")
+T = TypeVar("T")
 
 
 class Readiness:
@@ -146,8 +148,19 @@ def json_body(request: Request) -> bool:
     )
 
 
-async def check(view: View, request: Request, settings: Settings, engine: Engine) -> Response:
-    """``POST /check``: the verdict of one article, registered or not."""
+async def check(
+    view: View,
+    request: Request,
+    settings: Settings,
+    engine: Engine,
+    checks: CheckThread | None = None,
+) -> Response:
+    """``POST /check``: the verdict of one article, registered or not; on ``checks``' thread
+    when given (:mod:`stream.checks`: the stream's loop never waits on a check's CPU)."""
+
+    async def on_engine(work: Callable[[Engine], Awaitable[T]]) -> T:
+        return await (checks.run(work) if checks is not None else work(engine))
+
     if not authorized(request, settings):
         return unauthorized(view)
     if not json_body(request):
@@ -200,7 +213,9 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
         return view.json({"error": exc.reason, "detail": str(exc)}, status=400)
     try:
         # a check never teaches boilerplate, registered or not: a request names any source
-        (result,) = await engine.process([article], register=register, explain=True, teach=False)
+        (result,) = await on_engine(
+            lambda e: e.process([article], register=register, explain=True, teach=False)
+        )
     except Exception as exc:  # the index is away: say so, do not crash the view
         log.warning("check failed: %s", exc)
         return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
@@ -210,7 +225,7 @@ async def check(view: View, request: Request, settings: Settings, engine: Engine
     out["registered"] = register
     if not register:
         try:
-            known = await engine.namespace_known(article.namespace)
+            known = await on_engine(lambda e: e.namespace_known(article.namespace))
         except Exception as exc:  # the index went away since: say so
             return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
         out["namespace_known"] = known
@@ -253,6 +268,7 @@ def add_views(
     metrics: Metrics,
     readiness: Readiness,
     deleter: Deleter | None = None,
+    checks: CheckThread | None = None,
 ) -> None:
     """Serve ``/check``, ``/articles/{id}`` (DELETE), ``/health`` and ``/metrics``."""
 
@@ -263,7 +279,7 @@ def add_views(
 
     class Check(View):
         async def post(self, request: Request) -> Response:
-            return await check(self, request, settings, engine)
+            return await check(self, request, settings, engine, checks)
 
     class Articles(View):
         async def get(self, request: Request, doc_id: str) -> Response:

@@ -227,7 +227,8 @@ async def test_check_endpoint_health_and_metrics(
     status, health = w.get("/health")
     assert status == 200
     assert json.loads(health) == {"ready": True, "redis": True, "kafka": True, "reason": None}
-    assert _metric(w, "neardup_verdicts_total") > 0
+    # the article went to whichever worker owns its partition
+    assert sum(_metric(x, "neardup_verdicts_total") for x in workers) > 0
     assert _metric(w, "neardup_redis_round_trips_total") > 0
     status, text = w.get("/metrics")
     for name in (

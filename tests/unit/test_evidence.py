@@ -3,6 +3,7 @@ written cases, bounded output, and the engine's verdicts carrying them when aske
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch.evidence import Span, _sets, passages, shared_spans
+from sketch.evidence import Span, _pairs, _sets, passages, shared_spans
 from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
 from stream.engine import Engine
 from stream.errors import NeardupError
@@ -244,3 +245,53 @@ def test_real_texts_passages_and_sets() -> None:
         assert spans == _passages_by_lookbehind(text)
         want = [set(shingle_hashes(text[a:b]).tolist()) for a, b in spans]
         assert _sets(text, spans, DEFAULT_SHINGLE, DEFAULT_SEED) == want
+
+
+def _pairs_plainly(my_sets: list[set[int]], their_sets: list[set[int]]) -> list[tuple[int, ...]]:
+    """Every pair of passages counted: the pairing rule as stated."""
+    out: list[tuple[int, ...]] = []
+    for i, s in enumerate(my_sets):
+        shared = [len(s & t) for t in their_sets]
+        if shared and max(shared) and 2 * max(shared) >= len(s):
+            j = shared.index(max(shared))
+            out.append((i, j, shared[j], len(s)))
+    return out
+
+
+_SETS = st.lists(st.sets(st.integers(0, 12), min_size=1, max_size=5), max_size=40)
+
+
+@given(_SETS, _SETS, st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_the_bounded_pairing_is_the_plain_rule(
+    mine: list[set[int]], theirs: list[set[int]], again: bool
+) -> None:
+    """Repeated passages, shingles found in many earlier passages (a small vocabulary: past
+    the lookup threshold), ties: the same pairs as counting every pair."""
+    if again:
+        mine = [set(t) for t in theirs] + mine
+    assert _pairs(mine, theirs, budget=10**9) == _pairs_plainly(mine, theirs)
+
+
+def test_pairing_work_is_bounded_and_stops_at_its_budget() -> None:
+    """A text of one passage repeated pairs in linear time (each distinct passage is counted
+    once); a text built so that every passage shares shingles with thousands of others stops
+    at the budget with the pairs of the passages before it (a prefix of the plain rule's)."""
+    same = [{1, 2}] * 3000
+    assert _pairs(same, same, budget=50_000) == [(i, 0, 2, 2) for i in range(3000)]
+    rng = random.Random(3)
+    crowd = [{rng.randrange(40), rng.randrange(40)} for _ in range(2000)]
+    plain = _pairs_plainly(crowd, crowd)
+    cut = _pairs(crowd, crowd, budget=20_000)
+    assert 0 < len(cut) < len(plain) and cut == plain[: len(cut)]
+    assert _pairs(crowd, crowd, budget=10**9) == plain
+
+
+def test_evidence_of_a_long_repeated_text_is_one_span() -> None:
+    """The text that froze a worker for a minute (70 KB of one short passage, checked
+    against itself): one run, all of it, every passage paired with the first of the identical
+    earlier ones (the rule gives ties to the first)."""
+    text = "a b c.\n" * 10_000
+    (span,) = shared_spans(text, text)
+    assert (span.start, span.end, span.share) == (0, len(text.rstrip()), 1.0)
+    assert (span.earlier_start, span.earlier_end) == (0, len("a b c."))

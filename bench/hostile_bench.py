@@ -1,0 +1,255 @@
+"""Hostile input: the worst texts within the default limits, each stage timed alone.
+
+For every stage a text goes through (JSON parsing, sketches, facts, numbers and dates, lines and
+passages, evidence) and for the whole article (registered, then checked with evidence), the CPU
+time per KB of each hostile recipe beside ordinary news text of the same size (Reuters-21578
+stories run together). Target: no stage costs more than 3x news per KB on any recipe, and no
+article within the default size limit (1 MB) more than 1 s of CPU in all. Every recipe is a
+function of the size: the table names it, so the worst found can be rebuilt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from harness import data
+from harness.report import code_line, git_state, machine_info, md_table, write_atomic
+from sketch import evidence, facts, features
+from sketch.lines import passages_of
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.memory import MemoryIndex
+from stream.model import Article
+from stream.policy import Policy
+from stream.prepare import numbers_and_dates, prepare
+from stream.schema import article_from_obj
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+SIZES = (16_384, 131_072)  # bytes a recipe is cut to, per stage
+LIMIT = 1_000_000  # the default NEARDUP_MAX_MESSAGE_BYTES: the whole article at it
+TARGET_RATIO = 3.0
+TARGET_ARTICLE_S = 1.0
+
+
+def _fill(unit: Callable[[int], str], size: int) -> str:
+    parts, n, i = [], 0, 0
+    while n < size:
+        part = unit(i)
+        parts.append(part)
+        n += len(part.encode("utf-8"))
+        i += 1
+    return "".join(parts).encode("utf-8")[:size].decode("utf-8", "ignore")
+
+
+def _news(size: int) -> str:
+    texts = [d["text"] for d in data.reuters()[:4000]]
+    return _fill(lambda i: texts[i % len(texts)] + "\n", size)
+
+
+def _vocab(size: int) -> str:
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "omega"]
+    return _fill(lambda i: " ".join(rng.choice(words) for _ in range(4)) + ".\n", size)
+
+
+CJK = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生"
+
+RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
+    "news": ("Reuters-21578 stories run together", _news),
+    "repeated_passage": ('"a b c.\\n" repeated', lambda n: _fill(lambda i: "a b c.\n", n)),
+    "one_word": ('"x" repeated: one word', lambda n: "x" * n),
+    "distinct_lines": (
+        '"w{i} x{i}" a line',
+        lambda n: _fill(lambda i: f"w{i} x{i}\n", n),
+    ),
+    "digits": ('"{i} " numbers', lambda n: _fill(lambda i: f"{i} ", n)),
+    "dates": (
+        '"01/02/2003 4 March 2004 " repeated',
+        lambda n: _fill(lambda i: f"{i % 28 + 1:02d}/02/2003 {i % 28 + 1} March 2004 ", n),
+    ),
+    "separators": (
+        '"item {i} | " on one line',
+        lambda n: _fill(lambda i: f"item {i} | ", n),
+    ),
+    "labels": ('"Label {i}: a b. " on one line', lambda n: _fill(lambda i: f"Label {i}: a b. ", n)),
+    "combining": (
+        '"a" and two combining marks, repeated',
+        lambda n: _fill(lambda i: "a\u0301\u0302 ", n),
+    ),
+    "zero_width": (
+        '"w\\u200bo\\u200br\\u200bd "',
+        lambda n: _fill(lambda i: "w\u200bo\u200br\u200bd ", n),
+    ),
+    "cjk": ("CJK characters, no spaces", lambda n: _fill(lambda i: CJK[i % len(CJK)], n)),
+    "few_words": ("4-word sentences of a 5-word vocabulary", _vocab),
+}
+
+
+def _parse(text: str) -> None:
+    article_from_obj(
+        orjson.loads(orjson.dumps({"id": "x", "text": text})), max_text_bytes=LIMIT * 2
+    )
+
+
+def _sketch(text: str) -> None:
+    prepare(Policy(), [Article("x", text)])
+
+
+def _facts(text: str) -> None:
+    facts.facts_of(features.normalize(text))
+
+
+def _dates(text: str) -> None:
+    numbers_and_dates(text, features.normalize(text), True)
+
+
+def _lines(text: str) -> None:
+    passages_of(text, "site.example", min_tokens=2, max_tokens=40)
+
+
+def _evidence(text: str) -> None:
+    evidence.shared_spans(text, text)  # against itself: every passage is shared
+
+
+STAGES: dict[str, Callable[[str], None]] = {
+    "parse": _parse,
+    "sketch": _sketch,
+    "facts": _facts,
+    "dates": _dates,
+    "lines": _lines,
+    "evidence": _evidence,
+}
+
+
+def _cpu(fn: Callable[[], object]) -> float:
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
+
+
+def _article(text: str) -> float:
+    """CPU seconds of one article: registered, then a copy checked with evidence."""
+
+    async def run() -> None:
+        engine = Engine(MemoryIndex())
+        for got in (
+            await engine.process([Article("a", text)]),
+            await engine.process([Article("b", text)], register=False, explain=True),
+        ):
+            assert not isinstance(got[0], NeardupError), got
+
+    return _cpu(lambda: asyncio.run(run()))
+
+
+def run() -> dict[str, Any]:
+    stages: dict[str, dict[str, Any]] = {}
+    for size in SIZES:
+        texts = {name: make(size) for name, (_, make) in RECIPES.items()}
+        for stage, fn in STAGES.items():
+            per_kb = {
+                name: _cpu(lambda f=fn, t=text: f(t)) / (len(text.encode("utf-8")) / 1024) * 1e3
+                for name, text in texts.items()
+            }
+            base = per_kb["news"]
+            worst = max((n for n in per_kb if n != "news"), key=lambda n: per_kb[n])
+            stages[f"{stage} @ {size // 1024} KB"] = {
+                "stage": stage,
+                "size": size,
+                "ms_per_kb": {k: round(v, 4) for k, v in per_kb.items()},
+                "worst": worst,
+                "ratio": round(per_kb[worst] / base, 2) if base else None,
+            }
+    articles = {name: round(_article(make(LIMIT)), 3) for name, (_, make) in RECIPES.items()}
+    worst_article = max(articles, key=lambda n: articles[n])
+    targets = [
+        {
+            "what": f"{key}: worst recipe's CPU per KB over news",
+            "value": r["ratio"],
+            "target": f"<= {TARGET_RATIO}x",
+            "met": r["ratio"] is not None and r["ratio"] <= TARGET_RATIO,
+            "worst": r["worst"],
+        }
+        for key, r in stages.items()
+    ]
+    targets.append(
+        {
+            "what": f"one article of {LIMIT:,} bytes, registered and checked: CPU s",
+            "value": articles[worst_article],
+            "target": f"<= {TARGET_ARTICLE_S} s",
+            "met": articles[worst_article] <= TARGET_ARTICLE_S,
+            "worst": worst_article,
+        }
+    )
+    return {
+        "benchmark": "hostile",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine_info(["numpy", "orjson"]),
+        "code": git_state(),
+        "recipes": {k: v[0] for k, v in RECIPES.items()},
+        "stages": stages,
+        "articles_cpu_s": articles,
+        "targets": targets,
+    }
+
+
+def markdown(r: dict[str, Any]) -> str:
+    names = list(RECIPES)
+    rows = [
+        [key, *(f"{v['ms_per_kb'][n]:.3f}" for n in names), v["worst"], f"{v['ratio']}x"]
+        for key, v in r["stages"].items()
+    ]
+    targets = [
+        [t["what"], str(t["value"]), t["target"], "met" if t["met"] else "NOT MET", t["worst"]]
+        for t in r["targets"]
+    ]
+    return "\n".join(
+        [
+            "# Hostile input: each stage's CPU per KB, news beside the worst recipes",
+            "",
+            f"Generated by `python -m bench hostile` on {r['when']}. {code_line(r['code'])}",
+            "",
+            (__doc__ or "").split("\n\n", 1)[1].replace("\n", " ").strip(),
+            "",
+            "Recipes: " + "; ".join(f"`{k}`: {v}" for k, v in r["recipes"].items()) + ".",
+            "",
+            "CPU ms per KB (`time.process_time`, one run):",
+            "",
+            md_table(["stage @ size", *names, "worst", "worst / news"], rows),
+            "",
+            f"Whole article of {LIMIT:,} bytes (registered, then checked with evidence), CPU s: "
+            + ", ".join(f"{k} {v}" for k, v in r["articles_cpu_s"].items()),
+            "",
+            md_table(["target", "value", "bound", "", "worst recipe"], targets),
+            "",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench hostile", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    args = parser.parse_args(argv)
+    result = run()
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_atomic(args.out / "hostile.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(args.out / "hostile.md", markdown(result))
+    for t in result["targets"]:
+        state = "met" if t["met"] else "NOT MET"
+        print(f"{state:8} {t['what']}: {t['value']} ({t['target']}; worst {t['worst']})")
+    print(f"wrote {args.out / 'hostile.json'} and {args.out / 'hostile.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
