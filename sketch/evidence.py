@@ -27,6 +27,7 @@ from sketch.features import (
     _fold,
     _spans_and_hashes,
     batch_shingle_hashes,
+    combine_rows,
     combine_windows,
 )
 
@@ -76,11 +77,25 @@ def _sets(text: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[se
     if not spans:
         return []
     folded = _fold(text)
-    if len(folded) == len(text) and all(_fold(text[a:b]) == folded[a:b] for a, b in spans):
+    if len(folded) == len(text) and _folds_in_place(text, folded, spans):
         return _sets_in_place(folded, spans, w, seed)
     hashes, offsets = batch_shingle_hashes([text[a:b] for a, b in spans], w=w, seed=seed)
     flat, cut = hashes.tolist(), offsets.tolist()
     return [set(flat[cut[i] : cut[i + 1]]) for i in range(len(spans))]
+
+
+def _folds_in_place(text: str, folded: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether each passage folded alone is the whole folded text's slice (each distinct
+    passage folded once: a text that repeats one passage pays for one)."""
+    seen: dict[str, str] = {}
+    for a, b in spans:
+        part = text[a:b]
+        alone = seen.get(part)
+        if alone is None:
+            alone = seen[part] = _fold(part)
+        if alone != folded[a:b]:
+            return False
+    return True
 
 
 def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[set[int]]:
@@ -91,14 +106,24 @@ def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int)
     codes, cls = _codes_and_classes(folded)
     starts, tokens = _spans_and_hashes(codes, cls, seed)
     windows = combine_windows(tokens, w).tolist() if len(tokens) >= w else []
-    first = np.searchsorted(starts, [a for a, _ in spans]).tolist()
-    last = np.searchsorted(starts, [b for _, b in spans]).tolist()  # one past the last token
+    first_at = np.searchsorted(starts, [a for a, _ in spans])
+    last_at = np.searchsorted(starts, [b for _, b in spans])  # one past the last token
+    # a passage of fewer than w tokens is one window over them all: those of each length are
+    # combined at once (one numpy call per passage was most of the work on a text of many
+    # short lines)
+    short: dict[int, int] = {}
+    sizes = last_at - first_at
+    for k in range(1, w):
+        at = np.flatnonzero(sizes == k)
+        if len(at):
+            gathered = np.stack([tokens[first_at[at] + j] for j in range(k)], axis=1)
+            short.update(zip(at.tolist(), combine_rows(gathered).tolist(), strict=True))
     out = []
-    for i, j in zip(first, last, strict=True):
+    for n, (i, j) in enumerate(zip(first_at.tolist(), last_at.tolist(), strict=True)):
         if j - i >= w:
             out.append(set(windows[i : j - w + 1]))
         else:
-            out.append(set(combine_windows(tokens[i:j], w).tolist()))
+            out.append({short[n]} if n in short else set())
     return out
 
 

@@ -618,6 +618,16 @@ def combine_windows(values: U64, w: int) -> U64:
     return mix64(acc + np.uint64(w))
 
 
+def combine_rows(rows: U64) -> U64:
+    """:func:`combine_windows` of each row of a 2-D array whose rows are shorter than the
+    window (``rows.shape[1] < w``): one window over each row, all rows at once."""
+    k = rows.shape[1]
+    acc = rows[:, 0] * _WINDOW_MULT[0]
+    for j in range(1, k):
+        acc += rows[:, j] * _WINDOW_MULT[j % len(_WINDOW_MULT)] + np.uint64(j)
+    return mix64(acc + np.uint64(k))
+
+
 def sorted_unique(values: U64) -> U64:
     """``np.unique`` of a 1-D uint64 array, by one sort and one comparison: for the few hundred
     shingles of one text, np.unique's own overhead was five times the work."""
@@ -677,6 +687,7 @@ __all__ = [
     "batch_shingle_hashes",
     "body_start",
     "char_ngram_hashes",
+    "combine_rows",
     "combine_windows",
     "content_hash",
     "facts_texts",

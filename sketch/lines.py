@@ -75,8 +75,16 @@ def lines_of(
     marker, word = _MARKER_RE.match, _WORD_RE.search
     pos = 0
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
+    known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
     for line in (text.lower() if ascii_text else text).split("\n"):
         start, pos = pos, pos + len(line) + 1
+        if line in known:
+            key = known[line]
+            if key is not None:
+                spans.append((start, start + len(line)))
+                out.append(key)
+            continue
+        known[line] = None
         if ascii_text or line.isascii():
             # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the
             # cost; the words split once serve both the count and the fold
@@ -102,8 +110,9 @@ def lines_of(
                     continue
             folded = normalize(line)
             m = marker(folded)
+        key = known[line] = _key(head, folded[m.end() :] if m else folded, seed)
         spans.append((start, start + len(line)))
-        out.append(_key(head, folded[m.end() :] if m else folded, seed))
+        out.append(key)
     return Lines(tuple(spans), tuple(out))
 
 

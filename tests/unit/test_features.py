@@ -231,3 +231,15 @@ def test_dates_do_not_depend_on_the_batch(texts: list[str]) -> None:
 def test_sorted_unique_is_np_unique(values: np.ndarray) -> None:
     got = features.sorted_unique(values)
     assert got.dtype == np.uint64 and np.array_equal(got, np.unique(values))
+
+
+@given(st.integers(1, 6), st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=30))
+def test_combine_rows_is_combine_windows_of_each_short_row(w: int, flat: list[int]) -> None:
+    k = min(w, len(flat))
+    if k == w:
+        k -= 1
+    if k == 0:
+        return
+    rows = np.array(flat[: len(flat) // k * k], dtype=np.uint64).reshape(-1, k)
+    got = features.combine_rows(rows).tolist()
+    assert got == [int(features.combine_windows(row, w)[0]) for row in rows]
