@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import random
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 
 import orjson
 
+from bench import hostile_stream
 from harness import data
+from harness.corpus import generate
 from harness.report import code_line, git_state, machine_info, md_table, write_atomic
 from sketch import evidence, facts, features
 from sketch.lines import passages_of
@@ -232,10 +235,50 @@ def markdown(r: dict[str, Any]) -> str:
             f"Whole article of {LIMIT:,} bytes (registered, then checked with evidence), CPU s: "
             + ", ".join(f"{k} {v}" for k, v in r["articles_cpu_s"].items()),
             "",
+            *_stream_lines(r.get("stream")),
             md_table(["target", "value", "bound", "", "worst recipe"], targets),
             "",
         ]
     )
+
+
+def _stream_lines(s: dict[str, Any] | None) -> list[str]:
+    if s is None:
+        return []
+    rows = [
+        [
+            name,
+            f"{r['p50_ms']:.0f}" if r["p50_ms"] is not None else "—",
+            f"{r['p99_ms']:.0f}" if r["p99_ms"] is not None else "—",
+            f"{r['achieved_rate']:.0f}" if r["achieved_rate"] is not None else "—",
+            f"{r['health_probes']} ({r['health_unanswered']} unanswered)",
+            f"{r['health_max_ms']:.0f}" if r["health_max_ms"] is not None else "—",
+            str(r["heavy_checks_answered"]),
+        ]
+        for name, r in (("no attack", s["calm"]), ("heavy checks", s["attack"]))
+    ]
+    m = s["memory"]
+    return [
+        (hostile_stream.__doc__ or "").replace("\n", " ").strip(),
+        "",
+        md_table(
+            [
+                "phase",
+                "p50 ms",
+                "p99 ms",
+                "articles/s",
+                "/health probes",
+                "/health max ms",
+                "heavy checks answered",
+            ],
+            rows,
+        ),
+        "",
+        f"Memory: {m['requests']:,} hostile requests ({m['answered_200']:,} answered 200) in "
+        f"{m['seconds']} s; worker RSS {m['rss_before_mb']} MB before, {m['rss_after_mb']} MB "
+        "after.",
+        "",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,8 +286,22 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench hostile", description=(__doc__ or "").split("\n")[0]
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    parser.add_argument(
+        "--stages-only", action="store_true", help="skip the worker under attack (no services)"
+    )
+    parser.add_argument(
+        "--requests", type=int, default=hostile_stream.REQUESTS, help="hostile requests (memory)"
+    )
     args = parser.parse_args(argv)
     result = run()
+    if not args.stages_only:
+        workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-hostile-"))
+        docs = generate(2000, seed=7)
+        stream = hostile_stream.run(docs, workdir, args.requests)
+        if stream is None:
+            return 130
+        result["stream"] = stream
+        result["targets"] += stream["targets"]
     args.out.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out / "hostile.json", json.dumps(result, indent=2) + "\n")
     write_atomic(args.out / "hostile.md", markdown(result))

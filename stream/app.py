@@ -36,7 +36,7 @@ from faust.types import StreamT
 from redis.asyncio.cluster import RedisCluster
 
 from stream.backoff import backoff
-from stream.checks import CheckThread
+from stream.checks import CheckProcess
 from stream.clients import kafka_options, redis_client, safe_url
 from stream.config import Settings
 from stream.engine import Engine
@@ -114,14 +114,8 @@ class Worker:
         self.redis = redis if redis is not None else redis_client(settings)
         self.index = self._index_of(self.redis)
         self.engine = Engine(self.index, settings.policy(), policies=settings.policies())
-        # /check on a thread of its own, with its own client: never on the stream's loop
-        self.checks = CheckThread(
-            lambda: Engine(
-                self._index_of(redis_client(settings)),
-                settings.policy(),
-                policies=settings.policies(),
-            )
-        )
+        # /check in a process of its own, with its own client: never on the stream's loop
+        self.checks = CheckProcess(settings)
         # Readiness only pings: a cluster client's PING answers the same way.
         self.readiness = Readiness(settings, cast("aioredis.Redis", self.redis), self.metrics)
         self.app = self._build_app()

@@ -1,66 +1,79 @@
-"""``/check`` on a thread of its own, so that a request never holds the stream.
+"""``/check`` in a process of its own, so that a request never holds the stream.
 
 A check costs CPU (sketches, verification, evidence: up to about a second for a text at the
 size limit). Run on the worker's event loop, that second is a second in which the loop consumes
-nothing, publishes nothing, sends no heartbeat and answers no ``/health``. Here each check runs on
-a second event loop, in a thread with its own engine and Redis client (a client belongs to the
-loop it was made on); the worker's loop only awaits the answer. Python switches threads every few
-milliseconds (``sys.getswitchinterval``), so the stream's loop runs between a check's steps
-whatever the text.
+nothing, publishes nothing, sends no heartbeat and answers no ``/health``; run on a thread, it
+still takes the interpreter's lock from the stream half of the time. Here checks run in a child
+process (spawned, one), with its own event loop, engine and Redis client, on another core; the
+worker's loop only awaits the answer. Checks are answered one at a time, in the order they came.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
-from stream.engine import Engine
+from stream.config import Settings
+from stream.errors import NeardupError
+from stream.model import Article, Verdict
 
-T = TypeVar("T")
+# the child's state, made once by _start (a spawned process imports this module afresh)
+_child: dict[str, Any] = {}
 
 
-class CheckThread:
-    """An engine on its own thread and event loop: ``await checks.run(lambda e: ...)``."""
+def _start(settings: Settings) -> None:
+    from stream.clients import redis_client
+    from stream.engine import Engine
+    from stream.index.redis import RedisIndex
 
-    def __init__(self, make_engine: Callable[[], Engine], name: str = "neardup-check") -> None:
-        self._loop = asyncio.new_event_loop()
-        self._make = make_engine
-        self._engine: Engine | None = None
-        self._failed: BaseException | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._failed is not None:
-            raise self._failed
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    index = RedisIndex(
+        redis_client(settings),
+        shard_bits=settings.redis_shard_bits,
+        wait_replicas=settings.redis_wait_replicas,
+        wait_timeout_ms=settings.redis_wait_timeout_ms,
+    )
+    _child["loop"] = loop
+    _child["engine"] = Engine(index, settings.policy(), policies=settings.policies())
 
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        try:
-            self._engine = self._make()  # its Redis client is made on this loop
-        except BaseException as exc:  # said to the constructor, which raises it
-            self._failed = exc
-            self._ready.set()
-            return
-        self._ready.set()
-        self._loop.run_forever()
 
-    async def run(self, work: Callable[[Engine], Awaitable[T]]) -> T:
-        """``work(engine)`` on the check thread's loop; awaited from any other loop."""
-        engine = self._engine
-        assert engine is not None
+def _check(article: Article, register: bool) -> Verdict | NeardupError:
+    engine, loop = _child["engine"], _child["loop"]
+    work = engine.process([article], register=register, explain=True, teach=False)
+    (result,) = loop.run_until_complete(work)
+    return result  # type: ignore[no-any-return]
 
-        async def call() -> T:
-            return await work(engine)
 
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call(), self._loop))
+def _known(ns: str) -> bool:
+    engine, loop = _child["engine"], _child["loop"]
+    return bool(loop.run_until_complete(engine.namespace_known(ns)))
+
+
+class CheckProcess:
+    """``await checks.check(article, register)``: the engine's verdict, from the child."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._pool = ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start,
+            initargs=(settings,),
+        )
+
+    async def check(self, article: Article, register: bool) -> Verdict | NeardupError:
+        """A check never teaches boilerplate, registered or not (a request names any source)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, _check, article, register)
+
+    async def namespace_known(self, ns: str) -> bool:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, _known, ns)
 
     def close(self) -> None:
-        if self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["CheckThread"]
+__all__ = ["CheckProcess"]

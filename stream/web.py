@@ -21,7 +21,7 @@ import hmac
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import faust
 import orjson
@@ -30,7 +30,7 @@ from aiohttp import web as aiohttp_web
 from faust.web import Request, Response, View
 
 from stream import read_api
-from stream.checks import CheckThread
+from stream.checks import CheckProcess
 from stream.clients import safe_url, tcp_reachable
 from stream.config import Settings
 from stream.engine import Engine
@@ -40,7 +40,6 @@ from stream.metrics import Metrics
 from stream.schema import OPTIONAL_FIELDS, article_from_obj, check_id
 
 log = logging.getLogger("neardup.worker")
-T = TypeVar("T")
 
 
 class Readiness:
@@ -153,14 +152,10 @@ async def check(
     request: Request,
     settings: Settings,
     engine: Engine,
-    checks: CheckThread | None = None,
+    checks: CheckProcess | None = None,
 ) -> Response:
-    """``POST /check``: the verdict of one article, registered or not; on ``checks``' thread
+    """``POST /check``: the verdict of one article, registered or not; in ``checks``' process
     when given (:mod:`stream.checks`: the stream's loop never waits on a check's CPU)."""
-
-    async def on_engine(work: Callable[[Engine], Awaitable[T]]) -> T:
-        return await (checks.run(work) if checks is not None else work(engine))
-
     if not authorized(request, settings):
         return unauthorized(view)
     if not json_body(request):
@@ -213,9 +208,12 @@ async def check(
         return view.json({"error": exc.reason, "detail": str(exc)}, status=400)
     try:
         # a check never teaches boilerplate, registered or not: a request names any source
-        (result,) = await on_engine(
-            lambda e: e.process([article], register=register, explain=True, teach=False)
-        )
+        if checks is not None:
+            result = await checks.check(article, register)
+        else:
+            (result,) = await engine.process(
+                [article], register=register, explain=True, teach=False
+            )
     except Exception as exc:  # the index is away: say so, do not crash the view
         log.warning("check failed: %s", exc)
         return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
@@ -225,7 +223,8 @@ async def check(
     out["registered"] = register
     if not register:
         try:
-            known = await on_engine(lambda e: e.namespace_known(article.namespace))
+            ns = article.namespace
+            known = await (checks or engine).namespace_known(ns)
         except Exception as exc:  # the index went away since: say so
             return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
         out["namespace_known"] = known
@@ -268,7 +267,7 @@ def add_views(
     metrics: Metrics,
     readiness: Readiness,
     deleter: Deleter | None = None,
-    checks: CheckThread | None = None,
+    checks: CheckProcess | None = None,
 ) -> None:
     """Serve ``/check``, ``/articles/{id}`` (DELETE), ``/health`` and ``/metrics``."""
 
