@@ -24,20 +24,6 @@ from harness.corpus import Doc
 from harness.report import rss_mb
 
 
-def tree_rss_mb(pid: int) -> float:
-    """RSS of a process and its children (the worker and its check process), MB."""
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        total += rss_mb(p) or 0.0
-        try:
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            kids = []
-        todo += [int(k) for k in kids]
-    return round(total, 1)
-
-
 from harness.rig import Stack, run_on_stack
 from harness.workers import WorkerProc, wait_ready
 
@@ -59,6 +45,20 @@ def hostile(i: int) -> bytes:
     few-word text the facts cache would have kept whole), short lines."""
     text = f"{'z' * 4000}{i} rises\n" + "".join(f"a{i} b{k}\n" for k in range(50))
     return orjson.dumps({"text": text, "namespace": f"invented-{i}", "register": False})
+
+
+def tree_rss_mb(pid: int) -> float:
+    """RSS of a process and its children (the worker and its check process), MB."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        total += rss_mb(p) or 0.0
+        try:
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            kids = []
+        todo += [int(k) for k in kids]
+    return round(total, 1)
 
 
 async def _post(session: aiohttp.ClientSession, url: str, body: bytes) -> int:
