@@ -22,8 +22,6 @@ import orjson
 from bench.stream_bench import WORKER_SETTINGS, StreamBench, plan
 from harness.corpus import Doc
 from harness.report import rss_mb
-
-
 from harness.rig import Stack, run_on_stack
 from harness.workers import WorkerProc, wait_ready
 
