@@ -319,6 +319,7 @@ def openapi() -> dict[str, Any]:
                 for f in ("title", "url", "lang", "published_at", "source")
             },
         },
+        "additionalProperties": False,  # an unknown field is refused, naming it (400)
     }
     return {
         "openapi": "3.1.0",
