@@ -37,10 +37,9 @@ from redis.asyncio.cluster import RedisCluster
 
 from stream.backoff import backoff
 from stream.checks import CheckProcess
-from stream.clients import kafka_options, redis_client, safe_url
+from stream.clients import kafka_options, redis_client, redis_index, safe_url
 from stream.config import Settings
 from stream.engine import Engine
-from stream.index.redis import RedisIndex
 from stream.metrics import Metrics
 from stream.page import add_page
 from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter
@@ -112,7 +111,7 @@ class Worker:
         self._corrupt: deque[Outgoing] = deque()  # appended by the consumer thread
         self.metrics = Metrics()
         self.redis = redis if redis is not None else redis_client(settings)
-        self.index = self._index_of(self.redis)
+        self.index = redis_index(settings, self.redis)
         self.engine = Engine(self.index, settings.policy(), policies=settings.policies())
         # /check in a process of its own, with its own client: never on the stream's loop
         self.checks = CheckProcess(settings)
@@ -127,15 +126,6 @@ class Worker:
             backoff_max_s=settings.retry_backoff_max_s,
             should_stop=lambda: bool(self.app.should_stop),
             on_unavailable=self.readiness.index_unavailable,
-        )
-
-    def _index_of(self, client: aioredis.Redis | RedisCluster) -> RedisIndex:
-        s = self.settings
-        return RedisIndex(
-            client,
-            shard_bits=s.redis_shard_bits,
-            wait_replicas=s.redis_wait_replicas,
-            wait_timeout_ms=s.redis_wait_timeout_ms,
         )
 
     def _build_app(self) -> faust.App:

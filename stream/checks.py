@@ -24,20 +24,15 @@ _child: dict[str, Any] = {}
 
 
 def _start(settings: Settings) -> None:
-    from stream.clients import redis_client
+    from stream.clients import redis_index
     from stream.engine import Engine
-    from stream.index.redis import RedisIndex
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    index = RedisIndex(
-        redis_client(settings),
-        shard_bits=settings.redis_shard_bits,
-        wait_replicas=settings.redis_wait_replicas,
-        wait_timeout_ms=settings.redis_wait_timeout_ms,
-    )
     _child["loop"] = loop
-    _child["engine"] = Engine(index, settings.policy(), policies=settings.policies())
+    _child["engine"] = Engine(
+        redis_index(settings), settings.policy(), policies=settings.policies()
+    )
 
 
 def _check(article: Article, register: bool) -> Verdict | NeardupError:
@@ -71,9 +66,6 @@ class CheckProcess:
     async def namespace_known(self, ns: str) -> bool:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, _known, ns)
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 __all__ = ["CheckProcess"]

@@ -21,7 +21,20 @@ from aiokafka.errors import TopicAlreadyExistsError
 from redis.asyncio.cluster import RedisCluster
 
 from stream.config import Settings
+from stream.index.redis import RedisIndex
 from stream.redis_clients import redis_cluster_client
+
+
+def redis_index(
+    settings: Settings, client: aioredis.Redis | RedisCluster | None = None
+) -> RedisIndex:
+    """The index on ``client`` (a new one from the settings if None), as the settings say."""
+    return RedisIndex(
+        client if client is not None else redis_client(settings),
+        shard_bits=settings.redis_shard_bits,
+        wait_replicas=settings.redis_wait_replicas,
+        wait_timeout_ms=settings.redis_wait_timeout_ms,
+    )
 
 
 def redis_client(settings: Settings) -> aioredis.Redis | RedisCluster:
@@ -144,6 +157,7 @@ __all__ = [
     "kafka_options",
     "redis_client",
     "redis_cluster_client",
+    "redis_index",
     "safe_url",
     "tcp_reachable",
 ]

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +58,15 @@ log = logging.getLogger("neardup.engine")
 ALIAS_TTL_S = 5.0  # how long a worker trusts what it read of a namespace's alias
 _TARGETS_KEPT = 1024  # namespaces whose alias a worker remembers (oldest read dropped first)
 _WORD = re.compile(r"\w")
+T = TypeVar("T")
+
+
+def _remember(kept: dict[str, T], ns: str, value: T) -> None:
+    """``kept[ns] = value``, dropping the oldest entry past :data:`_TARGETS_KEPT`: any caller
+    may name a namespace (a check), so what is kept per namespace is bounded."""
+    if len(kept) >= _TARGETS_KEPT and ns not in kept:
+        kept.pop(next(iter(kept)))
+    kept[ns] = value
 
 
 class _Learned(NamedTuple):
@@ -77,10 +86,10 @@ class _AsSent:
     passages' fingerprints): what :func:`_judge` compares again when its sketch left lines
     out."""
 
-    def __init__(self, policy: Policy, me: Prepared) -> None:
+    def __init__(self, policy: Policy, me: Prepared, units: Lines | None = None) -> None:
         self.policy, self.me = policy, me
         self._shingles: npt.NDArray[np.uint32] | None = None
-        self._units: Lines | None = None
+        self._units = units  # what Engine._boilerplate read already, if it did
 
     @property
     def shingles(self) -> npt.NDArray[np.uint32]:
@@ -537,10 +546,7 @@ class Engine:
             if known is not None and known[0] != target:
                 log.warning("namespace %r is now indexed in %r (rebuilt)", ns, target)
             known = (target, policy, at)
-            if len(self._targets) >= _TARGETS_KEPT and ns not in self._targets:
-                # any caller may name a namespace (a check): keep the most recent ones only
-                self._targets.pop(next(iter(self._targets)))
-            self._targets[ns] = known
+            _remember(self._targets, ns, known)
         target, policy, _ = known
         return target, policy or self.policy_for(ns)
 
@@ -594,9 +600,7 @@ class Engine:
         if have is not None and have != policy.scheme():
             policy = namespaces.pinned(policy, have) or policy
         await self.index.check_scheme(ns, policy.scheme_bytes())
-        if len(self._read_checked) >= _TARGETS_KEPT:  # any caller may name a namespace
-            self._read_checked.pop(next(iter(self._read_checked)))
-        self._read_checked[ns] = (policy, time.monotonic())  # read again after the TTL
+        _remember(self._read_checked, ns, (policy, time.monotonic()))  # read again after the TTL
         return policy
 
     async def namespace_known(self, ns: str) -> bool:
@@ -604,6 +608,8 @@ class Engine:
         against an unknown namespace has nothing to compare with, and says so."""
         keys.check_namespace(ns)
         where, _ = await self._target(ns)
+        if where in self._checked or where in self._read_checked:
+            return True  # its scheme was read (or written) already: a scheme stays
         return await self.index.stored_scheme(where) is not None
 
     async def _record_decisions(self, ns: str, policy: Policy) -> None:
@@ -708,6 +714,11 @@ class Engine:
                 probes.append(Probe(0, "new", read.exact_seq, read.candidates))
                 records.update(read.records)
                 verdicts.update(read.verdicts)
+        # each text as sent, read once for all its candidates when its sketch left lines out
+        sents = [
+            _AsSent(policy, p, lines[k]) if left_out[k] or learned[k] else None
+            for k, p in enumerate(prepared)
+        ]
         batch = _Batch(
             ns, policy, "" if name == ns else name, raw_verdicts=verdicts, in_batch=in_batch
         )
@@ -720,11 +731,13 @@ class Engine:
         # Verify every new article first (pure), then read the stored verdicts of all best
         # matches decided before this batch in one call: their clusters are what copies join.
         found = {
-            k: self._matches(batch, p, probe, register, now, left_out[k], learned[k])
+            k: self._matches(batch, p, probe, register, now, left_out[k], learned[k], sents[k])
             for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
             if probe.status == "new"
         }
-        await self._whole_probes(batch, prepared, probes, found, left_out, learned, register, now)
+        await self._whole_probes(
+            batch, prepared, probes, found, left_out, learned, sents, register, now
+        )
         ours = {pr.seq for pr in probes}
         bests = {f.matches[0].seq for f in found.values() if f.matches}
         await self._load_verdicts(batch, bests - ours)
@@ -828,11 +841,11 @@ class Engine:
                     drop |= extra
             if not features.has_tokens(a.text, policy.short_tokens):
                 drop = set()  # a short text is judged whole: its lines are its facts
-            named = a.source_name() and policy.teaches(a.source_name())
-            new = {i for i, key in enumerate(found.keys) if not counts[key]} - drop
-            sampled.append(
-                anchors(a.text, found, new, k=ANCHORS, min_tokens=ANCHOR_TOKENS) if named else ()
-            )
+            if a.source_name() and policy.teaches(a.source_name()):
+                new = {i for i, key in enumerate(found.keys) if not counts[key]} - drop
+                sampled.append(anchors(a.text, found, new, k=ANCHORS, min_tokens=ANCHOR_TOKENS))
+            else:
+                sampled.append(())
             if a.text not in seen and teach and policy.teaches(a.source_name()):
                 # the batch's earlier articles count too, once per text
                 seen.add(a.text)
@@ -950,6 +963,7 @@ class Engine:
         found: dict[int, Found],
         left_out: list[frozenset[bytes]],
         learned: list[frozenset[bytes]],
+        sents: list[_AsSent | None],
         register: bool,
         at: float,
     ) -> None:
@@ -989,7 +1003,7 @@ class Engine:
         await self._views(batch, {s for p in more.values() for s in p.candidates})
         for k, probe in more.items():
             found[k] = self._matches(
-                batch, prepared[k], probe, register, at, left_out[k], learned[k]
+                batch, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
             )
 
     async def _views(self, batch: _Batch, seqs: set[int]) -> None:
@@ -1039,6 +1053,7 @@ class Engine:
         at: float,
         left_out: frozenset[bytes] = frozenset(),
         learned: frozenset[bytes] = frozenset(),
+        sent: _AsSent | None = None,
     ) -> Found:
         """Every earlier, live candidate that verifies, best first (exact copies win ties), and
         the related ones (short texts alike but for their facts), best first. ``left_out``:
@@ -1050,7 +1065,6 @@ class Engine:
         exact = probe.exact_seq
         if exact is not None and batch.live(exact, at):
             matches.append(Candidate(1.0, exact, "exact"))
-        sent = _AsSent(policy, me) if isinstance(me, Prepared) and (left_out or learned) else None
         for s in probe.candidates:
             if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
                 continue

@@ -25,7 +25,7 @@ from stream.index.base import Index
 from stream.keys import NAMESPACE_RE
 from stream.model import Verdict
 from stream.records import Record
-from stream.schema import check_id
+from stream.schema import OPTIONAL_FIELDS, check_id
 
 if TYPE_CHECKING:  # the views' types; the CLI's commands use the lookups without faust
     from faust.web import Request, Response, View
@@ -314,10 +314,7 @@ def openapi() -> dict[str, Any]:
             "namespace": {"type": ["string", "null"], "pattern": NAMESPACE_RE.pattern},
             "register": {"type": "boolean"},
             "format": {"enum": ["html", "page", "text", None]},
-            **{
-                f: {"type": ["string", "null"]}
-                for f in ("title", "url", "lang", "published_at", "source")
-            },
+            **{f: {"type": ["string", "null"]} for f in OPTIONAL_FIELDS},
         },
         "additionalProperties": False,  # an unknown field is refused, naming it (400)
     }
