@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from sketch.features import (
     DEFAULT_SHINGLE,
     _codes_and_classes,
     _fold,
+    _fold_each,
     _spans_and_hashes,
     batch_shingle_hashes,
     combine_rows,
@@ -51,22 +53,26 @@ class Span:
     share: float
 
 
-def passages(text: str) -> list[tuple[int, int]]:
-    """The ``[start, end)`` of every passage with a word character, leading spaces trimmed."""
-    out = []
-    starts, ends = [0], []
-    for m in _BOUNDARY_RE.finditer(text):
-        s, e = m.span()
-        mark = text[s]
-        ends.append(s + 1 if mark in ".!?" else s if mark == "\n" else e)  # a stop stays in
-        starts.append(e)
-    ends.append(len(text))
+def passages(text: str, limit: int = 0) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of every passage with a word character, leading spaces trimmed;
+    the first ``limit`` of them (0: all)."""
+    out: list[tuple[int, int]] = []
     alnum = _ALNUM_RE.search
-    for a, b in zip(starts, ends, strict=True):
+    a = 0
+    for m in chain(_BOUNDARY_RE.finditer(text), (None,)):
+        if m is None:
+            b = e = len(text)
+        else:
+            s, e = m.span()
+            mark = text[s]
+            b = s + 1 if mark in ".!?" else s if mark == "\n" else e  # a stop stays in
         part = text[a:b]
-        a, b = a + len(part) - len(part.lstrip()), a + len(part.rstrip())
-        if a < b and alnum(text, a, b):
-            out.append((a, b))
+        lo, hi = a + len(part) - len(part.lstrip()), a + len(part.rstrip())
+        if lo < hi and alnum(text, lo, hi):
+            out.append((lo, hi))
+            if len(out) == limit:
+                break
+        a = e
     return out
 
 
@@ -85,17 +91,11 @@ def _sets(text: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[se
 
 
 def _folds_in_place(text: str, folded: str, spans: list[tuple[int, int]]) -> bool:
-    """Whether each passage folded alone is the whole folded text's slice (each distinct
-    passage folded once: a text that repeats one passage pays for one)."""
-    seen: dict[str, str] = {}
-    for a, b in spans:
-        part = text[a:b]
-        alone = seen.get(part)
-        if alone is None:
-            alone = seen[part] = _fold(part)
-        if alone != folded[a:b]:
-            return False
-    return True
+    """Whether each passage folded alone is the whole folded text's slice (the distinct
+    passages folded at once: a text of many short ones paid a fold's fixed cost for each)."""
+    parts = list(dict.fromkeys(text[a:b] for a, b in spans))
+    alone = dict(zip(parts, _fold_each(parts), strict=True))
+    return all(alone[text[a:b]] == folded[a:b] for a, b in spans)
 
 
 def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int) -> list[set[int]]:
@@ -132,6 +132,10 @@ def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int)
 # costly (passages that share most shingles with thousands of others) stops there, and its
 # cost stays a small multiple of sketching the texts.
 WORK_PER_SHINGLE = 16
+# The passages of each text that evidence compares: a megabyte of news has some 7,000; a text
+# of a hundred thousand one-word lines is read no further than this, so its evidence costs
+# what a long story's does (and says nothing of what lies past it).
+PASSAGES_READ = 8192
 WORK_FLOOR = 10_000
 _LIGHT = 8  # a shingle in more distinct earlier passages than this is looked up, not listed
 
@@ -197,8 +201,9 @@ def shared_spans(
     seed: int = DEFAULT_SEED,
     limit: int = 32,
 ) -> list[Span]:
-    """The passages of ``new`` found in ``earlier``, as merged spans in both (see module doc)."""
-    mine, theirs = passages(new), passages(earlier)
+    """The passages of ``new`` found in ``earlier``, as merged spans in both (see module doc);
+    of each text, its first :data:`PASSAGES_READ` passages."""
+    mine, theirs = passages(new, PASSAGES_READ), passages(earlier, PASSAGES_READ)
     my_sets, their_sets = _sets(new, mine, w, seed), _sets(earlier, theirs, w, seed)
     size = sum(map(len, my_sets)) + sum(map(len, their_sets))
     pairs = _pairs(my_sets, their_sets, WORK_PER_SHINGLE * size + WORK_FLOOR)

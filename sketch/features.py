@@ -80,9 +80,30 @@ def normalize(text: str) -> str:
     return " ".join(_fold(text).split())
 
 
+def normalize_each(texts: Sequence[str]) -> list[str]:
+    """``[normalize(t) for t in texts]``, folded at once (:func:`sketch.canonical.fold_each`):
+    the lines or passages of one text, where one fold each cost more than the folding."""
+    return [" ".join(f.split()) for f in _fold_each(texts)]
+
+
 def tokenize(text: str, *, normalized: bool = False) -> list[str]:
     """Words for alphabetic scripts, single characters for CJK (see module docstring)."""
     return _TOKEN_RE.findall(text if normalized else normalize(text))
+
+
+def token_counts(norms: Sequence[str]) -> list[int]:
+    """``[len(tokenize(t, normalized=True)) for t in norms]`` (normalised texts, so no
+    newline inside one), counted for all at once from the class table: a token starts at a
+    CJK character or where a run of word characters begins."""
+    if not norms:
+        return []
+    codes, cls = _codes_and_classes("\n".join(norms))
+    word = cls == 1
+    first = np.flatnonzero((cls == 2) | (word & ~np.concatenate(([False], word[:-1]))))
+    breaks = np.flatnonzero(codes == 10)
+    counts = np.bincount(np.searchsorted(breaks, first), minlength=len(norms))
+    out: list[int] = counts.tolist()
+    return out
 
 
 def has_tokens(text: str, n: int) -> bool:
@@ -176,6 +197,11 @@ def _fold(text: str) -> str:
     return canonical.fold(text)
 
 
+def _fold_each(texts: Sequence[str]) -> list[str]:
+    """:func:`_fold` of each text, folded at once (:func:`sketch.canonical.fold_each`)."""
+    return canonical.fold_each(texts)
+
+
 def batch_shingle_hashes(
     texts: Sequence[str],
     *,
@@ -191,7 +217,7 @@ def batch_shingle_hashes(
     text. (Whitespace folding is skipped: it never changes tokens.)
     """
     if not normalized:
-        texts = [_fold(t) for t in texts]
+        texts = _fold_each(texts)
     return _join(texts).shingle_hashes(w=w, seed=seed)
 
 
@@ -249,6 +275,13 @@ _ZH_DAY_RE = re.compile(r"^ ?[日号]")
 _ZONE_STARTS = np.array(sorted(map(ord, "bcegjhlmpsu")), dtype=np.int64)
 _DIGIT_RUN_RE = re.compile(r"[0-9](?:[.,]?[0-9])*")  # TextBatch.digit_runs' runs, as a regex
 _LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# Past this length one text's numerals and dates are read by the batch form. A text this
+# short holds at most DAY_CANDIDATES runs, so the two forms agree on every text.
+_ONE_SCAN_CHARS = 2048
+# The days a text's dates are looked for at: the first this many runs of one or two digits
+# (1-31) beside a month's name. A text that names more before its dates fill up is built to
+# cost: its later days are not read (what a date is for, a wire's next release, is early).
+DAY_CANDIDATES = 1024
 
 
 # a time of day, in normalised text: 11:00, 9:30:15 (never a ratio's 3:1 or a score's 10:7),
@@ -306,7 +339,13 @@ def numerals_and_dates(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:meth:`TextBatch.numerals` and :meth:`TextBatch.dates` of one normalised text, by one
     regex scan: for a single text the batch forms' numpy set-up was most of their time. The
-    batch's pre-filter of days is left out, it only ever drops what :func:`_month_of` refuses."""
+    batch's pre-filter of days is left out, it only ever drops what :func:`_month_of` refuses.
+    A text past :data:`_ONE_SCAN_CHARS` takes the batch form: its work per run is numpy's, and
+    a text of nothing but short numbers ("5 5 5 ...") cost seconds a megabyte here."""
+    if len(norm) > _ONE_SCAN_CHARS:
+        batch = _join([norm])
+        runs = batch.digit_runs()
+        return batch.numerals(numeral_limit, runs)[0], batch.dates(date_limit, runs)[0]
     numerals: list[str] = []
     dates: list[str] = []
     n = len(norm)
@@ -412,10 +451,12 @@ class TextBatch:
         bounds = np.concatenate(([0], np.cumsum(lengths)))
         at = np.arange(bounds[-1]) - np.repeat(bounds[:-1] - starts, lengths)
         text = self.codes[at].astype(np.uint8).tobytes().decode("ascii")
-        docs = np.searchsorted(self.ends, starts, side="left").tolist()
-        for d, a, b in zip(docs, bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            if len(out[d]) < limit:
-                out[d].append(text[a:b])
+        docs_a = np.searchsorted(self.ends, starts, side="left")
+        first = _first_per_doc(docs_a, limit)  # the rest are past the limit: never read
+        docs = docs_a[first].tolist()
+        lo, hi = bounds[:-1][first].tolist(), bounds[1:][first].tolist()
+        for d, a, b in zip(docs, lo, hi, strict=True):
+            out[d].append(text[a:b])
         return [tuple(x) for x in out]
 
     def _floors(self, lows: Sequence[int], starts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
@@ -440,6 +481,31 @@ class TextBatch:
         later = np.where(nxt == 32, past, nxt)
         suspect = (nxt == 58) | (((ends - starts) >= 4) & np.isin(later, zone))
         out[np.searchsorted(self.ends, starts[suspect], side="left")] = True
+        return out
+
+    def _beside_a_word(
+        self, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.bool_]:
+        """What :func:`_month_of` needs of a run's two neighbours on each side, in four
+        gathers (a superset of what it accepts): a letter or point and a space before it
+        (``may 7``, ``apr. 7``), a letter right after it or a space and a letter (``7th``,
+        ``7 may``), or 日/号 in the two after it. Numbers in a row ("5 5 5 ...") stop here,
+        before the wider look of :meth:`_may_be_day`."""
+        top = len(self.codes) - 1
+        codes = self.codes
+
+        def at(pos: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
+            return codes[np.minimum(np.maximum(pos, 0), top)].astype(np.int64)
+
+        b1, b2, a1, a2 = at(starts - 1), at(starts - 2), at(ends), at(ends + 1)
+
+        def letter(c: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return (c >= 97) & (c <= 122)
+
+        before = (b1 == 32) & (letter(b2) | (b2 == 46))
+        after = letter(a1) | ((a1 == 32) & letter(a2))
+        zh = np.isin(a1, _ZH_DAY) | np.isin(a2, _ZH_DAY)
+        out: npt.NDArray[np.bool_] = before | after | zh
         return out
 
     def _may_be_day(
@@ -477,20 +543,33 @@ class TextBatch:
             short &= starts >= self._floors(lows, starts)
         starts, ends = starts[short], ends[short]
         if len(starts):
+            keep = self._beside_a_word(starts, ends)
+            starts, ends = starts[keep], ends[keep]
+        if len(starts):
             keep = self._may_be_day(starts, ends)
             starts, ends = starts[keep], ends[keep]
         out: list[list[str]] = [[] for _ in range(len(self))]
+        if len(starts):
+            lead = self.codes[starts].astype(np.intp) - 48
+            two = (ends - starts) == 2
+            second = self.codes[np.minimum(starts + 1, ends - 1)].astype(np.intp) - 48
+            days = np.where(two, lead * 10 + second, lead)
+            keep = (days >= 1) & (days <= 31)
+            starts, ends, days = starts[keep], ends[keep], days[keep]
         if not len(starts):
             return [()] * len(self)
-        docs = np.searchsorted(self.ends, starts, side="left").tolist()
+        docs_a = np.searchsorted(self.ends, starts, side="left")
+        looked = _first_per_doc(docs_a, DAY_CANDIDATES)
+        docs = docs_a[looked].tolist()
         first, last = self.starts.tolist(), self.ends.tolist()
         if lows is not None:
             first = [f + low for f, low in zip(first, lows, strict=True)]
         codes = self.codes
         wide = codes.dtype != np.uint8
-        for d, a, b in zip(docs, starts.tolist(), ends.tolist(), strict=True):
-            day = int(codes[a:b].astype(np.uint8).tobytes())
-            if not 1 <= day <= 31 or len(out[d]) >= limit:
+        for d, a, b, day in zip(
+            docs, starts[looked].tolist(), ends[looked].tolist(), days[looked].tolist(), strict=True
+        ):
+            if len(out[d]) >= limit:
                 continue
             lo, hi = max(first[d], a - 12), min(last[d], b + 13)
             before, after = codes[lo:a].tobytes(), codes[b:hi].tobytes()
@@ -549,6 +628,19 @@ class TextBatch:
         return win, offsets
 
 
+def _first_per_doc(docs: npt.NDArray[np.intp], limit: int) -> npt.NDArray[np.bool_]:
+    """Of items in document order (``docs``: each one's document, non-decreasing), whether it
+    is among the first ``limit`` of its document."""
+    if not len(docs):
+        return np.zeros(0, dtype=bool)
+    new_doc = np.flatnonzero(np.diff(docs)) + 1
+    begins = np.zeros(len(docs), dtype=np.intp)
+    begins[new_doc] = new_doc
+    np.maximum.accumulate(begins, out=begins)
+    rank: npt.NDArray[np.intp] = np.arange(len(docs)) - begins
+    return rank < limit
+
+
 def _join(texts: Sequence[str]) -> TextBatch:
     joined = "\0".join(texts)
     lengths = np.fromiter(map(len, texts), dtype=np.intp, count=len(texts))
@@ -566,12 +658,13 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     """:func:`normalize` of many texts, as one :class:`TextBatch`; ``batch.text(i)`` equals
     ``normalize(texts[i])``.
 
-    The canonical form is taken per text (its ASCII fast path for most), whitespace folding runs
+    The canonical form is taken of all texts at once (:func:`sketch.canonical.fold_each`; the
+    ASCII fast path for most), whitespace folding runs
     in numpy over the whole batch: every run of ``str.isspace`` characters inside a text becomes
     one space, runs at either end of a text go, which is exactly ``" ".join(text.split())``
     without building a string per word.
     """
-    batch = _join([_fold(t) for t in texts])
+    batch = _join(_fold_each(texts))
     codes, n = batch.codes, len(batch.codes)
     space = codes <= 32  # most whitespace; controls below 28 that are not are looked up
     low = np.flatnonzero(codes < 28)
@@ -697,10 +790,12 @@ __all__ = [
     "mix64",
     "normalize",
     "normalize_batch",
+    "normalize_each",
     "numerals_and_dates",
     "shingle_counts",
     "shingle_hashes",
     "sorted_unique",
     "text_token_hashes",
+    "token_counts",
     "tokenize",
 ]

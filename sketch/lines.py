@@ -19,7 +19,7 @@ from itertools import pairwise
 
 import mmh3
 
-from sketch.features import DEFAULT_SEED, normalize, tokenize
+from sketch.features import DEFAULT_SEED, normalize, normalize_each, token_counts, tokenize
 
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
@@ -62,22 +62,57 @@ def source_key(source: str, seed: int = DEFAULT_SEED) -> bytes:
     return mmh3.hash64(source.encode("utf-8"), seed, signed=False)[0].to_bytes(8, "big")
 
 
+# A text's template is at its head and its foot: boilerplate is read from its first and last
+# LINES_READ lines, and from the first and last PIECES_READ passages of each of those lines.
+# A text of a hundred thousand short lines costs what a page does, and cannot fill a source's
+# bounded line counts (and push out what they learned) in one document.
+LINES_READ = 512
+PIECES_READ = 32
+
+
+def _read(lines: list[str]) -> list[tuple[int, str]]:
+    """``(start, line)`` of the lines boilerplate is read from (see :data:`LINES_READ`)."""
+    out, pos = [], 0
+    if len(lines) <= 2 * LINES_READ:
+        for line in lines:
+            out.append((pos, line))
+            pos += len(line) + 1
+        return out
+    for line in lines[:LINES_READ]:
+        out.append((pos, line))
+        pos += len(line) + 1
+    tail = len(lines) - LINES_READ
+    pos += sum(map(len, lines[LINES_READ:tail])) + tail - LINES_READ
+    for line in lines[tail:]:
+        out.append((pos, line))
+        pos += len(line) + 1
+    return out
+
+
+def _ends(items: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The first and last :data:`PIECES_READ` of a line's pieces."""
+    if len(items) <= 2 * PIECES_READ:
+        return items
+    return items[:PIECES_READ] + items[-PIECES_READ:]
+
+
 def lines_of(
     text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
 ) -> Lines:
     """Every line of ``text`` that has a word character and ``min_tokens`` to ``max_tokens``
     tokens (0: no upper bound), keyed under ``source``. Tokens are the words between spaces;
     a line with CJK characters counts each of them as one (:func:`sketch.features.tokenize`),
-    and a line of more than ``max_tokens`` words is long whatever its script."""
+    and a line of more than ``max_tokens`` words is long whatever its script. Of a long text,
+    the lines at its head and foot (:data:`LINES_READ`)."""
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
     marker, word = _MARKER_RE.match, _WORD_RE.search
-    pos = 0
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
     known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
-    for line in (text.lower() if ascii_text else text).split("\n"):
-        start, pos = pos, pos + len(line) + 1
+    read = _read((text.lower() if ascii_text else text).split("\n"))
+    folds = {} if ascii_text else _normalized([line for _, line in read], max_tokens)
+    for start, line in read:
         if line in known:
             key = known[line]
             if key is not None:
@@ -104,11 +139,12 @@ def lines_of(
         else:
             if not word(line):
                 continue
-            if bounded:
-                n = _tokens(line, max_tokens)
-                if n < min_tokens or (max_tokens and n > max_tokens):
-                    continue
-            folded = normalize(line)
+            got = folds.get(line)
+            if got is None:  # no word character, or more words than max_tokens
+                continue
+            folded, n = got
+            if bounded and (n < min_tokens or (max_tokens and n > max_tokens)):
+                continue
             m = marker(folded)
         key = known[line] = _key(head, folded[m.end() :] if m else folded, seed)
         spans.append((start, start + len(line)))
@@ -148,9 +184,8 @@ def passages_of(
     units = [(span, key, span) for span, key in zip(whole.spans, whole.keys, strict=True)]
     head = source_key(source, seed)
     marker, word = _MARKER_RE.match, _WORD_RE.search
-    pos = 0
-    for line in text.split("\n"):
-        start, pos = pos, pos + len(line) + 1
+    found: list[tuple[int, int, int, str, int]] = []  # line start, piece's [a, b), it, line's end
+    for start, line in _read(text.split("\n")):
         if not _BREAK_RE.search(line):
             continue
         # a list number ("3. ", "a) ") opens an item: no break after it
@@ -160,17 +195,26 @@ def passages_of(
         if not breaks:
             continue
         cuts = [0, *(x for span in breaks for x in span), len(line)]
-        for a, b in zip(cuts[0::2], cuts[1::2], strict=True):
-            piece = line[a:b]
-            if (a, b) == (0, len(line)) or not word(piece):  # the line itself
-                continue
-            n = _tokens(piece, max_tokens)
-            if n < min_tokens or (max_tokens and n > max_tokens):
-                continue
-            folded = normalize(piece)
-            m = marker(folded)
-            key = _key(head, folded[m.end() :] if m else folded, seed)
-            units.append(((start + a, start + b), key, (start, start + len(line))))
+        pieces = [
+            (a, b)
+            for a, b in zip(cuts[0::2], cuts[1::2], strict=True)
+            if (a, b) != (0, len(line)) and word(line, a, b)  # not the line itself
+        ]
+        for a, b in _ends(pieces):
+            found.append((start, a, b, line[a:b], start + len(line)))
+    folds = _normalized([f[3] for f in found], max_tokens)
+    for start, a, b, piece, end in found:
+        if piece.isascii():
+            folded, n = normalize(piece), _tokens(piece, max_tokens)
+        elif (got := folds.get(piece)) is not None:
+            folded, n = got
+        else:  # more words than max_tokens
+            continue
+        if n < min_tokens or (max_tokens and n > max_tokens):
+            continue
+        m = marker(folded)
+        key = _key(head, folded[m.end() :] if m else folded, seed)
+        units.append(((start + a, start + b), key, (start, end)))
     units.sort(key=lambda u: (u[0][0], -u[0][1]))
     return Lines(tuple(u[0] for u in units), tuple(u[1] for u in units), tuple(u[2] for u in units))
 
@@ -182,6 +226,24 @@ def _tokens(line: str, cap: int) -> int:
     if line.isascii() or (cap and pieces > cap):
         return pieces
     return len(tokenize(line))
+
+
+def _normalized(texts: list[str], cap: int) -> dict[str, tuple[str, int]]:
+    """:func:`normalize` and :func:`_tokens` of each distinct one of ``texts`` that is not
+    ASCII, has a word character and at most ``cap`` words (0: any), done for all at once
+    (:func:`sketch.features.normalize_each`, :func:`sketch.features.token_counts`): a text of
+    many short lines paid a fold and a tokenisation per line."""
+    todo = list(
+        dict.fromkeys(
+            t
+            for t in texts
+            if not t.isascii()
+            and (not cap or len(t.split(None, cap)) <= cap)
+            and _WORD_RE.search(t)
+        )
+    )
+    norms = normalize_each(todo)
+    return dict(zip(todo, zip(norms, token_counts(norms), strict=True), strict=True))
 
 
 def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:

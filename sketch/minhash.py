@@ -158,27 +158,37 @@ class MinHasher:
         return self._densify(sig.reshape(n_sets, k))
 
     def _densify(self, sig: U64) -> U64:
-        """Optimal densification of every row of ``sig`` (rows that are all empty stay empty)."""
+        """Optimal densification of every row of ``sig`` (rows that are all empty stay empty).
+
+        Probes go in rounds of doubling width (4, 8, 16, ...): a nearly full row settles in the
+        first round, and a row with one or two filled bins (a text of one word, whose bins
+        sit hundreds of probes apart) in a handful of rounds instead of one step at a time."""
         filled = sig != EMPTY
         rows, pending = np.nonzero(~filled & filled.any(axis=1)[:, None])
         out = sig.copy()
-        probes = self._probes
-        t0 = 0
+        t0, width = 0, 4
         while len(rows):
-            for t in range(probes.shape[1]):
-                src = probes[pending, t]
-                ok = filled[rows, src]
-                out[rows[ok], pending[ok]] = sig[rows[ok], src[ok]]
-                rows, pending = rows[~ok], pending[~ok]
-                if len(rows) == 0:
-                    break
-            t0 += probes.shape[1]
-            probes = self._probe_columns(t0, t0 + 32)  # rare: a nearly empty set
+            t1 = t0 + width
+            if t1 <= self._probes.shape[1]:
+                src = self._probes[pending, t0:t1]
+            else:
+                src = self._probe_steps(pending, t0, t1)
+            hit = filled[rows[:, None], src]
+            found = hit.any(axis=1)
+            step = hit.argmax(axis=1)[found]
+            r, p = rows[found], pending[found]
+            out[r, p] = sig[r, src[found, step]]
+            rows, pending = rows[~found], pending[~found]
+            t0, width = t1, width * 2
         return out
 
     def _probe_columns(self, t0: int, t1: int) -> npt.NDArray[np.int64]:
-        """Steps ``t0..t1-1`` of every bin's probe sequence (columns of ``_probes`` for t < 32)."""
-        idx = np.arange(self.num_perm, dtype=np.uint64)
+        """Steps ``t0..t1-1`` of every bin's probe sequence."""
+        return self._probe_steps(np.arange(self.num_perm), t0, t1)
+
+    def _probe_steps(self, bins: npt.NDArray[np.intp], t0: int, t1: int) -> npt.NDArray[np.int64]:
+        """Steps ``t0..t1-1`` of the probe sequences of ``bins`` (one row per bin)."""
+        idx = np.asarray(bins).astype(np.uint64)
         t = np.arange(t0, t1, dtype=np.uint64)
         grid = idx[:, None] * np.uint64(0x100000001B3) + t[None, :] + _seed_word(self.seed, 3)
         cols = ((mix64(grid) >> np.uint64(32)) * np.uint64(self.num_perm)) >> np.uint64(32)

@@ -310,7 +310,13 @@ def openapi() -> dict[str, Any]:
                 # a character neither JSON Schema's \s nor Python's whitespace (\x1c-\x1f, \x85)
                 "pattern": "[^\\s\\x1c-\\x1f\\x85]",
             },  # size: a 413 past the limit
-            "id": {"type": ["string", "integer"], "pattern": _ID_SCHEMA["pattern"]},
+            "id": {
+                "type": ["string", "integer"],
+                "pattern": _ID_SCHEMA["pattern"],
+                # a JSON integer past 64 bits is parsed as a float, which is not an id
+                "minimum": -(2**63),
+                "maximum": 2**64 - 1,
+            },
             "namespace": {"type": ["string", "null"], "pattern": NAMESPACE_RE.pattern},
             "register": {"type": "boolean"},
             "format": {"enum": ["html", "page", "text", None]},

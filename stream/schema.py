@@ -79,6 +79,8 @@ def article_from_obj(
         if abs(doc_id).bit_length() > 4 * keys.ID_MAX_BYTES:
             raise InvalidMessage("invalid_id", f"id must be at most {keys.ID_MAX_BYTES} bytes")
         doc_id = str(doc_id)
+    elif isinstance(doc_id, float):  # an integer past 64 bits arrives as a float: not exact
+        raise InvalidMessage("invalid_id", f"field {id_field!r} must be a string or an integer")
     doc_id = check_id(doc_id, id_field)
     text = obj.get(text_field)
     if not isinstance(text, str):

@@ -131,6 +131,24 @@ def test_fold_is_idempotent(text: str) -> None:
     assert fold(once) == once
 
 
+# pieces that fold with context or change lengths: letters read as I or l by their neighbours,
+# Han phrases, references (one decodes to a newline), markup, marks, invisibles, look-alikes
+_TRICKY = st.sampled_from(
+    [
+        "\u0399", "\u0406", "\u04c0", "t", "A", " ", "\t", "\n", ".", "想像", "軟體", "软件",
+        "&#10;", "&amp;", "&eacute;", "</p>", "<br>", "<b>", "\u0301", "\u200b", "\u0435",
+        "\uff21", "\u00df", "\u2028", "&#x0a;", "\u0130",
+    ]
+)  # fmt: skip
+_pieced = st.lists(st.one_of(_TRICKY, _any_text), max_size=8).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_pieced, max_size=12))
+def test_folding_texts_at_once_is_folding_each(texts: list[str]) -> None:
+    assert canonical.fold_each(texts) == [fold(t) for t in texts]
+
+
 def test_fold_is_idempotent_on_every_code_point() -> None:
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and chr(c) not in "<&"]
     once = [fold(c) for c in chars]
@@ -407,3 +425,11 @@ def test_fold_equals_the_form_step_by_step_on_real_texts() -> None:
     texts = [r["text"] for r in data.reuters()[:300]] + [r["text"] for r in data.zh_reviews()[:300]]
     for t in texts:
         assert fold(t) == _reference_fold(t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_pieced, max_size=10))
+def test_tokens_counted_at_once_are_each_texts_tokens(texts: list[str]) -> None:
+    norms = [features.normalize(t) for t in texts]
+    want = [len(features.tokenize(n, normalized=True)) for n in norms]
+    assert features.token_counts(norms) == want

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch.evidence import Span, _pairs, _sets, passages, shared_spans
+from sketch.evidence import PASSAGES_READ, Span, _pairs, _sets, passages, shared_spans
 from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
 from stream.engine import Engine
 from stream.errors import NeardupError
@@ -290,8 +290,11 @@ def test_pairing_work_is_bounded_and_stops_at_its_budget() -> None:
 def test_evidence_of_a_long_repeated_text_is_one_span() -> None:
     """The text that froze a worker for a minute (70 KB of one short passage, checked
     against itself): one run, all of it, every passage paired with the first of the identical
-    earlier ones (the rule gives ties to the first)."""
-    text = "a b c.\n" * 10_000
+    earlier ones (the rule gives ties to the first); past PASSAGES_READ passages, no further."""
+    text = "a b c.\n" * 8_000
     (span,) = shared_spans(text, text)
     assert (span.start, span.end, span.share) == (0, len(text.rstrip()), 1.0)
     assert (span.earlier_start, span.earlier_end) == (0, len("a b c."))
+    longer = "a b c.\n" * (PASSAGES_READ + 2_000)
+    (span,) = shared_spans(longer, longer)
+    assert (span.start, span.end) == (0, len("a b c.\n") * PASSAGES_READ - 1)

@@ -347,7 +347,9 @@ def test_reasons_of_known_bad_messages() -> None:
         (b'{"text": "b"}', "missing_id"),
         (b'{"id": "", "text": "b"}', "missing_id"),
         (b'{"id": true, "text": "b"}', "missing_id"),
-        (b'{"id": 1.5, "text": "b"}', "missing_id"),
+        (b'{"id": 1.5, "text": "b"}', "invalid_id"),
+        # past 64 bits the JSON parser yields a float; the id is refused, not rounded
+        (b'{"id": 27010134430496382976, "text": "b"}', "invalid_id"),
         (b'{"id": "a\\n", "text": "b"}', "invalid_id"),
         (b'{"id": "a\\u0000", "text": "b"}', "invalid_id"),
         (b'{"id": "\\u202eexe", "text": "b"}', "invalid_id"),

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 
 import mmh3
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sketch import lines as lines_module
 from sketch.features import DEFAULT_SEED, normalize, tokenize
 from sketch.lines import (
     Lines,
@@ -73,12 +75,18 @@ def test_tokens_of_lines_in_any_script() -> None:
     assert [text[a:b] for a, b in lines.spans] == [cjk_short, "Caf\u00e9 menu today"]
 
 
-def _reference(text: str, source: str, min_tokens: int, max_tokens: int) -> tuple[list, list]:
+def _reference(
+    text: str, source: str, min_tokens: int, max_tokens: int, read: int = 10**9
+) -> tuple[list, list]:
     """The rule of :func:`lines_of` written plainly: every line with a word character and
-    ``min_tokens`` to ``max_tokens`` tokens, normalised, list numbering dropped, hashed."""
+    ``min_tokens`` to ``max_tokens`` tokens, normalised, list numbering dropped, hashed; of
+    more than ``2 * read`` lines, the first and last ``read``."""
     spans, keys, pos = [], [], 0
-    for line in text.split("\n"):
+    all_lines = text.split("\n")
+    for i, line in enumerate(all_lines):
         start, pos = pos, pos + len(line) + 1
+        if len(all_lines) > 2 * read and read <= i < len(all_lines) - read:
+            continue
         if not re.search(r"\w", line):
             continue
         n = len(line.split())
@@ -113,6 +121,33 @@ def test_lines_follow_the_plain_rule(parts: list[str], bounds: tuple[int, int]) 
     low = text.encode("ascii", "ignore").decode()  # all-ASCII texts take the whole-text path
     got = lines_of(low, "src", min_tokens=lo, max_tokens=hi)
     assert (list(got.spans), list(got.keys)) == _reference(low, "src", lo, hi)
+
+
+@given(
+    st.lists(st.lists(_PIECES, max_size=6).map(" ".join), max_size=14),
+    st.integers(1, 4),
+)
+def test_a_long_text_is_read_at_its_head_and_foot(parts: list[str], read: int) -> None:
+    """Past ``2 * LINES_READ`` lines, only the first and last ``LINES_READ`` are lines, each
+    where it stands in the text (here with a small ``LINES_READ``)."""
+    text = "\n".join(parts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lines_module, "LINES_READ", read)
+        got = lines_of(text, "src", min_tokens=2, max_tokens=40)
+    assert (list(got.spans), list(got.keys)) == _reference(text, "src", 2, 40, read)
+
+
+def test_a_hundred_thousand_lines_are_read_as_a_page_is() -> None:
+    lines = [f"\u5b57{i} w{i}" for i in range(100_000)]
+    got = lines_of("\n".join(lines), "src", min_tokens=2, max_tokens=40)
+    assert len(got) == 2 * lines_module.LINES_READ
+    text = "\n".join(lines)
+    assert text[slice(*got.spans[-1])] == lines[-1]
+    assert text[slice(*got.spans[lines_module.LINES_READ])] == lines[-lines_module.LINES_READ]
+    one_line = " ".join(f"Item {i} is here." for i in range(10_000))
+    got = passages_of(one_line, "src", min_tokens=2, max_tokens=40)
+    assert len(got) == 2 * lines_module.PIECES_READ
+    assert one_line[slice(*got.spans[-1])] == "Item 9999 is here."
 
 
 def test_a_paragraph_and_a_box_line_break_into_passages() -> None:
