@@ -41,6 +41,10 @@ import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from html.parser import HTMLParser
+from itertools import chain
+
+import numpy as np
+import numpy.typing as npt
 
 from sketch import canonical_data
 
@@ -230,6 +234,87 @@ def _read_i_or_l(match: re.Match[str]) -> str:
     return "l" if after in _VOWELS else "i"
 
 
+def _class_of(c: str) -> str:
+    """A character's class for the I-or-l rule: ``v`` a small ASCII vowel, ``a`` another
+    small letter, ``n`` small but no letter (``\u2170``), ``A`` another letter, ``X`` a
+    letter that looks like I or l, ``S`` what ends a sentence, a space for a space or tab,
+    ``.`` anything else."""
+    if c in canonical_data.I_OR_L:
+        return "X"
+    if c in _VOWELS:
+        return "v"
+    if c.islower():
+        return "a" if c.isalpha() else "n"
+    if c.isalpha():
+        return "A"
+    if c in _SENTENCE_END:
+        return "S"
+    return " " if c in " \t" else "."
+
+
+@cache
+def _bmp_classes() -> npt.NDArray[np.uint8]:
+    """:func:`_class_of` of every BMP code point, indexed by it."""
+    table = "".join(map(_class_of, map(chr, range(0x10000))))
+    return np.frombuffer(table.encode("ascii"), dtype=np.uint8)
+
+
+def _classes_of(text: str) -> str:
+    """The text's class letters (:func:`_class_of`), one per character: from a table in the
+    BMP, each distinct character past it looked at once."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = _bmp_classes()[np.minimum(codes, 0xFFFF)]
+    astral = np.flatnonzero(codes > 0xFFFF)
+    if len(astral):
+        distinct, where = np.unique(codes[astral], return_inverse=True)
+        seen = "".join(_class_of(chr(c)) for c in distinct.tolist()).encode("ascii")
+        out[astral] = np.frombuffer(seen, dtype=np.uint8)[where]
+    return out.tobytes().decode("ascii")
+
+
+def _read_all_i_or_l(text: str) -> str:
+    """``_i_or_l().sub(_read_i_or_l, text)``, read for every letter at once in numpy from the
+    text's class letters (:func:`_classes_of`): a call per letter cost a text of them several
+    times its other work. Each run's readings are put back between the text's pieces."""
+    cls = np.frombuffer(_classes_of(text).encode("ascii"), dtype=np.uint8)
+    xs = np.flatnonzero(cls == ord("X"))
+    if not len(xs):
+        return text
+    first = np.ones(len(xs), dtype=bool)
+    first[1:] = xs[1:] != xs[:-1] + 1
+    run = np.cumsum(first) - 1
+    starts = xs[first]
+    ends = xs[np.append(first[1:], True)] + 1  # one past each run's last letter
+    size = ends - starts
+    n = len(cls)
+    none = ord("?")  # no character there (the text's start or end)
+    before = np.where(starts > 0, cls[np.maximum(starts - 1, 0)], none)
+    after = np.where(ends < n, cls[np.minimum(ends, n - 1)], none)
+    # the last character before each run but spaces and tabs, and whether it ends a sentence
+    seen = np.where(cls != ord(" "), np.arange(n), -1)
+    np.maximum.accumulate(seen, out=seen)
+    back = np.where(starts > 0, seen[np.maximum(starts - 1, 0)], -1)
+    sentence = (back < 0) | (cls[np.maximum(back, 0)] == ord("S"))
+    small = np.isin(before, (ord("v"), ord("a")))
+    letter = small | (before == ord("A"))
+    lower_after = np.isin(after, (ord("v"), ord("a"), ord("n")))
+    i, l_ = ord("i"), ord("l")
+    whole = np.where(small, l_, i)  # the run's reading when one letter stands for it all
+    lone = np.where(after == ord("v"), l_, i)  # inside a sentence, before a small letter
+    mixed = ~letter & lower_after & ((size > 1) | sentence)  # "i" then "l": Illinois, It
+    inside = ~letter & lower_after & ~mixed
+    reading = np.where(inside[run], lone[run], whole[run])
+    reading = np.where(mixed[run], np.where(first, i, l_), reading)
+    pieces = _i_or_l_one().split(text)
+    read = reading.astype(np.uint8).tobytes().decode("ascii")
+    return "".join(chain.from_iterable(zip(pieces, read, strict=False))) + pieces[-1]
+
+
+@cache
+def _i_or_l_one() -> re.Pattern[str]:
+    return re.compile(f"[{canonical_data.I_OR_L}]")
+
+
 @cache
 def _phrases() -> tuple[re.Pattern[str], dict[str, tuple[int, ...]], dict[str, str]]:
     """The phrase table: where a phrase may start (its first characters), the lengths of the
@@ -309,7 +394,7 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = [decode(t) if "&" in t or "<" in t else t for t in texts]
+    decoded = _decode_each(texts)
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
@@ -320,6 +405,28 @@ def fold_each(texts: Sequence[str]) -> list[str]:
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
         at += n
+    return out
+
+
+def _decode_each(texts: Sequence[str]) -> list[str]:
+    """``[decode(t) for t in texts]``: markup read per text; the references of all the others
+    decoded by one ``html.unescape`` over them joined by NUL, which no reference decodes to
+    (``&#0;`` reads U+FFFD) and none spans."""
+    out = list(texts)
+    plain = []
+    for i, t in enumerate(texts):
+        if "<" in t and looks_like_html(t):
+            out[i] = html_text(t)
+        elif "&" in t:
+            plain.append(i)
+    if len(plain) < 2 or any("\0" in texts[i] for i in plain):
+        for i in plain:
+            out[i] = decode(texts[i], is_html=False)
+        return out
+    for i, d in zip(
+        plain, html.unescape("\0".join(texts[i] for i in plain)).split("\0"), strict=True
+    ):
+        out[i] = d
     return out
 
 
@@ -342,7 +449,7 @@ def _fold_decoded(text: str) -> str:
     if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: only ASCII letters change
         return t.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
     if any(c in rest for c in canonical_data.I_OR_L):
-        t = _i_or_l().sub(_read_i_or_l, t)
+        t = _read_all_i_or_l(t)
     t = unicodedata.normalize("NFC", t.casefold())
     if max(rest) < _FIRST_HAN:  # no Han character: no phrase to fold
         return t

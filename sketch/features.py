@@ -277,11 +277,11 @@ _DIGIT_RUN_RE = re.compile(r"[0-9](?:[.,]?[0-9])*")  # TextBatch.digit_runs' run
 _LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # Past this length one text's numerals and dates are read by the batch form. A text this
 # short holds at most DAY_CANDIDATES runs, so the two forms agree on every text.
-_ONE_SCAN_CHARS = 2048
+_ONE_SCAN_CHARS = 512
 # The days a text's dates are looked for at: the first this many runs of one or two digits
 # (1-31) beside a month's name. A text that names more before its dates fill up is built to
 # cost: its later days are not read (what a date is for, a wire's next release, is early).
-DAY_CANDIDATES = 1024
+DAY_CANDIDATES = 256
 
 
 # a time of day, in normalised text: 11:00, 9:30:15 (never a ratio's 3:1 or a score's 10:7),
@@ -617,10 +617,17 @@ class TextBatch:
             win, win_doc = np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.intp)
         short = np.flatnonzero((per_doc > 0) & (per_doc < w))
         if len(short):  # fewer tokens than w: one window over all of them, as in combine_windows
+            # texts of one length at once (a call per text was most of the time of many
+            # short passages): combine_rows is combine_windows of a row shorter than w
             tok_off = np.concatenate([[0], np.cumsum(per_doc)])
-            extra = [combine_windows(toks[tok_off[d] : tok_off[d + 1]], w) for d in short]
+            extra, extra_doc = [], []
+            for k in np.unique(per_doc[short]).tolist():
+                docs_k = short[per_doc[short] == k]
+                rows = toks[tok_off[docs_k][:, None] + np.arange(k)[None, :]]
+                extra.append(combine_rows(rows))
+                extra_doc.append(docs_k)
             win = np.concatenate([win, *extra])
-            win_doc = np.concatenate([win_doc, short])
+            win_doc = np.concatenate([win_doc, *extra_doc])
             order = np.argsort(win_doc, kind="stable")
             win, win_doc = win[order], win_doc[order]
         offsets = np.zeros(n_docs + 1, dtype=np.intp)

@@ -47,16 +47,34 @@ def _known(ns: str) -> bool:
     return bool(loop.run_until_complete(engine.namespace_known(ns)))
 
 
+# Checks admitted at once (one running, the rest waiting their turn, each holding a body of up
+# to the size limit): past it a request is answered 429 at once, so memory held by waiting
+# checks is bounded whatever clients open.
+CHECKS_ADMITTED = 8
+
+
 class CheckProcess:
     """``await checks.check(article, register)``: the engine's verdict, from the child."""
 
     def __init__(self, settings: Settings) -> None:
+        self.admitted = 0  # requests between admit() and leave()
         self._pool = ProcessPoolExecutor(
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
             initargs=(settings,),
         )
+
+    def admit(self) -> bool:
+        """Whether one more request may wait for a check (see :data:`CHECKS_ADMITTED`); each
+        one admitted must :meth:`leave`."""
+        if self.admitted >= CHECKS_ADMITTED:
+            return False
+        self.admitted += 1
+        return True
+
+    def leave(self) -> None:
+        self.admitted -= 1
 
     async def check(self, article: Article, register: bool) -> Verdict | NeardupError:
         """A check never teaches boilerplate, registered or not (a request names any source)."""
@@ -68,4 +86,4 @@ class CheckProcess:
         return await loop.run_in_executor(self._pool, _known, ns)
 
 
-__all__ = ["CheckProcess"]
+__all__ = ["CHECKS_ADMITTED", "CheckProcess"]

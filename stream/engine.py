@@ -64,7 +64,8 @@ T = TypeVar("T")
 def _remember(kept: dict[str, T], ns: str, value: T) -> None:
     """``kept[ns] = value``, dropping the oldest entry past :data:`_TARGETS_KEPT`: any caller
     may name a namespace (a check), so what is kept per namespace is bounded."""
-    if len(kept) >= _TARGETS_KEPT and ns not in kept:
+    kept.pop(ns, None)  # to the end: the order is of when each was last written
+    if len(kept) >= _TARGETS_KEPT:
         kept.pop(next(iter(kept)))
     kept[ns] = value
 
@@ -581,7 +582,9 @@ class Engine:
                 policy = kept
         await self.index.ensure_scheme(ns, policy.scheme_bytes())
         await self._record_decisions(ns, policy)
-        self._checked[ns] = policy
+        # bounded: a producer may name any namespace; one forgotten is checked again (the
+        # index keeps more of its own checks, SCHEMES_KEPT, so what is here is there too)
+        _remember(self._checked, ns, policy)
         return policy
 
     async def _ensure_read(self, ns: str, policy: Policy) -> Policy:

@@ -217,7 +217,8 @@ _ANY = {_JSON: {"schema": {"type": "object"}}}
 
 def _responses(ok: dict[str, Any], *codes: int) -> dict[str, Any]:
     names = {400: "bad request", 401: "no valid token", 404: "not found", 409: "refused",
-             413: "body too large", 503: "index unavailable"}  # fmt: skip
+             413: "body too large", 415: "not JSON", 429: "too many checks waiting",
+             503: "index unavailable"}  # fmt: skip
     out: dict[str, Any] = {"200": {"description": "ok", "content": {_JSON: {"schema": ok}}}}
     for c in codes:
         out[str(c)] = {"description": names[c], "content": {_JSON: {"schema": _ERROR}}}
@@ -336,7 +337,7 @@ def openapi() -> dict[str, Any]:
                 "post": {
                     "summary": "originality check of one text (register: false by default)",
                     "requestBody": {"required": True, "content": {_JSON: {"schema": check_body}}},
-                    "responses": _responses({"type": "object"}, 400, 401, 409, 413, 503),
+                    "responses": _responses({"type": "object"}, 400, 401, 409, 413, 415, 429, 503),
                 }
             },
             "/articles/{doc_id}": {

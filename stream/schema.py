@@ -79,8 +79,12 @@ def article_from_obj(
         if abs(doc_id).bit_length() > 4 * keys.ID_MAX_BYTES:
             raise InvalidMessage("invalid_id", f"id must be at most {keys.ID_MAX_BYTES} bytes")
         doc_id = str(doc_id)
-    elif isinstance(doc_id, float):  # an integer past 64 bits arrives as a float: not exact
-        raise InvalidMessage("invalid_id", f"field {id_field!r} must be a string or an integer")
+    elif isinstance(doc_id, float):
+        # JSON has one number type: 7.0 is the integer 7 (as JSON Schema reads it). A number
+        # with a fraction, or past 64 bits (parsed as a float, so not exact), is no id.
+        if not doc_id.is_integer() or not -(2**63) <= doc_id < 2**64:
+            raise InvalidMessage("invalid_id", f"field {id_field!r} must be a string or an integer")
+        doc_id = str(int(doc_id))
     doc_id = check_id(doc_id, id_field)
     text = obj.get(text_field)
     if not isinstance(text, str):

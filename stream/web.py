@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import uuid
@@ -155,9 +156,28 @@ async def check(
     checks: CheckProcess | None = None,
 ) -> Response:
     """``POST /check``: the verdict of one article, registered or not; in ``checks``' process
-    when given (:mod:`stream.checks`: the stream's loop never waits on a check's CPU)."""
+    when given (:mod:`stream.checks`: the stream's loop never waits on a check's CPU), where
+    at most ``CHECKS_ADMITTED`` requests wait at once (429 past that, with ``Retry-After``)."""
     if not authorized(request, settings):
         return unauthorized(view)
+    if checks is None:
+        return await _check(view, request, settings, engine, None)
+    if not checks.admit():
+        busy = {"error": "busy", "detail": "too many checks waiting: try again shortly"}
+        return view.json(busy, status=429, headers={"Retry-After": "1"})
+    try:
+        return await _check(view, request, settings, engine, checks)
+    finally:
+        checks.leave()
+
+
+async def _check(
+    view: View,
+    request: Request,
+    settings: Settings,
+    engine: Engine,
+    checks: CheckProcess | None,
+) -> Response:
     if not json_body(request):
         return view.json(
             {
@@ -174,11 +194,14 @@ async def check(
     # StreamReader.read(n) returns what has arrived so far, not n bytes: read to the end of
     # the body (chunked bodies have no Content-Length), never more than limit + 1 bytes.
     body = bytearray()
-    while len(body) <= limit:
-        chunk = await raw.content.read(limit + 1 - len(body))
-        if not chunk:
-            break
-        body += chunk
+    try:
+        while len(body) <= limit:
+            chunk = await raw.content.read(limit + 1 - len(body))
+            if not chunk:
+                break
+            body += chunk
+    except (ConnectionError, asyncio.IncompleteReadError):  # the client left mid-body
+        return view.json({"error": "incomplete_body", "detail": "connection lost"}, status=400)
     if len(body) > limit:
         return view.json({"error": "oversize", "limit_bytes": limit}, status=413)
     try:

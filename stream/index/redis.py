@@ -99,6 +99,9 @@ from stream.index.base import (
 )
 from stream.records import Record
 
+# namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
+# the engine keeps (stream.engine._TARGETS_KEPT), so a namespace the engine knows is known here
+SCHEMES_KEPT = 4096
 MAX_CHUNK = 1024  # articles per call: Lua's unpack() of a chunk's writes stays far below its limit
 _LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
 
@@ -316,6 +319,9 @@ class RedisIndex:
         stored = await self._call(self._fcall(ns, "FCALL", "neardup_scheme", [keys.meta(ns)], mine))
         if stored != mine:
             raise scheme_mismatch(ns, stored, mine)
+        self._schemes.pop(ns, None)  # kept in the order last ensured, SCHEMES_KEPT at most
+        if len(self._schemes) >= SCHEMES_KEPT:
+            self._schemes.pop(next(iter(self._schemes)))
         self._schemes[ns] = mine
         await self._call(self._r.sadd(keys.REGISTRY, ns))  # GET /namespaces lists it
 

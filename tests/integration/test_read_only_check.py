@@ -66,3 +66,27 @@ async def test_any_read_only_check_leaves_every_key_byte_identical(
         got = await engine.process([Article(f"c-{i}", f"{t} checked", ns)], register=False)
         assert all(isinstance(v, Verdict) for v in got)
     assert await _snapshot(redis_client) == before
+
+
+async def test_what_a_worker_keeps_per_namespace_is_bounded(redis_client: Redis) -> None:
+    """A producer may name any namespace: the schemes a worker remembers having checked (the
+    engine's and the Redis client's) stay within their bounds, and a namespace forgotten is
+    checked again and still refused under another scheme."""
+    from stream import engine as engine_module
+    from stream.errors import SchemeMismatchError
+    from stream.index import redis as redis_module
+    from stream.policy import Policy
+
+    index = RedisIndex(redis_client)
+    engine = Engine(index)
+    for i in range(engine_module._TARGETS_KEPT + 40):
+        (v,) = await engine.process([Article(f"a{i}", "one two three four five", f"ns-{i}")])
+        assert isinstance(v, Verdict)
+    assert len(engine._checked) == engine_module._TARGETS_KEPT
+    assert len(index._schemes) <= redis_module.SCHEMES_KEPT
+    assert "ns-0" not in engine._checked  # the first, forgotten: its scheme is read again
+    other = Engine(RedisIndex(redis_client), Policy(threshold=0.5, shingle_size=4))
+    (refused,) = await other.process([Article("b", "one two three four five", "ns-0")])
+    assert isinstance(refused, SchemeMismatchError)
+    (again,) = await engine.process([Article("a0-copy", "one two three four five", "ns-0")])
+    assert isinstance(again, Verdict) and (again.verdict, again.duplicate_of) == ("duplicate", "a0")

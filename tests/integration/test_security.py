@@ -44,7 +44,7 @@ ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
 TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
-CHECK_STATUSES = {200, 400, 401, 409, 413, 415}
+CHECK_STATUSES = {200, 400, 401, 409, 413, 415, 429}
 LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
 
 
@@ -310,6 +310,46 @@ def test_check_body_limit_is_exact(worker: Worker) -> None:
     at_limit += b" " * (BODY_LIMIT - len(at_limit))
     assert worker.check(at_limit)[0] == 200
     assert worker.check(at_limit + b" ") == (413, {"error": "oversize", "limit_bytes": BODY_LIMIT})
+    worker.assert_healthy(mark)
+
+
+def test_checks_waiting_at_once_are_bounded(worker: Worker) -> None:
+    """Clients that open checks and send their bodies slowly hold at most CHECKS_ADMITTED of
+    them (each a body of up to the limit in memory); the next is answered 429 at once, with
+    Retry-After, and checks are served again as soon as those end."""
+    from stream.checks import CHECKS_ADMITTED
+
+    mark = worker.log_size()
+    head = (
+        b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{" % TOKEN.encode()
+    )
+    held = []
+    try:
+        for _ in range(CHECKS_ADMITTED):
+            s = socket.create_connection(("127.0.0.1", worker.port), timeout=10)
+            s.sendall(head)
+            held.append(s)
+        deadline = time.monotonic() + 10
+        while True:  # the held requests reach the view in their own time
+            status, raw, got = worker.exchange(
+                "POST",
+                "/check",
+                _article(LONG_TEXT),
+                {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+            )
+            if status == 429 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert status == 429, raw
+        assert json.loads(raw)["error"] == "busy" and got.get("Retry-After") == "1"
+    finally:
+        for s in held:
+            s.close()
+    deadline = time.monotonic() + 10
+    while worker.check(_article(LONG_TEXT))[0] == 429 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert worker.check(_article(LONG_TEXT))[0] == 200
     worker.assert_healthy(mark)
 
 

@@ -137,13 +137,14 @@ _TRICKY = st.sampled_from(
     [
         "\u0399", "\u0406", "\u04c0", "t", "A", " ", "\t", "\n", ".", "想像", "軟體", "软件",
         "&#10;", "&amp;", "&eacute;", "</p>", "<br>", "<b>", "\u0301", "\u200b", "\u0435",
-        "\uff21", "\u00df", "\u2028", "&#x0a;", "\u0130",
+        "\uff21", "\u00df", "\u2028", "&#x0a;", "\u0130", "&lt", "&ampx", "&#", "&#x", "&a",
+        "&AElig", "&#0;", "\x00", "&", "&#1", "2;", "<", "p>", "</", "&not", "&notin;",
     ]
 )  # fmt: skip
 _pieced = st.lists(st.one_of(_TRICKY, _any_text), max_size=8).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.lists(_pieced, max_size=12))
 def test_folding_texts_at_once_is_folding_each(texts: list[str]) -> None:
     assert canonical.fold_each(texts) == [fold(t) for t in texts]
@@ -433,3 +434,20 @@ def test_tokens_counted_at_once_are_each_texts_tokens(texts: list[str]) -> None:
     norms = [features.normalize(t) for t in texts]
     want = [len(features.tokenize(n, normalized=True)) for n in norms]
     assert features.token_counts(norms) == want
+
+
+_AROUND_I_OR_L = st.lists(
+    st.sampled_from(
+        [*canonical_data.I_OR_L, "a", "e", "x", "T", "Q", " ", "\t", ".", ",", "(", "\n", "?",
+         ":", "\u201c", "\u00e9", "\u00c9", "\u0430", "1", "_", "\u00ab", "\u00df", "\u0130",
+         "\u5b57", "\u0436", "\u0416", "\u2170", "\U00010428", "\U00010400", "\U0001f600",
+         "\u00aa", "\r", "'", "\u2018", "\u00a0", ";", "y", "o"]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_AROUND_I_OR_L)
+def test_look_alike_i_or_l_read_at_once_as_one_by_one(text: str) -> None:
+    assert canonical._read_all_i_or_l(text) == canonical._i_or_l().sub(canonical._read_i_or_l, text)
