@@ -65,6 +65,12 @@ def _vocab(size: int) -> str:
     return _fill(lambda i: " ".join(rng.choice(words) for _ in range(4)) + ".\n", size)
 
 
+def _news_page(size: int) -> str:
+    texts = [d["text"] for d in data.reuters()[:4000]]
+    pages = ["<p>" + t.replace("\n", "</p>\n<p>") + "</p>\n" for t in texts]
+    return _fill(lambda i: pages[i % len(pages)], size)
+
+
 CJK = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生"
 
 RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
@@ -109,7 +115,12 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
         lambda n: _fill(lambda i: " \u0399\u0399x \u0436\u0399\u0436", n),
     ),
     "entities": ('"&#10;a{i}&amp;" a line', lambda n: _fill(lambda i: f"&#10;a{i}&amp;\n", n)),
+    "news_page": ("Reuters-21578 stories as HTML, a <p> a paragraph", _news_page),
     "markup": ('"<p>w{i}</p>" repeated', lambda n: _fill(lambda i: f"<p>w{i}</p>", n)),
+    "markup_after_a_stray_lt": (
+        '"a < b " then "<p>w{i}</p>" repeated: the parser reads it all',
+        lambda n: "a < b " + _fill(lambda i: f"<p>w{i}</p>", n - 6),
+    ),
     "open_comment": ('"<!--" then "a-" repeated', lambda n: "<!--" + _fill(lambda i: "a-", n - 4)),
 }
 

@@ -114,12 +114,62 @@ class _Text(HTMLParser):
 
 
 def html_text(text: str) -> str:
-    """The visible text of HTML: markup removed, references decoded, a line per block."""
-    parser = _Text()
-    parser.feed(text)
-    parser.close()
-    lines = "".join(parser.parts).split("\n")
+    """The visible text of HTML: markup removed, references decoded, a line per block. The
+    document up to its first tag that is not plain (:func:`_plain_markup_text`) is read by
+    one split; the parser reads the rest, starting where it would stand there anyway (between
+    tags, nothing open that hides or holds text)."""
+    m = _NOT_PLAIN_AT.search(text)
+    cut = m.start() if m else len(text)
+    shown = _plain_markup_text(text[:cut])
+    if shown is None:  # not plain after all: the parser reads it all
+        shown, cut = "", 0
+    if cut < len(text):
+        parser = _Text()
+        parser.feed(text[cut:])
+        parser.close()
+        shown += "".join(parser.parts)
+    lines = shown.split("\n")
     return "\n".join(s for line in lines if (s := " ".join(line.split())))
+
+
+# a tag whose name is letters and digits, with attributes plainly written (a quoted value holds
+# no < or >): what the parser reads the same way whatever surrounds it
+_PLAIN_TAG_RE = re.compile(
+    r"</?([A-Za-z][A-Za-z0-9]*)"
+    r"(?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'=<>`]+))?)*"
+    r"\s*/?>"
+)
+# elements the parser reads differently (raw text, hidden content) or whose handling has
+# changed between Python versions: a document with one takes the parser
+_NOT_PLAIN = _HIDDEN | {"title", "textarea", "xmp", "plaintext", "noembed", "noframes"}
+# the first < that opens no plain tag, or a tag of _NOT_PLAIN (or a NUL, which the split uses)
+_NOT_PLAIN_AT = re.compile(
+    "\0|<(?!"
+    + _PLAIN_TAG_RE.pattern[1:]
+    + ")|</?(?:"
+    + "|".join(sorted(_NOT_PLAIN))
+    + ")(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+
+
+def _plain_markup_text(text: str) -> str | None:
+    """What :class:`_Text` collects of a document whose every ``<`` opens a plain tag
+    (:data:`_PLAIN_TAG_RE`) of no element in :data:`_NOT_PLAIN`, or None for any other: the
+    data between tags with its references decoded, a newline for each block tag, found by one
+    split (the parser's Python work per tag cost a page of short elements several times the
+    rest of reading it)."""
+    if not text:
+        return ""
+    parts = _PLAIN_TAG_RE.split(text)
+    names = [n.lower() for n in parts[1::2]]
+    if text.count("<") != len(names) or "\0" in text or not _NOT_PLAIN.isdisjoint(names):
+        return None
+    data = parts[0::2]
+    if any("&" in d for d in data):  # one unescape: no reference decodes to NUL or spans it
+        data = html.unescape("\0".join(data)).split("\0")
+    breaks = ["\n" if n in _BLOCKS else "" for n in names]
+    return "".join(chain.from_iterable(zip(data, breaks, strict=False))) + data[-1]
 
 
 def decode(text: str, *, is_html: bool | None = None) -> str:

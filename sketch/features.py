@@ -97,7 +97,12 @@ def token_counts(norms: Sequence[str]) -> list[int]:
     CJK character or where a run of word characters begins."""
     if not norms:
         return []
-    codes, cls = _codes_and_classes("\n".join(norms))
+    joined = "\n".join(norms)
+    if joined.isascii():
+        codes, cls = _codes_and_classes(joined)
+    else:  # a lone surrogate (no word character) is kept, not refused
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        cls = _classify(codes)
     word = cls == 1
     first = np.flatnonzero((cls == 2) | (word & ~np.concatenate(([False], word[:-1]))))
     breaks = np.flatnonzero(codes == 10)

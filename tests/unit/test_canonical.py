@@ -451,3 +451,48 @@ _AROUND_I_OR_L = st.lists(
 @given(_AROUND_I_OR_L)
 def test_look_alike_i_or_l_read_at_once_as_one_by_one(text: str) -> None:
     assert canonical._read_all_i_or_l(text) == canonical._i_or_l().sub(canonical._read_i_or_l, text)
+
+
+_MARKUP = st.sampled_from(
+    ["<p>", "</p>", "<P>", "<br>", "<br/>", "<br />", "<b>", "</b>", "<div class=x>",
+     "<div class='a b'>", '<a href="u">', "</a>", "<span id=1 hidden>", "<li>", "</li >", "<h1>",
+     "</H1>", "<td>", "<table>", "<script>", "</script>", "<style>", "<title>", "<!-- c -->",
+     "<!doctype html>", "< b", "a < b", "<3", "<a title='x>y'>", "&amp;", "&lt;p&gt;", "&#10;",
+     "&am", "p;", "&eacute", "&notit;", " ", "\n", "\t", "text", "word", "\u00e9", "\x00", "<",
+     ">", "&", "<custom-tag>", "<x:y>", "<p/>", "<img src=x>", "<head>", "</head>",
+     "<font size=2>", "<p\nclass=x>", "</p\n>", "<a b>", "<a =b>", "<a b=>", "<1>", "</>",
+     "<a\tb='c'>", "<textarea>", "<svg>"]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_MARKUP, max_size=20).map("".join))
+def test_plain_markup_is_read_as_the_parser_reads_it(doc: str) -> None:
+    """The split that reads a document of plain tags gives what the HTML parser collects."""
+    fast = canonical._plain_markup_text(doc)
+    if fast is not None:
+        parser = canonical._Text()
+        parser.feed(doc)
+        parser.close()
+        assert fast == "".join(parser.parts)
+
+
+def test_plain_markup_takes_the_fast_reading() -> None:
+    doc = "<div class=a><p>One &amp; two</p><br/><b>three</b></div>"
+    assert canonical._plain_markup_text(doc) == "\n\nOne & two\n\nthree\n"
+    assert canonical._plain_markup_text("<script>x</script>") is None  # the parser's
+    assert canonical._plain_markup_text("a < b <p>") is None
+
+
+def _parsed(doc: str) -> str:
+    parser = canonical._Text()
+    parser.feed(doc)
+    parser.close()
+    lines = "".join(parser.parts).split("\n")
+    return "\n".join(s for line in lines if (s := " ".join(line.split())))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_MARKUP, max_size=24).map("".join))
+def test_markup_read_in_part_by_the_split_is_what_the_parser_reads(doc: str) -> None:
+    assert canonical.html_text(doc) == _parsed(doc)
