@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample.jsonl.gz"
 
@@ -52,17 +53,37 @@ def read_lines(path: Path, limit: int | None) -> Iterator[tuple[str | None, byte
                 return
 
 
-async def verdict_reader(bootstrap: str, topic: str, from_beginning: bool) -> AIOKafkaConsumer:
+async def partitions_of(bootstrap: str, topic: str, wait_s: float) -> list[int]:
+    """The partitions of ``topic``, asked of the broker (waiting up to ``wait_s`` for the
+    workers to create it); empty if it never appears."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            if topic in await admin.list_topics():
+                (found,) = await admin.describe_topics([topic])
+                partitions = [p["partition"] for p in found.get("partitions", ())]
+                if partitions:
+                    return sorted(partitions)
+            if time.monotonic() >= deadline:
+                return []
+            await asyncio.sleep(1.0)
+    finally:
+        await admin.close()
+
+
+async def verdict_reader(
+    bootstrap: str, topic: str, from_beginning: bool, wait_s: float = 30.0
+) -> AIOKafkaConsumer:
     """A consumer assigned to every partition of ``topic``, positioned before anything we send."""
+    partitions = await partitions_of(bootstrap, topic, wait_s)
+    if not partitions:
+        raise SystemExit(f"topic {topic!r} does not exist on {bootstrap} (waited {wait_s:.0f}s)")
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False
     )
     await consumer.start()
-    await consumer.topics()  # fetch metadata so the partitions are known
-    partitions = consumer.partitions_for_topic(topic)
-    if not partitions:
-        await consumer.stop()
-        raise SystemExit(f"topic {topic!r} does not exist on {bootstrap}")
     tps = [TopicPartition(topic, p) for p in sorted(partitions)]
     consumer.assign(tps)
     if from_beginning:

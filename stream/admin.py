@@ -28,7 +28,13 @@ from stream.records import Record
 out = Console()
 err = Console(stderr=True)
 
-Store = Annotated[str, typer.Option(help="the index: a redis:// URL")]
+Store = Annotated[
+    str,
+    typer.Option(
+        envvar="NEARDUP_REDIS_URL",
+        help="the index: a redis:// URL (its password from NEARDUP_REDIS_PASSWORD)",
+    ),
+]
 Cluster = Annotated[bool, typer.Option(help="the --store URL is a node of a Redis Cluster")]
 AsJson = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
@@ -47,9 +53,29 @@ def _fail(command: str, exc: BaseException) -> typer.Exit:
 def register(app: typer.Typer) -> None:
     """Add the admin commands to the ``neardup`` app."""
 
-    @app.command()
-    def namespaces(store: Store, redis_cluster: Cluster = False, as_json: AsJson = False) -> None:
-        """List the namespaces of an index with their documents, clusters, bytes and scheme."""
+    spaces = typer.Typer(
+        help="List the namespaces of an index (and drop one no name reads).",
+        no_args_is_help=False,
+        add_completion=False,
+    )
+    app.add_typer(spaces, name="namespaces")
+
+    @spaces.callback(invoke_without_command=True)
+    def namespaces(
+        ctx: typer.Context,
+        store: Annotated[
+            str | None, typer.Option(envvar="NEARDUP_REDIS_URL", help="the index: a redis:// URL")
+        ] = None,
+        redis_cluster: Cluster = False,
+        as_json: AsJson = False,
+    ) -> None:
+        """List the namespaces of an index: documents, clusters, bytes, and which names each
+        one serves (a rebuilt name is served by the namespace it was rebuilt into)."""
+        if ctx.invoked_subcommand is not None:
+            return
+        if store is None:
+            err.print("neardup namespaces: --store is required", markup=False)
+            raise typer.Exit(2)
 
         async def run() -> dict[str, Any]:
             async with open_index(store, redis_cluster) as index:
@@ -65,11 +91,23 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(got, indent=2) + "\n")
             return
         table = Table(title=f"namespaces of {store}")
-        for col in ("namespace", "documents", "copies", "clusters", "bytes", "hot buckets"):
-            table.add_column(col, justify="left" if col == "namespace" else "right")
+        for col in (
+            "namespace",
+            "serves",
+            "documents",
+            "copies",
+            "clusters",
+            "bytes",
+            "hot buckets",
+        ):
+            table.add_column(col, justify="left" if col in ("namespace", "serves") else "right")
         for row in got["namespaces"]:
+            serves = ", ".join(row["serves"]) or (
+                f"- (rebuilt into {row['rebuilt_into']})" if row["rebuilt_into"] else "- (unused)"
+            )
             table.add_row(
                 row["namespace"],
+                serves,
                 f"{row['documents']:,}",
                 f"{row['copies']:,}",
                 f"{row['clusters']:,}",
@@ -79,6 +117,42 @@ def register(app: typer.Typer) -> None:
         out.print(table)
         if any(r["estimated_from_shards"] for r in got["namespaces"]):
             out.print("~ estimated from a sample of the shard keys", style="dim")
+
+    @spaces.command("drop")
+    def drop(
+        namespace: Annotated[str, typer.Argument(help="the namespace whose keys to remove")],
+        store: Store,
+        redis_cluster: Cluster = False,
+    ) -> None:
+        """Remove a namespace's keys that no name reads any more: what a rebuild left behind
+        (``news`` after ``neardup reindex`` switched it to ``news.r2``), or a rebuild that was
+        replaced or never switched. A namespace that serves a name is refused; a rebuilt
+        name's alias stays (it is how the name finds its articles)."""
+
+        async def run() -> int:
+            async with open_index(store, redis_cluster) as index:
+                names = await index.namespaces()
+                if namespace not in names:
+                    raise LookupError(f"no namespace {namespace!r} in {store}")
+                serves, _ = (await aliases.roles(index, names))[namespace]
+                if serves:
+                    raise PermissionError(
+                        f"namespace {namespace!r} is live: it holds the articles of "
+                        f"{', '.join(serves)}; nothing dropped"
+                    )
+                return await index.drop(namespace)
+
+        _check_namespace("namespaces drop", namespace)
+        try:
+            removed = asyncio.run(run())
+        except (LookupError, PermissionError) as exc:
+            err.print(f"neardup namespaces drop: {exc}", markup=False)
+            raise typer.Exit(2) from None
+        except typer.BadParameter:
+            raise
+        except Exception as exc:
+            raise _fail("namespaces drop", exc) from None
+        err.print(f"dropped {namespace}: {removed:,} keys removed", markup=False)
 
     @app.command()
     def inspect(
@@ -142,27 +216,34 @@ def register(app: typer.Typer) -> None:
         the order they were indexed: the input of ``neardup reindex``."""
         from stream.reindex import export as run_export
 
-        async def run(sink: IO[bytes]) -> tuple[int, int]:
+        async def run() -> tuple[int, int]:
             async with open_index(store, redis_cluster) as index:
-                with _progress("export") as bar:
-                    task = bar.add_task("export", total=None)
-                    return await run_export(
-                        index,
-                        namespace,
-                        sink,
-                        lambda done, total: bar.update(task, completed=done, total=total),
-                    )
+                where = await aliases.resolve(index, namespace)
+                if await index.stored_scheme(where) is None:  # before any file is written
+                    raise LookupError(f"no namespace {namespace!r} in {store}")
+                sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
+                try:
+                    with _progress("export") as bar:
+                        task = bar.add_task("export", total=None)
+                        return await run_export(
+                            index,
+                            namespace,
+                            sink,
+                            lambda done, total: bar.update(task, completed=done, total=total),
+                        )
+                finally:
+                    sink.close() if output else sink.flush()
 
         _check_namespace("export", namespace)
-        sink: IO[bytes] = output.open("wb") if output else sys.stdout.buffer
         try:
-            written, textless = asyncio.run(run(sink))
+            written, textless = asyncio.run(run())
         except typer.BadParameter:
             raise
+        except LookupError as exc:  # an unknown namespace: a wrong argument, nothing written
+            err.print(f"neardup export: {exc}", markup=False)
+            raise typer.Exit(2) from None
         except Exception as exc:
             raise _fail("export", exc) from None
-        finally:
-            sink.close() if output else sink.flush()
         err.print(f"exported {written:,} articles of {namespace}", markup=False)
         if textless:
             err.print(

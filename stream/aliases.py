@@ -25,7 +25,7 @@ from stream.index.base import Index
 from stream.namespaces import SETTABLE
 from stream.policy import Policy
 
-__all__ = ["next_target", "policy_fields", "read", "resolve", "value"]
+__all__ = ["next_target", "policy_fields", "read", "resolve", "roles", "value"]
 
 _REBUILT_RE = re.compile(r"^(?P<base>.+)\.r(?P<gen>[0-9]+)$")
 
@@ -83,3 +83,24 @@ def next_target(ns: str, current: str) -> str:
             f"{keys.NAMESPACE_RE.pattern}"
         )
     return target
+
+
+async def roles(index: Index, names: list[str]) -> dict[str, tuple[list[str], str | None]]:
+    """For each namespace of ``names``: the names whose articles its keys hold now (itself,
+    and every name rebuilt into it), and what it was rebuilt into (None: not rebuilt). A
+    namespace that serves no name is not read by anyone: the keys a rebuild left behind, a
+    rebuild that did not switch, or one a later rebuild replaced."""
+    moved: dict[str, str] = {}
+    for ns in names:
+        target, _ = read(ns, await index.alias(ns), Policy())
+        if target != ns:
+            moved[ns] = target
+    out: dict[str, tuple[list[str], str | None]] = {}
+    for ns in names:
+        served = sorted(a for a, t in moved.items() if t == ns)
+        m = _REBUILT_RE.match(ns)
+        a_rebuild = m is not None and (m.group("base") in moved or m.group("base") in names)
+        if ns not in moved and not a_rebuild:
+            served.insert(0, ns)
+        out[ns] = (served, moved.get(ns))
+    return out

@@ -163,6 +163,7 @@ class Worker:
             )
         app.transport = _transport_with_fetch_wait(app, s.kafka_fetch_max_wait_ms, self._skipped)
         inp = app.topic(s.input_topic, key_type=bytes, value_type=bytes, value_serializer="raw")
+        self.input_topic_name = s.input_topic
         self.verdict_topic = app.topic(
             s.verdict_topic, key_type=bytes, value_type=bytes, value_serializer="raw"
         )
@@ -263,10 +264,15 @@ class Worker:
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         """``DELETE /articles/{id}``: as a tombstone on the input topic does (index, then a
-        verdict tombstone, delivered before answering)."""
+        verdict tombstone, delivered before answering), and a tombstone on the input topic
+        itself (key: the id, header ``namespace``), so that a rebuild from the topic, or any
+        other reader of it, sees the takedown too."""
         found = await self.engine.delete(ns, doc_id)
         self.metrics.deletes.labels("found" if found else "unknown").inc()
-        await self.publish([Outgoing(doc_id.encode("utf-8"), None)], [])
+        key = doc_id.encode("utf-8")
+        header = [("namespace", ns.encode("utf-8"))]
+        await (await self._send(self.input_topic_name, key, None, header))
+        await self.publish([Outgoing(key, None, ns)], [])
         return found
 
     async def publish(self, verdicts: list[Outgoing], dead: list[Outgoing]) -> None:
@@ -302,17 +308,23 @@ class Worker:
         """Hand ``m`` to the producer; the delivery future, or an already failed one when the
         producer refuses it at once (too large for ``max_request_size``)."""
         try:
-            return await self._send(topic.get_topic_name(), m.key, m.value)
+            return await self._send(topic.get_topic_name(), m.key, m.value, m.headers())
         except Exception as exc:
             failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             failed.set_exception(exc)
             return failed
 
-    async def _send(self, topic: str, key: bytes | None, value: bytes | None) -> Any:
+    async def _send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes]] | None = None,
+    ) -> Any:
         """faust's producer, called as its topics call it, without a topic's per-record
         bookkeeping (a FutureMessage, a PendingMessage, sensor callbacks: a fifth of a loaded
         worker's time went there); the records are bytes already (raw serializers)."""
-        return await self.app.producer.send(topic, key, value, None, None, None)
+        return await self.app.producer.send(topic, key, value, None, None, headers)
 
     async def wait_for_redis(self) -> None:
         """Load the index functions, waiting (and saying why) while Redis is unreachable."""

@@ -379,18 +379,31 @@ def worker(
 @app.command()
 def delete(
     ids: Annotated[list[str], typer.Argument(help="article ids to delete")],
-    store: Annotated[str, typer.Option(help="the index: a redis:// URL")],
+    store: Annotated[
+        str,
+        typer.Option(
+            envvar="NEARDUP_REDIS_URL",
+            help="the index: a redis:// URL (its password from NEARDUP_REDIS_PASSWORD)",
+        ),
+    ],
     redis_cluster: Annotated[
         bool, typer.Option(help="the --store URL is a node of a Redis Cluster")
     ] = False,
     namespace: Annotated[str, typer.Option(help="namespace of the articles")] = "default",
     kafka_bootstrap: Annotated[
-        str | None, typer.Option(help="also publish a tombstone per id to the verdict topic")
+        str | None,
+        typer.Option(
+            help="also publish a tombstone per id to the input topic (so a rebuild from the "
+            "topic, and any other reader of it, sees the takedown) and to the verdict topic"
+        ),
     ] = None,
+    input_topic: Annotated[str, typer.Option(help="with --kafka-bootstrap")] = "articles",
     verdict_topic: Annotated[str, typer.Option(help="with --kafka-bootstrap")] = "verdicts",
 ) -> None:
     """Take articles down: out of buckets, records and verdicts; the ids stay remembered so a
-    replay of their old messages does not bring them back."""
+    replay of their old messages does not bring them back, and a rebuild (``neardup reindex``)
+    carries that memory into the namespace it builds. With ``--kafka-bootstrap`` the takedown
+    is also a tombstone on the input topic (key: the id, header ``namespace``)."""
     from stream import keys
     from stream.schema import check_id
 
@@ -403,7 +416,9 @@ def delete(
         raise typer.Exit(1) from None
     try:
         found = asyncio.run(
-            _delete(ids, store, namespace, kafka_bootstrap, verdict_topic, redis_cluster)
+            _delete(
+                ids, store, namespace, kafka_bootstrap, (input_topic, verdict_topic), redis_cluster
+            )
         )
     except typer.BadParameter:
         raise
@@ -423,7 +438,7 @@ async def _delete(
     store: str,
     ns: str,
     bootstrap: str | None,
-    topic: str,
+    topics: tuple[str, str],  # the input topic, the verdict topic
     cluster: bool = False,
 ) -> dict[str, bool]:
     if store == "memory":
@@ -439,8 +454,12 @@ async def _delete(
         producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
         await producer.start()
         try:
+            header = [("namespace", ns.encode("utf-8"))]
             for doc_id in ids:
-                await producer.send(topic, key=doc_id.encode("utf-8"), value=None)
+                for topic in topics:
+                    await producer.send(
+                        topic, key=doc_id.encode("utf-8"), value=None, headers=header
+                    )
             await producer.flush()
         finally:
             await producer.stop()

@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
 
 from stream.backoff import backoff
-from stream.errors import NeardupError
+from stream.errors import IndexCredentialsError, NeardupError
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
 
@@ -58,7 +60,14 @@ async def open_index(
     from stream.index.redis import RedisIndex
     from stream.redis_clients import redis_cluster_client
 
-    client = redis_cluster_client(store) if cluster else aioredis.Redis.from_url(store)
+    # the worker's password setting, unless the URL carries one (it should not: see SECURITY.md)
+    extra: dict[str, Any] = {}
+    password = os.environ.get("NEARDUP_REDIS_PASSWORD")
+    if password and not urlsplit(store).password:
+        extra["password"] = password
+    client = (
+        redis_cluster_client(store, **extra) if cluster else aioredis.Redis.from_url(store, **extra)
+    )
     try:
         index = RedisIndex(client, wait_replicas=wait_replicas)
         await retrying(index.load_functions, FIRST_CONTACT_S)
@@ -83,7 +92,9 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
         try:
             return await call()
         except NeardupError as exc:
-            if not exc.retriable or time.monotonic() >= deadline:
+            if not exc.retriable or isinstance(exc, IndexCredentialsError):
+                raise  # a wrong password is not bad weather: said at once
+            if time.monotonic() >= deadline:
                 raise
             delay = next(delays)
             err.print(f"index unavailable ({exc}); retrying in {delay:.1f}s", markup=False)

@@ -100,14 +100,31 @@ def kafka_admin_options(settings: Settings) -> dict[str, Any]:
     return opts
 
 
+def topic_layout(settings: Settings, brokers: int) -> tuple[int, dict[str, dict[str, str]]]:
+    """The replication factor and the configs of each topic neardup creates: replicated
+    three times (or on every broker of a smaller cluster), ``min.insync.replicas`` one less,
+    and the verdict topic compacted (one verdict per article: a tombstone deletes it)."""
+    replication = settings.topic_replication or min(3, max(1, brokers))
+    insync = settings.topic_min_insync_replicas or max(1, replication - 1)
+    common = {"min.insync.replicas": str(insync)}
+    return replication, {
+        settings.input_topic: common,
+        settings.verdict_topic: {**common, "cleanup.policy": "compact"},
+        settings.dlq_topic: common,
+    }
+
+
 async def ensure_topics(settings: Settings) -> None:
-    """Create the input, verdict and dead-letter topics if missing (idempotent)."""
+    """Create the input, verdict and dead-letter topics if missing (idempotent), laid out as
+    :func:`topic_layout` says."""
     admin = AIOKafkaAdminClient(**kafka_admin_options(settings))
     await admin.start()
     try:
         existing = set(await admin.list_topics())
+        brokers = len((await admin.describe_cluster()).get("brokers", ())) or 1
+        replication, configs = topic_layout(settings, brokers)
         wanted = [
-            NewTopic(t, settings.topic_partitions, 1)
+            NewTopic(t, settings.topic_partitions, replication, topic_configs=configs[t])
             for t in (settings.input_topic, settings.verdict_topic, settings.dlq_topic)
             if t not in existing
         ]
@@ -160,4 +177,5 @@ __all__ = [
     "redis_index",
     "safe_url",
     "tcp_reachable",
+    "topic_layout",
 ]

@@ -27,6 +27,18 @@ class Settings(BaseSettings):
     verdict_topic: str = "verdicts"
     dlq_topic: str = "articles.dlq"
     topic_partitions: int = Field(8, ge=1, description="partitions when neardup creates topics")
+    topic_replication: int | None = Field(
+        None,
+        ge=1,
+        description="replication factor when neardup creates topics (unset: 3, or the number "
+        "of brokers when the cluster has fewer)",
+    )
+    topic_min_insync_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="min.insync.replicas of the topics neardup creates (unset: one less than "
+        "the replication factor, at least 1)",
+    )
     consumer_group: str = "neardup"
     kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = "PLAIN"

@@ -98,10 +98,16 @@ class IndexUnavailableError(IndexStoreError):
     reason = "unavailable"
 
 
+class IndexCredentialsError(IndexUnavailableError):
+    """The store refused the credentials: a worker waits (they may be rotated back), a
+    command says so at once."""
+
+
 __all__ = [
     "ClusterChainError",
     "ConflictError",
     "DeletedError",
+    "IndexCredentialsError",
     "IndexStoreError",
     "IndexUnavailableError",
     "InvalidMessage",

@@ -80,10 +80,15 @@ class Incoming:
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """A record to produce; ``value`` None is a tombstone."""
+    """A record to produce; ``value`` None is a tombstone. ``namespace``: the article's, sent
+    as the record's ``namespace`` header (a verdict or tombstone says whose it is)."""
 
     key: bytes
     value: bytes | None
+    namespace: str | None = None
+
+    def headers(self) -> list[tuple[str, bytes]] | None:
+        return None if self.namespace is None else [("namespace", self.namespace.encode())]
 
 
 def _shown_value(raw: bytes) -> tuple[str | None, str | None]:
@@ -259,7 +264,7 @@ class BatchHandler:
                 dead.append(self._dead(msg, exc.reason, str(exc)))
                 continue
             self.metrics.deletes.labels("found" if found else "unknown").inc()
-            out[i] = Outgoing(item.doc_id.encode("utf-8"), None)
+            out[i] = Outgoing(item.doc_id.encode("utf-8"), None, item.ns)
         await self._decide_segment(batch, segment, out, dead)
         self.metrics.redis_round_trips.inc(self.engine.index.round_trips - trips)
         self.metrics.batch_seconds.observe(time.perf_counter() - started)
@@ -284,7 +289,7 @@ class BatchHandler:
                 continue
             self.metrics.verdicts.labels(res.verdict).inc()
             self.metrics.candidates.observe(res.candidates)
-            out[i] = Outgoing(article.id.encode("utf-8"), res.to_json())
+            out[i] = Outgoing(article.id.encode("utf-8"), res.to_json(), article.namespace)
 
 
 def _internal(exc: Exception) -> NeardupError:

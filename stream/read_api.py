@@ -132,11 +132,17 @@ def _member(doc_id: str, seq: int, at: float) -> dict[str, Any]:
 
 async def namespaces(index: Index) -> dict[str, Any]:
     out = []
-    for ns in await index.namespaces():
+    names = await index.namespaces()
+    roles = await aliases.roles(index, names)
+    for ns in names:
         st = await index.stats(ns)
+        serves, rebuilt_into = roles[ns]
         out.append(
             {
                 "namespace": ns,
+                # the names whose articles these keys hold (empty: no one reads them)
+                "serves": serves,
+                "rebuilt_into": rebuilt_into,
                 "documents": st.documents,
                 "copies": st.copies,
                 "clusters": st.clusters,

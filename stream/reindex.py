@@ -63,6 +63,8 @@ async def export(
     a namespace that keeps no text (``keep_text`` off) has records that cannot be exported.
     ``on_batch(done, total)`` is told the progress in seqs."""
     where = await aliases.resolve(index, ns)
+    if await index.stored_scheme(where) is None:
+        raise LookupError(f"no namespace {ns!r} in this index: nothing to export")
     last = await index.last_seq(where)
     written = textless = 0
     for lo in range(1, last + 1, BATCH):
@@ -91,8 +93,9 @@ class Rebuilt:
     previous: str
     verdicts: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
-    caught_up: int = 0  # articles decided after the switch (from the topic)
+    caught_up: int = 0  # articles decided after the switch (from the topic or carried over)
     switched: bool = False
+    decided: set[str] = field(default_factory=set, repr=False)  # ids decided into target
 
 
 async def reindex(
@@ -122,18 +125,54 @@ async def reindex(
         )
     state = Rebuilt(ns, target, previous)
     engine = Engine(index, policy, policies={ns: policy}, aliases={ns: target})
+    # what was taken down stays down: the ids the namespace remembers as deleted are
+    # remembered in the rebuild before any article is decided there
+    await index.remember_deleted(target, await index.read_deleted(previous))
     await _decide(engine, ns, source(), state, on_batch)
     if not sum(state.verdicts.values()):  # an empty rebuild would hide every article
         raise ValueError(f"no article of namespace {ns!r} in the source: not switched")
     checked = engine.policy_for(target)
     await index.set_alias(ns, aliases.value(target, checked))
     state.switched = True
+    await asyncio.sleep(wait_s)  # every worker has read the alias: all new go to target
+    before = sum(state.verdicts.values())
     if catch_up is not None:
-        await asyncio.sleep(wait_s)  # every worker has read the alias: all new go to target
-        before = sum(state.verdicts.values())
         await _decide(engine, ns, catch_up(), state, on_batch)
-        state.caught_up = sum(state.verdicts.values()) - before
+    await _carry_over(index, engine, ns, previous, state, on_batch)
+    state.caught_up = sum(state.verdicts.values()) - before
     return state
+
+
+async def _carry_over(
+    index: Index,
+    engine: Engine,
+    ns: str,
+    previous: str,
+    state: Rebuilt,
+    on_batch: Callable[[Rebuilt, int], None] | None,
+) -> None:
+    """After the switch, what the workers did in the old namespace while the rebuild ran:
+    its takedowns are made in the rebuild too, and its articles the rebuild never decided
+    (registered after the export, or missing from the source) are decided there, in the
+    order they were registered. Nothing registered before the switch is lost with it."""
+    gone = await index.read_deleted(previous)
+    for doc_id in set(gone) - set(await index.read_deleted(state.target)):
+        if await engine.delete(ns, doc_id):
+            state.verdicts["deleted"] += 1
+    await index.remember_deleted(state.target, gone)
+    last = await index.last_seq(previous)
+    for lo in range(1, last + 1, BATCH):
+        got = await index.records(previous, list(range(lo, min(lo + BATCH, last + 1))))
+        missing = []
+        for seq in sorted(got):
+            rec = Record.decode(got[seq])
+            if rec.doc_id in state.decided or not rec.raw:
+                continue
+            if await index.seq_of(state.target, rec.doc_id) is None:  # (an earlier run's)
+                missing.append(Article(rec.doc_id, rec.raw, ns, source=rec.source or None))
+        await _process(engine, missing, state)
+        if on_batch and missing:
+            on_batch(state, len(missing))
 
 
 async def _decide(
@@ -158,11 +197,14 @@ async def _decide(
 
 
 async def _process(engine: Engine, articles: list[Article], state: Rebuilt) -> None:
-    for res in await engine.process(articles) if articles else []:
+    for article, res in zip(
+        articles, await engine.process(articles) if articles else [], strict=True
+    ):
         if isinstance(res, NeardupError):
             state.errors[res.reason] += 1
         else:
             state.verdicts[res.verdict] += 1
+            state.decided.add(article.id)
 
 
 class TopicSource:

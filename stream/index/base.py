@@ -325,6 +325,18 @@ class Index(Protocol):
         """The highest seq the namespace gave out (0 if none): its records are at 1..last_seq,
         less those deleted or expired."""
 
+    async def drop(self, ns: str) -> int:
+        """Remove every key of the namespace and its place in the registry (its alias, if it
+        has one, stays); how many keys went. The caller decides that no name reads it."""
+
+    async def read_deleted(self, ns: str) -> dict[str, float]:
+        """The ids the namespace remembers as deleted, each with when (a rebuild carries them
+        into the namespace it builds, so that no takedown comes back)."""
+
+    async def remember_deleted(self, ns: str, deleted: Mapping[str, float]) -> None:
+        """Remember ids as deleted at the given times (the later one where an id is remembered
+        already): from then on no registration of them succeeds. Nothing is removed."""
+
     async def alias(self, ns: str) -> bytes | None:
         """What ``ns`` is an alias of (:mod:`stream.reindex`: the namespace it was rebuilt
         into, and the policy it was rebuilt with), or None: ``ns`` is its own."""

@@ -326,6 +326,17 @@ class MemoryIndex:
     async def last_seq(self, ns: str) -> int:
         return self._space(ns).seq
 
+    async def drop(self, ns: str) -> int:
+        return 1 if self._spaces.pop(ns, None) is not None else 0
+
+    async def read_deleted(self, ns: str) -> dict[str, float]:
+        return dict(self._space(ns).deleted)
+
+    async def remember_deleted(self, ns: str, deleted: Mapping[str, float]) -> None:
+        kept = self._space(ns).deleted
+        for doc_id, at in deleted.items():
+            kept[doc_id] = max(at, kept.get(doc_id, at))
+
     async def alias(self, ns: str) -> bytes | None:
         return self._aliases.get(ns)
 

@@ -69,6 +69,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
     AskError,
+    AuthenticationError,
+    AuthenticationWrongNumberOfArgsError,
     ClusterDownError,
     ClusterError,
     NoPermissionError,
@@ -83,7 +85,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream import keys
-from stream.errors import IndexUnavailableError, SeqExhaustedError
+from stream.errors import IndexCredentialsError, IndexUnavailableError, SeqExhaustedError
 from stream.index.base import (
     COPIES_CAP,
     NO_WINDOW,
@@ -272,6 +274,12 @@ class RedisIndex:
         counter refused, or raised as they are (a wrong argument is a bug, not bad weather)."""
         try:
             yield
+        except (AuthenticationError, AuthenticationWrongNumberOfArgsError) as exc:
+            # a command says so at once; a worker waits (the password may be rotated back)
+            raise IndexCredentialsError(
+                f"Redis refused the credentials ({exc}): check NEARDUP_REDIS_PASSWORD and the "
+                "user in NEARDUP_REDIS_URL"
+            ) from exc
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
         except (RedisClusterException, ClusterError) as exc:
@@ -671,6 +679,40 @@ class RedisIndex:
     async def last_seq(self, ns: str) -> int:
         got = await self._call(self._r.hget(keys.meta(ns), "seq"))
         return int(got) if got is not None else 0
+
+    async def drop(self, ns: str) -> int:
+        removed = 0
+        batch: list[bytes] = []
+        # every key of the namespace carries its hash tag (one slot): found by their prefix
+        async for key in self._r.scan_iter(match=keys.meta(ns)[:-1] + "*", count=1000):
+            batch.append(key)
+            if len(batch) == 500:
+                removed += int(await self._call(self._r.unlink(*batch)))
+                batch = []
+        if batch:
+            removed += int(await self._call(self._r.unlink(*batch)))
+        await self._call(self._r.srem(keys.REGISTRY, ns))
+        self._schemes.pop(ns, None)
+        return removed
+
+    async def read_deleted(self, ns: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        key, page = keys.deleted(ns), 10_000
+        while True:  # in pages: the memory may hold many ids
+            got = await self._call(
+                self._r.zrangebyscore(
+                    key, "-inf", "+inf", start=len(out), num=page, withscores=True
+                )
+            )
+            out.update((bytes(m).decode("utf-8", "surrogatepass"), float(t)) for m, t in got)
+            if len(got) < page:
+                return out
+
+    async def remember_deleted(self, ns: str, deleted: Mapping[str, float]) -> None:
+        items = list(deleted.items())
+        for lo in range(0, len(items), 10_000):
+            chunk = {i.encode("utf-8", "surrogatepass"): t for i, t in items[lo : lo + 10_000]}
+            await self._call(self._r.zadd(keys.deleted(ns), chunk, gt=True))
 
     async def alias(self, ns: str) -> bytes | None:
         got = await self._call(self._r.hget(keys.ALIASES, ns))

@@ -633,6 +633,21 @@ def test_replicas_never_exceed_partitions():
     assert "consumer group" in reason and "partition" in reason
 
 
+def test_topics_are_replicated_by_default_and_once_only_in_development():
+    settings = worker_settings(manifests())
+    assert (
+        settings["NEARDUP_TOPIC_REPLICATION"],
+        settings["NEARDUP_TOPIC_MIN_INSYNC_REPLICAS"],
+    ) == (
+        "3",
+        "2",
+    )
+    dev = worker_settings(manifests("dev"))
+    assert dev["NEARDUP_TOPIC_REPLICATION"] == "1"
+    err = refused(kafka={"topics": {"replication": 2, "minInsyncReplicas": 3}})
+    assert "minInsyncReplicas" in err
+
+
 def test_secrets_are_referenced_never_inlined():
     docs = manifests("production")
     assert "Secret" not in kinds(docs), "production values must not make the chart hold secrets"

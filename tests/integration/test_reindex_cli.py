@@ -75,6 +75,68 @@ async def test_export_then_reindex_under_containment_and_read_through_the_switch
     assert again.returncode == 0 and f"{ns}.r3" in again.stderr, again.stderr
 
 
+def test_a_takedown_survives_a_rebuild_from_an_export_made_before_it(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """The operator's sequence: export, ``neardup delete``, ``neardup reindex --from`` the
+    export. After the switch the article is still gone, and an article registered after the
+    export (the workers went on) is in the rebuilt namespace."""
+    ns = f"rt-{uuid.uuid4().hex[:6]}"
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
+    assert _run("dedup", str(src), "--store", redis_url, "--no-progress").returncode == 0
+    dump = tmp_path / "export.jsonl"
+    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    gone = _run("delete", "b", "--store", redis_url, "--namespace", ns)
+    assert gone.returncode == 0, gone.stderr
+    late = tmp_path / "late.jsonl"
+    story = " ".join(f"harbour{i} pilots{i % 7} strike" for i in range(60))
+    late.write_text(json.dumps({"id": "late", "namespace": ns, "text": story}) + "\n")
+    assert _run("dedup", str(late), "--store", redis_url, "--no-progress").returncode == 0
+    done = _run("reindex", ns, "--store", redis_url, "--from", str(dump), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    shown = _run("inspect", "b", "--store", redis_url, "--namespace", ns, "--json")
+    assert shown.returncode != 0 or json.loads(shown.stdout).get("verdict") is None, shown.stdout
+    kept = _run("inspect", "late", "--store", redis_url, "--namespace", ns, "--json")
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout)["verdict"]["verdict"] == "original"
+
+
+def test_which_namespace_serves_a_name_is_shown_and_the_left_behind_can_be_dropped(
+    redis_url: str, tmp_path: Path
+) -> None:
+    ns = f"rd-{uuid.uuid4().hex[:6]}"
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
+    assert _run("dedup", str(src), "--store", redis_url, "--no-progress").returncode == 0
+    dump = tmp_path / "export.jsonl"
+    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    done = _run("reindex", ns, "--store", redis_url, "--from", str(dump), "--no-progress")
+    assert done.returncode == 0, done.stderr
+    listed = _run("namespaces", "--store", redis_url, "--json")
+    rows = {r["namespace"]: r for r in json.loads(listed.stdout)["namespaces"]}
+    assert (rows[ns]["serves"], rows[ns]["rebuilt_into"]) == ([], f"{ns}.r2")
+    assert (rows[f"{ns}.r2"]["serves"], rows[f"{ns}.r2"]["rebuilt_into"]) == ([ns], None)
+    table = _run("namespaces", "--store", redis_url)
+    assert f"rebuilt into {ns}.r2" in table.stdout, table.stdout
+    live = _run("namespaces", "drop", f"{ns}.r2", "--store", redis_url)
+    assert live.returncode == 2 and "is live" in live.stderr, live.stderr
+    gone = _run("namespaces", "drop", ns, "--store", redis_url)
+    assert gone.returncode == 0 and "keys removed" in gone.stderr, gone.stderr
+    after = {
+        r["namespace"]
+        for r in json.loads(_run("namespaces", "--store", redis_url, "--json").stdout)["namespaces"]
+    }
+    assert ns not in after and f"{ns}.r2" in after
+    shown = _run("inspect", "ex", "--store", redis_url, "--namespace", ns, "--json")
+    assert shown.returncode == 0, shown.stderr  # the name still finds its articles
+    unknown = _run("namespaces", "drop", f"{ns}-nope", "--store", redis_url)
+    assert unknown.returncode == 2 and "no namespace" in unknown.stderr
+    nothing = tmp_path / "nothing.jsonl"
+    absent = _run("export", f"{ns}-nope", "--store", redis_url, "-o", str(nothing))
+    assert absent.returncode == 2 and "no namespace" in absent.stderr and not nothing.exists()
+
+
 def test_reindex_says_what_is_wrong_with_its_arguments(redis_url: str, tmp_path: Path) -> None:
     neither = _run("reindex", "news", "--store", redis_url)
     assert neither.returncode == 2 and "--from FILE or --from-topic" in neither.stderr

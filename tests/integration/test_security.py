@@ -757,3 +757,28 @@ def test_a_check_never_teaches_boilerplate(worker: Worker, acl_redis: str) -> No
     asyncio.run(stream())
     with redis.Redis.from_url(acl_redis) as admin:
         assert sum(admin.hlen(k) for k in keys.lines(control)) > 0
+
+
+def test_the_admin_cli_reads_the_workers_redis_settings(acl_redis: str) -> None:
+    """``neardup namespaces`` with no ``--store``: the URL from NEARDUP_REDIS_URL (no password
+    in it) and the password from NEARDUP_REDIS_PASSWORD, as the worker reads them."""
+    import os
+    import subprocess
+    import sys
+
+    neardup = Path(sys.executable).parent / "neardup"
+    env = {
+        **os.environ,
+        "NEARDUP_REDIS_URL": user_url(acl_redis, "neardup"),
+        "NEARDUP_REDIS_PASSWORD": PASSWORD,
+    }
+    done = subprocess.run(
+        [str(neardup), "namespaces", "--json"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "namespaces" in json.loads(done.stdout)
+    env["NEARDUP_REDIS_PASSWORD"] = "wrong"
+    refused = subprocess.run(
+        [str(neardup), "namespaces", "--json"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 1 and "neardup namespaces" in refused.stderr

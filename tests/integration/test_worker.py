@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import signal
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from harness.kafka import Topics, collect, make_topics, produce
 from harness.workers import NEARDUP, WorkerProc, start_worker
 
 TOKEN = "s3cret-token"
+EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "producer_example.py"
 MAX_MESSAGE_BYTES = 100_000
 
 
@@ -322,3 +324,24 @@ async def test_sigterm_finishes_the_batch_commits_and_leaves_the_group(
         first.stop()
         if second is not None:
             second.stop()
+
+
+async def test_the_documented_example_client_gets_a_verdict_for_every_article(
+    pair: tuple[Topics, list[WorkerProc]], tmp_path: Path
+) -> None:
+    """``deploy/producer_example.py`` as the README and the compose file run it, against the
+    workers: every article of a small file gets its verdict, and the client exits 0."""
+    topics, _ = pair
+    tag = uuid.uuid4().hex[:6]
+    articles = tmp_path / "articles.jsonl"
+    lines = [{"id": f"ex-{tag}-{i}", "text": f"story {tag} number {i} " * 12} for i in range(5)]
+    articles.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(EXAMPLE), str(articles),
+        "--bootstrap", topics.bootstrap, "--input-topic", topics.input,
+        "--verdict-topic", topics.verdicts, "--timeout-s", "90",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=150)
+    assert proc.returncode == 0, (out.decode(), err.decode())
+    assert "5/5 verdicts" in out.decode(), out.decode()

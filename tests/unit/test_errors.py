@@ -14,6 +14,7 @@ from stream import errors
 from stream.errors import (
     ClusterChainError,
     ConflictError,
+    IndexCredentialsError,
     IndexStoreError,
     IndexUnavailableError,
     InvalidMessage,
@@ -46,7 +47,8 @@ def test_every_stream_error_is_in_the_tree_and_defined_in_errors() -> None:
 
 def test_only_an_unreachable_store_is_retriable() -> None:
     retriable = {e for e in _stream_exceptions() if e.retriable}
-    assert retriable == {IndexUnavailableError}
+    # refused credentials are the store being unreachable to a worker (it waits for them)
+    assert retriable == {IndexUnavailableError, IndexCredentialsError}
 
 
 @pytest.mark.parametrize(

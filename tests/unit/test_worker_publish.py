@@ -50,7 +50,7 @@ def worker(tmp_path: Path, *topics: FakeTopic) -> Worker:
     w = Worker(Settings(data_dir=str(tmp_path), web_port=6066))  # nothing is started
     by_name = {t.name: t for t in topics}
 
-    async def send(topic: str, key: bytes | None, value: bytes | None) -> Any:
+    async def send(topic: str, key: bytes | None, value: bytes | None, headers: Any = None) -> Any:
         assert key is not None
         return await by_name[topic].send(key, value)
 

@@ -114,6 +114,9 @@ that is always rendered, so `helm template`, `helm lint` and `helm install` all 
 {{- if and $hpa $keda -}}
 {{- fail "autoscaling.hpa.enabled and autoscaling.keda.enabled are exclusive: two autoscalers would fight over the replica count" -}}
 {{- end -}}
+{{- if gt (int $v.kafka.topics.minInsyncReplicas) (int $v.kafka.topics.replication) -}}
+{{- fail (printf "kafka.topics.minInsyncReplicas (%d) must be <= kafka.topics.replication (%d): no write could be acknowledged" (int $v.kafka.topics.minInsyncReplicas) (int $v.kafka.topics.replication)) -}}
+{{- end -}}
 {{- if and (not $hpa) (not $keda) (gt (int $v.replicaCount) $partitions) -}}
 {{- fail (printf "replicaCount (%d) must be <= kafka.topics.partitions (%d): a consumer group gives each partition to one consumer, extra workers would sit idle" (int $v.replicaCount) $partitions) -}}
 {{- end -}}
