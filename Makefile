@@ -40,12 +40,14 @@ test: $(STAMP) deploy-tools kafka
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-# The randomized fault checker over many seeds (harness/chaos.py); prints each failing seed.
+# The randomized fault checker over many seeds (harness/chaos.py), then the namespace lifecycle
+# checker (harness/lifecycle.py: takedowns, rebuilds, carry-over); each prints its failing seeds.
 # On Apache Kafka by default (its schedule includes broker restarts); BROKER=tansu for Tansu.
 SEEDS ?= 1 2 3 4 5 6 7 8 9 10
 BROKER ?= kafka
 chaos: $(STAMP) kafka
 	$(PY) -m harness.chaos --seeds $(SEEDS) --broker $(BROKER)
+	$(PY) -m harness.lifecycle --seeds $(SEEDS) $(shell seq 11 40)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

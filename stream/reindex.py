@@ -93,6 +93,7 @@ class Rebuilt:
     previous: str
     verdicts: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
+    read: int = 0  # articles of the namespace the source held
     caught_up: int = 0  # articles decided after the switch (from the topic or carried over)
     switched: bool = False
     decided: set[str] = field(default_factory=set, repr=False)  # ids decided into target
@@ -129,7 +130,7 @@ async def reindex(
     # remembered in the rebuild before any article is decided there
     await index.remember_deleted(target, await index.read_deleted(previous))
     await _decide(engine, ns, source(), state, on_batch)
-    if not sum(state.verdicts.values()):  # an empty rebuild would hide every article
+    if not state.read:  # an empty rebuild would hide every article
         raise ValueError(f"no article of namespace {ns!r} in the source: not switched")
     checked = engine.policy_for(target)
     await index.set_alias(ns, aliases.value(target, checked))
@@ -187,6 +188,7 @@ async def _decide(
         for item in [*(x for x in batch if x.namespace == ns), None]:
             if isinstance(item, Article):
                 run.append(item)
+                state.read += 1
                 continue
             await _process(engine, run, state)  # the articles before a deletion, in order
             run = []
