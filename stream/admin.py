@@ -5,7 +5,8 @@ write, through the read API's functions (:mod:`stream.read_api`), so a terminal 
 
 Exit status: 0 with an answer, 1 when the store (or broker) cannot be reached or refuses, 2 for a
 wrong argument, an id that is not indexed (``inspect``), or input that could not all be used
-(``export``: records without text; ``reindex``: invalid lines or articles refused).
+(``export``: records without text or an unknown namespace; ``reindex``: invalid lines or articles
+refused, other than those taken down).
 """
 
 from __future__ import annotations
@@ -314,13 +315,17 @@ def register(app: typer.Typer) -> None:
             ("previously in", state.previous),
             *((k, f"{n:,}") for k, n in sorted(state.verdicts.items())),
             ("decided after the switch", f"{state.caught_up:,}"),
-            *((f"refused: {k}", f"{n:,}") for k, n in sorted(state.errors.items())),
+            *(
+                (f"refused: {k}" if k != "deleted" else "left out: taken down", f"{n:,}")
+                for k, n in sorted(state.errors.items())
+            ),
             ("invalid input", f"{invalid:,}"),
             ("switched", "yes" if state.switched else "no"),
         ):
             table.add_row(label, val)
         err.print(table)
-        if invalid or state.errors:
+        # an article taken down is left out as it should be: not a failure of the rebuild
+        if invalid or any(k != "deleted" for k in state.errors):
             raise typer.Exit(2)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from aiokafka.admin import AIOKafkaAdminClient, ConfigResource, ConfigResourceType
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from harness.kafka import delete_topics
 from stream.clients import ensure_topics, topic_layout
