@@ -91,9 +91,13 @@ async def run(seed: int, steps: int = 40, index: Index | None = None) -> list[st
 
     async def meanwhile() -> None:  # what the workers do while a rebuild runs
         for _ in range(rng.randrange(3)):
-            await rng.choice(
-                [register, take_down, lambda: register(rng.choice(list(world.story_of)))]
-            )()
+            pick = rng.randrange(3)
+            if pick == 0:
+                await register()
+            elif pick == 1:
+                await take_down()
+            else:
+                await register(copy_of=rng.choice(list(world.story_of)))
 
     async def rebuild(items: list[Item], what: str) -> None:
         async def source() -> AsyncIterator[list[Item]]:
