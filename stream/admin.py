@@ -320,6 +320,11 @@ def register(app: typer.Typer) -> None:
                 for k, n in sorted(state.errors.items())
             ),
             ("invalid input", f"{invalid:,}"),
+            ("other namespaces' messages, skipped", f"{state.other_namespaces:,}"),
+            *(
+                (f"dead-lettered by the workers, skipped: {k}", f"{n:,}")
+                for k, n in sorted((topic.invalid if topic is not None else {}).items())
+            ),
             ("switched", "yes" if state.switched else "no"),
         ):
             table.add_row(label, val)
@@ -379,7 +384,7 @@ async def _reindex(
                 catch_up=topic.rest if topic is not None else None,
                 on_batch=step,
             )
-    return state, invalid + (topic.invalid if topic is not None else 0)
+    return state, invalid
 
 
 def _progress(what: str, *, disable: bool = False) -> Any:

@@ -94,6 +94,7 @@ class Rebuilt:
     verdicts: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     read: int = 0  # articles of the namespace the source held
+    other_namespaces: int = 0  # articles and tombstones of other namespaces, skipped
     caught_up: int = 0  # articles decided after the switch (from the topic or carried over)
     switched: bool = False
     decided: set[str] = field(default_factory=set, repr=False)  # ids decided into target
@@ -185,7 +186,9 @@ async def _decide(
 ) -> None:
     async for batch in batches:
         run: list[Article] = []
-        for item in [*(x for x in batch if x.namespace == ns), None]:
+        mine = [x for x in batch if x.namespace == ns]
+        state.other_namespaces += len(batch) - len(mine)
+        for item in [*mine, None]:
             if isinstance(item, Article):
                 run.append(item)
                 state.read += 1
@@ -225,7 +228,7 @@ class TopicSource:
         self.bootstrap, self.topic = bootstrap, topic
         self.default_namespace = default_namespace
         self.max_message_bytes = max_message_bytes
-        self.invalid = 0
+        self.invalid: Counter[str] = Counter()  # what the workers dead-lettered, by reason
         self.total: int | None = None  # messages in the first pass, once known
         self._ends: dict[Any, int] | None = None
 
@@ -299,8 +302,8 @@ class TopicSource:
                         max_text_bytes=self.max_message_bytes,
                     )
                 )
-        except InvalidMessage:
-            self.invalid += 1
+        except InvalidMessage as exc:
+            self.invalid[exc.reason] += 1
 
 
 async def batches_of(articles: Iterable[Item], size: int = BATCH) -> AsyncIterator[list[Item]]:

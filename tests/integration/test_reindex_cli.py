@@ -172,6 +172,10 @@ async def test_a_rebuild_from_the_topic_decides_what_arrived_while_it_ran(
             await producer.send_and_wait(topic, orjson.dumps(x), key=x["id"].encode())
         headers = [("namespace", ns.encode())]
         await producer.send_and_wait(topic, None, key=b"b", headers=headers)  # b taken down
+        # another tenant's article, and a message the workers dead-lettered: skipped, counted
+        other = {"id": "o", "namespace": f"{ns}-other", "text": "another tenant's story"}
+        await producer.send_and_wait(topic, orjson.dumps(other), key=b"o")
+        await producer.send_and_wait(topic, b"{not json", key=b"bad")
         source = TopicSource(kafka_bootstrap, topic)
         sending: list[asyncio.Task[object]] = []
 
@@ -201,6 +205,7 @@ async def test_a_rebuild_from_the_topic_decides_what_arrived_while_it_ran(
         await delete_topics(kafka_bootstrap, [topic])
     assert (done.target, done.switched, done.caught_up) == (f"{ns}.r2", True, 1)
     assert done.verdicts == {"original": 3, "near_duplicate": 1, "deleted": 1}
-    assert source.total == 4 and source.invalid == 0
+    assert source.total == 6 and source.invalid == {"invalid_json": 1}
+    assert done.other_namespaces == 1
     assert await index.seq_of(f"{ns}.r2", "b") is None and await index.seq_of(f"{ns}.r2", "c") == 4
     assert (await aliases.resolve(index, ns)) == f"{ns}.r2"
