@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 
 
 class Metrics:
@@ -52,6 +61,21 @@ class Metrics:
             registry=r,
         )
         self.ready = Gauge("neardup_ready", "1 when Kafka and Redis are reachable", registry=r)
+        self.check_requests = Counter(
+            "neardup_check_requests", "POST /check requests, by HTTP status", ["status"], registry=r
+        )
+        self.check_seconds = Histogram(
+            "neardup_check_seconds",
+            "time to answer POST /check, by HTTP status",
+            ["status"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        # the process's CPU, memory and open files, and the interpreter's collections, as
+        # prometheus_client reads them (process_* and python_* series)
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -301,7 +302,12 @@ def add_views(
 
     class Check(View):
         async def post(self, request: Request) -> Response:
-            return await check(self, request, settings, engine, checks)
+            started = time.perf_counter()
+            response = await check(self, request, settings, engine, checks)
+            status = str(getattr(response, "status", 0))
+            metrics.check_requests.labels(status).inc()
+            metrics.check_seconds.labels(status).observe(time.perf_counter() - started)
+            return response
 
     class Articles(View):
         async def get(self, request: Request, doc_id: str) -> Response:

@@ -239,8 +239,18 @@ async def test_check_endpoint_health_and_metrics(
         "neardup_batch_seconds_bucket",
         "neardup_redis_round_trips_total",
         "neardup_candidates_per_article_bucket",
+        "process_resident_memory_bytes",  # the process, as prometheus_client reads it
+        "process_cpu_seconds_total",
     ):
         assert name.encode() in text
+    # /check requests by status: the 400 and the 413 above, and the answered checks
+    seen = {
+        line.split("{", 1)[1].split("}", 1)[0]
+        for line in text.decode().splitlines()
+        if line.startswith("neardup_check_requests_total{")
+    }
+    assert {'status="200"', 'status="400"', 'status="413"'} <= seen, seen
+    assert b"neardup_check_seconds_bucket" in text
 
 
 async def test_kill_9_one_worker_the_other_takes_over_and_nothing_is_lost(
