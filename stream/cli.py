@@ -342,11 +342,12 @@ def worker(
             name = "NEARDUP_" + "_".join(str(p) for p in e["loc"]).upper()
             err.print(f"invalid setting {name or 'NEARDUP_*'}: {e['msg']}", markup=False)
         raise typer.Exit(2) from None
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from stream import logs
+
+    log_config = logs.setup(settings.log_level, settings.log_format)
+    log = logging.getLogger("neardup.worker")
     for line in unknown_variables(os.environ):
-        logging.getLogger("neardup.worker").warning("%s", line)
+        log.warning("%s", line)
     import faust
 
     from stream.app import Worker
@@ -365,13 +366,19 @@ def worker(
                 health.reason = f"waiting for Kafka at {settings.kafka_bootstrap}: {exc}"
 
             if create_topics:
-                await _with_retry(lambda: ensure_topics(settings), "Kafka", on_error=note)
+                await _with_retry(
+                    lambda: ensure_topics(settings), "Kafka", on_error=note, say=log.warning
+                )
             else:  # started while the broker is away (its restart, a rollout): wait
-                await _with_retry(lambda: broker_answers(settings), "Kafka", on_error=note)
+                await _with_retry(
+                    lambda: broker_answers(settings), "Kafka", on_error=note, say=log.warning
+                )
 
     loop.run_until_complete(wait_for_kafka())
     service = Worker(settings)
-    runner = faust.Worker(service.app, loop=loop, loglevel=settings.log_level)
+    runner = faust.Worker(
+        service.app, loop=loop, loglevel=settings.log_level, logging_config=log_config
+    )
     runner.spinner = None  # its log handler would set the root logger to DEBUG
     runner.execute_from_commandline()
 
@@ -471,6 +478,7 @@ async def _with_retry(
     what: str,
     attempts: int = 30,
     on_error: Callable[[Exception], None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> None:
     delays = backoff(0.5, 5.0)
     for attempt in range(1, attempts + 1):
@@ -483,7 +491,11 @@ async def _with_retry(
             if attempt == attempts:
                 raise
             delay = next(delays)
-            err.print(f"waiting for {what}: {exc} (retry in {delay:.1f}s)", markup=False)
+            message = f"waiting for {what}: {exc} (retry in {delay:.1f}s)"
+            if say is not None:  # the worker: a log line, with its time and level
+                say(message)
+            else:
+                err.print(message, markup=False, soft_wrap=True)
             await asyncio.sleep(delay)
 
 

@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     check_max_body_bytes: int = Field(1_000_000, ge=1024)
     data_dir: str = "/tmp/neardup"  # noqa: S108 - faust's local state dir; set it in production
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = Field(
+        "text", description="text (one line: time, level, logger, message) or json"
+    )
 
     # Similarity (the default namespace policy)
     namespace: str = "default"

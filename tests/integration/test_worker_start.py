@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -64,6 +65,12 @@ def test_health_is_served_while_the_worker_waits_for_kafka(tmp_path: Path) -> No
         assert status == 503 and other["error"] == "starting"
         text = log.read_text(errors="replace")
         assert "unknown setting NEARDUP_TRESHOLD" in text and "NEARDUP_THRESHOLD" in text, text
+        # the worker's own lines: one per event, with time, level and logger, never wrapped
+        waiting = [x for x in text.splitlines() if "waiting for Kafka" in x]
+        assert waiting and all(
+            re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARNING neardup\.worker: ", x)
+            for x in waiting
+        ), waiting
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
