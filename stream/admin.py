@@ -92,16 +92,11 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(json.dumps(got, indent=2) + "\n")
             return
         table = Table(title=f"namespaces of {store}")
-        for col in (
-            "namespace",
-            "serves",
-            "documents",
-            "copies",
-            "clusters",
-            "bytes",
-            "hot buckets",
-        ):
-            table.add_column(col, justify="left" if col in ("namespace", "serves") else "right")
+        longest = max((len(r["namespace"]) for r in got["namespaces"]), default=9)
+        table.add_column("namespace", no_wrap=True, min_width=longest)  # never cut: looked for
+        table.add_column("serves")
+        for col in ("documents", "copies", "clusters", "bytes", "hot buckets"):
+            table.add_column(col, justify="right")
         for row in got["namespaces"]:
             serves = ", ".join(row["serves"]) or (
                 f"- (rebuilt into {row['rebuilt_into']})" if row["rebuilt_into"] else "- (unused)"
