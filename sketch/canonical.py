@@ -166,8 +166,8 @@ def _plain_markup_text(text: str) -> str | None:
     if text.count("<") != len(names) or "\0" in text or not _NOT_PLAIN.isdisjoint(names):
         return None
     data = parts[0::2]
-    if any("&" in d for d in data):  # one unescape: no reference decodes to NUL or spans it
-        data = html.unescape("\0".join(data)).split("\0")
+    if any("&" in d for d in data):
+        data = _unescape_each(data)
     breaks = ["\n" if n in _BLOCKS else "" for n in names]
     return "".join(chain.from_iterable(zip(data, breaks, strict=False))) + data[-1]
 
@@ -263,11 +263,13 @@ _SENTENCE_END = frozenset(".!?\n\r:;\"'\u201c\u2018(")
 
 
 def _read_i_or_l(match: re.Match[str]) -> str:
-    """A letter that looks like both ``I`` and ``l`` (Greek ``Ι``, Cyrillic ``І``, ``Ӏ``), read
-    as a reader reads it: ``i`` in a word in capitals, alone, or at the start of a sentence;
-    ``l`` after a small letter. At the start of a word in small letters, the next letter
-    decides: a vowel follows a small ``l`` (``like``, ``last``) and a consonant a capital
-    ``I`` (``Inc``, ``International``, ``Israel``)."""
+    """The rule written plainly, a letter at a time (:func:`_read_all_i_or_l` reads a whole
+    text at once and is tested equal to it). A letter that looks like both ``I`` and ``l``
+    (Greek ``Ι``, Cyrillic ``І``, ``Ӏ``), read as a reader reads it: ``i`` in a word in
+    capitals, alone, or at the start of a sentence; ``l`` after a small letter. At the start
+    of a word in small letters, the next letter decides: a vowel follows a small ``l``
+    (``like``, ``last``) and a consonant a capital ``I`` (``Inc``, ``International``,
+    ``Israel``)."""
     text, at, end = match.string, match.start(), match.end()
     run = end - at  # a run of them (``well`` with both l swapped) reads as one
     before = text[at - 1] if at else ""
@@ -458,24 +460,26 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     return out
 
 
+def _unescape_each(texts: list[str]) -> list[str]:
+    """``[html.unescape(t) for t in texts]`` by one call over them joined by NUL, which no
+    reference decodes to (``&#0;`` reads U+FFFD) and none spans; texts holding a NUL are
+    unescaped one by one."""
+    if len(texts) < 2 or any("\0" in t for t in texts):
+        return [html.unescape(t) for t in texts]
+    return html.unescape("\0".join(texts)).split("\0")
+
+
 def _decode_each(texts: Sequence[str]) -> list[str]:
     """``[decode(t) for t in texts]``: markup read per text; the references of all the others
-    decoded by one ``html.unescape`` over them joined by NUL, which no reference decodes to
-    (``&#0;`` reads U+FFFD) and none spans."""
+    decoded at once (:func:`_unescape_each`)."""
     out = list(texts)
     plain = []
     for i, t in enumerate(texts):
         if "<" in t and looks_like_html(t):
             out[i] = html_text(t)
-        elif "&" in t:
+        elif "&" in t and _ENTITY_RE.search(t):
             plain.append(i)
-    if len(plain) < 2 or any("\0" in texts[i] for i in plain):
-        for i in plain:
-            out[i] = decode(texts[i], is_html=False)
-        return out
-    for i, d in zip(
-        plain, html.unescape("\0".join(texts[i] for i in plain)).split("\0"), strict=True
-    ):
+    for i, d in zip(plain, _unescape_each([texts[i] for i in plain]), strict=True):
         out[i] = d
     return out
 

@@ -132,9 +132,10 @@ def _sets_in_place(folded: str, spans: list[tuple[int, int]], w: int, seed: int)
 # costly (passages that share most shingles with thousands of others) stops there, and its
 # cost stays a small multiple of sketching the texts.
 WORK_PER_SHINGLE = 16
-# The passages of each text that evidence compares: a megabyte of news has some 7,000; a text
-# of a hundred thousand one-word lines is read no further than this, so its evidence costs
-# what a long story's does (and says nothing of what lies past it).
+# The passages of each text that evidence compares: some 380 KB of news (a megabyte of
+# Reuters stories run together has 21,392); a text of a hundred thousand one-word lines is
+# read no further than this, so its evidence costs what a long story's does (and says
+# nothing of what lies past it).
 PASSAGES_READ = 8192
 WORK_FLOOR = 10_000
 _LIGHT = 8  # a shingle in more distinct earlier passages than this is looked up, not listed

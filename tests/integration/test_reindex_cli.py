@@ -75,18 +75,25 @@ async def test_export_then_reindex_under_containment_and_read_through_the_switch
     assert again.returncode == 0 and f"{ns}.r3" in again.stderr, again.stderr
 
 
+def _indexed_and_exported(prefix: str, redis_url: str, tmp_path: Path) -> tuple[str, Path]:
+    """A fresh namespace holding :func:`_lines`, indexed with ``neardup dedup`` and exported
+    with ``neardup export``: its name and the export's path."""
+    ns = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
+    assert _run("dedup", str(src), "--store", redis_url, "--no-progress").returncode == 0
+    dump = tmp_path / "export.jsonl"
+    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    return ns, dump
+
+
 def test_a_takedown_survives_a_rebuild_from_an_export_made_before_it(
     redis_url: str, tmp_path: Path
 ) -> None:
     """The operator's sequence: export, ``neardup delete``, ``neardup reindex --from`` the
     export. After the switch the article is still gone, and an article registered after the
     export (the workers went on) is in the rebuilt namespace."""
-    ns = f"rt-{uuid.uuid4().hex[:6]}"
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
-    assert _run("dedup", str(src), "--store", redis_url, "--no-progress").returncode == 0
-    dump = tmp_path / "export.jsonl"
-    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    ns, dump = _indexed_and_exported("rt", redis_url, tmp_path)
     gone = _run("delete", "b", "--store", redis_url, "--namespace", ns)
     assert gone.returncode == 0, gone.stderr
     late = tmp_path / "late.jsonl"
@@ -96,7 +103,7 @@ def test_a_takedown_survives_a_rebuild_from_an_export_made_before_it(
     done = _run("reindex", ns, "--store", redis_url, "--from", str(dump), "--no-progress")
     assert done.returncode == 0, done.stderr
     shown = _run("inspect", "b", "--store", redis_url, "--namespace", ns, "--json")
-    assert shown.returncode != 0 or json.loads(shown.stdout).get("verdict") is None, shown.stdout
+    assert shown.returncode == 2 and "not indexed: b" in shown.stderr, shown.stdout
     kept = _run("inspect", "late", "--store", redis_url, "--namespace", ns, "--json")
     assert kept.returncode == 0, kept.stderr
     assert json.loads(kept.stdout)["verdict"]["verdict"] == "original"
@@ -105,12 +112,7 @@ def test_a_takedown_survives_a_rebuild_from_an_export_made_before_it(
 def test_which_namespace_serves_a_name_is_shown_and_the_left_behind_can_be_dropped(
     redis_url: str, tmp_path: Path
 ) -> None:
-    ns = f"rd-{uuid.uuid4().hex[:6]}"
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
-    assert _run("dedup", str(src), "--store", redis_url, "--no-progress").returncode == 0
-    dump = tmp_path / "export.jsonl"
-    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    ns, dump = _indexed_and_exported("rd", redis_url, tmp_path)
     done = _run("reindex", ns, "--store", redis_url, "--from", str(dump), "--no-progress")
     assert done.returncode == 0, done.stderr
     listed = _run("namespaces", "--store", redis_url, "--json")
