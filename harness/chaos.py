@@ -84,6 +84,7 @@ from harness.workers import WorkerProc, start_worker
 from stream.engine import Engine
 from stream.index.redis import RedisIndex
 from stream.model import Article
+from stream.pipeline import split_verdict_key
 from stream.policy import Policy
 
 __all__ = ["CRASH_LIMIT", "Report", "main", "run_seed"]
@@ -387,9 +388,9 @@ class _Run:
             if o.topic == "dlq":
                 dlq_keys.append(key)
             elif o.value is None:
-                tombs.add(key.decode("utf-8", "replace"))
+                tombs.add(split_verdict_key(key)[1])
             else:
-                verdict_ids.add(key.decode("utf-8", "replace"))
+                verdict_ids.add(split_verdict_key(key)[1])
         plan = self.plan
         left = [f"verdict {i}" for i in plan.articles if i not in plan.deleted | verdict_ids]
         left += [f"verdict tombstone {i}" for i in plan.deleted if i not in tombs]

@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from stream.pipeline import split_verdict_key
+
 __all__ = [
     "DELETED_REPLAY_REASONS",
     "INVARIANTS",
@@ -178,7 +180,9 @@ def check(h: History) -> list[Violation]:
 
 
 def _key(o: Out) -> str:
-    return (o.key or b"").decode("utf-8", "replace")
+    """The article id a record is about: a verdict of another namespace than the worker's is
+    keyed ``namespace + KEY_SEPARATOR + id`` (stream.pipeline.verdict_key)."""
+    return split_verdict_key(o.key or b"")[1]
 
 
 def _verdicts_by_id(outputs: Iterable[Out]) -> dict[str, list[tuple[Out, dict[str, Any]]]]:

@@ -27,6 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from stream.config import Settings
+from stream.pipeline import split_verdict_key
 
 __all__ = [
     "CODECS",
@@ -451,7 +452,7 @@ class VerdictSink:
             now = time.time_ns()
             for tp, messages in batch.items():
                 for m in messages:
-                    key = (m.key or b"").decode("utf-8", "replace")
+                    key = split_verdict_key(m.key or b"")[1]  # the article id
                     phase = key.split("-", 1)[0]
                     if tp.topic == self.topics.dlq:
                         self.dead[phase] += 1

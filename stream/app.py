@@ -42,7 +42,7 @@ from stream.config import Settings
 from stream.engine import Engine
 from stream.metrics import Metrics
 from stream.page import add_page
-from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter
+from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter, verdict_key
 from stream.web import Readiness, add_views, json_errors
 
 log = logging.getLogger("neardup.worker")
@@ -272,7 +272,8 @@ class Worker:
         key = doc_id.encode("utf-8")
         header = [("namespace", ns.encode("utf-8"))]
         await (await self._send(self.input_topic_name, key, None, header))
-        await self.publish([Outgoing(key, None, ns)], [])
+        home = self.handler.default_namespace
+        await self.publish([Outgoing(verdict_key(ns, doc_id, home), None, ns)], [])
         return found
 
     async def publish(self, verdicts: list[Outgoing], dead: list[Outgoing]) -> None:

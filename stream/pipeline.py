@@ -91,6 +91,29 @@ class Outgoing:
         return None if self.namespace is None else [("namespace", self.namespace.encode())]
 
 
+KEY_SEPARATOR = "\x1f"
+
+
+def verdict_key(namespace: str, doc_id: str, home: str) -> bytes:
+    """The key of an article's verdict (and of its tombstone) on the verdict topic.
+
+    The id alone for the worker's own namespace (``NEARDUP_NAMESPACE``), as single-tenant
+    consumers expect; ``namespace + "\\x1f" + id`` for any other. Ids are printable, so no plain
+    id contains the separator, and a namespace cannot contain it either: two namespaces' articles
+    never share a key, and on a compacted topic one tenant's verdict or tombstone can never
+    replace another's. Workers writing one verdict topic must share ``NEARDUP_NAMESPACE``.
+    """
+    key = doc_id if namespace == home else namespace + KEY_SEPARATOR + doc_id
+    return key.encode("utf-8")
+
+
+def split_verdict_key(key: bytes) -> tuple[str | None, str]:
+    """A verdict key read back: ``(namespace, id)``, the namespace None for the worker's own."""
+    text = key.decode("utf-8", "replace")
+    ns, sep, doc_id = text.partition(KEY_SEPARATOR)
+    return (ns, doc_id) if sep else (None, text)
+
+
 def _shown_value(raw: bytes) -> tuple[str | None, str | None]:
     """The value as text when it is UTF-8 and its JSON escaping fits the budget, else base64
     (4/3 of the bytes, never escaped) of as much as fits."""
@@ -238,7 +261,8 @@ class BatchHandler:
         return await self._retrying(lambda: self.engine.delete(ns, doc_id))
 
     async def handle(self, batch: Sequence[Incoming]) -> tuple[list[Outgoing], list[Outgoing]]:
-        """Verdict messages (key = article id; tombstones for deletes) and dead letters."""
+        """Verdict messages (keyed by :func:`verdict_key`; tombstones for deletes) and dead
+        letters."""
         started = time.perf_counter()
         self.metrics.articles_in.inc(len(batch))
         out: dict[int, Outgoing] = {}
@@ -264,7 +288,8 @@ class BatchHandler:
                 dead.append(self._dead(msg, exc.reason, str(exc)))
                 continue
             self.metrics.deletes.labels("found" if found else "unknown").inc()
-            out[i] = Outgoing(item.doc_id.encode("utf-8"), None, item.ns)
+            key = verdict_key(item.ns, item.doc_id, self.default_namespace)
+            out[i] = Outgoing(key, None, item.ns)
         await self._decide_segment(batch, segment, out, dead)
         self.metrics.redis_round_trips.inc(self.engine.index.round_trips - trips)
         self.metrics.batch_seconds.observe(time.perf_counter() - started)
@@ -289,7 +314,8 @@ class BatchHandler:
                 continue
             self.metrics.verdicts.labels(res.verdict).inc()
             self.metrics.candidates.observe(res.candidates)
-            out[i] = Outgoing(article.id.encode("utf-8"), res.to_json(), article.namespace)
+            key = verdict_key(article.namespace, article.id, self.default_namespace)
+            out[i] = Outgoing(key, res.to_json(), article.namespace)
 
 
 def _internal(exc: Exception) -> NeardupError:
@@ -305,8 +331,11 @@ async def _maybe(value: Awaitable[None] | None) -> None:
 
 __all__ = [
     "DLQ_MAX_RECORD_BYTES",
+    "KEY_SEPARATOR",
     "BatchHandler",
     "Incoming",
     "Outgoing",
     "dead_letter",
+    "split_verdict_key",
+    "verdict_key",
 ]

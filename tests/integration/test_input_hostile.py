@@ -31,6 +31,7 @@ from harness.kafka import (
 )
 from harness.workers import NEARDUP, WorkerProc, start_worker
 from stream.index.redis import RedisIndex
+from stream.pipeline import split_verdict_key
 from stream.records import Record
 
 TOKEN = "hostile-token"
@@ -61,7 +62,8 @@ def article(doc_id: str, ns: str, n: int = 0) -> bytes:
 def keyed(records: Records) -> dict[str, list[bytes | None]]:
     out: dict[str, list[bytes | None]] = {}
     for r in records:
-        out.setdefault((r.key or b"").decode("utf-8", "replace"), []).append(r.value)
+        # the id: another namespace than the worker's keys its verdicts "ns\x1fid"
+        out.setdefault(split_verdict_key(r.key or b"")[1], []).append(r.value)
     return out
 
 
@@ -335,3 +337,46 @@ async def test_neardup_delete_for_operators(
     assert await indexed(redis_client, ns, docs[1]) is None
     bad = await asyncio.to_thread(run, docs[1], "--store", "redis://127.0.0.1:1/0")
     assert bad.returncode == 1 and b"neardup delete" in bad.stderr
+
+
+async def test_one_id_in_three_namespaces_has_three_verdict_keys_and_headers(
+    worker: tuple[Topics, WorkerProc],
+) -> None:
+    """On a compacted verdict topic one tenant's verdict or tombstone must never replace
+    another's: the worker's own namespace keys by the id, any other by ``ns + "\\x1f" + id``,
+    and every record names its namespace in a header."""
+    topics, w = worker
+    doc = f"shared-{uuid.uuid4().hex[:6]}"
+    a, b = f"tenant-a-{doc}", f"tenant-b-{doc}"
+    await produce(
+        topics.bootstrap,
+        topics.input,
+        [(doc.encode(), article(doc, ns, n), 0) for n, ns in enumerate(["default", a, b])],
+    )
+    want = {doc.encode(), f"{a}\x1f{doc}".encode(), f"{b}\x1f{doc}".encode()}
+
+    def raw_keys(rs: Records) -> set[bytes]:
+        return {r.key or b"" for r in rs if r.value is not None}
+
+    got = await read_records(topics.bootstrap, topics.verdicts, lambda rs: want <= raw_keys(rs))
+    mine = [r for r in got if r.key in want]
+    assert {r.key: dict(r.headers)["namespace"] for r in mine} == {
+        doc.encode(): b"default",
+        f"{a}\x1f{doc}".encode(): a.encode(),
+        f"{b}\x1f{doc}".encode(): b.encode(),
+    }
+    assert all(json.loads(r.value or b"")["id"] == doc for r in mine)
+    # taking down tenant a's article tombstones its key alone
+    await produce_with_headers(
+        topics.bootstrap, topics.input, [(doc.encode(), None, [("namespace", a.encode())])]
+    )
+    stone = f"{a}\x1f{doc}".encode()
+    got = await read_records(
+        topics.bootstrap,
+        topics.verdicts,
+        lambda rs: any(r.key == stone and r.value is None for r in rs),
+    )
+    last = {r.key: r.value for r in got if r.key in want}  # what compaction would keep
+    assert last[stone] is None
+    assert last[doc.encode()] is not None and last[f"{b}\x1f{doc}".encode()] is not None
+    w.check_alive()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream.engine import Engine
 from stream.errors import IndexUnavailableError
 from stream.index.memory import MemoryIndex
+from stream.keys import NAMESPACE_RE
 from stream.metrics import Metrics
-from stream.pipeline import BatchHandler, Incoming
+from stream.pipeline import BatchHandler, Incoming, verdict_key
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 
@@ -107,7 +110,7 @@ async def test_a_tombstone_deletes_and_is_answered_by_a_verdict_tombstone() -> N
     assert dead == []
     assert [(v.key, v.value) for v in verdicts] == [
         (b"a", None),
-        (b"n", None),
+        (b"news\x1fn", None),  # not the worker's namespace: keyed with its namespace
         (b"never-seen", None),
     ]
     assert await index.count("default") == 0 and await index.count("news") == 0
@@ -181,3 +184,40 @@ async def test_a_transient_error_while_deleting_is_retried() -> None:
     verdicts, dead = await handler.handle([msg(None, 1, b"a")])
     assert [(v.key, v.value) for v in verdicts] == [(b"a", None)] and dead == []
     assert "neardup_index_retries_total 2.0" in handler.metrics.render().decode()
+
+
+ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(str.isprintable)
+namespaces = st.from_regex(NAMESPACE_RE, fullmatch=True)
+
+
+@given(st.tuples(namespaces, ids), st.tuples(namespaces, ids), namespaces)
+def test_verdict_keys_of_two_articles_differ_unless_they_are_one_article(
+    one: tuple[str, str], other: tuple[str, str], home: str
+) -> None:
+    """A compacted verdict topic keeps one record a key: distinct (namespace, id) pairs must
+    never share one, whichever namespace the worker calls its own."""
+    same = verdict_key(*one, home) == verdict_key(*other, home)
+    assert same == (one == other)
+
+
+def test_the_home_namespace_keys_by_the_id_alone() -> None:
+    assert verdict_key("news", "a/1", "news") == b"a/1"
+    assert verdict_key("blog", "a/1", "news") == b"blog\x1fa/1"
+
+
+async def test_one_id_in_two_namespaces_has_two_verdict_keys_each_naming_its_namespace() -> None:
+    engine = Engine(MemoryIndex())
+    handler = BatchHandler(engine, Metrics(), default_namespace="news")
+    text = "the harbour board met on tuesday and voted to widen the north channel by spring"
+    batch = [
+        msg(orjson.dumps({"id": "7", "namespace": ns, "text": text}), n, b"7")
+        for n, ns in enumerate(["news", "blog"])
+    ]
+    out, dead = await handler.handle(batch)
+    assert dead == []
+    assert [(o.key, o.headers()) for o in out] == [
+        (b"7", [("namespace", b"news")]),
+        (b"blog\x1f7", [("namespace", b"blog")]),
+    ]
+    (stone,), _ = await handler.handle([msg(None, 2, b"7", (("namespace", b"blog"),))])
+    assert (stone.key, stone.value) == (b"blog\x1f7", None)
