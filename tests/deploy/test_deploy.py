@@ -834,3 +834,43 @@ def test_every_value_is_documented():
             undocumented.append(name)
         open_parents.append((indent, first < i and lines[first].strip().startswith("# --")))
     assert not undocumented, f"values without a comment: {undocumented}"
+
+
+# helm's --set reads 3 as an integer and leaves 0.9 a string; these are what it passes
+SET_DECIMALS = {
+    "similarity": {
+        "threshold": "0.9",
+        "recall": "0.95",
+        "shortThreshold": "1",
+        "retentionS": "86400.5",
+    },
+    "redis": {"timeoutS": "2.5"},
+    "kafka": {"sessionTimeoutS": "45", "heartbeatIntervalS": "3.5"},
+    "worker": {"retryBackoffMaxS": "7.5"},
+}
+
+
+def test_decimal_values_given_by_helm_set_render_as_the_worker_reads_them():
+    """`helm --set similarity.threshold=0.9` passes the string "0.9": accepted, and the worker's
+    environment gets the same value a values file's 0.9 gives it."""
+    env = worker_settings(manifests(**SET_DECIMALS))
+    assert (env["NEARDUP_THRESHOLD"], env["NEARDUP_RECALL"]) == ("0.9", "0.95")
+    assert (env["NEARDUP_SHORT_THRESHOLD"], env["NEARDUP_RETENTION_S"]) == ("1", "86400.5")
+    assert (env["NEARDUP_REDIS_TIMEOUT_S"], env["NEARDUP_RETRY_BACKOFF_MAX_S"]) == ("2.5", "7.5")
+    assert env["NEARDUP_KAFKA_HEARTBEAT_INTERVAL_S"] == "3.5"
+    assert worker_settings(manifests(similarity={"threshold": 0.9}))["NEARDUP_THRESHOLD"] == "0.9"
+
+
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"similarity": {"threshold": "1.5"}}, "threshold"),
+        ({"similarity": {"threshold": "0"}}, "threshold"),
+        ({"similarity": {"threshold": "ninety"}}, "threshold"),
+        ({"similarity": {"recall": "1"}}, "recall"),
+        ({"redis": {"timeoutS": "0.0"}}, "timeoutS"),
+        ({"redis": {"timeoutS": "-2"}}, "timeoutS"),
+    ],
+)
+def test_decimal_strings_out_of_range_are_refused_naming_the_value(values, named):
+    assert named in refused(**values)
