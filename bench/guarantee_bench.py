@@ -43,6 +43,7 @@ from harness.report import git_state, machine_info, md_table, other_load, write_
 from harness.rig import Rig, Stack, article, out, run_on_stack
 from harness.services import ServiceError, find_java, find_kafka_libs
 from harness.workers import WorkerProc, start_worker, wait_ready
+from stream.pipeline import split_verdict_key
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 GUARANTEES = ("at_least_once", "exactly_once")
@@ -185,7 +186,7 @@ async def kills(stack: Stack, guarantee: str, n_kills: int, partitions: int) -> 
     finally:
         for w in workers:
             w.stop()
-    counts = Counter((k or b"").decode() for k, _ in pairs)
+    counts = Counter(split_verdict_key(k or b"")[1] for k, _ in pairs)
     originals: dict[str, str] = {}
     for _, value in pairs:
         v = json.loads(value or b"{}")

@@ -36,6 +36,7 @@ from harness.kafka import (
     read_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
+from stream.pipeline import split_verdict_key
 
 EXACTLY_ONCE = {"PROCESSING_GUARANTEE": "exactly_once", "NEARDUP_RETRY_BACKOFF_MAX_S": "1"}
 NO_TIMER_COMMIT = {"BROKER_COMMIT_INTERVAL": "3600"}  # faust's own setting, read from the env
@@ -62,7 +63,8 @@ def internal_topics(bootstrap: str) -> set[str]:
 
 
 def count_keys(pairs: Pairs) -> Counter[str]:
-    return Counter((k or b"").decode() for k, v in pairs if v is not None)
+    """Verdicts by article id (another namespace than the worker's keys them "ns\x1fid")."""
+    return Counter(split_verdict_key(k or b"")[1] for k, v in pairs if v is not None)
 
 
 async def wait_committed(bootstrap: str, group: str, topic: str, total: int) -> dict[int, int]:

@@ -34,6 +34,7 @@ from harness import services
 from harness.corpus import groups_of_copies
 from harness.kafka import Item, Topics, committed_offsets, create_topics, make_topics, produce
 from harness.workers import WorkerProc, start_worker
+from stream.pipeline import split_verdict_key
 
 FAST = {  # short timeouts so that a dead peer or server is noticed within seconds
     "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",
@@ -78,7 +79,7 @@ class Watch:
             for msgs in batch.values():
                 for m in msgs:
                     value = json.loads(m.value or b"{}")
-                    key = (m.key or b"").decode("utf-8", "replace")
+                    key = split_verdict_key(m.key or b"")[1]  # a tombstone: the id
                     self.records.append((now, value.get("id", key), value))
             if batch:
                 self._arrived.set()

@@ -30,6 +30,7 @@ from harness.kafka import (
     read_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
+from stream.pipeline import split_verdict_key
 
 Pairs = list[tuple[bytes | None, bytes | None]]
 FAST = {"NEARDUP_RETRY_BACKOFF_MAX_S": "1"}
@@ -55,9 +56,10 @@ def article(doc_id: str, ns: str, n: int) -> bytes:
 
 
 def by_key(pairs: Pairs) -> dict[str, list[bytes | None]]:
+    """Records by article id (another namespace than the worker's keys them "ns\x1fid")."""
     out: dict[str, list[bytes | None]] = {}
     for key, value in pairs:
-        out.setdefault((key or b"").decode(), []).append(value)
+        out.setdefault(split_verdict_key(key or b"")[1], []).append(value)
     return out
 
 
