@@ -239,7 +239,11 @@ async def test_verdicts_the_broker_refuses_become_dead_letters_and_the_worker_go
             [(i.encode(), article(i, ns, n), 0) for n, i in enumerate(ids)],
         )
         letters = await collect(
-            kafka_broker, topics.dlq, set(ids), key_of=lambda _r, v: str(v.get("key", ""))
+            kafka_broker,
+            topics.dlq,
+            set(ids),
+            # the refused record's key: the verdict key, "ns\x1fid" for this namespace
+            key_of=lambda _r, v: split_verdict_key(str(v.get("key", "")).encode())[1],
         )
         assert set(ids) <= letters.keys(), letters
         for i in ids:
