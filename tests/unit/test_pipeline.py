@@ -12,7 +12,7 @@ from stream.errors import IndexUnavailableError
 from stream.index.memory import MemoryIndex
 from stream.keys import NAMESPACE_RE
 from stream.metrics import Metrics
-from stream.pipeline import BatchHandler, Incoming, verdict_key
+from stream.pipeline import BatchHandler, Incoming, split_verdict_key, verdict_key
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 
@@ -190,14 +190,21 @@ ids = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12).filter(str.
 namespaces = st.from_regex(NAMESPACE_RE, fullmatch=True)
 
 
-@given(st.tuples(namespaces, ids), st.tuples(namespaces, ids), namespaces)
+@given(st.tuples(namespaces, ids), st.tuples(namespaces, ids), st.data())
 def test_verdict_keys_of_two_articles_differ_unless_they_are_one_article(
-    one: tuple[str, str], other: tuple[str, str], home: str
+    one: tuple[str, str], other: tuple[str, str], data: st.DataObject
 ) -> None:
     """A compacted verdict topic keeps one record a key: distinct (namespace, id) pairs must
-    never share one, whichever namespace the worker calls its own."""
+    never share one, whichever namespace the worker calls its own (often one of the two, so the
+    plain-id form meets the prefixed one), and every key reads back to its article."""
+    home = data.draw(st.sampled_from([one[0], other[0]]) | namespaces)
     same = verdict_key(*one, home) == verdict_key(*other, home)
     assert same == (one == other)
+    for ns, doc_id in (one, other):
+        assert split_verdict_key(verdict_key(ns, doc_id, home)) == (
+            None if ns == home else ns,
+            doc_id,
+        )
 
 
 def test_the_home_namespace_keys_by_the_id_alone() -> None:
