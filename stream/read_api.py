@@ -7,7 +7,8 @@
   registration time.
 * ``GET /namespaces``: every namespace with its documents, copies, clusters, bytes, hot buckets,
   scheme and decision settings (bytes and hot buckets estimated from sampled shards on Redis).
-* ``GET /openapi.json``: the OpenAPI 3.1 document of every view (:func:`openapi`).
+* ``GET /openapi.json``: the OpenAPI 3.1 document of every view (:func:`openapi`), generated
+  from the models the views validate with (:mod:`stream.api_models`).
 
 The same bearer token as ``/check`` guards them. Every error is a JSON body with an ``error``
 reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_field`` (400),
@@ -16,16 +17,19 @@ reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_f
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from stream import aliases
+import orjson
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from stream import aliases, api_models
 from stream.errors import InvalidMessage
 from stream.index.base import Index
-from stream.keys import NAMESPACE_RE
 from stream.model import Verdict
 from stream.records import Record
-from stream.schema import OPTIONAL_FIELDS, check_id
 
 if TYPE_CHECKING:  # the views' types; the CLI's commands use the lookups without faust
     from faust.web import Request, Response, View
@@ -34,27 +38,17 @@ if TYPE_CHECKING:  # the views' types; the CLI's commands use the lookups withou
 
 log = logging.getLogger("neardup.worker")
 
-MAX_PAGE = 500
+MAX_PAGE = api_models.MAX_PAGE
+M = TypeVar("M", bound=BaseModel)
 
 
-def _namespace(request: Request, settings: Settings) -> str:
-    ns = request.query.get("namespace") or settings.namespace
-    if not NAMESPACE_RE.fullmatch(ns):
-        raise InvalidMessage("invalid_namespace", f"namespace must match {NAMESPACE_RE.pattern}")
-    return ns
+def _query(request: Request, model: type[M]) -> M:
+    """The request's query validated with ``model``; an empty value is an absent one."""
+    return api_models.validate(model, {k: v for k, v in request.query.items() if v != ""})
 
 
-def _int(request: Request, name: str, default: int, lo: int, hi: int) -> int:
-    raw = request.query.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InvalidMessage("invalid_field", f"{name} must be a whole number") from None
-    if not lo <= value <= hi:
-        raise InvalidMessage("invalid_field", f"{name} must be between {lo} and {hi}")
-    return value
+def _doc_id(doc_id: str) -> str:
+    return api_models.validate(api_models.ArticlePath, {"doc_id": doc_id}).doc_id
 
 
 async def article(index: Index, ns: str, doc_id: str) -> dict[str, Any] | None:
@@ -186,7 +180,8 @@ async def get_article(
     view: View, request: Request, settings: Settings, allowed: bool, index: Index, doc_id: str
 ) -> Response:
     async def work() -> dict[str, Any] | None:
-        return await article(index, _namespace(request, settings), check_id(doc_id))
+        query = _query(request, api_models.ArticleQuery)
+        return await article(index, query.namespace or settings.namespace, _doc_id(doc_id))
 
     return await _answer(view, allowed, work)
 
@@ -195,10 +190,9 @@ async def get_cluster(
     view: View, request: Request, settings: Settings, allowed: bool, index: Index, cluster_id: str
 ) -> Response:
     async def work() -> dict[str, Any] | None:
-        ns = _namespace(request, settings)
-        offset = _int(request, "offset", 0, 0, 10**9)
-        limit = _int(request, "limit", 50, 1, MAX_PAGE)
-        return await cluster(index, ns, check_id(cluster_id), offset, limit)
+        q = _query(request, api_models.ClusterQuery)
+        ns = q.namespace or settings.namespace
+        return await cluster(index, ns, _doc_id(cluster_id), q.offset, q.limit)
 
     return await _answer(view, allowed, work)
 
@@ -212,129 +206,67 @@ async def get_namespaces(view: View, allowed: bool, index: Index) -> Response:
 
 # --------------------------------------------------------------------------- the OpenAPI document
 
-_ERROR = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {"error": {"type": "string"}, "detail": {}},
-}
 _JSON = "application/json"
-_ANY = {_JSON: {"schema": {"type": "object"}}}
+_REASONS = {400: "bad request", 401: "no valid token", 404: "not found", 409: "refused",
+            413: "body too large", 415: "not JSON", 429: "too many checks waiting",
+            503: "index unavailable"}  # fmt: skip
 
 
-def _responses(ok: dict[str, Any], *codes: int) -> dict[str, Any]:
-    names = {400: "bad request", 401: "no valid token", 404: "not found", 409: "refused",
-             413: "body too large", 415: "not JSON", 429: "too many checks waiting",
-             503: "index unavailable"}  # fmt: skip
-    out: dict[str, Any] = {"200": {"description": "ok", "content": {_JSON: {"schema": ok}}}}
+def _ref(model: type[BaseModel]) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _content(model: type[BaseModel]) -> dict[str, Any]:
+    return {_JSON: {"schema": _ref(model)}}
+
+
+def _responses(ok: type[BaseModel], *codes: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"200": {"description": "ok", "content": _content(ok)}}
     for c in codes:
-        out[str(c)] = {"description": names[c], "content": {_JSON: {"schema": _ERROR}}}
+        out[str(c)] = {"description": _REASONS[c], "content": _content(api_models.ErrorOut)}
     return out
 
 
-# a query's namespace: empty or absent means the worker's NEARDUP_NAMESPACE
-_NS_SCHEMA = {"type": "string", "pattern": "^([A-Za-z0-9_.-]{1,64})?$"}
-_ID_SCHEMA = {"type": "string", "pattern": "^[A-Za-z0-9_.~-]{1,128}$"}  # what a path carries
-_NS = {
-    "name": "namespace",
-    "in": "query",
-    "required": False,
-    "schema": _NS_SCHEMA,
-    "description": f"default: the worker's NEARDUP_NAMESPACE; must match {NAMESPACE_RE.pattern}",
-}
-_VERDICT: dict[str, Any] = {"type": ["object", "null"]}
-_ARTICLE = {
-    "type": "object",
-    "required": ["id", "namespace", "seq", "cluster", "registered_at", "verdict", "text"],
-    "properties": {
-        "id": {"type": "string"},
-        "namespace": {"type": "string"},
-        "seq": {"type": "integer"},
-        "cluster": {"type": ["string", "null"]},
-        "registered_at": {"type": "number"},
-        "verdict": _VERDICT,
-        "text": {"type": ["string", "null"]},
-    },
-}
-_CLUSTER = {
-    "type": "object",
-    "required": ["cluster", "namespace", "size", "first_seen", "last_seen", "members"],
-    "properties": {
-        "cluster": {"type": "string"},
-        "namespace": {"type": "string"},
-        "size": {"type": "integer"},
-        "first_seen": {"type": ["number", "null"]},
-        "last_seen": {"type": ["number", "null"]},
-        "members": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "seq", "registered_at", "verdict"],
-                "properties": {
-                    "id": {"type": "string"},
-                    "seq": {"type": "integer"},
-                    "registered_at": {"type": "number"},
-                    "verdict": _VERDICT,
-                },
-            },
-        },
-        "next_offset": {"type": ["integer", "null"]},
-    },
-}
-_NAMESPACES = {
-    "type": "object",
-    "required": ["namespaces"],
-    "properties": {"namespaces": {"type": "array", "items": {"type": "object"}}},
-}
+def _parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
+    """One OpenAPI parameter per field of ``model``, its schema the field's own."""
+    schema = model.model_json_schema()
+    out = []
+    for name in model.model_fields:
+        prop = dict(schema["properties"][name])
+        prop.pop("title", None)
+        param = {"name": name, "in": where, "required": where == "path", "schema": prop}
+        if "description" in prop:
+            param["description"] = prop["description"]
+        out.append(param)
+    return out
 
 
-def openapi() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the worker's views (served at ``/openapi.json``)."""
-    page = [
-        {
-            "name": "offset",
-            "in": "query",
-            "required": False,
-            "schema": {"type": "integer", "minimum": 0, "maximum": 10**9},
-        },
-        {
-            "name": "limit",
-            "in": "query",
-            "required": False,
-            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
-        },
-    ]
-    doc_id = {"name": "doc_id", "in": "path", "required": True, "schema": _ID_SCHEMA}
-    check_body = {
-        "type": "object",
-        "required": ["text"],
-        # registering needs the article's own id; a check without one gets a throwaway id
-        "if": {"properties": {"register": {"const": True}}, "required": ["register"]},
-        "then": {"required": ["id"]},
-        "properties": {
-            "text": {
-                "type": "string",
-                "minLength": 1,
-                # a character neither JSON Schema's \s nor Python's whitespace (\x1c-\x1f, \x85)
-                "pattern": "[^\\s\\x1c-\\x1f\\x85]",
-            },  # size: a 413 past the limit
-            "id": {
-                "type": ["string", "integer"],
-                "pattern": _ID_SCHEMA["pattern"],
-                # a JSON integer past 64 bits is parsed as a float, which is not an id
-                "minimum": -(2**63),
-                "maximum": 2**64 - 1,
-            },
-            "namespace": {"type": ["string", "null"], "pattern": NAMESPACE_RE.pattern},
-            "register": {"type": "boolean"},
-            "format": {"enum": ["html", "page", "text", None]},
-            **{f: {"type": ["string", "null"]} for f in OPTIONAL_FIELDS},
-        },
-        "additionalProperties": False,  # an unknown field is refused, naming it (400)
-    }
-    return {
+_MODELS: tuple[type[BaseModel], ...] = (
+    api_models.CheckRequest,
+    api_models.CheckOut,
+    api_models.ArticleOut,
+    api_models.ClusterOut,
+    api_models.NamespacesOut,
+    api_models.DeleteOut,
+    api_models.Health,
+    api_models.ErrorOut,
+)
+
+
+@functools.cache
+def _document() -> bytes:
+    _, defs = models_json_schema(
+        [(m, "validation") for m in _MODELS], ref_template="#/components/schemas/{model}"
+    )
+    schemas = defs["$defs"]
+    article = _parameters(api_models.ArticlePath, "path")
+    query = _parameters(api_models.ArticleQuery, "query")
+    page = _parameters(api_models.ClusterQuery, "query")
+    doc = {
         "openapi": "3.1.0",
         "info": {"title": "neardup worker", "version": "1"},
         "components": {
+            "schemas": schemas,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{"bearer": []}],
@@ -342,34 +274,34 @@ def openapi() -> dict[str, Any]:
             "/check": {
                 "post": {
                     "summary": "originality check of one text (register: false by default)",
-                    "requestBody": {"required": True, "content": {_JSON: {"schema": check_body}}},
-                    "responses": _responses({"type": "object"}, 400, 401, 409, 413, 415, 429, 503),
+                    "requestBody": {"required": True, "content": _content(api_models.CheckRequest)},
+                    "responses": _responses(api_models.CheckOut, 400, 401, 409, 413, 415, 429, 503),
                 }
             },
             "/articles/{doc_id}": {
                 "get": {
                     "summary": "an article's seq, verdict, cluster and text",
-                    "parameters": [doc_id, _NS],
-                    "responses": _responses(_ARTICLE, 400, 401, 404, 503),
+                    "parameters": [*article, *query],
+                    "responses": _responses(api_models.ArticleOut, 400, 401, 404, 503),
                 },
                 "delete": {
                     "summary": "takedown: the article leaves the index, a tombstone is published",
-                    "parameters": [doc_id, _NS],
-                    "responses": _responses({"type": "object"}, 400, 401, 503),
+                    "parameters": [*article, *query],
+                    "responses": _responses(api_models.DeleteOut, 400, 401, 503),
                 },
             },
             "/clusters/{doc_id}": {
                 "get": {
                     "summary": "a cluster (named by its original's id): size, first and last "
                     "seen, a page of members",
-                    "parameters": [doc_id, _NS, *page],
-                    "responses": _responses(_CLUSTER, 400, 401, 404, 503),
+                    "parameters": [*article, *page],
+                    "responses": _responses(api_models.ClusterOut, 400, 401, 404, 503),
                 }
             },
             "/namespaces": {
                 "get": {
                     "summary": "every namespace with its statistics",
-                    "responses": _responses(_NAMESPACES, 401, 503),
+                    "responses": _responses(api_models.NamespacesOut, 401, 503),
                 }
             },
             "/health": {
@@ -377,13 +309,21 @@ def openapi() -> dict[str, Any]:
                     "summary": "readiness: 200 when Kafka and Redis are reachable, else 503",
                     "security": [],
                     "responses": {
-                        "200": {"description": "ready", "content": _ANY},
-                        "503": {"description": "not ready", "content": _ANY},
+                        "200": {"description": "ready", "content": _content(api_models.Health)},
+                        "503": {"description": "not ready", "content": _content(api_models.Health)},
                     },
                 }
             },
         },
     }
+    return orjson.dumps(doc)
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the worker's views (served at ``/openapi.json``), generated
+    from the models the views validate with (:mod:`stream.api_models`)."""
+    loaded: dict[str, Any] = orjson.loads(_document())  # a fresh copy: callers may change it
+    return loaded
 
 
 __all__ = [

@@ -31,15 +31,14 @@ import redis.asyncio as aioredis
 from aiohttp import web as aiohttp_web
 from faust.web import Request, Response, View
 
-from stream import read_api
+from stream import api_models, read_api
 from stream.checks import CheckProcess
 from stream.clients import safe_url, tcp_reachable
 from stream.config import Settings
 from stream.engine import Engine
 from stream.errors import InvalidMessage, NeardupError
-from stream.keys import NAMESPACE_RE
 from stream.metrics import Metrics
-from stream.schema import OPTIONAL_FIELDS, article_from_obj, check_id
+from stream.schema import article_from_obj
 
 log = logging.getLogger("neardup.worker")
 
@@ -110,7 +109,7 @@ def authorized(request: Request, settings: Settings) -> bool:
 
 
 # what a POST /check body may hold: the article's fields and ``register``
-CHECK_FIELDS = frozenset({"id", "text", "namespace", "format", "register", *OPTIONAL_FIELDS})
+CHECK_FIELDS = api_models.CHECK_FIELDS
 
 
 @aiohttp_web.middleware
@@ -209,18 +208,10 @@ async def _check(
         obj = orjson.loads(body)
         if not isinstance(obj, dict):
             raise InvalidMessage("not_object", "expected a JSON object")
-        unknown = sorted(set(obj) - CHECK_FIELDS)
-        if unknown:  # a misspelt "regster": true must not pass for a read-only check
-            raise InvalidMessage(
-                "unknown_field",
-                f"unknown field(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(CHECK_FIELDS))}",
-            )
-        register = obj.get("register", False)
-        if not isinstance(register, bool):
-            raise InvalidMessage("invalid_field", "register must be true or false")
-        if "id" not in obj and not register:
-            obj = {**obj, "id": f"check-{uuid.uuid4()}"}
+        request_ = api_models.validate(api_models.CheckRequest, obj)
+        register = request_.register_
+        # the model's id (a number read as its decimal string), or a throwaway one
+        obj = {**obj, "id": request_.id or f"check-{uuid.uuid4()}"}
         article = article_from_obj(
             obj,
             default_namespace=settings.namespace,
@@ -269,11 +260,10 @@ async def delete_article(
     """``DELETE /articles/{id}?namespace=``: takedown; ``deleter`` also publishes the tombstone."""
     if not authorized(request, settings):
         return unauthorized(view)
-    ns = request.query.get("namespace") or settings.namespace
     try:
-        doc_id = check_id(doc_id)
-        if not NAMESPACE_RE.fullmatch(ns):
-            raise InvalidMessage("invalid_namespace", f"must match {NAMESPACE_RE.pattern}")
+        doc_id = api_models.validate(api_models.ArticlePath, {"doc_id": doc_id}).doc_id
+        query = {k: v for k, v in request.query.items() if v != ""}
+        ns = api_models.validate(api_models.ArticleQuery, query).namespace or settings.namespace
     except InvalidMessage as exc:
         return view.json({"error": exc.reason, "detail": str(exc)}, status=400)
     try:

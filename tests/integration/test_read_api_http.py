@@ -110,6 +110,8 @@ def test_the_openapi_document_is_served(worker: WorkerProc) -> None:
 
 
 schema = schemathesis.openapi.from_dict(read_api.openapi())
+# Ids in any script, percent-encoded in the path: the document's id pattern is the service's rule
+# (tests/unit/test_api_models.py), so every generated id is one the views take.
 # Schema-valid requests only: a path parameter is text on the wire whatever "type" a generator
 # gives it, so schemathesis's wrong-type path values are not wrong here. Invalid requests are
 # covered by the exact error tests above and tests/integration/test_input_hostile.py.
