@@ -131,6 +131,9 @@ def test_schema_knows_every_setting_a_namespace_takes() -> None:
     json_type = {bool: "boolean", int: "integer", float: "number"}
     for name, spec in fields.items():
         spec = definitions[spec["$ref"].rsplit("/", 1)[-1]] if "$ref" in spec else spec
+        if "anyOf" in spec:  # a number, or its decimal string (helm --set): the number's type
+            spec = spec["anyOf"][0]
+            spec = definitions[spec["$ref"].rsplit("/", 1)[-1]] if "$ref" in spec else spec
         default = getattr(Policy(), name)
         if isinstance(default, str):
             assert default in spec["enum"], name
@@ -165,3 +168,52 @@ def test_what_the_worker_refuses_the_schema_refuses(
     with pytest.raises(namespaces.NamespacesFileError):
         namespaces.parse(toml, Policy())
     assert error in refused(namespaces=values)
+
+
+def test_decimals_given_by_helm_set_render_as_numbers() -> None:
+    """`helm --set namespaces.wire.threshold=0.6` passes the string "0.6": the schema takes the
+    decimal strings of every decimal setting and the file holds the numbers the worker reads."""
+    given = {
+        "threshold": "0.6",
+        "short_threshold": "1",
+        "recall": ".95",
+        "retention_s": "86400.5",
+        "deleted_ttl_s": "1000000.5",
+        "max_size_ratio": "2.",
+        "measure": "containment",
+    }
+    text = rendered_file(namespaces={"wire": given})
+    table = tomllib.loads(text)["namespace"]["wire"]
+    assert table == {
+        "threshold": 0.6,
+        "short_threshold": 1,
+        "recall": 0.95,
+        "retention_s": 86400.5,
+        "deleted_ttl_s": 1000000.5,
+        "max_size_ratio": 2,
+        "measure": "containment",
+    }
+    assert namespaces.parse(text, Policy())["wire"] == Policy(
+        threshold=0.6,
+        short_threshold=1.0,
+        recall=0.95,
+        retention_s=86400.5,
+        deleted_ttl_s=1000000.5,
+        max_size_ratio=2.0,
+        measure="containment",
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("threshold", "1.5"),
+        ("threshold", "0"),
+        ("recall", "1"),
+        ("retention_s", "-5"),
+        ("max_size_ratio", "0.5"),
+        ("short_threshold", "high"),
+    ],
+)
+def test_decimal_strings_out_of_range_are_refused_in_a_namespace(setting: str, value: str) -> None:
+    assert setting in refused(namespaces={"wire": {setting: value}})
