@@ -41,13 +41,15 @@ unit: $(STAMP)
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
 # The randomized fault checker over many seeds (harness/chaos.py), then the namespace lifecycle
-# checker (harness/lifecycle.py: takedowns, rebuilds, carry-over); each prints its failing seeds.
+# checker (harness/lifecycle.py: takedowns, rebuilds, carry-over) in process over 40 seeds, then
+# against a real worker on Apache Kafka (--live); each prints its failing seeds.
 # On Apache Kafka by default (its schedule includes broker restarts); BROKER=tansu for Tansu.
 SEEDS ?= 1 2 3 4 5 6 7 8 9 10
 BROKER ?= kafka
 chaos: $(STAMP) kafka
 	$(PY) -m harness.chaos --seeds $(SEEDS) --broker $(BROKER)
 	$(PY) -m harness.lifecycle --seeds $(SEEDS) $(shell seq 11 40)
+	$(PY) -m harness.lifecycle --live --seeds $(SEEDS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,12 +1,19 @@
-"""A randomized checker of a namespace's life: registrations, copies, takedowns and rebuilds
-(from an export, stale or fresh, and from the input topic's log) interleaved with a running
-worker, judged from outside by what the read API says afterwards.
+"""A randomized checker of a namespace's life: registrations, copies, takedowns (by each of the
+three paths) and rebuilds (from an export, stale or fresh, and from the input topic's log)
+interleaved with a running worker, judged from outside by what the read API says afterwards.
 
-Each seed makes a schedule; after it the checker requires that every id taken down (by the
-delete path, or by a tombstone on the topic) stays down, that every article registered and not
-taken down is indexed under its namespace's name, and that no story has two originals among
-its live articles. ``python -m harness.lifecycle --seeds 1 2 3`` prints each failing seed's
-schedule; ``tests/unit/test_lifecycle.py`` runs a few seeds on the memory store.
+Each seed makes a schedule; after it the checker requires that every id taken down (by
+``neardup delete``, by ``DELETE /articles/{id}`` or by a tombstone on the input topic) stays
+down, that every article registered and not taken down is indexed under its namespace's name,
+and that no story has two originals among its live articles.
+
+The schedule runs against a :class:`System`: :class:`InProcess` (an engine on the memory store,
+a rebuild's "meanwhile" between its batches: fast, for many seeds) or
+:class:`harness.lifecycle_live.Live` (a real worker on Kafka and Redis, driven by the
+``neardup`` commands, HTTP and the topic, a rebuild's "meanwhile" while the command runs).
+``python -m harness.lifecycle --seeds 1 2 3 [--live]`` prints each failing seed's schedule;
+``tests/unit/test_lifecycle.py`` runs seeds in process, ``tests/integration/test_lifecycle.py``
+against a real worker.
 """
 
 from __future__ import annotations
@@ -15,8 +22,9 @@ import argparse
 import asyncio
 import io
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import orjson
 
@@ -25,13 +33,43 @@ from stream import read_api
 from stream.engine import Engine
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
+from stream.model import Article
 from stream.policy import Policy
 from stream.reindex import Deletion, Item, batches_of, export, reindex
 from stream.schema import article_from_obj
 
 NS = "life"
 _WORDS = ("updated", "corrected", "amended", "revised", "reuters", "editing")
+DELETE_PATHS = ("cli", "http", "tombstone")
+"""``neardup delete --kafka-bootstrap``, ``DELETE /articles/{id}``, a tombstone on the input
+topic: every path an operator or a producer takes an article down by."""
+# ids in more than one script: a path percent-encodes them, a command line passes them as given
+_ID_FORMS = ("d{}", "新闻-{}", "статья-{}")
+
+Meanwhile = Callable[[], Awaitable[None]]
+
+
+class System(Protocol):
+    """What the checker drives: a worker and its index, seen from outside."""
+
+    async def register(self, article: Article) -> str:
+        """Send one article; what happened to it, for the schedule."""
+
+    async def delete(self, doc_id: str, path: str) -> None:
+        """Take ``doc_id`` down by ``path`` (one of :data:`DELETE_PATHS`)."""
+
+    async def export(self) -> tuple[Any, int]:
+        """Export the namespace: a handle for :meth:`rebuild` and how many articles."""
+
+    async def rebuild(self, export: Any | None, meanwhile: Meanwhile) -> str | None:
+        """Rebuild from ``export`` (None: from the input topic), calling ``meanwhile`` while
+        it runs; what it did, or None if there was nothing to rebuild from."""
+
+    async def settle(self) -> None:
+        """Until everything sent so far is decided."""
+
+    async def read(self, doc_id: str) -> dict[str, Any] | None:
+        """The read API's answer for the article, None when it is not indexed."""
 
 
 @dataclass
@@ -40,8 +78,7 @@ class World:
 
     story_of: dict[str, int] = field(default_factory=dict)  # id -> story
     deleted: set[str] = field(default_factory=set)
-    topic: list[Item] = field(default_factory=list)  # the input topic's log
-    exports: list[list[Article]] = field(default_factory=list)
+    exports: list[Any] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
 
 
@@ -50,18 +87,57 @@ def _stories(n: int) -> list[str]:
     return texts[:n]
 
 
-async def _export(index: Index) -> list[Article]:
-    buf = io.BytesIO()
-    await export(index, NS, buf)
-    return [article_from_obj(orjson.loads(x)) for x in buf.getvalue().splitlines()]
+class InProcess:
+    """An engine on the memory store, as a worker and the admin commands would drive it: a
+    takedown by any path leaves the index and puts a tombstone on the (modelled) topic."""
+
+    def __init__(self, index: Index | None = None) -> None:
+        self.index = index or MemoryIndex()
+        self.worker = Engine(self.index, alias_ttl_s=0.0)
+        self.topic: list[Item] = []  # the input topic's log
+
+    async def register(self, article: Article) -> str:
+        self.topic.append(article)
+        (got,) = await self.worker.process([article])
+        return str(getattr(got, "verdict", got))
+
+    async def delete(self, doc_id: str, path: str) -> None:
+        assert path in DELETE_PATHS
+        # the command and the view tombstone the topic; a tombstone on it reaches the worker
+        self.topic.append(Deletion(NS, doc_id))
+        await self.worker.delete(NS, doc_id)
+
+    async def export(self) -> tuple[Any, int]:
+        buf = io.BytesIO()
+        await export(self.index, NS, buf)
+        got = [article_from_obj(orjson.loads(x)) for x in buf.getvalue().splitlines()]
+        return got, len(got)
+
+    async def rebuild(self, export: Any | None, meanwhile: Meanwhile) -> str | None:
+        items: list[Item] = list(self.topic if export is None else export)
+        if not any(isinstance(x, Article) for x in items):
+            return None
+
+        async def source() -> AsyncIterator[list[Item]]:
+            async for batch in batches_of(items, max(1, len(items) // 3)):
+                yield batch
+                await meanwhile()
+
+        done = await reindex(self.index, NS, Policy(), source, wait_s=0)
+        return f"into {done.target}: {dict(done.verdicts)}"
+
+    async def settle(self) -> None:
+        return None
+
+    async def read(self, doc_id: str) -> dict[str, Any] | None:
+        return await read_api.article(self.index, NS, doc_id)
 
 
-async def run(seed: int, steps: int = 40, index: Index | None = None) -> list[str]:
-    """One seed's schedule on ``index`` (a fresh memory store by default); the violations,
-    then the schedule, if any."""
+async def run(seed: int, steps: int = 40, system: System | None = None) -> list[str]:
+    """One seed's schedule on ``system`` (in process on a fresh memory store by default); the
+    violations, then the schedule, if any."""
     rng = random.Random(seed)
-    index = index or MemoryIndex()
-    worker = Engine(index, alias_ttl_s=0.0)
+    system = system or InProcess()
     stories = _stories(12)
     world = World()
     counter = 0
@@ -69,25 +145,23 @@ async def run(seed: int, steps: int = 40, index: Index | None = None) -> list[st
     async def register(copy_of: str | None = None) -> None:
         nonlocal counter
         counter += 1
-        doc_id = f"d{counter}"
+        doc_id = rng.choice(_ID_FORMS).format(counter)
         story = world.story_of[copy_of] if copy_of else rng.randrange(len(stories))
         # a copy adds a word, never a number (changed figures make a new release, an original)
         text = stories[story] + ("" if copy_of is None else f" {rng.choice(_WORDS)}.")
         world.story_of[doc_id] = story
-        art = Article(doc_id, text, NS)
-        world.topic.append(art)
-        (got,) = await worker.process([art])
-        world.steps.append(f"register {doc_id} (story {story}): {getattr(got, 'verdict', got)}")
+        got = await system.register(Article(doc_id, text, NS))
+        world.steps.append(f"register {doc_id} (story {story}): {got}")
 
     async def take_down() -> None:
         live = [i for i in world.story_of if i not in world.deleted]
         if not live:
             return
         doc_id = rng.choice(live)
+        path = rng.choice(DELETE_PATHS)
         world.deleted.add(doc_id)
-        world.topic.append(Deletion(NS, doc_id))  # the delete path also tombstones the topic
-        await worker.delete(NS, doc_id)
-        world.steps.append(f"delete {doc_id}")
+        await system.delete(doc_id, path)
+        world.steps.append(f"delete {doc_id} by {path}")
 
     async def meanwhile() -> None:  # what the workers do while a rebuild runs
         for _ in range(rng.randrange(3)):
@@ -99,16 +173,10 @@ async def run(seed: int, steps: int = 40, index: Index | None = None) -> list[st
             else:
                 await register(copy_of=rng.choice(list(world.story_of)))
 
-    async def rebuild(items: list[Item], what: str) -> None:
-        async def source() -> AsyncIterator[list[Item]]:
-            async for batch in batches_of(items, max(1, len(items) // 3)):
-                yield batch
-                await meanwhile()
-
-        if not any(isinstance(x, Article) for x in items):
-            return
-        done = await reindex(index, NS, Policy(), source, wait_s=0)
-        world.steps.append(f"rebuild from {what} into {done.target}: {dict(done.verdicts)}")
+    async def rebuild(source: Any | None, what: str) -> None:
+        world.steps.append(f"rebuild from {what} starts")
+        done = await system.rebuild(source, meanwhile)
+        world.steps.append(f"rebuild from {what}: {done or 'nothing to rebuild from'}")
 
     for _ in range(steps):
         roll = rng.random()
@@ -119,22 +187,25 @@ async def run(seed: int, steps: int = 40, index: Index | None = None) -> list[st
         elif roll < 0.75:
             await take_down()
         elif roll < 0.83:
-            world.exports.append(await _export(index))
-            world.steps.append(f"export ({len(world.exports[-1])} articles)")
+            handle, n = await system.export()
+            world.exports.append(handle)
+            world.steps.append(f"export {len(world.exports)} ({n} articles)")
         elif roll < 0.92 and world.exports:
-            await rebuild(list(rng.choice(world.exports)), "an export")
+            k = rng.randrange(len(world.exports))
+            await rebuild(world.exports[k], f"export {k + 1}")
         else:
-            await rebuild(list(world.topic), "the topic")
-    bad = await judge(index, world)
+            await rebuild(None, "the topic")
+    await system.settle()
+    bad = await judge(system, world)
     return [*bad, "schedule:", *(f"  {s}" for s in world.steps)] if bad else []
 
 
-async def judge(index: Index, world: World) -> list[str]:
+async def judge(system: System, world: World) -> list[str]:
     """The three requirements, read through the read API (as a user reads them)."""
     bad = []
     originals: dict[int, list[str]] = {}
     for doc_id, story in world.story_of.items():
-        got = await read_api.article(index, NS, doc_id)
+        got = await system.read(doc_id)
         if doc_id in world.deleted:
             if got is not None:
                 bad.append(f"{doc_id} was taken down and is back")
@@ -142,7 +213,7 @@ async def judge(index: Index, world: World) -> list[str]:
         if got is None:
             bad.append(f"{doc_id} was registered and is lost")
             continue
-        if Verdict.from_json(orjson.dumps(got["verdict"])).verdict == "original":
+        if got["verdict"] is not None and got["verdict"]["verdict"] == "original":
             originals.setdefault(story, []).append(doc_id)
     bad += [f"story {s} has two originals: {ids}" for s, ids in originals.items() if len(ids) > 1]
     return bad
@@ -152,18 +223,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.lifecycle")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 11)))
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="against a real worker on Apache Kafka and Redis (started here), not in process",
+    )
     args = parser.parse_args(argv)
+    if args.live:
+        from harness import lifecycle_live
+
+        return lifecycle_live.main(args.seeds, args.steps)
     failed = 0
     for seed in args.seeds:
         world_bad = asyncio.run(run(seed, args.steps))
-        if world_bad:
-            failed += 1
-            print(f"seed {seed}: FAILED")
-            for line in world_bad:
-                print(f"  {line}")
-        else:
-            print(f"seed {seed}: ok")
+        failed += report(seed, world_bad)
     return 1 if failed else 0
+
+
+def report(seed: int, bad: list[str]) -> int:
+    """Print a seed's outcome (its violations and schedule when it failed); 1 if it failed."""
+    if not bad:
+        print(f"seed {seed}: ok", flush=True)
+        return 0
+    print(f"seed {seed}: FAILED", flush=True)
+    for line in bad:
+        print(f"  {line}", flush=True)
+    return 1
 
 
 if __name__ == "__main__":
