@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stream import aliases, read_api
-from stream.cli_io import input_lines, open_index, open_input
+from stream.cli_io import failure, input_lines, open_index, open_input
 from stream.records import Record
 
 out = Console()
@@ -47,7 +47,7 @@ def _when(ts: float | None) -> str:
 
 
 def _fail(command: str, exc: BaseException) -> typer.Exit:
-    err.print(f"neardup {command}: {type(exc).__name__}: {exc}", markup=False)
+    err.print(failure(command, exc), markup=False, soft_wrap=True)
     return typer.Exit(1)
 
 

@@ -29,7 +29,7 @@ from rich.table import Table
 from sketch import lsh
 from stream import namespaces
 from stream.backoff import backoff
-from stream.cli_io import err
+from stream.cli_io import err, failure
 from stream.cli_io import input_lines as _lines
 from stream.cli_io import open_index as _index
 from stream.cli_io import open_input as _open_input
@@ -271,6 +271,9 @@ def dedup(
                 policies,
             )
         )
+    except NeardupError as exc:  # the store away or refusing: a clear line, status 1
+        err.print(failure("dedup", exc), markup=False, soft_wrap=True)
+        raise typer.Exit(1) from None
     finally:
         if output:
             sink.close()
@@ -430,7 +433,7 @@ def delete(
     except typer.BadParameter:
         raise
     except Exception as exc:  # store or broker away: a clear message, status 1
-        err.print(f"neardup delete: {type(exc).__name__}: {exc}", markup=False)
+        err.print(failure("delete", exc), markup=False, soft_wrap=True)
         raise typer.Exit(1) from None
     missing = [doc_id for doc_id in ids if not found[doc_id]]
     err.print(f"deleted {len(ids) - len(missing)} of {len(ids)}", markup=False)

@@ -19,13 +19,14 @@ import typer
 from rich.console import Console
 
 from stream.backoff import backoff
-from stream.errors import IndexCredentialsError, NeardupError
+from stream.errors import IndexCredentialsError, IndexUnavailableError, NeardupError
 from stream.index.base import Index
 from stream.index.memory import MemoryIndex
 
-err = Console(stderr=True)
+err = Console(stderr=True)  # messages are printed soft_wrap: one line, never cut at 80 columns
 RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
-FIRST_CONTACT_S = 10.0  # how long they wait for one that never answered (a wrong URL, say)
+FIRST_CONTACT_S = 5.0  # how long they wait for one that never answered (a wrong URL, say)
+SAY_EVERY_S = 10.0  # while waiting, one line at first and then at most one per this many seconds
 T = TypeVar("T")
 
 
@@ -70,10 +71,34 @@ async def open_index(
     )
     try:
         index = RedisIndex(client, wait_replicas=wait_replicas)
-        await retrying(index.load_functions, FIRST_CONTACT_S)
+        try:
+            await retrying(index.load_functions, FIRST_CONTACT_S)
+        except IndexCredentialsError:
+            raise
+        except IndexUnavailableError as exc:
+            raise IndexUnavailableError(
+                f"cannot reach Redis at {where(store)} (for {FIRST_CONTACT_S:.0f} s: {exc}); "
+                "check --store or NEARDUP_REDIS_URL"
+            ) from exc
         yield index
     finally:
         await client.aclose()
+
+
+def where(store: str) -> str:
+    """The host and port (or socket path) of a store URL, never its password."""
+    parts = urlsplit(store)
+    if parts.scheme == "unix":
+        return parts.path
+    return f"{parts.hostname or 'localhost'}:{parts.port or 6379}"
+
+
+def failure(command: str, exc: BaseException) -> str:
+    """The one line a command prints when it gives up: the project's own errors by their
+    message (it says what to do), anything else with its type."""
+    if isinstance(exc, NeardupError):
+        return f"neardup {command}: {exc}"
+    return f"neardup {command}: {type(exc).__name__}: {exc}"
 
 
 def input_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -88,6 +113,7 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
     ``give_up_s`` of it the error is raised."""
     delays = backoff(0.1, 2.0)
     deadline = time.monotonic() + give_up_s
+    said = -SAY_EVERY_S
     while True:
         try:
             return await call()
@@ -97,7 +123,9 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
             if time.monotonic() >= deadline:
                 raise
             delay = next(delays)
-            err.print(f"index unavailable ({exc}); retrying in {delay:.1f}s", markup=False)
+            if time.monotonic() - said >= SAY_EVERY_S:
+                said = time.monotonic()
+                err.print(f"index unavailable ({exc}); retrying", markup=False, soft_wrap=True)
             await asyncio.sleep(delay)
 
 
@@ -105,8 +133,10 @@ __all__ = [
     "FIRST_CONTACT_S",
     "RETRY_FOR_S",
     "err",
+    "failure",
     "input_lines",
     "open_index",
     "open_input",
     "retrying",
+    "where",
 ]

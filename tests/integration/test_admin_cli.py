@@ -59,3 +59,48 @@ async def test_namespaces_and_inspect_read_what_dedup_indexed(
     assert bad.returncode == 2 and "namespace must match" in bad.stderr
     away = _run("namespaces", "--store", "redis://127.0.0.1:1/0")
     assert away.returncode == 1 and "neardup namespaces:" in away.stderr
+
+
+def test_an_unreachable_store_is_one_clear_line_naming_where_and_what_to_check(
+    tmp_path: Path,
+) -> None:
+    """Every command that opens the index, pointed at a port nothing listens on (through
+    NEARDUP_REDIS_URL, with a password in it): status 1, no traceback, the password never
+    printed, and the last line says where it could not reach and which setting to check;
+    while it waits it says so once, each message on one line whatever the terminal width."""
+    import os
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    articles = tmp_path / "in.jsonl"
+    articles.write_text('{"id": "a", "text": "' + STORY + '"}\n')
+    env = {**os.environ, "NEARDUP_REDIS_URL": f"redis://u:s3cr3t@127.0.0.1:{port}/0"}
+    env["COLUMNS"] = "60"  # a narrow terminal: rich would cut a long message into lines
+    commands = {
+        "namespaces": ["namespaces"],
+        "export": ["export", "news"],
+        "inspect": ["inspect", "a"],
+        "delete": ["delete", "a", "--store", env["NEARDUP_REDIS_URL"]],
+        "dedup": ["dedup", str(articles), "--store", env["NEARDUP_REDIS_URL"]],
+    }
+    running = {
+        name: subprocess.Popen(
+            [str(NEARDUP), *args],
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name, args in commands.items()
+    }
+    for name, proc in running.items():
+        _, err = proc.communicate(timeout=120)
+        lines = err.splitlines()
+        assert proc.returncode == 1, (name, err)
+        assert "Traceback" not in err and "s3cr3t" not in err, (name, err)
+        assert lines[-1].startswith(f"neardup {name}: cannot reach Redis at 127.0.0.1:{port} ")
+        assert lines[-1].endswith("check --store or NEARDUP_REDIS_URL"), (name, err)
+        assert all(line.startswith(("neardup ", "index unavailable (")) for line in lines), err
+        assert sum(line.startswith("index unavailable") for line in lines) == 1, (name, err)
