@@ -168,6 +168,32 @@ _BREAK_RE = re.compile(
 
 
 _LEAD_MARKER_RE = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])[.)]\s")
+# a box's label: a few words and a colon opening the line ("Most read:", "Trending now:")
+_LABEL_RE = re.compile(r"\s*[^\W\d_][^:.!?\n]{0,40}?:\s+")
+_COMMA_RE = re.compile(r",\s+")
+_LABEL_WORDS = 4
+_LIST_COMMAS = 2
+
+
+def _label_list(line: str, breaks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``breaks`` (spans of ``line``), and its commas too when the line is a labelled list: a
+    label of at most four words and a colon, then items between at least two commas ("Most
+    read: A, B, C"), a box that text extraction joined with commas. Its items are learned as
+    a box's are; a headline that holds a comma is two pieces, each of which recurs as the
+    headline does. A story's paragraph opens with a label rarely, and keeps its commas."""
+    label = _LABEL_RE.match(line)
+    if not label or len(label.group().split()) > _LABEL_WORDS:
+        return breaks
+    commas = [m.span() for m in _COMMA_RE.finditer(line, label.end())]
+    if len(commas) < _LIST_COMMAS:
+        return breaks
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(breaks + commas):
+        if merged and a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def passages_of(
@@ -194,6 +220,7 @@ def passages_of(
         breaks = [m.span() for m in _BREAK_RE.finditer(line) if m.start() >= skip]
         if not breaks:
             continue
+        breaks = _label_list(line, breaks)
         cuts = [0, *(x for span in breaks for x in span), len(line)]
         pieces = [
             (a, b)
@@ -249,7 +276,8 @@ def _normalized(texts: list[str], cap: int) -> dict[str, tuple[str, int]]:
 def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
     """The text without the lines and passages at positions ``drop`` of ``lines``; every
     other line of the text (whether ``lines`` lists it or not) stays, joined by newlines. A
-    line that loses passages keeps the rest of its text, and goes if no word is left."""
+    line that loses passages keeps the rest of its text, and goes if it kept no more than half
+    of its words (:func:`_mostly_kept`)."""
     gone = {lines.spans[i][0] for i in drop if lines.is_line(i)}
     cut: dict[int, list[tuple[int, int]]] = {}
     for i in drop:
@@ -259,10 +287,23 @@ def without(text: str, lines: Lines, drop: frozenset[int] | set[int]) -> str:
     for part in text.split("\n"):
         if pos not in gone and part.strip():
             rest = _cut(part, pos, cut[pos]) if pos in cut else part
-            if pos not in cut or _WORD_RE.search(rest):
+            if pos not in cut or (_WORD_RE.search(rest) and _mostly_kept(part, rest)):
                 kept.append(rest)
         pos += len(part) + 1
     return "\n".join(kept)
+
+
+def _mostly_kept(line: str, rest: str) -> bool:
+    """Whether a line that lost passages kept more than half of its words. A line that is
+    mostly template is template: a box on one line whose newest items are not learned yet,
+    or whose items break into pieces too small to learn (``U.S.``, a one-word headline)."""
+    return _worded(rest) * 2 > _worded(line)
+
+
+def _worded(text: str) -> int:
+    """The words of a text: what lies between spaces and has a word character (a box's
+    separators are not words)."""
+    return sum(1 for t in text.split() if _WORD_RE.search(t))
 
 
 def _cut(line: str, at: int, spans: list[tuple[int, int]]) -> str:

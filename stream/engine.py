@@ -144,6 +144,25 @@ def _teaches(v: Verdict | NeardupError | None) -> bool:
     return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
 
 
+def _copied(batch: _Batch, decided: Mapping[int, Verdict | NeardupError]) -> dict[int, str]:
+    """Per close copy of the batch that does not teach (:func:`_teaches`) but is not an exact
+    duplicate either, the normalised text of the earlier article it copies, when its record
+    kept the text (else the copy teaches nothing)."""
+    close = {
+        k: v.duplicate_of
+        for k, v in decided.items()
+        if isinstance(v, Verdict) and v.verdict == "near_duplicate" and not _teaches(v)
+    }
+    if not close:
+        return {}
+    by_id = {r.doc_id: r for r in batch.records.values() if r.raw}
+    return {
+        k: features.normalize(by_id[doc].raw)
+        for k, doc in close.items()
+        if doc is not None and doc in by_id
+    }
+
+
 def _judge(
     policy: Policy,
     me: Prepared | Record,
@@ -259,15 +278,17 @@ def _judge_as_sent(
     view: npt.NDArray[np.uint32] | None,
     sent: _AsSent | None,
 ) -> tuple[Candidate, bool] | None:
-    """A text that left too much of itself out, judged as sent: whole, else less only its
-    source's own template that ``other`` does not have (:func:`_own_template`)."""
+    """A text that left too much of itself out, judged as sent: whole, or less only its
+    source's own template that ``other`` does not have (:func:`_own_template`), whichever is
+    more alike: a copier's own sign-off line, learned from its earlier copies, is no more
+    part of the copy when its source was also taught the story."""
     whole = _judge_whole(policy, me, other, mine_shingles=sent.shingles if sent else None)
-    if whole is not None and whole[1]:
-        return whole
-    if sent is None:
+    if sent is None or (whole is not None and whole[1] and whole[0].similarity >= 1.0):
         return whole
     own, rest = _own_template(policy, sent, other, learned, view)
-    if own[0] >= policy.threshold:
+    if own[0] >= policy.threshold and (
+        whole is None or not whole[1] or own[0] > whole[0].similarity
+    ):
         return _judge_whole(policy, me, other, own, rest)
     return whole
 
@@ -775,7 +796,7 @@ class Engine:
         # per article whatever fails when. On a replicated store the step waits for the
         # replicas, which covers the cluster members written before it.
         taught = (
-            self._lines_taught(policy, articles, lines, probes, decided)
+            self._lines_taught(policy, articles, lines, probes, decided, _copied(batch, decided))
             if register and teach
             else []
         )
@@ -871,21 +892,34 @@ class Engine:
         lines: list[Lines | None],
         probes: list[Probe],
         decided: Mapping[int, Verdict | NeardupError],
+        copied: Mapping[int, str],
     ) -> list[bytes]:
         """The lines of the batch's newly registered articles that teach (each line once per
         article; see :func:`_teaches`). Boilerplate is what recurs across different stories of
         a source: a story syndicated again, or its copies, must not teach that its own lines
-        are template. They are counted in the step that stores the verdicts, so a replayed
+        are template. A close copy still teaches the lines that are not in what it copies
+        (``copied``: that text, normalised): its own site's template, and a box of the
+        site's latest headlines, which a site that syndicates much would otherwise never
+        learn. They are counted in the step that stores the verdicts, so a replayed
         article was counted iff its verdict was stored (:func:`_counted_now`)."""
-        return [
-            key
-            for k, (found, probe) in enumerate(zip(lines, probes, strict=True))
-            if found is not None
-            and _counted_now(probe)
-            and _teaches(decided.get(k))
-            and policy.teaches(articles[k].source_name())
-            for key in dict.fromkeys(found.keys)
-        ]
+        out: list[bytes] = []
+        for k, (found, probe) in enumerate(zip(lines, probes, strict=True)):
+            if (
+                found is None
+                or not _counted_now(probe)
+                or not policy.teaches(articles[k].source_name())
+            ):
+                continue
+            if _teaches(decided.get(k)):
+                out += dict.fromkeys(found.keys)
+            elif k in copied:
+                text, theirs = articles[k].text, copied[k]
+                out += dict.fromkeys(
+                    key
+                    for (a, b), key in zip(found.spans, found.keys, strict=True)
+                    if features.normalize(text[a:b]) not in theirs
+                )
+        return out
 
     async def _prepare_and_register(
         self,

@@ -417,3 +417,33 @@ async def test_an_earlier_pages_view_counts_what_the_batch_itself_taught() -> No
     assert got == one
     v = got["c-syndicated"]
     assert isinstance(v, Verdict) and (v.verdict, v.duplicate_of) == ("near_duplicate", "l-first")
+
+
+NEW_LINE = "Get the Courier app today"
+
+
+async def test_a_site_that_prints_copies_learns_its_own_new_lines_from_them() -> None:
+    """A close copy teaches the lines that are not in what it copies (its site's template),
+    never the story's: a site that prints many syndicated stories learns a new template line
+    (or a box of its latest headlines) from those pages too. The courier adds a line to its
+    template, then prints three copies of ledger stories with it: the line is learned from
+    the copies (three counts), their story lines are not (none), and the fourth copy leaves
+    the new line out, the story alone: similarity 1.0."""
+    index = MemoryIndex()
+    engine = Engine(index)
+    ledger = (0, 1, 2, 3, 7, 8, 9)  # its template is learned from the fourth page on
+    pages = [_article(f"l{i}", "ledger.example", LEDGER, i) for i in ledger]
+    pages += [_article(f"c{i}", "courier.example", COURIER, i) for i in range(4, 7)]
+    renewed = (*COURIER, NEW_LINE)
+    pages += [_article(f"c-copy{i}", "courier.example", renewed, i) for i in (3, 7, 8)]
+    got = await _verdicts(engine, pages)
+    for i in (3, 7, 8):
+        v = got[f"c-copy{i}"]
+        assert (v.verdict, v.duplicate_of) == ("near_duplicate", f"l{i}")
+        assert v.similarity is not None and v.similarity >= 0.95  # close: its story is l{i}'s
+    count = lines_of(NEW_LINE, "courier.example").keys
+    story = lines_of("\n".join(_stories()[3]), "courier.example", min_tokens=2).keys
+    assert await index.line_counts("default", count) == [3]
+    assert await index.line_counts("default", list(story)) == [0] * len(story)
+    (v,) = (await _verdicts(engine, [_article("c-copy9", "courier.example", renewed, 9)])).values()
+    assert (v.verdict, v.duplicate_of, v.similarity) == ("near_duplicate", "l9", 1.0)

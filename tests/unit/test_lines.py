@@ -178,10 +178,16 @@ def test_a_paragraph_and_a_box_line_break_into_passages() -> None:
     # a passage is keyed as a line with its text: a box's item and the story's title meet
     title = passages_of("Bridge reopens to traffic\nbody", "s", min_tokens=2).keys[0]
     assert title == got.keys[3]
-    # the text without the box's items and the footer's sentences, its story line kept
-    assert without(text, got, {2, 3, 4, 6, 7}) == (
-        "Most read:\nTerms of use | Privacy policy\nA one-line story paragraph without a break"
+    # the text without the box's items and the footer's sentences, its story line kept: a
+    # line that lost more than half of its words goes whole (its label, its last links)
+    assert without(text, got, {2, 3, 4, 6, 7}) == text.split("\n")[2]
+    # one that lost less keeps the rest of its text
+    assert without(text, got, {2, 6}) == (
+        "Most read: | Bridge reopens to traffic | Harvest festival returns\n"
+        "All rights reserved. Terms of use | Privacy policy\n"
+        "A one-line story paragraph without a break"
     )
+    assert without(text, got, {3, 4}) == "\n".join(text.split("\n")[1:])  # 6 of 11 words
     assert without(text, got, {0, 5}) == text.split("\n")[2]
 
 
@@ -291,3 +297,26 @@ def test_anchors_leave_out_short_passages_and_what_is_not_kept() -> None:
     assert len(anchors(text, got, {0, 1}, k=4, min_tokens=8)) == 1
     assert anchors(text, got, {0}, k=4, min_tokens=8) == ()
     assert anchors(text, got, {1}, k=4, min_tokens=8) == (int.from_bytes(got.keys[1][8:], "big"),)
+
+
+def test_a_labelled_list_joined_by_commas_breaks_at_its_commas() -> None:
+    """A box that text extraction joined with commas ("Most read: A, B, C") breaks into its
+    items, each keyed as the headline's own line is; a sentence's commas, a label with one
+    comma after it, or a label of more than four words, do not break."""
+    box = "Most read: Budget vote delayed, Bridge reopens to traffic, Fair returns"
+    got = passages_of(f"{box}\nbody", "s", min_tokens=1, max_tokens=40)
+    assert [box[a:b] for a, b in got.spans[1:4]] == [
+        "Most read:",
+        "Budget vote delayed",
+        "Bridge reopens to traffic",
+    ]
+    assert box[slice(*got.spans[4])] == "Fair returns"
+    title = passages_of("Bridge reopens to traffic\nbody", "s").keys[0]
+    assert got.keys[3] == title
+    for line in (
+        "Officials said the plan, which starts in May, covers three towns, and more.",
+        "Officials said: the plan starts in May, and covers three towns.",
+        "What the officials of the town said: the plan, in May, for three towns",
+    ):
+        got = passages_of(f"{line}\nbody", "s", min_tokens=1, max_tokens=40)
+        assert not any(line[a - 2 : a] == ", " for a, b in got.spans), line  # none after one

@@ -60,8 +60,12 @@ async def test_a_copy_is_found_whatever_its_source_was_taught(shape: Shape) -> N
         assert {v.verdict for v in got.values()} == {"near_duplicate"}
     if shape == "lines":
         # the copier's own source did learn the lines: it left them out of its copies'
-        # sketches, yet each copy is judged as sent, against the victim's story
-        assert [v.similarity for v in poisoned.values()] == [v.similarity for v in clean.values()]
+        # sketches, yet each copy is judged as sent, against the victim's story. Without the
+        # poison, the copies' own closing line (TAIL) is learned from the copies before, and
+        # left out: 1.0; with it, a copy may still carry that line, nothing more
+        for k, v in poisoned.items():
+            assert v.similarity is not None and clean[k].similarity is not None
+            assert 0 <= clean[k].similarity - v.similarity < 0.05, k
 
 
 async def test_a_copy_inside_the_copiers_template_is_judged_less_that_template_only() -> None:
