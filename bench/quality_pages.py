@@ -138,7 +138,7 @@ def _datasketch(docs: Sequence[PageDoc], pairs: Sequence[PagePair]) -> dict[str,
 # the other layouts text extraction delivers (harness.pages.styles): each run at the defaults
 # and under containment 0.8; and every layout at the defaults one page a call, as a worker fed
 # one message at a time decides them (the batch's own pages count for each other)
-OTHER_LAYOUTS: tuple[Layout, ...] = ("paragraph", "mixed")
+OTHER_LAYOUTS: tuple[Layout, ...] = ("paragraph", "mixed", "latest")
 LAYOUT_RUNS: dict[str, tuple[str, int]] = {  # run -> (CONFIGS entry, articles a call)
     "jaccard": ("jaccard", BATCH),
     "containment": ("containment", BATCH),

@@ -518,10 +518,13 @@ def _later(rng: random.Random, at: float) -> float:
     return max(at + (1.0 - at) * rng.random(), math.nextafter(at, 2.0))
 
 
-Layout = Literal["lines", "paragraph", "mixed"]
-LAYOUTS: tuple[Layout, ...] = ("lines", "paragraph", "mixed")
+Layout = Literal["lines", "paragraph", "mixed", "latest"]
+LAYOUTS: tuple[Layout, ...] = ("lines", "paragraph", "mixed", "latest")
 # how a box lists its headlines on one line, as text extraction delivers it
 _BOX_SEPARATORS = (" | ", " · ", " • ", "; ", " / ", " -- ")
+# and how else it may join them: with commas (headlines hold commas too), or spaces alone
+_LATEST_SEPARATORS = (*_BOX_SEPARATORS, ", ", " ")
+LATEST = 8  # headlines in a "latest" box
 
 
 @dataclass(frozen=True)
@@ -533,14 +536,24 @@ class Style:
     footer_paragraph: bool
     box_one_line: bool
     separator: str
+    latest: bool = False  # one box of the site's LATEST newest headlines, newest first
+    labelled: bool = True  # the box's title before its items (else the items alone)
 
 
 def styles(rng: random.Random, layout: Layout, sites: int) -> list[Style]:
     """Per site: ``lines`` every site a line each (the layout of a site's HTML), ``paragraph``
     every site's footer one paragraph and boxes on one line (what extraction of a page often
-    gives), ``mixed`` each site one of the four combinations."""
+    gives), ``mixed`` each site one of the four combinations, ``latest`` one box on one line
+    that lists the site's newest headlines (joined by a separator, commas or spaces; with
+    its title, or for a quarter of the sites without), the footer one paragraph for three
+    quarters of the sites."""
     out = []
     for _ in range(sites):
+        if layout == "latest":
+            sep = rng.choice(_LATEST_SEPARATORS)
+            labelled = rng.random() < 0.75
+            out.append(Style(rng.random() < 0.75, True, sep, latest=True, labelled=labelled))
+            continue
         sep = rng.choice(_BOX_SEPARATORS)
         if layout == "lines":
             out.append(Style(False, False, sep))
@@ -553,6 +566,8 @@ def styles(rng: random.Random, layout: Layout, sites: int) -> list[Style]:
 
 def _box(site: Site, style: Style, title: str, items: Sequence[str]) -> list[str]:
     if style.box_one_line:
+        if not style.labelled:
+            return [style.separator.join(items)] if items else []
         return [f"{title}: {style.separator.join(items)}"] if items else [title]
     return [title] + [site.bullet.format(i=i + 1) + h for i, h in enumerate(items)]
 
@@ -563,13 +578,18 @@ def _render(
     lines: Sequence[str],
     headlines: Sequence[str],
     style: Style = Style(False, False, " | "),
+    latest: Sequence[str] = (),
 ) -> tuple[str, list[int]]:
     """The page text and the story's character span: header, boxes and story as the site's
-    layout orders them, footer last."""
+    layout orders them, footer last. ``latest``: the site's headlines before this page, in
+    stream order (for a ``latest`` style, whose one box lists the newest of them)."""
     words = sum(len(line.split()) for line in lines)
-    picks = rng.sample(list(headlines), min(len(headlines), 5 + rng.randint(3, 4)))
-    most = _box(site, style, site.most_read, picks[:5])
-    related = _box(site, style, site.related, picks[5:])
+    if style.latest:
+        most, related = _box(site, style, site.most_read, list(latest[-LATEST:])[::-1]), []
+    else:
+        picks = rng.sample(list(headlines), min(len(headlines), 5 + rng.randint(3, 4)))
+        most = _box(site, style, site.most_read, picks[:5])
+        related = _box(site, style, site.related, picks[5:])
     meta = rng.choice(site.meta).format(m=max(2, round(words / 200)), h=rng.randint(2, 11))
     head = [*site.nav, meta]
     tail = [site.subscribe_fixed, rng.choice(site.subscribe), site.cookie, *site.footer]
@@ -647,10 +667,14 @@ def generate(
         else styles(random.Random(f"{seed}-{layout}"), layout, sites)
     )
     docs: list[PageDoc] = []
+    printed: list[list[str]] = [[] for _ in range(sites)]  # each site's titles, stream order
     for p in order:
         plan, site = plans[p], SITES[plans[p].site]
         headlines = [t for q, t in titles[plan.site] if q != p]
-        text, span = _render(rng, site, plan.lines, headlines, site_styles[plan.site])
+        text, span = _render(
+            rng, site, plan.lines, headlines, site_styles[plan.site], printed[plan.site]
+        )
+        printed[plan.site].append(plan.lines[0])
         number[plan.site] += rng.randint(1, 9)
         url = f"https://{site.host}/news/{_slug(plan.lines[0])}-{number[plan.site]}"
         docs.append(

@@ -14,6 +14,9 @@ attacker's shapes (:data:`SHAPES`):
 * ``template``: the copier's own site template (a navigation line, a sign-up line, a footer
   paragraph) around the story's lines, four a document; the copy is the story inside that
   template, which the copier's source has learned as its own.
+* ``runs``: the story's body re-flowed into lines of thirty words with no full stop at their
+  ends (what reads as a box joined into one line, learned by its runs of words), two a
+  document; the copy is the story so and a line of its own.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ __all__ = ["COPIER", "SHAPES", "TAIL", "VICTIM", "Shape", "copies", "poison", "s
 
 VICTIM, COPIER = "victim.example", "copier.example"
 TAIL = "Shared with our readers by our partners."
-Shape = Literal["lines", "sentences", "template"]
-SHAPES: tuple[Shape, ...] = ("lines", "sentences", "template")
+Shape = Literal["lines", "sentences", "template", "runs"]
+SHAPES: tuple[Shape, ...] = ("lines", "sentences", "template", "runs")
+_RUN_WORDS = 30
 _NAV = "Copier Daily | Home | World | Business | Markets | Tech | Sign in"
 _SIGNUP = "Get the Copier Daily briefing in your inbox every morning, free of charge."
 _FOOTER = (
@@ -48,6 +52,15 @@ def _jaccard(a: str, b: str) -> float:
 
 def _sentences(text: str) -> list[str]:
     return [s for line in text.split("\n") for s in _SENTENCE.split(line.strip()) if s.strip()]
+
+
+def _runs(text: str) -> list[str]:
+    """The text's title line, then the words of its body in lines of :data:`_RUN_WORDS`, none
+    ending a sentence (a full stop at a line's end left out)."""
+    title, _, body = text.partition("\n")
+    words = body.split()
+    lines = [" ".join(words[i : i + _RUN_WORDS]) for i in range(0, len(words), _RUN_WORDS)]
+    return [title, *(line.rstrip(".!?") for line in lines)]
 
 
 def _wrapped(body: Sequence[str]) -> str:
@@ -85,6 +98,9 @@ def poison(victims: Sequence[Article], rounds: int = 3, shape: Shape = "lines") 
             if shape == "sentences":
                 said = _sentences(v.text)
                 parts = [" ".join(said[i : i + 3]) for i in range(0, len(said), 3)]
+            elif shape == "runs":
+                runs = _runs(v.text)
+                parts = ["\n".join(runs[i : i + 2]) for i in range(0, len(runs), 2)]
             else:
                 parts = ["\n".join(lines[i : i + 4]) for i in range(0, len(lines), 4)]
             for part in parts:
@@ -103,6 +119,8 @@ def copies(victims: Sequence[Article], shape: Shape = "lines") -> list[Article]:
             text = f"{' '.join(_sentences(v.text))}\n{TAIL}"
         elif shape == "template":
             text = _wrapped([v.text])
+        elif shape == "runs":
+            text = "\n".join([*_runs(v.text), TAIL])
         else:
             text = f"{v.text}\n{TAIL}"
         out.append(Article(f"copy-{v.id}", text, source=COPIER))

@@ -175,16 +175,40 @@ _LABEL_WORDS = 4
 _LIST_COMMAS = 2
 
 
-def _label_list(line: str, breaks: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``breaks`` (spans of ``line``), and its commas too when the line is a labelled list: a
-    label of at most four words and a colon, then items between at least two commas ("Most
-    read: A, B, C"), a box that text extraction joined with commas. Its items are learned as
-    a box's are; a headline that holds a comma is two pieces, each of which recurs as the
-    headline does. A story's paragraph opens with a label rarely, and keeps its commas."""
+_GRAM = 4  # words in each run a list line longer than a headline is read by
+_HEADLINE_WORDS = 16
+_TOKEN_RE = re.compile(r"\S+")
+
+
+_SENTENCE_END = ".!?\"')]\u201d\u2019\u3002\uff01\uff1f"
+
+
+def _items_at(line: str) -> int | None:
+    """Where a list's items start in ``line``, or None if it reads as prose: after a label of
+    at most four words and a colon ("Most read: ..."), or at the start of a line longer than a
+    headline that ends no sentence (a box that text extraction joined into one line: its
+    last item is a headline, with no full stop). A story's paragraph opens with such a label
+    rarely, and ends a sentence."""
     label = _LABEL_RE.match(line)
-    if not label or len(label.group().split()) > _LABEL_WORDS:
-        return breaks
-    commas = [m.span() for m in _COMMA_RE.finditer(line, label.end())]
+    if label and len(label.group().split()) <= _LABEL_WORDS:
+        return label.end()
+    tail = line.rstrip()
+    if tail and tail[-1] not in _SENTENCE_END and _long(tail):
+        return 0
+    return None
+
+
+def _long(text: str) -> bool:
+    """More words than a headline has."""
+    return len(text.split(None, _HEADLINE_WORDS)) > _HEADLINE_WORDS
+
+
+def _with_commas(line: str, at: int, breaks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``breaks`` (spans of ``line``), and the commas after ``at`` too when there are at least
+    two: a list's items joined with commas ("Most read: A, B, C"). Its items are learned as a
+    box's are; a headline that holds a comma is two pieces, each of which recurs as the
+    headline does."""
+    commas = [m.span() for m in _COMMA_RE.finditer(line, at)]
     if len(commas) < _LIST_COMMAS:
         return breaks
     merged: list[tuple[int, int]] = []
@@ -194,6 +218,23 @@ def _label_list(line: str, breaks: list[tuple[int, int]]) -> list[tuple[int, int
         else:
             merged.append((a, b))
     return merged
+
+
+def _with_grams(line: str, at: int, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``pieces`` (spans of ``line``), and the runs of four words after ``at`` when the list
+    there does not break into items of a headline's size: a box whose items text extraction
+    joined with spaces alone ("Most read: A B C") has no separator to break at, and its items
+    rotate, but every run of words inside an item, or across two items that stand next to
+    each other, recurs as the item does. What is left out of such a line is its learned
+    runs; once they are more than half of it, the line goes (:func:`without`)."""
+    after = [(a, b) for a, b in pieces if a >= at] or [(at, len(line))]
+    if not any(_long(line[a:b]) for a, b in after):
+        return pieces  # items of a headline's size: broken at their separators
+    grams: list[tuple[int, int]] = []
+    for a, b in after:  # a sentence's end ("U.S.") may break the run: every piece alike
+        words = [m.span() for m in _TOKEN_RE.finditer(line, a, b)]
+        grams += [(words[i][0], words[i + _GRAM - 1][1]) for i in range(len(words) - _GRAM + 1)]
+    return sorted(set(pieces) | set(grams), key=lambda s: (s[0], -s[1]))
 
 
 def passages_of(
@@ -212,21 +253,25 @@ def passages_of(
     marker, word = _MARKER_RE.match, _WORD_RE.search
     found: list[tuple[int, int, int, str, int]] = []  # line start, piece's [a, b), it, line's end
     for start, line in _read(text.split("\n")):
-        if not _BREAK_RE.search(line):
+        at = _items_at(line)  # a list's items start there (None: prose)
+        if at is None and not _BREAK_RE.search(line):
             continue
         # a list number ("3. ", "a) ") opens an item: no break after it
         lead = _LEAD_MARKER_RE.match(line)
         skip = lead.end() if lead else 0
         breaks = [m.span() for m in _BREAK_RE.finditer(line) if m.start() >= skip]
-        if not breaks:
-            continue
-        breaks = _label_list(line, breaks)
+        if at is not None:
+            breaks = _with_commas(line, at, breaks)
         cuts = [0, *(x for span in breaks for x in span), len(line)]
         pieces = [
             (a, b)
             for a, b in zip(cuts[0::2], cuts[1::2], strict=True)
             if (a, b) != (0, len(line)) and word(line, a, b)  # not the line itself
         ]
+        if at is not None:
+            pieces = _with_grams(line, at, pieces)
+        if not pieces:
+            continue
         for a, b in _ends(pieces):
             found.append((start, a, b, line[a:b], start + len(line)))
     folds = _normalized([f[3] for f in found], max_tokens)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -197,3 +198,26 @@ def test_box_headlines_are_other_pages_titles(generated: Generated) -> None:
         assert 8 <= len(boxed) <= 9 and len(set(boxed)) == len(boxed)
         assert story_part(d).split("\n")[0] not in boxed
         assert site.most_read in lines and site.related in lines
+
+
+def test_a_latest_box_lists_the_sites_newest_headlines_before_the_page() -> None:
+    """``latest``: each page's one box holds the titles of the pages its site printed before
+    it, the newest first, at most eight, joined on one line; with the box's title on most
+    sites; commas, spaces alone and an untitled box are all drawn on some seed."""
+    seen: set[tuple[str, bool]] = set()
+    for seed in (3, 4, 5, 13):  # 13 draws spaces alone
+        docs, _ = pages.generate(seed=seed, layout="latest", **SMALL)
+        styles = pages.styles(random.Random(f"{seed}-latest"), "latest", SMALL["sites"])
+        index = {s.name: k for k, s in enumerate(SITES)}
+        printed: dict[str, list[str]] = defaultdict(list)
+        for d in docs:
+            k = index[d["site"]]
+            style = styles[k]
+            seen.add((style.separator, style.labelled))
+            newest = printed[d["site"]][-8:][::-1]
+            if newest:
+                box = style.separator.join(newest)
+                box = f"{SITES[k].most_read}: {box}" if style.labelled else box
+                assert box in boilerplate(d).split("\n"), d["id"]
+            printed[d["site"]].append(story_part(d).split("\n")[0])
+    assert {sep for sep, _ in seen} >= {", ", " "} and {lab for _, lab in seen} == {True, False}

@@ -21,10 +21,13 @@ from stream.index.redis import RedisIndex
 from stream.model import Article, Verdict
 from tests.integration.test_index_defects import _reg
 from tests.unit.test_boilerplate import (
+    COPIED,
     COURIER,
+    LATEST_JOINS,
     LEDGER,
     _article,
     _early_original_pages,
+    _latest_pages,
     _paragraph_pages,
     _site_pages,
     _syndicated_early,
@@ -174,3 +177,18 @@ async def test_a_page_registered_with_its_template_is_found_through_its_anchors_
     pages, first, second = _syndicated_early("paragraph")
     want = await _as_in_memory(pages, "anchors", redis_client, cluster_client)
     assert (want[second].verdict, want[second].duplicate_of) == ("near_duplicate", first)
+
+
+@pytest.mark.parametrize("sep", LATEST_JOINS)
+async def test_a_box_of_the_sites_latest_headlines_is_left_out_on_redis_and_a_cluster(
+    sep: str, redis_client: Redis, cluster_client: RedisCluster
+) -> None:
+    """The runs of words and the commas' items of a one-line box are counted in the index as
+    lines are, and a close copy teaches its own template there too: the memory store's
+    verdicts on Redis and on a cluster, the copies found."""
+    name = {" | ": "bar", ", ": "comma", " ": "space"}[sep]
+    want = await _as_in_memory(_latest_pages(sep), f"latest-{name}", redis_client, cluster_client)
+    assert want["c-copy13"].similarity == 1.0
+    assert {k: v.duplicate_of for k, v in want.items() if k.startswith("c-copy")} == {
+        f"c-copy{i}": f"l{i}" for i in COPIED
+    }

@@ -48,8 +48,9 @@ COURIER = (
 
 
 @cache
-def _stories() -> tuple[tuple[str, ...], ...]:
-    """Ten real stories of 120-400 words, as lines (title, then one line per paragraph)."""
+def _stories(n: int = 10) -> tuple[tuple[str, ...], ...]:
+    """``n`` real stories of 120-400 words, as lines (title, then one line per paragraph);
+    the first ten whatever ``n``."""
     out: list[tuple[str, ...]] = []
     for doc in data.reuters():
         title, _, body = doc["text"].partition("\n")
@@ -58,7 +59,7 @@ def _stories() -> tuple[tuple[str, ...], ...]:
             lines = (title, *paragraphs)
             if all(_jaccard("\n".join(lines), "\n".join(o)) < 0.05 for o in out):
                 out.append(lines)
-        if len(out) == 10:
+        if len(out) == n:
             return tuple(out)
     raise AssertionError("not enough distinct stories")
 
@@ -447,3 +448,43 @@ async def test_a_site_that_prints_copies_learns_its_own_new_lines_from_them() ->
     assert await index.line_counts("default", list(story)) == [0] * len(story)
     (v,) = (await _verdicts(engine, [_article("c-copy9", "courier.example", renewed, 9)])).values()
     assert (v.verdict, v.duplicate_of, v.similarity) == ("near_duplicate", "l9", 1.0)
+
+
+# A box of each site's newest headlines (the pages it printed before, newest first), on one
+# line, joined as text extraction joins them: a separator, commas (headlines hold commas too),
+# or spaces alone; with its title or without. The ledger prints stories 0-5 and 10-13, the
+# courier 6-9, 14 and 15, then copies of the ledger's stories 11, 12 and 13: by the third copy
+# its box's older items are learned, its newest three are not (two are copies' own titles,
+# which copies do not teach), and the box goes whole.
+LATEST_JOINS = (" | ", ", ", " ")
+COPIED = (11, 12, 13)
+
+
+def _latest_pages(sep: str, labelled: bool = True) -> list[Article]:
+    printed: dict[str, list[str]] = {"ledger.example": [], "courier.example": []}
+
+    def page(pid: str, site: str, template: Sequence[str], story: int) -> Article:
+        lines = _stories(16)[story]
+        items = sep.join(printed[site][-8:][::-1])
+        box = f"Latest, {template[0].split(' ')[0]}: {items}" if labelled else items
+        sentences = [x if x.endswith(".") else f"{x}." for x in template[3:]]
+        footer = " ".join([*sentences[:2], _SIGNUPS[len(printed[site]) % 4], *sentences[2:]])
+        printed[site].append(lines[0])
+        text = "\n".join([template[0], *lines, *([box] if items else []), footer])
+        return Article(pid, text, url=f"https://{site}/news/{pid}")
+
+    pages = [page(f"l{i}", "ledger.example", LEDGER, i) for i in (0, 1, 2, 3, 4, 5, 10, 11, 12, 13)]
+    pages += [page(f"c{i}", "courier.example", COURIER, i) for i in (6, 7, 8, 9, 14, 15)]
+    return pages + [page(f"c-copy{i}", "courier.example", COURIER, i) for i in COPIED]
+
+
+@pytest.mark.parametrize("labelled", [True, False])
+@pytest.mark.parametrize("sep", LATEST_JOINS)
+async def test_a_box_of_the_sites_latest_headlines_is_left_out_however_it_is_joined(
+    sep: str, labelled: bool
+) -> None:
+    got = await _verdicts(Engine(MemoryIndex()), _latest_pages(sep, labelled))
+    copies = {k: (v.verdict, v.duplicate_of) for k, v in got.items() if k.startswith("c-copy")}
+    assert copies == {f"c-copy{i}": ("near_duplicate", f"l{i}") for i in COPIED}
+    assert got["c-copy13"].similarity == 1.0  # the story alone: the box and footer left out
+    assert {v.verdict for k, v in got.items() if not k.startswith("c-copy")} == {"original"}

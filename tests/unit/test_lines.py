@@ -320,3 +320,42 @@ def test_a_labelled_list_joined_by_commas_breaks_at_its_commas() -> None:
     ):
         got = passages_of(f"{line}\nbody", "s", min_tokens=1, max_tokens=40)
         assert not any(line[a - 2 : a] == ", " for a, b in got.spans), line  # none after one
+
+
+def test_where_a_lists_items_start() -> None:
+    """After a label of at most four words; at the start of a line longer than a headline that
+    ends no sentence (a box joined into one line); never in prose."""
+    from sketch.lines import _items_at
+
+    heads = " ".join(f"Headline number {i} about things" for i in range(4))
+    assert _items_at(f"Most read: {heads}") == len("Most read: ")
+    assert _items_at(heads) == 0
+    assert _items_at(f"{heads}.") is None  # a sentence's end: prose
+    assert _items_at("Budget vote delayed again") is None  # a headline's size
+    assert _items_at(f"What the officials of the town said: {heads}") == 0  # a long label
+
+
+def test_a_box_joined_by_spaces_is_read_by_runs_of_words_that_recur_as_it_rotates() -> None:
+    """Items with nothing between them: the runs of four words inside an item, or across two
+    items that stay next to each other, have the same keys on the next page, where the box
+    has moved on by one item; the runs of prose never exist."""
+    items = [
+        "Budget vote delayed by council",
+        "Bridge reopens to traffic after repairs",
+        "Harvest festival returns this weekend",
+        "County fair draws record crowds",
+        "Library extends its opening hours",
+    ]
+    first = "Most read: " + " ".join(items[:4])
+    later = "Most read: " + " ".join(items[1:])
+    a = passages_of(f"{first}\nbody", "s", min_tokens=2, max_tokens=40)
+    b = passages_of(f"{later}\nbody", "s", min_tokens=2, max_tokens=40)
+    runs_a = {first[x:y]: k for (x, y), k in zip(a.spans, a.keys, strict=True)}
+    runs_b = {later[x:y]: k for (x, y), k in zip(b.spans, b.keys, strict=True)}
+    shared = " ".join(items[1:4]).split()
+    want = {" ".join(shared[i : i + 4]) for i in range(len(shared) - 3)}
+    assert want <= runs_a.keys() & runs_b.keys()
+    assert all(runs_a[r] == runs_b[r] for r in want)
+    prose = " ".join(items) + " and the rest of the sentence ends here."
+    got = passages_of(f"{prose}\nbody", "s", min_tokens=2, max_tokens=40)
+    assert len(got) == 1  # the line alone (it is long: over max_tokens it is not even that)
