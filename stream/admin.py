@@ -355,7 +355,9 @@ async def _reindex(
             with open_input(path) as stream:
                 for number, line in input_lines(stream):
                     try:
-                        yield article_from_obj(orjson.loads(line), default_namespace=ns)
+                        yield article_from_obj(
+                            orjson.loads(line), default_namespace=ns, read_from=len(line)
+                        )
                     except (orjson.JSONDecodeError, InvalidMessage) as exc:
                         invalid += 1
                         err.print(f"line {number}: {exc}", markup=False)

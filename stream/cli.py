@@ -144,6 +144,7 @@ async def _dedup(
                         id_field=id_field,
                         text_field=text_field,
                         default_format=text_format,
+                        read_from=len(line),
                     )
                 except (orjson.JSONDecodeError, InvalidMessage) as exc:
                     invalid += 1

@@ -216,6 +216,7 @@ async def _check(
             obj,
             default_namespace=settings.namespace,
             max_text_bytes=settings.max_message_bytes,
+            read_from=len(body),
         )
     except orjson.JSONDecodeError as exc:
         return view.json({"error": "invalid_json", "detail": str(exc)}, status=400)

@@ -218,6 +218,38 @@ def test_article_shaped_messages(msg: dict[str, Any], ensure_ascii: bool) -> Non
             assert via_json == via_obj
 
 
+def _reason(got: Article | InvalidMessage) -> str | Article:
+    return got.reason if isinstance(got, InvalidMessage) else got
+
+
+@st.composite
+def near_the_limit(draw: st.DrawFn) -> tuple[str, int]:
+    """A limit and a text of one repeated piece whose UTF-8 lies around it."""
+    unit = draw(st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40))
+    limit = draw(st.integers(10, LIMIT))
+    around = limit // len(unit.encode("utf-8"))
+    return unit * draw(st.integers(max(1, around - 2), around + 2)), limit
+
+
+@FAST
+@given(near_the_limit(), st.booleans())
+@example(("\n" * 4096, 4096), False)  # an escape each: the message is twice the text
+@example(("\u0399" * 2048, 4096), True)  # six bytes of message for two of text
+@example(("\U0001f600" * 1025, 4096), False)  # one past the limit, astral
+def test_a_message_read_whole_is_measured_as_its_text_would_be(
+    case: tuple[str, int], ensure_ascii: bool
+) -> None:
+    """The stream skips measuring a text whose message is within the limit (its JSON is never
+    smaller than its UTF-8); a message past it is measured: either way the answer is the one
+    measuring the text gives, at and around the limit, with escapes of every kind."""
+    text, limit = case
+    msg = {"id": "a", "text": text}
+    raw = dumps(msg, ensure_ascii)
+    via_json = outcome(lambda: parse_article(raw, max_text_bytes=limit), limit=limit)
+    via_obj = outcome(lambda: article_from_obj(msg, max_text_bytes=limit), limit=limit)
+    assert _reason(via_json) == _reason(via_obj)
+
+
 @st.composite
 def mutated(draw: st.DrawFn) -> bytes:
     """A valid message with a few byte-level edits (flip, delete, insert, truncate, splice)."""
