@@ -123,6 +123,19 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
         lambda n: "a < b " + _fill(lambda i: f"<p>w{i}</p>", n - 6),
     ),
     "open_comment": ('"<!--" then "a-" repeated', lambda n: "<!--" + _fill(lambda i: "a-", n - 4)),
+    "stray_lt_each_tag": (
+        '"a < b <p>w{i}</p>" repeated: the parser needed at every element',
+        lambda n: _fill(lambda i: f"a < b <p>w{i}</p>", n),
+    ),
+    "declarations": (
+        '"<!x><p>w{i}</p>" repeated: a declaration before every element',
+        lambda n: _fill(lambda i: f"<!x><p>w{i}</p>", n),
+    ),
+    "open_svg": (
+        '"<svg>" then "<p>w{i}</p>" repeated: all of it hidden',
+        lambda n: "<svg>" + _fill(lambda i: f"<p>w{i}</p>", n - 5),
+    ),
+    "malformed_tags": ("'<a\"b>w{i} ' repeated", lambda n: _fill(lambda i: f'<a"b>w{i} ', n)),
     "newlines": ('"\\n" repeated: an escape in JSON each', lambda n: "\n" * (n - 1) + "a"),
     "controls": (
         '"a\\x01" repeated: a \\u0001 escape in JSON each',

@@ -6,7 +6,9 @@ evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
 
 1. **HTML** (:func:`looks_like_html`, or a message's ``format: "html"``): markup removed (block
    elements end a line; ``script``, ``style`` and the like are dropped with their content), and
-   character references decoded (``&#101;``, ``&eacute;``, ``&amp;``) in any text.
+   character references decoded (``&#101;``, ``&eacute;``, ``&amp;``) in any text. The HTML
+   parser reads at most an eighth of a document; past it the rest is read roughly, which
+   reads a well-formed document as the parser does (:func:`html_text`): bounded work.
 2. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
    superscripts, compatibility ideographs).
 3. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
@@ -51,7 +53,7 @@ from sketch import canonical_data
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
     "html+nfkd+ignorables+marks+uts39-latin+i-or-l+digits+opencc-classes+casefold+nfc"
-    "+opencc-phrases/2"
+    "+opencc-phrases/3"
 )
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
@@ -114,31 +116,149 @@ class _Text(HTMLParser):
 
 
 def html_text(text: str) -> str:
-    """The visible text of HTML: markup removed, references decoded, a line per block. The
-    document up to its first tag that is not plain (:func:`_plain_markup_text`) is read by
-    one split; the parser reads the rest, starting where it would stand there anyway (between
-    tags, nothing open that hides or holds text)."""
-    m = _NOT_PLAIN_AT.search(text)
-    cut = m.start() if m else len(text)
-    shown = _plain_markup_text(text[:cut])
-    if shown is None:  # not plain after all: the parser reads it all
-        shown, cut = "", 0
-    if cut < len(text):
-        parser = _Text()
-        parser.feed(text[cut:])
-        parser.close()
-        shown += "".join(parser.parts)
-    lines = shown.split("\n")
-    return "\n".join(s for line in lines if (s := " ".join(line.split())))
+    """The visible text of HTML: markup removed, references decoded, a line per block.
+
+    Stretches of plain tags (:func:`_plain_markup_text`) are read by one split each; the
+    parser reads from a ``<`` that opens no plain tag until it stands between tags again with
+    nothing open that hides or holds text, at a ``<`` at least :data:`PARSER_STRETCH`
+    characters on (then the split goes on). The parser's share is bounded: past
+    1/:data:`PARSER_SHARE` of the document it stops where it stands and the rest is read
+    roughly (:func:`_markup_read_roughly`), as the parser reads every well-formed document.
+    Before, the parser read the whole rest of a document from its first stray ``<``: a page
+    of short elements after ``a < b`` cost some five times news text to read."""
+    shown: list[str] = []
+    parser: _PlainTagsFirst | None = None
+    at, n = 0, len(text)
+    budget, spent = max(PARSER_STRETCH, n // PARSER_SHARE), 0
+    while at < n:
+        plain, at = _plain_run(text, at)
+        shown.append(plain)
+        if at == n:
+            break
+        parser = parser or _PlainTagsFirst()
+        step = PARSER_STRETCH
+        while True:
+            stop = text.find("<", at + step)
+            stop = n if stop < 0 else stop
+            parser.feed(text[at:stop])
+            spent, at = spent + stop - at, stop
+            if at == n or spent >= budget:
+                parser.close()  # what is open is read as the parser reads it at an end
+                break
+            if not parser.rawdata and parser.cdata_elem is None and not parser.hidden:
+                break
+            step = min(2 * step, max(PARSER_STRETCH, budget - spent))  # still open: read on
+        shown += parser.parts
+        parser.parts.clear()
+        if spent >= budget and at < n:  # the parser's share spent: the rest is read roughly
+            shown.append(_markup_read_roughly(text[at:], parser.hidden))
+            break
+    # a line per block, its white space one space: str.split()'s white space is re's \s
+    return _EMPTY_LINES_RE.sub("\n", _SPACES_RE.sub(" ", "".join(shown))).strip()
+
+
+_SPACES_RE = re.compile(r"(?: [^\S\n]|[^\S\n ])[^\S\n]*")  # not a single space: it stays
+_EMPTY_LINES_RE = re.compile(r"\s*\n\s*")
+
+
+def _plain_run(text: str, at: int) -> tuple[str, int]:
+    """What :class:`_Text` collects of the plain markup from ``at`` (:func:`_plain_markup_text`),
+    and where it stops: at a ``<`` that opens no plain tag, or the end. Read in windows that
+    end before a ``<`` and double while they stay plain, so a document of plain tags is
+    matched once (looking ahead for the first tag that is not plain cost twice the split)."""
+    shown: list[str] = []
+    n, window = len(text), 64
+    while at < n:
+        end = text.find("<", at + window)
+        end = n if end < 0 else end
+        got = _plain_markup_text(text[at:end])
+        if got is None:  # the first < that is not plain lies in this window
+            m = _NOT_PLAIN_AT.search(text, at, end)
+            cut = m.start() if m else end
+            got = _plain_markup_text(text[at:cut]) if cut > at else ""
+            if got is not None:
+                shown.append(got)
+                at = cut
+            return "".join(shown), at
+        shown.append(got)
+        at, window = end, 2 * window
+    return "".join(shown), at
+
+
+PARSER_STRETCH = 256
+"""The least the parser reads once it starts: a document with a stray ``<`` between every few
+tags is read by the parser alone, not by a switch per tag."""
+PARSER_SHARE = 8
+"""The parser reads at most an eighth of a document (and :data:`PARSER_STRETCH`): it costs
+some five times the rough reading per tag, so a document built to need it everywhere is read
+mostly roughly."""
+
+# the rough reading: a comment to its close (or the end), a declaration or an instruction to
+# its >, a tag to its > (named by its first letters, its attributes and closing slash caught)
+_ROUGH_RE = re.compile(
+    r"<!--.*?(?:-->|\Z)|<[!?][^>]*>?|<(/?)([A-Za-z][^\s/>]*)([^>]*)>?", re.DOTALL
+)
+
+
+def _markup_read_roughly(text: str, hidden: int) -> str:
+    """What :class:`_Text` collects of a well-formed document (each tag closed by the first
+    ``>``, no raw text holding a ``<``), by one split, from ``hidden`` elements open: the
+    reading of a document's rest past the parser's share. A malformed document may read
+    otherwise than by the parser (an attribute quoting a ``>``), alike for every copy."""
+    parts = _ROUGH_RE.split(text)
+    data, ends, names = parts[0::4], parts[1::4], [(t or "").lower() for t in parts[2::4]]
+    if any("&" in d for d in data):
+        data = _unescape_each(data)
+    breaks = ["\n" if t in _BLOCKS else "" for t in names]
+    if hidden or not _HIDDEN.isdisjoint(names):
+        data = data[:]
+        if hidden:
+            data[0] = ""
+        for k, (end, t, rest) in enumerate(zip(ends, names, parts[3::4], strict=True)):
+            if t in _HIDDEN and not (rest or "").endswith("/"):
+                hidden = max(0, hidden - 1) if end else hidden + 1
+            if hidden:
+                data[k + 1] = ""
+    return "".join(chain.from_iterable(zip(data, breaks, strict=False))) + data[-1]
+
+
+class _PlainTagsFirst(_Text):
+    """:class:`_Text` reading a plain tag (:data:`_PLAIN_TAG_RE`, no element of
+    :data:`_NOT_PLAIN`) by one match: the parser's own reading of a tag (a tolerant scan, its
+    attributes listed one by one, its line counted) was most of the cost of a document of
+    short elements. Every other construct is the parser's, and what is collected is the
+    same (property-tested against :class:`_Text`)."""
+
+    def updatepos(self, i: int, j: int) -> int:
+        return j  # no line numbers: nothing here asks where the parser is
+
+    def parse_starttag(self, i: int) -> int:
+        m = _PLAIN_START_RE.match(self.rawdata, i)
+        if m is None or (tag := m.group(1).lower()) in _NOT_PLAIN:
+            return super().parse_starttag(i)
+        if m.group(2):
+            self.handle_startendtag(tag, [])
+        else:
+            self.handle_starttag(tag, [])
+        return m.end()
+
+    def parse_endtag(self, i: int) -> int:
+        m = _PLAIN_END_RE.match(self.rawdata, i) if self.cdata_elem is None else None
+        if m is None or (tag := m.group(1).lower()) in _NOT_PLAIN:
+            return super().parse_endtag(i)
+        self.handle_endtag(tag)
+        return m.end()
 
 
 # a tag whose name is letters and digits, with attributes plainly written (a quoted value holds
 # no < or >): what the parser reads the same way whatever surrounds it
-_PLAIN_TAG_RE = re.compile(
-    r"</?([A-Za-z][A-Za-z0-9]*)"
+_PLAIN_ATTRS = (
     r"(?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'=<>`]+))?)*"
-    r"\s*/?>"
 )
+_PLAIN_TAG_RE = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*/?>")
+# the same, a start tag (its closing slash caught) and an end tag: what the parser reads
+_PLAIN_START_RE = re.compile(r"<([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*(/?)>")
+_PLAIN_END_RE = re.compile(r"</([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*/?>")
 # elements the parser reads differently (raw text, hidden content) or whose handling has
 # changed between Python versions: a document with one takes the parser
 _NOT_PLAIN = _HIDDEN | {"title", "textarea", "xmp", "plaintext", "noembed", "noframes"}

@@ -461,7 +461,8 @@ _MARKUP = st.sampled_from(
      "&am", "p;", "&eacute", "&notit;", " ", "\n", "\t", "text", "word", "\u00e9", "\x00", "<",
      ">", "&", "<custom-tag>", "<x:y>", "<p/>", "<img src=x>", "<head>", "</head>",
      "<font size=2>", "<p\nclass=x>", "</p\n>", "<a b>", "<a =b>", "<a b=>", "<1>", "</>",
-     "<a\tb='c'>", "<textarea>", "<svg>"]
+     "<a\tb='c'>", "<textarea>", "<svg>", "</svg>", "<!x>", "<?pi>", "<!--", "-->", '<a"b>',
+     "<math>", "</script >", "<b/>", "&amp", "</ p>", "<a b='<'>", "</div\tid=x>"]
 )  # fmt: skip
 
 
@@ -496,3 +497,125 @@ def _parsed(doc: str) -> str:
 @given(st.lists(_MARKUP, max_size=24).map("".join))
 def test_markup_read_in_part_by_the_split_is_what_the_parser_reads(doc: str) -> None:
     assert canonical.html_text(doc) == _parsed(doc)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_MARKUP, max_size=30).map("".join), st.integers(1, 12))
+def test_markup_read_by_turns_of_split_and_parser_is_what_the_parser_reads(
+    doc: str, stretch: int
+) -> None:
+    """The parser hands back to the split wherever it stands between tags: with a short
+    stretch, at every such place a document offers."""
+    kept = canonical.PARSER_STRETCH, canonical.PARSER_SHARE
+    canonical.PARSER_STRETCH, canonical.PARSER_SHARE = stretch, 1  # the parser may read it all
+    try:
+        assert canonical.html_text(doc) == _parsed(doc)
+    finally:
+        canonical.PARSER_STRETCH, canonical.PARSER_SHARE = kept
+
+
+# well-formed markup: each tag closed by its first >, comments holding no --, raw text no <
+_WELL_FORMED = st.sampled_from(
+    ["<p>", "</p>", "<div class='a b'>", "</div>", "<br/>", "<b>", "</b>", '<a href="u">', "</a>",
+     "<!-- c -->", "<!--x-y-->", "<!DOCTYPE html>", "<?xml v?>", "<!x>",
+     "<script>var a = 1 && b;</script>", "<STYLE>p { x: y }</STYLE>", "<head>", "</head>",
+     "<svg>", "</svg>", "<svg/>", "<math>", "</math>", "<template>", "</template>",
+     "<title>T</title>", "<li>", "</li>", "<h1>", "</H1>", "<span id=1 hidden>", "</span>",
+     "&amp;", "&lt;", "&#10;", "&eacute", "a < b", "<3", "text", "word", " ", "\n", "\t",
+     "\u00e9", "\u5b57", "\u2028", "\x85", ">"]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_WELL_FORMED, max_size=30).map("".join), st.integers(0, 2))
+def test_well_formed_markup_read_roughly_is_what_the_parser_reads(doc: str, hidden: int) -> None:
+    parser = canonical._Text()
+    parser.hidden = hidden
+    parser.feed(doc)
+    parser.close()
+    assert canonical._markup_read_roughly(doc, hidden) == "".join(parser.parts)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(_WELL_FORMED, _MARKUP), max_size=40).map("".join), st.integers(1, 8))
+def test_past_the_parsers_share_well_formed_markup_reads_as_the_parser_reads_it(
+    doc: str, stretch: int
+) -> None:
+    """Split, parser and rough reading in turns, the parser's share spent early: a document
+    whose rest is well-formed reads as the parser reads it whole."""
+    kept = canonical.PARSER_STRETCH, canonical.PARSER_SHARE
+    canonical.PARSER_STRETCH, canonical.PARSER_SHARE = stretch, 4
+    try:
+        got, spent = _read_counting(doc)
+    finally:
+        canonical.PARSER_STRETCH, canonical.PARSER_SHARE = kept
+    # a quarter, the stride that went past it, and a run of text to the next < at most
+    longest_run = max(map(len, doc.split("<")))
+    assert spent <= 2 * max(stretch, len(doc) // 4) + longest_run + 1
+    if _wholly(doc, _WELL_FORMED):
+        assert got == _parsed(doc)
+
+
+def _wholly(doc: str, pieces: st.SearchStrategy[str]) -> bool:
+    """Whether ``doc`` is a string of the sampled pieces (greedy: the well-formed alphabet
+    shares no prefix that matters)."""
+    alphabet = sorted(pieces.elements, key=len, reverse=True)  # type: ignore[attr-defined]
+    at = 0
+    while at < len(doc):
+        for piece in alphabet:
+            if doc.startswith(piece, at):
+                at += len(piece)
+                break
+        else:
+            return False
+    return True
+
+
+def _read_counting(doc: str) -> tuple[str, int]:
+    fed: list[int] = []
+    feed = canonical._PlainTagsFirst.feed
+
+    def counting(self: canonical._PlainTagsFirst, data: str) -> None:
+        fed.append(len(data))
+        feed(self, data)
+
+    canonical._PlainTagsFirst.feed = counting  # type: ignore[method-assign]
+    try:
+        return canonical.html_text(doc), sum(fed)
+    finally:
+        canonical._PlainTagsFirst.feed = feed  # type: ignore[method-assign]
+
+
+def test_a_document_built_to_need_the_parser_everywhere_is_read_mostly_roughly() -> None:
+    """A declaration before every tag: the parser reads its share (it costs some five times
+    the rough reading per tag), the rest is read roughly, as the parser would have read it."""
+    doc = "".join(f"<!x><p>w{i}</p>" for i in range(2000))
+    got, spent = _read_counting(doc)
+    assert got == _parsed(doc)
+    share = len(doc) // canonical.PARSER_SHARE
+    assert share <= spent <= share + 2 * canonical.PARSER_STRETCH < len(doc) // 4
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_MARKUP, max_size=30).map("".join))
+def test_plain_tags_read_by_one_match_collect_what_the_parser_does(doc: str) -> None:
+    fast = canonical._PlainTagsFirst()
+    fast.feed(doc)
+    fast.close()
+    assert "".join(fast.parts) == _parsed_whole(doc)
+
+
+def _parsed_whole(doc: str) -> str:
+    parser = canonical._Text()
+    parser.feed(doc)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def test_a_stray_lt_hands_the_rest_back_to_the_split() -> None:
+    """``a < b`` then a page of short elements: the parser reads its stretch, the split the
+    rest (the whole rest, by the parser, cost five times news text to read)."""
+    doc = "a < b " + "".join(f"<p>w{i}</p>" for i in range(200))
+    got, spent = _read_counting(doc)
+    assert got == _parsed(doc)
+    assert spent < canonical.PARSER_STRETCH + 20 < len(doc) // 4
