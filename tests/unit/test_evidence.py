@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
+from unittest.mock import patch
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch.evidence import PASSAGES_READ, Span, _pairs, _sets, passages, shared_spans
+from sketch.evidence import (
+    PASSAGES_READ,
+    Span,
+    _alike,
+    _pairs,
+    _sets,
+    passages,
+    shared_spans,
+)
 from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
 from stream.engine import Engine
 from stream.errors import NeardupError
@@ -298,3 +309,171 @@ def test_evidence_of_a_long_repeated_text_is_one_span() -> None:
     longer = "a b c.\n" * (PASSAGES_READ + 2_000)
     (span,) = shared_spans(longer, longer)
     assert (span.start, span.end) == (0, len("a b c.\n") * PASSAGES_READ - 1)
+
+
+def _pairs_one_by_one(
+    my_sets: list[set[int]], their_sets: list[set[int]], budget: int
+) -> list[tuple[int, int, int, int]]:
+    """The bounded pairing a passage at a time, with dicts of sets: the reference for where the
+    budget stops. Counted: each earlier passage listed under a rare shingle, each common
+    shingle looked up in a candidate, each candidate that only common shingles found checked
+    whole."""
+    first: dict[frozenset[int], int] = {}
+    for j, s in enumerate(their_sets):
+        first.setdefault(frozenset(s), j)
+    members = {j: key for key, j in first.items()}
+    where: dict[int, list[int]] = {}
+    for key, j in first.items():
+        for h in key:
+            where.setdefault(h, []).append(j)
+    done: dict[frozenset[int], tuple[int, int] | None] = {}
+    out: list[tuple[int, int, int, int]] = []
+    spent = 0
+    for i, s in enumerate(my_sets):
+        key = frozenset(s)
+        if key not in done:
+            heavy = [h for h in key if len(where.get(h, ())) > 8]
+            hits: dict[int, int] = {}
+            for h in key:
+                if len(where.get(h, ())) <= 8:
+                    for j in where.get(h, ()):
+                        spent += 1
+                        hits[j] = hits.get(j, 0) + 1
+            for j in hits:
+                spent += len(heavy)
+                hits[j] += len(members[j] & set(heavy))
+            ranked = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))
+            if heavy and (not ranked or ranked[0][1] <= len(heavy)):
+                for h in heavy:
+                    for j in where[h]:
+                        spent += 1
+                        if j not in hits:
+                            spent += len(key)
+                            hits[j] = len(members[j] & key)
+                ranked = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))
+            done[key] = ranked[0] if ranked else None
+        got = done[key]
+        if got is not None and 2 * got[1] >= len(s):
+            out.append((i, got[0], got[1], len(s)))
+        if spent > budget:
+            break
+    return out
+
+
+_SOME_SETS = st.lists(st.sets(st.integers(0, 12), max_size=5), max_size=40)
+_ONE_EACH = st.lists(st.sets(st.integers(0, 30), min_size=1, max_size=1), max_size=60)
+
+
+@given(
+    st.one_of(_SOME_SETS, _ONE_EACH),
+    st.one_of(_SOME_SETS, _ONE_EACH),
+    st.booleans(),
+    st.integers(0, 300),
+)
+@settings(max_examples=1000, deadline=None)
+def test_the_pairing_stops_where_pairing_one_by_one_stops(
+    mine: list[set[int]], theirs: list[set[int]], again: bool, budget: int
+) -> None:
+    """Passages of one shingle (a text of many short lines), empty ones, shingles of many
+    earlier passages, repeats and small budgets: the same pairs, cut at the same passage, as
+    pairing one passage at a time."""
+    if again:
+        mine = [set(t) for t in theirs] + mine
+    assert _pairs(mine, theirs, budget) == _pairs_one_by_one(mine, theirs, budget)
+
+
+def test_the_budget_cuts_between_crowded_and_plain_passages_alike() -> None:
+    """Passages of rare shingles between passages of shingles found in many earlier ones,
+    every budget: the cut falls where pairing one by one puts it, before a crowded passage or
+    after it."""
+    rng = random.Random(5)
+    crowd = [set(rng.sample(range(12), 2)) if i % 3 else {100 + i, 200 + i} for i in range(300)]
+    distinct = {frozenset(s) for s in crowd}
+    assert max(sum(h in s for s in distinct) for h in range(12)) > 8  # some are looked up
+    for budget in [*range(0, 200), *range(200, 6000, 37)]:
+        assert _pairs(crowd, crowd, budget) == _pairs_one_by_one(crowd, crowd, budget)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        lambda i: f"字{i}",  # one CJK character and a number: a shingle a line
+        lambda i: f"w{i} x{i}",
+        lambda i: f"é{i % 7} ü{i % 5}",  # few distinct lines, each many times
+        lambda i: "a b c" if i % 2 else f"a b {i % 4}",  # shingles of many lines
+        lambda i: f"{('alpha', 'beta', 'gamma')[i % 3]} {i % 11}. {i % 2}!",
+    ],
+)
+def test_many_short_lines_share_what_the_plain_rule_shares(line: Callable[[int], str]) -> None:
+    text = "\n".join(line(i) for i in range(400))
+    other = "\n".join(line(i) for i in range(399, -1, -3))
+    for new, earlier in ((text, text), (other, text), (text, other)):
+        want = _shared_spans_plainly(new, earlier, DEFAULT_SHINGLE, DEFAULT_SEED, 32)
+        assert shared_spans(new, earlier) == want
+
+
+_SHORT = st.sampled_from(["a", "b", "a b", "b a", "a b c", "c a b", "字", "字二", "x1", "é", "ß"])
+
+
+@given(
+    st.lists(_SHORT, max_size=120),
+    st.lists(_SHORT, max_size=120),
+    st.sampled_from(["\n", ". ", "。", "! \n"]),
+    st.integers(1, 3),
+)
+@settings(max_examples=300, deadline=None)
+def test_many_short_passages_share_what_the_plain_rule_shares(
+    a: list[str], b: list[str], stop: str, w: int
+) -> None:
+    """Many passages of one or two shingles from a few words: shingles of many passages,
+    repeats within and across the texts, ties."""
+    new, earlier = stop.join(a), stop.join(b)
+    assert shared_spans(new, earlier, w=w, seed=7) == _shared_spans_plainly(new, earlier, w, 7, 32)
+
+
+@given(
+    st.lists(
+        PIECES
+        | st.sampled_from(
+            ["𝐀", "😀", "\ud800", "𝟘", "\U00020000", "\u3000", "\u2028", "\x1c", "\x85", ".\u3000"]
+        ),
+        max_size=40,
+    )
+)
+@settings(max_examples=500, deadline=None)
+def test_passages_past_the_bmp_and_of_rare_spaces_are_those_of_the_reference(
+    parts: list[str],
+) -> None:
+    text = "".join(parts)
+    assert passages(text) == _passages_by_lookbehind(text)
+    assert passages(text, 2) == _passages_by_lookbehind(text)[:2]
+
+
+@given(st.lists(st.sets(st.integers(0, 9), max_size=4), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_sets_alike_by_chance_are_told_apart(sets: list[set[int]]) -> None:
+    """Sets are grouped by a sum of their mixed members, then checked member by member: with a
+    mix that makes most sets look alike, the groups are still those of equal sets."""
+    with patch("sketch.evidence.mix64", lambda x: x % np.uint64(3)):
+        rows = [sorted(s) for s in sets]
+        ids = np.array([h for row in rows for h in row], dtype=np.intp)
+        offsets = np.cumsum([0, *map(len, rows)]).astype(np.intp)
+        firsts: dict[frozenset[int], int] = {}
+        assert _alike(ids, offsets).tolist() == [
+            firsts.setdefault(frozenset(s), k) for k, s in enumerate(sets)
+        ]
+        assert _pairs(sets, sets[::-1], 10**9) == _pairs_plainly(sets, sets[::-1])
+
+
+def test_passages_whose_references_decode_to_line_ends() -> None:
+    """A passage holding ``&#10;`` folds to text with a line end of its own: its shingles are
+    still its own, whatever passage comes next."""
+    text = "a&#10;b c d. e &#10; f g\nh &amp; i&#10;j\nk l m. a&#10;b c d."
+    spans = passages(text)
+    assert _sets(text, spans, DEFAULT_SHINGLE, DEFAULT_SEED) == [
+        set(shingle_hashes(text[a:b]).tolist()) for a, b in spans
+    ]
+    other = "k l m! a&#10;b c d.\nh & i\nj"
+    for new, earlier in ((text, other), (other, text), (text, text)):
+        want = _shared_spans_plainly(new, earlier, DEFAULT_SHINGLE, DEFAULT_SEED, 32)
+        assert shared_spans(new, earlier) == want
