@@ -14,8 +14,10 @@ Pure: the index keeps the counts; :func:`without` rebuilds the text from the lin
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, pairwise
 
 import mmh3
 
@@ -68,6 +70,9 @@ def source_key(source: str, seed: int = DEFAULT_SEED) -> bytes:
 # bounded line counts (and push out what they learned) in one document.
 LINES_READ = 512
 PIECES_READ = 32
+# ... and its pieces from a line's first and last LINE_CHARS_READ characters (64 pieces of
+# 128 characters): a whole story delivered as one line is read no further.
+LINE_CHARS_READ = 8192
 
 
 def _read(lines: list[str]) -> list[tuple[int, str]]:
@@ -226,15 +231,51 @@ def _with_grams(line: str, at: int, pieces: list[tuple[int, int]]) -> list[tuple
     joined with spaces alone ("Most read: A B C") has no separator to break at, and its items
     rotate, but every run of words inside an item, or across two items that stand next to
     each other, recurs as the item does. What is left out of such a line is its learned
-    runs; once they are more than half of it, the line goes (:func:`without`)."""
+    runs; once they are more than half of it, the line goes (:func:`without`).
+
+    Of a line's runs only the first and last :data:`PIECES_READ` can be read (:func:`_ends`),
+    so only those are found: a line of a hundred thousand words cost a run each."""
     after = [(a, b) for a, b in pieces if a >= at] or [(at, len(line))]
     if not any(_long(line[a:b]) for a, b in after):
         return pieces  # items of a headline's size: broken at their separators
-    grams: list[tuple[int, int]] = []
-    for a, b in after:  # a sentence's end ("U.S.") may break the run: every piece alike
-        words = [m.span() for m in _TOKEN_RE.finditer(line, a, b)]
-        grams += [(words[i][0], words[i + _GRAM - 1][1]) for i in range(len(words) - _GRAM + 1)]
+    # a sentence's end ("U.S.") may break the run: every piece alike
+    first = list(islice(_runs(line, after), 2 * PIECES_READ + 1))
+    if len(first) <= 2 * PIECES_READ:
+        grams = first  # all of them
+    else:
+        grams = first[:PIECES_READ] + _last_runs(line, after, PIECES_READ)
     return sorted(set(pieces) | set(grams), key=lambda s: (s[0], -s[1]))
+
+
+def _runs(line: str, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The runs of :data:`_GRAM` words inside each of ``spans``, in order."""
+    for a, b in spans:
+        words: deque[tuple[int, int]] = deque(maxlen=_GRAM)
+        for m in _TOKEN_RE.finditer(line, a, b):
+            words.append(m.span())
+            if len(words) == _GRAM:
+                yield words[0][0], words[-1][1]
+
+
+def _last_runs(line: str, spans: list[tuple[int, int]], k: int) -> list[tuple[int, int]]:
+    """The last ``k`` runs of :func:`_runs`, found from the ends of the spans: words are read
+    from a window before a span's end, doubled until it holds enough whole words."""
+    out: list[tuple[int, int]] = []
+    for a, b in reversed(spans):
+        need, width = k - len(out) + _GRAM - 1, 64
+        while True:
+            lo = max(a, b - width)
+            words = [m.span() for m in _TOKEN_RE.finditer(line, lo, b)]
+            if words and lo > a and not line[lo - 1].isspace():
+                words = words[1:]  # the window began inside this word
+            if len(words) >= need or lo == a:
+                break
+            width *= 2
+        runs = [(words[i][0], words[i + _GRAM - 1][1]) for i in range(len(words) - _GRAM + 1)]
+        out = runs[-(k - len(out)) :] + out if runs else out
+        if len(out) >= k:
+            break
+    return out
 
 
 def passages_of(
@@ -250,29 +291,13 @@ def passages_of(
     whole = lines_of(text, source, seed, min_tokens=min_tokens, max_tokens=max_tokens)
     units = [(span, key, span) for span, key in zip(whole.spans, whole.keys, strict=True)]
     head = source_key(source, seed)
-    marker, word = _MARKER_RE.match, _WORD_RE.search
+    marker = _MARKER_RE.match
     found: list[tuple[int, int, int, str, int]] = []  # line start, piece's [a, b), it, line's end
     for start, line in _read(text.split("\n")):
         at = _items_at(line)  # a list's items start there (None: prose)
         if at is None and not _BREAK_RE.search(line):
             continue
-        # a list number ("3. ", "a) ") opens an item: no break after it
-        lead = _LEAD_MARKER_RE.match(line)
-        skip = lead.end() if lead else 0
-        breaks = [m.span() for m in _BREAK_RE.finditer(line) if m.start() >= skip]
-        if at is not None:
-            breaks = _with_commas(line, at, breaks)
-        cuts = [0, *(x for span in breaks for x in span), len(line)]
-        pieces = [
-            (a, b)
-            for a, b in zip(cuts[0::2], cuts[1::2], strict=True)
-            if (a, b) != (0, len(line)) and word(line, a, b)  # not the line itself
-        ]
-        if at is not None:
-            pieces = _with_grams(line, at, pieces)
-        if not pieces:
-            continue
-        for a, b in _ends(pieces):
+        for a, b in _line_pieces(line, at):
             found.append((start, a, b, line[a:b], start + len(line)))
     folds = _normalized([f[3] for f in found], max_tokens)
     for start, a, b, piece, end in found:
@@ -289,6 +314,41 @@ def passages_of(
         units.append(((start + a, start + b), key, (start, end)))
     units.sort(key=lambda u: (u[0][0], -u[0][1]))
     return Lines(tuple(u[0] for u in units), tuple(u[1] for u in units), tuple(u[2] for u in units))
+
+
+def _line_pieces(line: str, at: int | None) -> list[tuple[int, int]]:
+    """The first and last :data:`PIECES_READ` pieces of a line (:func:`_pieces`), read from
+    its first and last :data:`LINE_CHARS_READ` characters, each cut at a space: a story
+    delivered as one line of a megabyte broke into a piece per sentence, all but 64 of them
+    thrown away."""
+    if len(line) <= 2 * LINE_CHARS_READ:
+        return _ends(_pieces(line, at))
+    cut = line.rfind(" ", 0, LINE_CHARS_READ)
+    cut = cut if cut > 0 else LINE_CHARS_READ
+    rest = line.find(" ", len(line) - LINE_CHARS_READ)
+    rest = rest if rest >= 0 else len(line) - LINE_CHARS_READ
+    head = _pieces(line[:cut], at if at is None or at < cut else None)[:PIECES_READ]
+    tail = _pieces(line[rest:], None if at is None else 0)[-PIECES_READ:]
+    return head + [(rest + a, rest + b) for a, b in tail]
+
+
+def _pieces(line: str, at: int | None) -> list[tuple[int, int]]:
+    """The spans of ``line``'s passages: between its breaks (a list's commas too, when its
+    items start at ``at``), and the runs of words of a list line (:func:`_with_grams`)."""
+    # a list number ("3. ", "a) ") opens an item: no break after it
+    lead = _LEAD_MARKER_RE.match(line)
+    skip = lead.end() if lead else 0
+    breaks = [m.span() for m in _BREAK_RE.finditer(line) if m.start() >= skip]
+    if at is not None:
+        breaks = _with_commas(line, at, breaks)
+    cuts = [0, *(x for span in breaks for x in span), len(line)]
+    word = _WORD_RE.search
+    pieces = [
+        (a, b)
+        for a, b in zip(cuts[0::2], cuts[1::2], strict=True)
+        if (a, b) != (0, len(line)) and word(line, a, b)  # not the line itself
+    ]
+    return _with_grams(line, at, pieces) if at is not None else pieces
 
 
 def _tokens(line: str, cap: int) -> int:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import mmh3
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sketch import lines as lines_module
@@ -359,3 +360,81 @@ def test_a_box_joined_by_spaces_is_read_by_runs_of_words_that_recur_as_it_rotate
     prose = " ".join(items) + " and the rest of the sentence ends here."
     got = passages_of(f"{prose}\nbody", "s", min_tokens=2, max_tokens=40)
     assert len(got) == 1  # the line alone (it is long: over max_tokens it is not even that)
+
+
+def _all_runs(line: str, at: int, pieces: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs of a list line as first written (every run found, then the ends kept): the
+    reference the bounded reading is held to."""
+    after = [(a, b) for a, b in pieces if a >= at] or [(at, len(line))]
+    if not any(lines_module._long(line[a:b]) for a, b in after):
+        return pieces
+    grams: list[tuple[int, int]] = []
+    for a, b in after:
+        words = [m.span() for m in re.finditer(r"\S+", line[:b]) if m.start() >= a]
+        grams += [(words[i][0], words[i + 3][1]) for i in range(len(words) - 3)]
+    return sorted(set(pieces) | set(grams), key=lambda s: (s[0], -s[1]))
+
+
+_LIST_WORDS = st.sampled_from(
+    ["news", "vote", "U.S.", "Most read:", "|", "-", "·", ",", "and", "5", "字", "x" * 70, "  "]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LIST_WORDS, min_size=1, max_size=400), st.booleans())
+@example(["news", "x" * 70, "vote", "5"] * 60, False)  # long words across the windows' edges
+@example(["Most read:", *["vote", "news", "|"] * 50], False)
+def test_a_long_list_line_reads_the_runs_it_would_read_were_every_run_found(
+    words: list[str], full_stop: bool
+) -> None:
+    """Only the first and last runs of a list line are found (the rest were never read): the
+    passages are those that finding every run gives, on lines of every length and layout."""
+    text = "Top line\n" + " ".join(words) + ("." if full_stop else "") + "\nLast line"
+    got = lines_module.passages_of(text, "site", min_tokens=2, max_tokens=40)
+    bounded = lines_module._with_grams
+    lines_module._with_grams = _all_runs  # type: ignore[assignment]
+    try:
+        want = lines_module.passages_of(text, "site", min_tokens=2, max_tokens=40)
+    finally:
+        lines_module._with_grams = bounded
+    assert got == want
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 90), st.sampled_from([" ", "  ", "\t", " \u3000 "]))),
+    st.integers(1, 40),
+    st.integers(0, 3),
+)
+def test_the_last_runs_found_from_the_end_are_the_last_of_all_runs(
+    words: list[tuple[int, str]], k: int, cuts: int
+) -> None:
+    """Windows before each span's end, widened until they hold enough whole words (a window
+    that begins inside a word drops it), give the runs that reading every word gives."""
+    line = "".join("w" * n + gap for n, gap in words)
+    bounds = sorted({0, len(line), *(len(line) * (i + 1) // (cuts + 1) for i in range(cuts))})
+    spans = list(pairwise(bounds))
+    want = list(lines_module._runs(line, spans))[-k:]
+    assert lines_module._last_runs(line, spans, k) == want
+
+
+def test_a_story_on_one_line_is_read_for_passages_at_its_ends_only() -> None:
+    """A line past twice LINE_CHARS_READ breaks into pieces from its first and last
+    LINE_CHARS_READ characters: its opening and its footer's sentences are read (as lines of
+    their own would be keyed), its middle is not; a line of 80 KB is read as one of 16 KB."""
+    n = lines_module.LINE_CHARS_READ
+    long = " ".join(["words of a long sentence"] * 16)  # 400 characters: 20 a window
+    middle = " ".join(f"Story sentence number {i} of the middle, {long}." for i in range(200))
+    footer = "Subscribe to our newsletter today. Contact the newsroom by mail."
+    line = "Opening sentence of the story. " + middle + " " + footer
+    assert len(line) > 4 * n
+    got = passages_of(line, "site", min_tokens=2)
+    assert got.spans[0] == (0, len(line))  # the line itself, then its pieces
+    cut = {line[a:b] for a, b in got.spans[1:]}
+    assert {"Opening sentence of the story.", *footer.split(" Contact")[:1]} <= cut
+    assert "Contact the newsroom by mail." in cut
+    assert not any("number 1000 " in piece for piece in cut)  # the middle is never read
+    keys = dict(zip(got.spans, got.keys, strict=True))
+    alone = passages_of("Contact the newsroom by mail.\nx y", "site", min_tokens=2)
+    assert alone.keys[0] in keys.values()
+    assert all(b <= n or a >= len(line) - n for a, b in got.spans[1:])
