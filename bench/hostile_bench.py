@@ -137,6 +137,10 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
     ),
     "malformed_tags": ("'<a\"b>w{i} ' repeated", lambda n: _fill(lambda i: f'<a"b>w{i} ', n)),
     "newlines": ('"\\n" repeated: an escape in JSON each', lambda n: "\n" * (n - 1) + "a"),
+    "newlines_around": (
+        '"\\n" repeated, a letter one from the end: read whole to find it',
+        lambda n: "\n" * (n - 2) + "a\n",
+    ),
     "controls": (
         '"a\\x01" repeated: a \\u0001 escape in JSON each',
         lambda n: _fill(lambda i: "a\x01", n),

@@ -104,7 +104,9 @@ def article_from_obj(
             raise InvalidMessage("invalid_utf8", "text contains unpaired surrogates") from None
         if size > max_text_bytes:
             raise InvalidMessage("oversize", f"text of {size} bytes exceeds {max_text_bytes}")
-    if not text or text.isspace():  # not strip(): it copies a text that starts with a space
+    # a text with a letter at either end is not empty: isspace() reads a text whole only when
+    # both ends are white space (strip() copied every text that opened with a space)
+    if not text or (text[0].isspace() and text[-1].isspace() and text.isspace()):
         raise InvalidMessage("empty_text", "text is empty")
     ns = obj.get("namespace", default_namespace)
     if ns is None:
