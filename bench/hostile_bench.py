@@ -195,11 +195,20 @@ def _input_bytes(stage: str, text: str) -> int:
     return len(_RAW[text]) if stage == "parse" else len(text.encode("utf-8"))
 
 
-def _cpu(fn: Callable[[], object]) -> float:
-    canonical.forget_folds()  # each run from cold: the memo would hide a repeated stage's cost
+def _cpu(fn: Callable[[], object], calls: int = 1) -> float:
+    """CPU seconds of one call of ``fn``, the mean over ``calls``, each from cold."""
     started = time.process_time()
-    fn()
-    return time.process_time() - started
+    for _ in range(calls):
+        canonical.forget_folds()  # the memo would hide a repeated stage's cost
+        fn()
+    return (time.process_time() - started) / calls
+
+
+def _least(fn: Callable[[], object]) -> float:
+    """The least of :data:`REPS` timings of ``fn``, each of enough calls to last some 10 ms
+    (parsing a message takes tens of microseconds: one call a timing was mostly noise)."""
+    calls = max(1, round(0.01 / max(_cpu(fn), 1e-6)))
+    return min(_cpu(fn, calls) for _ in range(REPS))
 
 
 def _article(text: str) -> float:
@@ -225,9 +234,7 @@ def run() -> dict[str, Any]:
                 _message(text)  # the parse stage times reading a message, not making it
             fn(texts["news"][:1024])  # warm-up: imports and tables are not the stage's work
             per_kb = {
-                name: min(_cpu(lambda f=fn, t=text: f(t)) for _ in range(REPS))
-                / (_input_bytes(stage, text) / 1024)
-                * 1e3
+                name: _least(lambda f=fn, t=text: f(t)) / (_input_bytes(stage, text) / 1024) * 1e3
                 for name, text in texts.items()
             }
             base = per_kb["news"]
@@ -235,7 +242,7 @@ def run() -> dict[str, Any]:
             stages[f"{stage} @ {size // 1024} KB"] = {
                 "stage": stage,
                 "size": size,
-                "ms_per_kb": {k: round(v, 4) for k, v in per_kb.items()},
+                "ms_per_kb": {k: round(v, 6) for k, v in per_kb.items()},
                 "worst": worst,
                 "ratio": round(per_kb[worst] / base, 2) if base else None,
             }
@@ -275,7 +282,7 @@ def run() -> dict[str, Any]:
 def markdown(r: dict[str, Any]) -> str:
     names = list(RECIPES)
     rows = [
-        [key, *(f"{v['ms_per_kb'][n]:.3f}" for n in names), v["worst"], f"{v['ratio']}x"]
+        [key, *(f"{v['ms_per_kb'][n]:.4g}" for n in names), v["worst"], f"{v['ratio']}x"]
         for key, v in r["stages"].items()
     ]
     targets = [
@@ -292,7 +299,8 @@ def markdown(r: dict[str, Any]) -> str:
             "",
             "Recipes: " + "; ".join(f"`{k}`: {v}" for k, v in r["recipes"].items()) + ".",
             "",
-            f"CPU ms per KB (`time.process_time`, the least of {REPS} runs, after a warm-up); "
+            f"CPU ms per KB (`time.process_time`, the least of {REPS} timings of some 10 ms each, "
+            "after a warm-up); "
             "per KB of the text, and for parsing per KB of the JSON message it reads:",
             "",
             md_table(["stage @ size", *names, "worst", "worst / news"], rows),
