@@ -30,6 +30,7 @@ COPY deploy/constraints.txt /src/deploy/constraints.txt
 COPY pyproject.toml README.md /src/
 COPY sketch /src/sketch
 COPY stream /src/stream
+COPY neardup /src/neardup
 
 RUN pip wheel --no-cache-dir --constraint deploy/constraints.txt --wheel-dir /wheels . \
     && python -m venv --without-pip /opt/neardup \

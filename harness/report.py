@@ -93,7 +93,7 @@ def git_state(root: Path = ROOT) -> dict[str, Any]:
             return ""
         return done.stdout.decode(errors="replace").rstrip()  # porcelain lines start with a space
 
-    changed = git("status", "--porcelain", "--", "sketch", "stream", "pyproject.toml")
+    changed = git("status", "--porcelain", "--", "neardup", "sketch", "stream", "pyproject.toml")
     return {
         "commit": git("rev-parse", "--short", "HEAD").strip() or "?",
         "worker_code_changed": [line[3:] for line in changed.splitlines()],

@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = {
+    "neardup": {"harness", "bench", "tests"},
     "sketch": {"stream", "harness", "bench", "tests"},
     "stream": {"harness", "bench", "tests"},
     "harness": {"bench", "tests"},

@@ -1,0 +1,22 @@
+"""neardup from Python: an index of texts that tells which ones copy an earlier one.
+
+The worker (``neardup worker``) judges a Kafka topic; :class:`Index` judges texts one call at a
+time in your own process, on memory or on the same Redis index the workers share::
+
+    from neardup import Index
+
+    with Index() as index:                     # or Index("redis://localhost:6379/0")
+        index.add("a", story)                  # a Verdict: original
+        verdict = index.add("b", copy)         # near_duplicate, duplicate_of "a"
+        index.query(other)                     # ["a", ...]: what it copies, nothing stored
+        index.remove("a")
+"""
+
+from __future__ import annotations
+
+from neardup.api import Index
+from stream.errors import NeardupError
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+__all__ = ["Article", "Index", "NeardupError", "Policy", "Verdict"]

@@ -1,0 +1,118 @@
+"""The Python front door: :class:`Index`, the engine the worker runs, called one text at a time.
+
+Synchronous, as a datasketch user works: each call runs the engine on a private event loop, so
+the Redis client the index opens lives on that one loop for the index's life.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Coroutine
+from types import TracebackType
+from typing import Any
+
+from stream import keys
+from stream.engine import Engine
+from stream.errors import NeardupError
+from stream.index.base import Index as _Store
+from stream.index.memory import MemoryIndex
+from stream.model import Article, Verdict
+from stream.policy import Policy
+
+__all__ = ["Index"]
+
+
+class Index:
+    """Texts registered under ids, judged against what came before.
+
+    ``store``: ``"memory"`` (this process only, gone when it ends) or a ``redis://`` URL (the
+    index the workers share: a text added here is found by them, and theirs here).
+    ``namespace``: the collection texts go to; ``policy``: how they are judged (the defaults the
+    worker uses; a namespace keeps the scheme it was built with).
+    """
+
+    def __init__(
+        self, store: str = "memory", *, namespace: str = "default", policy: Policy | None = None
+    ) -> None:
+        if store != "memory" and not store.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"store must be 'memory' or a redis:// URL, not {store!r}")
+        keys.check_namespace(namespace)  # a ValueError naming the rule
+        self.namespace = namespace
+        self._loop = asyncio.new_event_loop()
+        self._client: Any = None
+        try:
+            self._engine = Engine(self._run(self._open(store)), policy)
+        except BaseException:
+            self.close()
+            raise
+
+    async def _open(self, store: str) -> _Store:
+        if store == "memory":
+            return MemoryIndex()
+        import redis.asyncio as aioredis
+
+        from stream.index.redis import RedisIndex
+
+        self._client = aioredis.Redis.from_url(store)
+        index = RedisIndex(self._client)
+        await index.load_functions()
+        return index
+
+    def _run(self, call: Coroutine[Any, Any, Any]) -> Any:
+        if self._loop.is_closed():
+            call.close()  # never run: said so, not left to warn
+            raise RuntimeError("this Index is closed")
+        return self._loop.run_until_complete(call)
+
+    def _judge(self, article: Article, *, register: bool, explain: bool) -> Verdict:
+        (got,) = self._run(self._engine.process([article], register=register, explain=explain))
+        if isinstance(got, NeardupError):
+            raise got
+        assert isinstance(got, Verdict)
+        return got
+
+    def add(self, doc_id: str, text: str, *, explain: bool = False, **fields: str) -> Verdict:
+        """Register ``text`` as ``doc_id`` and return its verdict: ``original``, or what it
+        copies (``duplicate_of``, ``similarity``, ``changes``). ``fields``: an article's
+        optional fields (``title``, ``url``, ``source``, ``format``, ...). Adding an id again
+        gives the verdict it was given the first time."""
+        article = Article(doc_id, text, self.namespace, **fields)
+        return self._judge(article, register=True, explain=explain)
+
+    def check(self, text: str, *, explain: bool = False, **fields: str) -> Verdict:
+        """The verdict ``text`` would get, storing nothing (the id is a throwaway one)."""
+        article = Article(f"check-{uuid.uuid4()}", text, self.namespace, **fields)
+        return self._judge(article, register=False, explain=explain)
+
+    def query(self, text: str) -> list[str]:
+        """The ids of the earlier texts ``text`` copies, the closest first; storing nothing."""
+        verdict = self.check(text)
+        ids = [m.id for m in verdict.matches]
+        if verdict.duplicate_of and verdict.duplicate_of not in ids:
+            ids.insert(0, verdict.duplicate_of)
+        return ids
+
+    def remove(self, doc_id: str) -> bool:
+        """Take ``doc_id`` down (it is never found again, as a Kafka tombstone does); whether it
+        was there."""
+        return bool(self._run(self._engine.delete(self.namespace, doc_id)))
+
+    def close(self) -> None:
+        """Close the Redis connection and the loop; the index's texts stay in Redis."""
+        if self._loop.is_closed():
+            return
+        if self._client is not None:
+            self._run(self._client.aclose())
+        self._loop.close()
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
