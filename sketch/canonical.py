@@ -124,8 +124,8 @@ def html_text(text: str) -> str:
     characters on (then the split goes on). The parser's share is bounded: past
     1/:data:`PARSER_SHARE` of the document it stops where it stands and the rest is read
     roughly (:func:`_markup_read_roughly`), as the parser reads every well-formed document.
-    Before, the parser read the whole rest of a document from its first stray ``<``: a page
-    of short elements after ``a < b`` cost some five times news text to read."""
+    The parser costs several times the split per tag: a page of short elements it read alone
+    cost some five times news text."""
     shown: list[str] = []
     parser: _PlainTagsFirst | None = None
     at, n = 0, len(text)

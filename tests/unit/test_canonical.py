@@ -472,10 +472,7 @@ def test_plain_markup_is_read_as_the_parser_reads_it(doc: str) -> None:
     """The split that reads a document of plain tags gives what the HTML parser collects."""
     fast = canonical._plain_markup_text(doc)
     if fast is not None:
-        parser = canonical._Text()
-        parser.feed(doc)
-        parser.close()
-        assert fast == "".join(parser.parts)
+        assert fast == _parsed_whole(doc)
 
 
 def test_plain_markup_takes_the_fast_reading() -> None:
@@ -485,11 +482,18 @@ def test_plain_markup_takes_the_fast_reading() -> None:
     assert canonical._plain_markup_text("a < b <p>") is None
 
 
-def _parsed(doc: str) -> str:
+def _parsed_whole(doc: str, hidden: int = 0) -> str:
+    """What the standard library's parser collects of ``doc``, from ``hidden`` elements open:
+    the reference every faster reading is held to."""
     parser = canonical._Text()
+    parser.hidden = hidden
     parser.feed(doc)
     parser.close()
-    lines = "".join(parser.parts).split("\n")
+    return "".join(parser.parts)
+
+
+def _parsed(doc: str) -> str:
+    lines = _parsed_whole(doc).split("\n")
     return "\n".join(s for line in lines if (s := " ".join(line.split())))
 
 
@@ -529,11 +533,7 @@ _WELL_FORMED = st.sampled_from(
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_WELL_FORMED, max_size=30).map("".join), st.integers(0, 2))
 def test_well_formed_markup_read_roughly_is_what_the_parser_reads(doc: str, hidden: int) -> None:
-    parser = canonical._Text()
-    parser.hidden = hidden
-    parser.feed(doc)
-    parser.close()
-    assert canonical._markup_read_roughly(doc, hidden) == "".join(parser.parts)
+    assert canonical._markup_read_roughly(doc, hidden) == _parsed_whole(doc, hidden)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -603,13 +603,6 @@ def test_plain_tags_read_by_one_match_collect_what_the_parser_does(doc: str) -> 
     fast.feed(doc)
     fast.close()
     assert "".join(fast.parts) == _parsed_whole(doc)
-
-
-def _parsed_whole(doc: str) -> str:
-    parser = canonical._Text()
-    parser.feed(doc)
-    parser.close()
-    return "".join(parser.parts)
 
 
 def test_a_stray_lt_hands_the_rest_back_to_the_split() -> None:
