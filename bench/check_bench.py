@@ -74,11 +74,11 @@ from harness.report import (
     write_atomic,
 )
 from harness.workers import NEARDUP, WorkerProc, start_worker
-from stream import read_api
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.redis import RedisIndex
-from stream.model import Article
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article
+from neardup.stream.worker.http import read_api
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PACKAGES = ("neardup", "faust-streaming", "aiohttp", "redis", "numpy", "orjson", "py-spy")

@@ -6,8 +6,8 @@ of waiting for a replica.
 
 Two clusters run side by side on this machine, both from ``redis-server`` with
 ``--cluster-enabled yes`` (:mod:`harness.redis_cluster`), both reached through the worker's cluster
-client (:func:`stream.clients.redis_cluster_client`) and ``RedisIndex``, both with one replica per
-primary:
+client (:func:`neardup.stream.worker.clients.redis_cluster_client`) and ``RedisIndex``, both with
+one replica per primary:
 
 * **one primary**: a cluster of one primary holding all 16384 slots, and its replica
   (:func:`harness.redis_cluster.start_one_primary`);
@@ -17,12 +17,13 @@ primary:
 Workloads, interleaved over ``--reps`` rounds, each setup's best round kept:
 
 1. **Many namespaces**: ``--namespaces`` tenants whose slots (``CLUSTER KEYSLOT nd:{ns}:m``, see
-   :mod:`stream.keys`) are spread evenly over the three primaries; every tenant gets the same
-   ``--articles`` documents (:func:`harness.corpus.generate`), in batches of ``--batch``. One
-   engine task per namespace (its own ``Engine``, batches one after another as a worker takes
-   them), the namespaces dealt over ``--drivers`` driver *processes*, each with one cluster client
-   and one ``RedisIndex``: a client process needs more CPU per article than Redis does, so one
-   process would measure the client. Each tenant's verdicts must equal the memory store's.
+   :mod:`neardup.stream.index.redis.keys`) are spread evenly over the three primaries; every tenant
+   gets the same ``--articles`` documents (:func:`harness.corpus.generate`), in batches of
+   ``--batch``. One engine task per namespace (its own ``Engine``, batches one after another as a
+   worker takes them), the namespaces dealt over ``--drivers`` driver *processes*, each with one
+   cluster client and one ``RedisIndex``: a client process needs more CPU per article than Redis
+   does, so one process would measure the client. Each tenant's verdicts must equal the memory
+   store's.
 2. **The same with ``wait_replicas=1``** on the three primaries: after each batch's registration,
    ``WAIT 1`` on its primary; articles/s and the latency of ``Engine.process`` per batch. And,
    since latency under a saturated machine is mostly queueing for a core, one tenant alone
@@ -75,11 +76,11 @@ from harness.report import (
     other_load,
     write_atomic,
 )
-from stream import keys
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.model import Article, Verdict
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 START_TIMEOUT_S = 120.0  # spawn + imports + warm-up of the drivers
@@ -171,8 +172,8 @@ async def _feed(engine: Engine, stream: Stream, batch: int, tally: Tally) -> lis
 
 
 async def _drive_async(job: Job, ready: Any, go: Any) -> DriverResult:
-    from stream.clients import redis_cluster_client
-    from stream.index.redis import RedisIndex
+    from neardup.stream.index.redis.index import RedisIndex
+    from neardup.stream.worker.clients import redis_cluster_client
 
     client = redis_cluster_client(job.url, socket_timeout=30)
     try:

@@ -297,8 +297,8 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"- Python {m['python']}, neardup {m['neardup']}, redis-py {m['redis']}; Redis "
             f"{m['redis_server']}, every node on loopback on this machine, no persistence",
             "- Setups, both up for the whole run and reached the same way (the worker's cluster "
-            "client, `stream.clients.redis_cluster_client`, and `RedisIndex`): **one primary** = "
-            "a cluster of one primary holding all 16384 slots plus one replica "
+            "client, `neardup.stream.worker.clients.redis_cluster_client`, and `RedisIndex`): "
+            "**one primary** = a cluster of one primary holding all 16384 slots plus one replica "
             "(`harness.redis_cluster.start_one_primary`); **three primaries** = three primaries "
             "plus three replicas (`harness.redis_cluster.start_cluster`)",
             f"- Workload: {meth['namespaces']} namespaces (tenants), spread by their slot "

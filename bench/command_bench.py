@@ -77,8 +77,8 @@ from harness.report import (
     write_atomic,
 )
 from harness.workers import NEARDUP
-from stream.keys import PREFIX
-from stream.policy import Policy
+from neardup.stream.index.redis.keys import PREFIX
+from neardup.stream.namespaces.policy import Policy
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PYTHON = Path(sys.executable)
@@ -103,7 +103,7 @@ TARGETS: dict[str, dict[str, Any]] = {
 # (stream/keys.py), or the second of the two namespace-free keys; keys not starting with ``nd:``
 # are "other". The meanings follow stream/keys.py.
 KEY_KINDS: dict[str, str] = {
-    "d": "records: hash, seq -> record (stream.records)",
+    "d": "records: hash, seq -> record (neardup.stream.records)",
     "b": "buckets: hash per shard, 8-byte bucket id -> packed seqs, earliest first",
     "x": "content slots: hash per shard, 16-byte content hash -> packed seqs of its first copies",
     "v": "verdicts: hash, seq -> verdict (JSON), while the seq is its article's",

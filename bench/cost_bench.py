@@ -76,15 +76,19 @@ WORKLOAD = '''\
 """Cost workload: argv docs.jsonl STORE N; the Redis URL in COST_REDIS_URL."""
 
 import asyncio
+import importlib
 import json
 import os
 import sys
 
-import stream
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article
+# A tree from before the one import name has top-level stream/ modules, not neardup.stream.
+NEW = os.path.isdir(os.path.join(os.environ["PYTHONPATH"], "neardup", "stream"))
+PKG = "neardup.stream" if NEW else "stream"
+stream = importlib.import_module(PKG)
+Engine = importlib.import_module(PKG + (".engine.engine" if NEW else ".engine")).Engine
+NeardupError = importlib.import_module(PKG + ".errors").NeardupError
+MemoryIndex = importlib.import_module(PKG + ".index.memory").MemoryIndex
+Article = importlib.import_module(PKG + ".model").Article
 
 BATCH = 512
 WARMUP = 512
@@ -117,7 +121,9 @@ async def main(path, store, n):
     else:
         import redis
         import redis.asyncio as aioredis
-        from stream.index.redis import RedisIndex
+        RedisIndex = importlib.import_module(
+            PKG + (".index.redis.index" if NEW else ".index.redis")
+        ).RedisIndex
 
         url = os.environ["COST_REDIS_URL"]
         sync, client = redis.Redis.from_url(url), aioredis.Redis.from_url(url)

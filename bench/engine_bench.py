@@ -84,17 +84,17 @@ from harness.report import (
     write_atomic,
 )
 from harness.workers import NEARDUP
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.base import Index
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 THRESHOLD = 0.8
 NUM_PERM = 128
-BATCH = 512  # stream.cli.BATCH: the `neardup dedup` batch
+BATCH = 512  # neardup.stream.cli.main.BATCH: the `neardup dedup` batch
 LSH = {"threshold": THRESHOLD, "num_perm": NUM_PERM, "batch": BATCH}
 WARMUP_DOCS = 256
 MATCH_CAP = Policy().max_matches
@@ -195,7 +195,7 @@ class RedisRun:
 def run_engine_redis(url: str, r: redis.Redis, docs: Sequence[Doc], reps: int) -> RedisRun:
     import redis.asyncio as aioredis
 
-    from stream.index.redis import RedisIndex
+    from neardup.stream.index.redis.index import RedisIndex
 
     async def go() -> RedisRun:
         client = aioredis.Redis.from_url(url)

@@ -43,7 +43,7 @@ from harness.report import git_state, machine_info, md_table, other_load, write_
 from harness.rig import Rig, Stack, article, out, run_on_stack
 from harness.services import ServiceError, find_java, find_kafka_libs
 from harness.workers import WorkerProc, start_worker, wait_ready
-from stream.pipeline import split_verdict_key
+from neardup.stream.worker.pipeline import split_verdict_key
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 GUARANTEES = ("at_least_once", "exactly_once")

@@ -27,15 +27,15 @@ from bench import hostile_stream
 from harness import data
 from harness.corpus import generate
 from harness.report import code_line, git_state, machine_info, md_table, write_atomic
-from sketch import canonical, evidence, facts, features
-from sketch.lines import passages_of
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article
-from stream.policy import Policy
-from stream.prepare import numbers_and_dates, prepare
-from stream.schema import parse_article
+from neardup.sketch import canonical, evidence, facts, features
+from neardup.sketch.lines import passages_of
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import numbers_and_dates, prepare
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import parse_article
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SIZES = (16_384, 131_072)  # bytes a recipe is cut to, per stage

@@ -30,8 +30,8 @@ from bench.quality_systems import (
 )
 from harness.briefs import KINDS, LANGS, Pair, generate
 from harness.report import md_table
-from stream.model import Article
-from stream.policy import Policy
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
 
 TARGET_COPY_FOUND = 0.99
 TARGET_SIBLING_LINKED = 0.01

@@ -50,12 +50,12 @@ from harness.corpus import peer_shingles
 from harness.data import reuters, zh_reviews
 from harness.disguises import DISGUISES, FAMILIES, disguise
 from harness.report import md_table
-from sketch.features import tokenize
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.features import tokenize
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = [
     "PER_DISGUISE",

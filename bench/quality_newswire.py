@@ -8,10 +8,10 @@ nobody judged is counted as unjudged and listed, never guessed. datasketch's can
 pairs judged ``same`` (found by an older version, then read) a system still links.
 
 Pair recall against brute force (:func:`harness.corpus.exact_similarities`, word 3-shingles of
-the text as :func:`sketch.features.normalize` gives it): every pair of stories at Jaccard >= 0.8
-is *linked* (one cluster, or the later's ``duplicate_of`` or ``matches`` name the earlier),
-*related* (the later names the earlier among ``related``, with what changed) or *missed*
-(silently: neither). datasketch: the earlier among the later's candidates.
+the text as :func:`neardup.sketch.features.normalize` gives it): every pair of stories at Jaccard >=
+0.8 is *linked* (one cluster, or the later's ``duplicate_of`` or ``matches`` name the earlier),
+*related* (the later names the earlier among ``related``, with what changed) or *missed* (silently:
+neither). datasketch: the earlier among the later's candidates.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from harness import data
 from harness.corpus import Doc, exact_similarities
 from harness.newswire import Judged, cluster_pairs, judge, stream
 from harness.report import md_table
-from sketch.features import normalize
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.features import normalize
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 TARGET_PRECISION = 0.99
 TARGET_LINKED = {0.8: 0.95, 0.9: 0.999}  # pairs at J >= key linked

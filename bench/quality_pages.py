@@ -33,8 +33,8 @@ from bench.quality_systems import (
 )
 from harness.pages import KINDS, Layout, PageDoc, PagePair, generate
 from harness.report import md_table
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 CONFIGS: dict[str, Policy] = {
     "jaccard": Policy(),

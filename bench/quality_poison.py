@@ -21,11 +21,11 @@ from typing import Any
 from bench.quality_systems import BATCH, datasketch_pairs, pct, policy_changes, share, target
 from harness.poisoning import SHAPES, Shape, copies, poison, stories
 from harness.report import md_table
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 STORIES = 40
 ROUNDS = 3

@@ -26,7 +26,7 @@ from bench.quality_systems import (
 )
 from harness.noisy_briefs import NoisyPair, generate
 from harness.report import md_table
-from stream.policy import Policy
+from neardup.stream.namespaces.policy import Policy
 
 COPIES_PER_FAMILY = 150
 SIBLINGS_PER_FAMILY = 150

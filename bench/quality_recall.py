@@ -32,8 +32,8 @@ from bench.quality_systems import (
 from harness.corpus import exact_similarities, generate
 from harness.quality import Pairs, score, truth_by_doc
 from harness.report import md_table
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 CONFIGS: dict[str, Policy] = {
     "neardup": Policy(),

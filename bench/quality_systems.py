@@ -1,7 +1,7 @@
 """The two systems every quality section runs, fed the same documents in the same order.
 
 neardup runs through its engine as ``neardup dedup`` does (in batches of 512, one fresh
-:class:`~stream.index.memory.MemoryIndex` per run); datasketch ``MinHashLSH`` runs through
+:class:`~neardup.stream.index.memory.MemoryIndex` per run); datasketch ``MinHashLSH`` runs through
 :func:`harness.peers.run_memory` without verification: its candidates are what it reports.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 from harness.corpus import Doc
 from harness.peers import lsh_bands_rows, run_memory
 from harness.quality import Pairs
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = [
     "BATCH",
@@ -37,7 +37,7 @@ __all__ = [
     "target",
 ]
 
-BATCH = 512  # stream.cli.BATCH: the `neardup dedup` batch
+BATCH = 512  # neardup.stream.cli.main.BATCH: the `neardup dedup` batch
 DS_THRESHOLD = 0.8
 DS_NUM_PERM = 128
 _SHOWN = ("measure", "threshold", "short_threshold", "facts", "boilerplate_min_docs")

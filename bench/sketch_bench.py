@@ -42,8 +42,8 @@ from rich.table import Table
 from harness.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard, peer_shingles
 from harness.report import console as report_console
 from harness.report import machine_info, md_table, write_atomic
-from sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
-from sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
+from neardup.sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
+from neardup.sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -171,9 +171,11 @@ class _Pipelines:
 
 def _neardup_simhash() -> Callable[[Sequence[str]], list[int]] | None:
     try:
-        from sketch.simhash import simhash
+        from neardup.sketch.simhash import simhash
     except ImportError as exc:
-        console.print(f"[yellow]note: sketch.simhash not importable yet ({exc}); row skipped")
+        console.print(
+            f"[yellow]note: neardup.sketch.simhash not importable yet ({exc}); row skipped"
+        )
         return None
 
     def run(texts: Sequence[str]) -> list[int]:

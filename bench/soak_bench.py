@@ -103,8 +103,8 @@ from harness.rig import WARMUP_DOCS, Rig, Stack, run_on_stack
 from harness.rig import out as console
 from harness.services import KAFKA_HEAP
 from harness.workers import wait_ready
-from stream import keys
-from stream.config import Settings
+from neardup.stream.index.redis import keys
+from neardup.stream.worker.config import Settings
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 NAMESPACE = "bench-soak"

@@ -67,7 +67,7 @@ from harness.report import git_state, machine_info, other_load, write_atomic
 from harness.rig import WARMUP_DOCS, Rig, Stack, article, out, run_on_stack
 from harness.services import KAFKA_HEAP, ServiceError, find_java, find_kafka_libs, log_tail
 from harness.workers import wait_ready
-from stream.config import Settings
+from neardup.stream.worker.config import Settings
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PROFILE_HZ = 100

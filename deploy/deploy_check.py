@@ -55,7 +55,8 @@ NAMESPACE = "neardup"
 # Oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and the newest the schemas know.
 KUBE_VERSIONS = ("1.25.0", "latest")
 
-# The SecretStr fields of stream.config.Settings (tests/deploy checks the list stays complete).
+# The SecretStr fields of neardup.stream.worker.config.Settings (tests/deploy checks the list stays
+# complete).
 SECRET_SETTINGS = ("NEARDUP_KAFKA_SASL_PASSWORD", "NEARDUP_REDIS_PASSWORD", "NEARDUP_CHECK_TOKEN")
 
 # Values that must not render: (values, a fragment of the error).
@@ -508,10 +509,12 @@ def cmd_chart(_: argparse.Namespace) -> int:
 NOT_IN_CONTEXT = (".git", ".venv", ".venv-helm", ".services", "tests", "bench", ".hypothesis")
 # What the image needs from the wheel.
 WHEEL_MUST_HAVE = (
-    "stream/index/neardup.lua",
-    "stream/app.py",
-    "stream/cli.py",
-    "sketch/__init__.py",
+    "neardup/stream/index/redis/neardup.lua",
+    "neardup/stream/worker/app.py",
+    "neardup/stream/worker/http/static/index.html",
+    "neardup/stream/cli/main.py",
+    "neardup/sketch/__init__.py",
+    "neardup/__init__.py",
 )
 
 
@@ -526,7 +529,8 @@ def build_context() -> list[str]:
         if line.strip() and not line.lstrip().startswith("#")
     ]
     paths = exclude_paths(str(ROOT), patterns, dockerfile="Dockerfile")
-    return sorted(p for p in paths if (ROOT / p).is_file())
+    # neardup/sketch and neardup/stream are links to the top-level folders: sent as links
+    return sorted(p for p in paths if (ROOT / p).is_file() or (ROOT / p).is_symlink())
 
 
 def _copy_sources(dockerfile_path: Path) -> list[list[str]]:
@@ -567,7 +571,10 @@ def cmd_context(_: argparse.Namespace) -> int:
         ctx = Path(tmp) / "ctx"
         for f in files:
             (ctx / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / f, ctx / f)
+            if (ROOT / f).is_symlink():
+                (ctx / f).symlink_to((ROOT / f).readlink())
+            else:
+                shutil.copy2(ROOT / f, ctx / f)
         wheels = Path(tmp) / "wheels"
         proc = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
             [
@@ -593,10 +600,15 @@ def cmd_context(_: argparse.Namespace) -> int:
                 names = set(whl.namelist())
                 entry = next((n for n in names if n.endswith("entry_points.txt")), None)
                 scripts = whl.read(entry).decode() if entry else ""
+            tops = {
+                n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")
+            }
+            if tops != {"neardup"}:
+                problems.add("wheel", f"installs {sorted(tops)}: only the package neardup")
             for must in WHEEL_MUST_HAVE:
                 if must not in names:
                     problems.add("wheel", f"{built[0].name} lacks {must}")
-            if "neardup = stream.cli:main" not in scripts:
+            if "neardup = neardup.stream.cli.main:main" not in scripts:
                 problems.add("wheel", "no `neardup` console script (the image's ENTRYPOINT)")
             print(f"wheel from the context: {built[0].name}, {len(names)} files")
     print(f"context check: {time.monotonic() - start:.1f}s")

@@ -5,7 +5,7 @@ time: the tables are generated once, here, and committed, so that every machine 
 same way whatever library versions it has installed (the canonical form is part of the sketch
 scheme: a silent change would make stored signatures meaningless). ``--check`` exits 1 when the
 committed module differs from what the installed libraries give (a new Unicode or OpenCC release:
-then bump ``CANONICAL_FORM`` in :mod:`sketch.canonical` and re-index).
+then bump ``CANONICAL_FORM`` in :mod:`neardup.sketch.canonical` and re-index).
 
 Sources (all from PyPI, dev dependencies):
 
@@ -104,7 +104,7 @@ def confusable_letters() -> dict[int, str]:
 def i_or_l() -> str:
     """Letters of other scripts that look like both a capital I and a small l (UTS #39 gives
     both prototypes: Greek and Cyrillic capital I, palochka). No table can read them: the form
-    reads each from its neighbours (:func:`sketch.canonical.fold`)."""
+    reads each from its neighbours (:func:`neardup.sketch.canonical.fold`)."""
     package = resources.files("confusable_homoglyphs")
     data = json.loads(package.joinpath("confusables.json").read_text(encoding="utf-8"))
     found = []
@@ -251,7 +251,7 @@ def han_phrases(chars: dict[int, str]) -> dict[str, str]:
 
 
 def _replace(text: str, table: dict[str, str]) -> str:
-    """Longest phrase first, left to right (what :func:`sketch.canonical.fold` does)."""
+    """Longest phrase first, left to right (what :func:`neardup.sketch.canonical.fold` does)."""
     longest = max(map(len, table), default=0)
     out, i = [], 0
     while i < len(text):
@@ -343,7 +343,7 @@ def render() -> str:
     ]
     flat = " ".join(f"{k} {v}" for k, v in sorted(phrases.items())) + " "
     lines += _chunks(flat.encode("unicode_escape").decode("ascii"), 88)
-    lines += [")", "", "__all__: list[str] = []  # read by sketch.canonical alone", ""]
+    lines += [")", "", "__all__: list[str] = []  # read by neardup.sketch.canonical alone", ""]
     return "\n".join(lines)
 
 

@@ -81,11 +81,11 @@ from harness.kafka import (
     produce_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
-from stream.engine import Engine
-from stream.index.redis import RedisIndex
-from stream.model import Article
-from stream.pipeline import split_verdict_key
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.worker.pipeline import split_verdict_key
 
 __all__ = ["CRASH_LIMIT", "Report", "main", "run_seed"]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from stream.pipeline import split_verdict_key
+from neardup.stream.worker.pipeline import split_verdict_key
 
 __all__ = [
     "DELETED_REPLAY_REASONS",
@@ -97,7 +97,7 @@ class Poison:
 
 @dataclass(frozen=True)
 class StoredRecord:
-    """What the index's record of an article says (decoded by :mod:`stream.records`)."""
+    """What the index's record of an article says (decoded by :mod:`neardup.stream.records`)."""
 
     doc_id: str
     content: bytes
@@ -181,7 +181,7 @@ def check(h: History) -> list[Violation]:
 
 def _key(o: Out) -> str:
     """The article id a record is about: a verdict of another namespace than the worker's is
-    keyed ``namespace + KEY_SEPARATOR + id`` (stream.pipeline.verdict_key)."""
+    keyed ``namespace + KEY_SEPARATOR + id`` (neardup.stream.worker.pipeline.verdict_key)."""
     return split_verdict_key(o.key or b"")[1]
 
 

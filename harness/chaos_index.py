@@ -1,9 +1,9 @@
 """The fault checker's view of the Redis index: one namespace's keys, read and decoded.
 
-Key names come from :mod:`stream.keys`, records are decoded by :class:`stream.records.Record`, and
-seqs are read at the width the index code packs them (its own packer), so a change of the stored
-format changes what the checker reads with it; a stored seq of another width is reported, never
-silently misread.
+Key names come from :mod:`neardup.stream.index.redis.keys`, records are decoded by
+:class:`neardup.stream.records.Record`, and seqs are read at the width the index code packs them
+(its own packer), so a change of the stored format changes what the checker reads with it; a stored
+seq of another width is reported, never silently misread.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import cast
 import redis
 
 from harness.chaos_check import IndexDump, StoredRecord
-from stream import keys
-from stream.index import redis as redis_index
-from stream.index.base import COPIES_CAP
-from stream.policy import Policy
-from stream.records import Record
+from neardup.stream.index.base import COPIES_CAP
+from neardup.stream.index.redis import index as redis_index
+from neardup.stream.index.redis import keys
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Record
 
 __all__ = ["BUCKET_CAP", "code_seq_width", "dump_index"]
 
@@ -29,7 +29,9 @@ def code_seq_width() -> int:
     """How many bytes the index code packs a seq into (its own packer, not a copy of it)."""
     pack = getattr(redis_index, "_pack", None)
     if pack is None:
-        raise RuntimeError("stream.index.redis has no _pack(seq): teach the checker the new name")
+        raise RuntimeError(
+            "neardup.stream.index.redis.index has no _pack(seq): teach the checker the new name"
+        )
     return len(pack(1))
 
 
@@ -38,8 +40,8 @@ def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
 
 
 def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
-    """Read one namespace's keys (:mod:`stream.keys`) and decode them: records through
-    :class:`stream.records.Record`, seqs at the width the code packs them
+    """Read one namespace's keys (:mod:`neardup.stream.index.redis.keys`) and decode them: records
+    through :class:`neardup.stream.records.Record`, seqs at the width the code packs them
     (:func:`code_seq_width`), which every stored seq must share."""
     width = code_seq_width()
     problems: list[str] = []

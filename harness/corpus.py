@@ -8,8 +8,8 @@ boilerplate, a mix of these, whitespace/case/width changes that normalise away, 
 copies.
 
 The ``mutation`` label records intent only. Ground truth comes from :func:`exact_pairs`: the exact
-Jaccard similarity of word w-shingle sets (:func:`sketch.features.shingle_hashes`), computed by
-brute force over every pair that shares a shingle.
+Jaccard similarity of word w-shingle sets (:func:`neardup.sketch.features.shingle_hashes`), computed
+by brute force over every pair that shares a shingle.
 
 Sources (see ``harness/data/README.md``): English from Clough & Stevenson, "Developing a corpus of
 plagiarised short answers", LRE 45(1), 2011 (~940 distinct sentences, ~18,500 words); Chinese
@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from harness import data
-from sketch.features import DEFAULT_SHINGLE, shingle_hashes
+from neardup.sketch.features import DEFAULT_SHINGLE, shingle_hashes
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]

@@ -51,7 +51,16 @@ def write_corpus(path: Path = CORPUS) -> None:
 
 def dedup(src: Path, out: Path, *store: str) -> None:
     """``neardup dedup SRC -o OUT [--store ...]`` as a user runs it."""
-    cmd = [sys.executable, "-m", "stream.cli", "dedup", str(src), "-o", str(out), "--no-progress"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "neardup.stream.cli.main",
+        "dedup",
+        str(src),
+        "-o",
+        str(out),
+        "--no-progress",
+    ]
     subprocess.run([*cmd, *store], check=True, capture_output=True)
 
 

@@ -26,8 +26,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
-from stream.config import Settings
-from stream.pipeline import split_verdict_key
+from neardup.stream.worker.config import Settings
+from neardup.stream.worker.pipeline import split_verdict_key
 
 __all__ = [
     "CODECS",

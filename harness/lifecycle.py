@@ -29,14 +29,14 @@ from typing import Any, Protocol
 import orjson
 
 from harness import data
-from stream import read_api
-from stream.engine import Engine
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
-from stream.model import Article
-from stream.policy import Policy
-from stream.reindex import Deletion, Item, batches_of, export, reindex
-from stream.schema import article_from_obj
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.reindex import Deletion, Item, batches_of, export, reindex
+from neardup.stream.index.base import Index
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import article_from_obj
+from neardup.stream.worker.http import read_api
 
 NS = "life"
 _WORDS = ("updated", "corrected", "amended", "revised", "reuters", "editing")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from harness import data
-from sketch.features import normalize
+from neardup.sketch.features import normalize
 
 __all__ = ["Judged", "cluster_pairs", "judge", "stream"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.corpus import Doc, jaccard
-from sketch.features import shingle_hashes
+from neardup.sketch.features import shingle_hashes
 
 __all__ = ["BAND", "Deriver"]
 

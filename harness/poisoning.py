@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from harness import data
-from sketch import features, verify
-from stream.model import Article
+from neardup.sketch import features, verify
+from neardup.stream.model import Article
 
 __all__ = ["COPIER", "SHAPES", "TAIL", "VICTIM", "Shape", "copies", "poison", "stories"]
 

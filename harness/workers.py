@@ -30,7 +30,7 @@ from pydantic import TypeAdapter
 from harness.kafka import Topics
 from harness.report import parse_prometheus
 from harness.services import HOST, free_port, log_tail
-from stream.config import Settings
+from neardup.stream.worker.config import Settings
 
 __all__ = [
     "LOCAL",

@@ -15,8 +15,8 @@ time in your own process, on memory or on the same Redis index the workers share
 from __future__ import annotations
 
 from neardup.api import Index
-from stream.errors import NeardupError
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.errors import NeardupError
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = ["Article", "Index", "NeardupError", "Policy", "Verdict"]

@@ -12,13 +12,13 @@ from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any
 
-from stream import keys
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.base import Index as _Store
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.base import Index as _Store
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = ["Index"]
 
@@ -52,7 +52,7 @@ class Index:
             return MemoryIndex()
         import redis.asyncio as aioredis
 
-        from stream.index.redis import RedisIndex
+        from neardup.stream.index.redis.index import RedisIndex
 
         self._client = aioredis.Redis.from_url(store)
         index = RedisIndex(self._client)

@@ -6,7 +6,7 @@ differently (each module's ``DEFAULT_SEED``) or that is also a module's name (th
 list complete.
 """
 
-from sketch import (
+from neardup.sketch import (
     canonical,
     evidence,
     facts,
@@ -19,7 +19,7 @@ from sketch import (
     simhash,
     verify,
 )
-from sketch.canonical import (
+from neardup.sketch.canonical import (
     CANONICAL_FORM,
     FORMATS,
     LEGACY_FORM,
@@ -32,8 +32,8 @@ from sketch.canonical import (
     looks_like_html,
     reading,
 )
-from sketch.evidence import Span, passages, shared_spans
-from sketch.facts import (
+from neardup.sketch.evidence import Span, passages, shared_spans
+from neardup.sketch.facts import (
     STOP_WORDS,
     Comparison,
     Difference,
@@ -48,7 +48,7 @@ from sketch.facts import (
     unstamped,
     value_of,
 )
-from sketch.features import (
+from neardup.sketch.features import (
     DEFAULT_CHAR_NGRAM,
     DEFAULT_SHINGLE,
     TextBatch,
@@ -74,8 +74,8 @@ from sketch.features import (
     token_counts,
     tokenize,
 )
-from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.lines import (
+from neardup.sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
+from neardup.sketch.lines import (
     Lines,
     anchors,
     between,
@@ -85,7 +85,7 @@ from sketch.lines import (
     source_key,
     without,
 )
-from sketch.lsh import (
+from neardup.sketch.lsh import (
     KEY_BYTES,
     MAX_BANDS,
     band_hashes,
@@ -99,7 +99,7 @@ from sketch.lsh import (
     recall_floor_params,
     s_curve_table,
 )
-from sketch.minhash import (
+from neardup.sketch.minhash import (
     EMPTY,
     MinHasher,
     Scheme,
@@ -110,9 +110,9 @@ from sketch.minhash import (
     pack_bbit,
     unpack_bbit,
 )
-from sketch.ragged import DocSets, segment_offsets, truncated_sets, unique_per_doc
-from sketch.simhash import hamming_many, simhash_many, simhash_one
-from sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
+from neardup.sketch.ragged import DocSets, segment_offsets, truncated_sets, unique_per_doc
+from neardup.sketch.simhash import hamming_many, simhash_many, simhash_one
+from neardup.sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
 
 __all__ = [
     "CANONICAL_FORM",

@@ -2,7 +2,8 @@
 
 Every path that reads a text (sketches, the exact hash, short-text facts, boilerplate lines,
 evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
-:func:`sketch.features.normalize`), so a copy cannot hide behind how its characters are encoded:
+:func:`neardup.sketch.features.normalize`), so a copy cannot hide behind how its characters are
+encoded:
 
 1. **HTML** (:func:`looks_like_html`, or a message's ``format: "html"``): markup removed (block
    elements end a line; ``script``, ``style`` and the like are dropped with their content), and
@@ -25,14 +26,14 @@ evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
    ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
 
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
-writes :mod:`sketch.canonical_data`: the product never reads those libraries, so every machine
-folds alike. ASCII text without ``&`` or ``<`` takes a fast path (``str.lower``), the same
-result. The form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch
-scheme: an index built under another form is refused, and ``neardup reindex`` migrates it.
+writes :mod:`neardup.sketch.canonical_data`: the product never reads those libraries, so every
+machine folds alike. ASCII text without ``&`` or ``<`` takes a fast path (``str.lower``), the same
+result. The form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme:
+an index built under another form is refused, and ``neardup reindex`` migrates it.
 
 Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
 not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
-each (:mod:`sketch.evidence`), so they always point into what was sent.
+each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from sketch import canonical_data
+from neardup.sketch import canonical_data
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (

@@ -1769,4 +1769,4 @@ PHRASES = (
     "\u5e37 \u7a57\u5e37 \U00030b38\u88f3 \u7a57\u88f3 "
 )
 
-__all__: list[str] = []  # read by sketch.canonical alone
+__all__: list[str] = []  # read by neardup.sketch.canonical alone

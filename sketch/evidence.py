@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from sketch.features import (
+from neardup.sketch.features import (
     DEFAULT_SEED,
     DEFAULT_SHINGLE,
     _codes_and_classes,
@@ -107,7 +107,7 @@ def passages(text: str, limit: int = 0) -> list[tuple[int, int]]:
 
 
 def _sets(text: str, spans: Sequence[tuple[int, int]], w: int, seed: int) -> list[frozenset[int]]:
-    """Each passage's shingle set (:func:`~sketch.features.shingle_hashes` of it)."""
+    """Each passage's shingle set (:func:`~neardup.sketch.features.shingle_hashes` of it)."""
     starts, ends = [a for a, _ in spans], [b for _, b in spans]
     values, ids, offsets, (at,) = _shingles([(text, starts, ends)], w, seed)
     rows = [values[ids[offsets[k] : offsets[k + 1]]].tolist() for k in range(len(offsets) - 1)]
@@ -144,7 +144,7 @@ def _folded_shingles(folded: list[str], w: int, seed: int) -> tuple[U64, Ints, I
     by newlines, in one pass (a call per text paid numpy's fixed costs each): no token crosses
     a newline and a token's hash does not depend on where it stands, so a text's shingles are
     the windows that lie inside it (or, below ``w`` tokens, one window over them all, as
-    :func:`~sketch.features.combine_windows` makes)."""
+    :func:`~neardup.sketch.features.combine_windows` makes)."""
     if not folded:
         none = np.empty(0, dtype=np.intp)
         return np.empty(0, dtype=np.uint64), none, np.zeros(1, dtype=np.intp)

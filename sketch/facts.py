@@ -36,7 +36,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA, Levenshtein
 
-from sketch.features import TIME_ZONES
+from neardup.sketch.features import TIME_ZONES
 
 FactKind = Literal["number", "word", "date"]
 

@@ -1,6 +1,6 @@
 """Text -> normalised tokens -> hashed shingles (uint64), the input of every sketch.
 
-Normalisation is the canonical form (:mod:`sketch.canonical`: markup, invisible characters,
+Normalisation is the canonical form (:mod:`neardup.sketch.canonical`: markup, invisible characters,
 marks, look-alike letters, script variants and case folded away), then whitespace folded to
 single spaces, so two copies that look alike to a reader never differ here.
 
@@ -28,7 +28,7 @@ import mmh3
 import numpy as np
 import numpy.typing as npt
 
-from sketch import canonical
+from neardup.sketch import canonical
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -76,13 +76,15 @@ def mix64(x: U64) -> U64:
 
 
 def normalize(text: str) -> str:
-    """The canonical form (:mod:`sketch.canonical`), whitespace folded to one space, stripped."""
+    """The canonical form (:mod:`neardup.sketch.canonical`), whitespace folded to one space,
+    stripped."""
     return " ".join(_fold(text).split())
 
 
 def normalize_each(texts: Sequence[str]) -> list[str]:
-    """``[normalize(t) for t in texts]``, folded at once (:func:`sketch.canonical.fold_each`):
-    the lines or passages of one text, where one fold each cost more than the folding."""
+    """``[normalize(t) for t in texts]``, folded at once
+    (:func:`neardup.sketch.canonical.fold_each`): the lines or passages of one text, where one fold
+    each cost more than the folding."""
     return [" ".join(f.split()) for f in _fold_each(texts)]
 
 
@@ -198,12 +200,12 @@ def text_token_hashes(text: str, seed: int = DEFAULT_SEED, *, normalized: bool =
 
 
 def _fold(text: str) -> str:
-    """The canonical form (:func:`sketch.canonical.fold`): every path folds through here."""
+    """The canonical form (:func:`neardup.sketch.canonical.fold`): every path folds through here."""
     return canonical.fold(text)
 
 
 def _fold_each(texts: Sequence[str]) -> list[str]:
-    """:func:`_fold` of each text, folded at once (:func:`sketch.canonical.fold_each`)."""
+    """:func:`_fold` of each text, folded at once (:func:`neardup.sketch.canonical.fold_each`)."""
     return canonical.fold_each(texts)
 
 
@@ -670,11 +672,10 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     """:func:`normalize` of many texts, as one :class:`TextBatch`; ``batch.text(i)`` equals
     ``normalize(texts[i])``.
 
-    The canonical form is taken of all texts at once (:func:`sketch.canonical.fold_each`; the
-    ASCII fast path for most), whitespace folding runs
-    in numpy over the whole batch: every run of ``str.isspace`` characters inside a text becomes
-    one space, runs at either end of a text go, which is exactly ``" ".join(text.split())``
-    without building a string per word.
+    The canonical form is taken of all texts at once (:func:`neardup.sketch.canonical.fold_each`;
+    the ASCII fast path for most), whitespace folding runs in numpy over the whole batch: every run
+    of ``str.isspace`` characters inside a text becomes one space, runs at either end of a text go,
+    which is exactly ``" ".join(text.split())`` without building a string per word.
     """
     batch = _join(_fold_each(texts))
     codes, n = batch.codes, len(batch.codes)

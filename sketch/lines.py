@@ -21,7 +21,7 @@ from itertools import islice, pairwise
 
 import mmh3
 
-from sketch.features import DEFAULT_SEED, normalize, normalize_each, token_counts, tokenize
+from neardup.sketch.features import DEFAULT_SEED, normalize, normalize_each, token_counts, tokenize
 
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
@@ -106,9 +106,9 @@ def lines_of(
 ) -> Lines:
     """Every line of ``text`` that has a word character and ``min_tokens`` to ``max_tokens``
     tokens (0: no upper bound), keyed under ``source``. Tokens are the words between spaces;
-    a line with CJK characters counts each of them as one (:func:`sketch.features.tokenize`),
-    and a line of more than ``max_tokens`` words is long whatever its script. Of a long text,
-    the lines at its head and foot (:data:`LINES_READ`)."""
+    a line with CJK characters counts each of them as one
+    (:func:`neardup.sketch.features.tokenize`), and a line of more than ``max_tokens`` words is long
+    whatever its script. Of a long text, the lines at its head and foot (:data:`LINES_READ`)."""
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
@@ -363,8 +363,8 @@ def _tokens(line: str, cap: int) -> int:
 def _normalized(texts: list[str], cap: int) -> dict[str, tuple[str, int]]:
     """:func:`normalize` and :func:`_tokens` of each distinct one of ``texts`` that is not
     ASCII, has a word character and at most ``cap`` words (0: any), done for all at once
-    (:func:`sketch.features.normalize_each`, :func:`sketch.features.token_counts`): a text of
-    many short lines paid a fold and a tokenisation per line."""
+    (:func:`neardup.sketch.features.normalize_each`, :func:`neardup.sketch.features.token_counts`):
+    a text of many short lines paid a fold and a tokenisation per line."""
     todo = list(
         dict.fromkeys(
             t

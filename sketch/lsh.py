@@ -35,8 +35,8 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
-from sketch.features import mix64
-from sketch.minhash import Signature
+from neardup.sketch.features import mix64
+from neardup.sketch.minhash import Signature
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from sketch.features import mix64
+from neardup.sketch.features import mix64
 
 U64 = npt.NDArray[np.uint64]
 Scheme = Literal["oph", "kperm"]
@@ -138,7 +138,7 @@ class MinHasher:
         """Signatures of many sets at once, as an ``(n_sets, k)`` matrix of values.
 
         Set ``i`` is ``hashes[offsets[i]:offsets[i + 1]]`` (the layout of
-        :func:`sketch.features.batch_shingle_hashes`); row ``i`` equals
+        :func:`neardup.sketch.features.batch_shingle_hashes`); row ``i`` equals
         ``self.signature(set_i).values``. For ``oph`` the whole batch is one sort and a few
         vectorised passes; ``kperm`` goes set by set.
         """

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from sketch.features import mix64
+from neardup.sketch.features import mix64
 
 U64 = npt.NDArray[np.uint64]
 

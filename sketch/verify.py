@@ -1,8 +1,9 @@
 """Exact similarities for verifying LSH candidates: a verdict never rests on a band collision.
 
-Sets are sorted, unique uint64 arrays of shingle hashes (as :func:`sketch.features.shingle_hashes`
-returns them); the functions assume it and do not re-sort. Hashing shingles to 64 bits makes a
-false shingle match a ``~n**2 / 2**64`` event, so these values are exact for any real text.
+Sets are sorted, unique uint64 arrays of shingle hashes (as
+:func:`neardup.sketch.features.shingle_hashes` returns them); the functions assume it and do not
+re-sort. Hashing shingles to 64 bits makes a false shingle match a ``~n**2 / 2**64`` event, so these
+values are exact for any real text.
 
 Empty sets: ``jaccard`` of two empty sets is 0.0, not the 1.0 of ``0/0 := 1``: a text with no
 shingles carries no evidence that it copies anything, and the short-text path

@@ -14,21 +14,27 @@ added; none is removed or changes meaning.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
 
-from sketch import canonical
-from sketch.evidence import Span
-from sketch.facts import Difference
-from stream import extract
+from neardup.sketch import canonical
+from neardup.sketch.evidence import Span
+from neardup.sketch.facts import Difference
+from neardup.stream import extract
 
 VerdictKind = Literal["original", "near_duplicate", "duplicate"]
 Method = Literal["new", "exact", "jaccard", "containment", "edit"]
 Direction = Literal["excerpt", "embeds"]
 Change = Difference  # a fact that differs: kind, what the earlier text says, what this one says
+
+# What an article may name, in the index's keys too (neardup.stream.index.redis.keys): a strict
+# charset keeps tenants' keys apart, and an id's bound keeps every key short.
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+ID_MAX_BYTES = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +53,8 @@ class Article:
 
     def as_read(self) -> Article:
         """The article as the engine reads it: its declared format applied to its text
-        (:func:`sketch.canonical.reading`, :func:`stream.extract.main_content`); offsets in
-        its verdict are into that text."""
+        (:func:`neardup.sketch.canonical.reading`, :func:`neardup.stream.extract.main_content`);
+        offsets in its verdict are into that text."""
         if self.format is None:
             return self
         if self.format == "page":

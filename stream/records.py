@@ -7,8 +7,9 @@ Layout (little-endian throughout)::
     id      utf-8 bytes
     buckets n_buckets x uint64   every bucket the article was added to (for delete/expiry)
     payload long:  n_items x uint32, the sorted unique shingle hashes truncated to 32 bits,
-                   then <I length and the text's numbers (stream.prepare.Prepared.numbers),
-                   utf-8, separated by 0x1f, then <I length and its dates (MM-DD) the same way
+                   then <I length and the text's numbers
+                   (neardup.stream.engine.prepare.Prepared.numbers), utf-8, separated by 0x1f, then
+                   <I length and its dates (MM-DD) the same way
             short: <I length and the normalised text, utf-8 (edit similarity and facts)
     source  <I length and the source boilerplate is counted under (Article.source_name), utf-8
     raw     the rest: the article's text as sent (its first RAW_CHARS characters), utf-8, or
@@ -60,7 +61,9 @@ class Record:
     buckets: tuple[int, ...]
     shingles: npt.NDArray[np.uint32]  # empty for short texts
     text: str  # normalised text for short texts, "" for long ones
-    numbers: tuple[str, ...] = ()  # a long text's numbers (sketch.facts.numbers); () if short
+    numbers: tuple[
+        str, ...
+    ] = ()  # a long text's numbers (neardup.sketch.facts.numbers); () if short
     raw: str = ""  # the text as sent (RAW_CHARS at most), "" when not kept
     dates: tuple[str, ...] = ()  # a long text's days of the year, MM-DD (TextBatch.dates)
     source: str = ""  # the source its boilerplate was counted under ("" the namespace)

@@ -1,4 +1,5 @@
-"""Input validation: raw message bytes -> :class:`~stream.model.Article`, or a reason why not.
+"""Input validation: raw message bytes -> :class:`~neardup.stream.model.Article`, or a reason why
+not.
 
 Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
@@ -7,7 +8,7 @@ boilerplate a page carries), ``format`` (``"html"``: its visible text, ``"page"`
 web page, its main content, ``"text"``: never read as markup; absent or null: markup is read
 where the text carries evidence of it).
 Every rejection carries a short machine-readable ``reason`` (for the dead-letter topic and
-metrics) and a human message: an :class:`~stream.errors.InvalidMessage`.
+metrics) and a human message: an :class:`~neardup.stream.errors.InvalidMessage`.
 """
 
 from __future__ import annotations
@@ -17,15 +18,15 @@ from typing import Any
 
 import orjson
 
-from sketch import canonical
-from stream import extract, keys
-from stream.errors import InvalidMessage
-from stream.model import Article
+from neardup.sketch import canonical
+from neardup.stream import extract
+from neardup.stream.errors import InvalidMessage
+from neardup.stream.model import ID_MAX_BYTES, NAMESPACE_RE, Article
 
 MAX_TEXT_BYTES = 1_000_000
 MAX_KEY_BYTES = 1024
 """Longest Kafka key accepted on the input topic; a longer one is a dead letter ``oversize_key``
-(an article id is at most ``keys.ID_MAX_BYTES``, so no valid key comes close)."""
+(an article id is at most ``ID_MAX_BYTES``, so no valid key comes close)."""
 OPTIONAL_FIELDS = ("title", "url", "lang", "published_at", "source")
 FORMATS = (*canonical.FORMATS, "page")
 
@@ -84,8 +85,8 @@ def article_from_obj(
     if isinstance(doc_id, int) and not isinstance(doc_id, bool):
         # More than 4 bits a digit: a longer int cannot fit ID_MAX_BYTES, and str() of a huge
         # int is slow or refused outright (ValueError past sys.get_int_max_str_digits()).
-        if abs(doc_id).bit_length() > 4 * keys.ID_MAX_BYTES:
-            raise InvalidMessage("invalid_id", f"id must be at most {keys.ID_MAX_BYTES} bytes")
+        if abs(doc_id).bit_length() > 4 * ID_MAX_BYTES:
+            raise InvalidMessage("invalid_id", f"id must be at most {ID_MAX_BYTES} bytes")
         doc_id = str(doc_id)
     elif isinstance(doc_id, float):
         # JSON has one number type: 7.0 is the integer 7 (as JSON Schema reads it). A number
@@ -111,10 +112,8 @@ def article_from_obj(
     ns = obj.get("namespace", default_namespace)
     if ns is None:
         ns = default_namespace
-    if not isinstance(ns, str) or not keys.NAMESPACE_RE.fullmatch(ns):
-        raise InvalidMessage(
-            "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
-        )
+    if not isinstance(ns, str) or not NAMESPACE_RE.fullmatch(ns):
+        raise InvalidMessage("invalid_namespace", f"namespace must match {NAMESPACE_RE.pattern}")
     extra: dict[str, str | None] = {}
     for name in OPTIONAL_FIELDS:
         value = obj.get(name)
@@ -135,13 +134,11 @@ def article_from_obj(
 
 
 def check_id(doc_id: object, field: str = "id") -> str:
-    """A valid article id (printable, at most ``keys.ID_MAX_BYTES``), or InvalidMessage."""
+    """A valid article id (printable, at most ``ID_MAX_BYTES``), or InvalidMessage."""
     if not isinstance(doc_id, str) or not doc_id:
         raise InvalidMessage("missing_id", f"field {field!r} must be a non-empty string")
-    if len(doc_id.encode("utf-8", "surrogatepass")) > keys.ID_MAX_BYTES or not doc_id.isprintable():
-        raise InvalidMessage(
-            "invalid_id", f"id must be printable and at most {keys.ID_MAX_BYTES} bytes"
-        )
+    if len(doc_id.encode("utf-8", "surrogatepass")) > ID_MAX_BYTES or not doc_id.isprintable():
+        raise InvalidMessage("invalid_id", f"id must be printable and at most {ID_MAX_BYTES} bytes")
     return doc_id
 
 
@@ -165,10 +162,8 @@ def parse_tombstone(
                 ns = (value or b"").decode("utf-8")
             except UnicodeDecodeError:
                 raise InvalidMessage("invalid_namespace", "namespace header is not UTF-8") from None
-    if not keys.NAMESPACE_RE.fullmatch(ns):
-        raise InvalidMessage(
-            "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
-        )
+    if not NAMESPACE_RE.fullmatch(ns):
+        raise InvalidMessage("invalid_namespace", f"namespace must match {NAMESPACE_RE.pattern}")
     return ns, check_id(doc_id, "key")
 
 

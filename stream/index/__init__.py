@@ -1,3 +1,4 @@
-"""Index stores: the protocol (:mod:`~stream.index.base`), memory and Redis implementations."""
+"""Index stores: the protocol (:mod:`~neardup.stream.index.base`), memory and Redis
+implementations."""
 
 __all__: list[str] = []

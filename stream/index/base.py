@@ -13,7 +13,7 @@ a document in a hot bucket is still found, and deleting the first copy leaves th
 
 Sequence numbers are 64-bit (8 bytes big-endian wherever Redis stores them) and stop at
 ``MAX_SEQ`` = 2**53, the largest count Lua's doubles hold exactly: a registration that could pass
-it is refused (:class:`~stream.errors.SeqExhaustedError`) instead of wrapping; at a million
+it is refused (:class:`~neardup.stream.errors.SeqExhaustedError`) instead of wrapping; at a million
 articles a second that is 285 years of one namespace.
 
 Retention: with a window, ``live_after`` (the cutoff time) is passed to registration (in a
@@ -31,10 +31,10 @@ has one, else ``Policy.deleted_ttl_s``; the registration call forgets ids delete
 ``Window.forget_before``), and a remembered id is not registered again: its probe has status
 ``"deleted"``. Verdicts are written only while their seq still belongs to their article id.
 
-Errors (:mod:`stream.errors`): a store that cannot be reached, or that answers with a transient
-error (out of memory, read-only replica, loading, busy, cluster reconfiguring), raises
-:class:`~stream.errors.IndexUnavailableError` (retriable), a namespace built under another scheme
-or storage format :class:`~stream.errors.SchemeMismatchError`.
+Errors (:mod:`neardup.stream.errors`): a store that cannot be reached, or that answers with a
+transient error (out of memory, read-only replica, loading, busy, cluster reconfiguring), raises
+:class:`~neardup.stream.errors.IndexUnavailableError` (retriable), a namespace built under another
+scheme or storage format :class:`~neardup.stream.errors.SchemeMismatchError`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ from typing import Literal, NamedTuple, Protocol
 
 import orjson
 
-from sketch.canonical import LEGACY_FORM
-from stream.errors import SchemeMismatchError
+from neardup.sketch.canonical import LEGACY_FORM
+from neardup.stream.errors import SchemeMismatchError
 
 COPIES_CAP = 1024  # copies of one text the content slot lists (8 KB in Redis)
 MAX_SEQ = 2**53  # the last sequence number: Lua's doubles are exact integers up to here
@@ -58,7 +58,7 @@ class Registration:
     doc_id: str
     content: bytes  # 16-byte hash of the normalised text
     buckets: tuple[int, ...]  # 64-bit bucket ids (band keys, SimHash table keys)
-    record: bytes  # stream.records.Record.encode()
+    record: bytes  # neardup.stream.records.Record.encode()
     at: float  # registration time, unix seconds (retention)
 
 
@@ -140,8 +140,8 @@ def scheme_format(scheme: bytes) -> int | None:
 
 
 def canonical_form(scheme: bytes) -> str | None:
-    """The canonical text form a stored scheme names (:data:`sketch.canonical.LEGACY_FORM` for
-    schemes written before the form had a name), or None when the scheme is not readable."""
+    """The canonical text form a stored scheme names (:data:`neardup.sketch.canonical.LEGACY_FORM`
+    for schemes written before the form had a name), or None when the scheme is not readable."""
     try:
         value = orjson.loads(scheme.split(b"|", 1)[0])
     except orjson.JSONDecodeError:
@@ -300,7 +300,8 @@ class Index(Protocol):
         """The scheme the namespace was built with, as :meth:`ensure_scheme` recorded it."""
 
     async def policy_record(self, ns: str) -> bytes | None:
-        """The decision settings last recorded for the namespace (:mod:`stream.namespaces`)."""
+        """The decision settings last recorded for the namespace
+        (:mod:`neardup.stream.namespaces.policies`)."""
 
     async def record_policy(self, ns: str, settings: bytes) -> None:
         """Record the decision settings a worker now applies to the namespace."""
@@ -338,14 +339,14 @@ class Index(Protocol):
         already): from then on no registration of them succeeds. Nothing is removed."""
 
     async def alias(self, ns: str) -> bytes | None:
-        """What ``ns`` is an alias of (:mod:`stream.reindex`: the namespace it was rebuilt
-        into, and the policy it was rebuilt with), or None: ``ns`` is its own."""
+        """What ``ns`` is an alias of (:mod:`neardup.stream.engine.reindex`: the namespace it
+        was rebuilt into, and the policy it was rebuilt with), or None: ``ns`` is its own."""
 
     async def set_alias(self, ns: str, value: bytes) -> None:
         """Make ``ns`` an alias (see :meth:`alias`); every worker reads it within seconds."""
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
-        """How many documents had each 16-byte line key (:mod:`sketch.lines`), as counted by
+        """How many documents had each 16-byte line key (:mod:`neardup.sketch.lines`), as counted by
         :meth:`add_lines`: an estimate that only grows while the line recurs (see there)."""
 
     async def add_lines(self, ns: str, lines: Sequence[bytes], cap: int) -> None:

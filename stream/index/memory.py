@@ -2,7 +2,7 @@
 
 Its clock is injected (``clock``, ``time.time`` by default): :meth:`MemoryIndex.now` is what the
 engine uses for registration times, retention and liveness, as it uses Redis's ``TIME`` with
-:class:`~stream.index.redis.RedisIndex`.
+:class:`~neardup.stream.index.redis.index.RedisIndex`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from stream.errors import SeqExhaustedError
-from stream.index.base import (
+from neardup.stream.errors import SeqExhaustedError
+from neardup.stream.index.base import (
     COPIES_CAP,
     MAX_SEQ,
     NO_WINDOW,
@@ -28,7 +28,7 @@ from stream.index.base import (
     Window,
     scheme_mismatch,
 )
-from stream.records import Record
+from neardup.stream.records import Record
 
 K = TypeVar("K", int, bytes)
 

@@ -7,8 +7,9 @@ is asserted on what the real tools produce: BuildKit's parser for the Dockerfile
 in ``.venv-helm`` (Python >= 3.12) and Debian's docker-compose; when they are missing these tests
 fail and say how to install them (``bash scripts/validate_deploy.sh --install-only``).
 
-Every ``NEARDUP_*`` name the deployment sets is checked against ``stream.config.Settings``, and
-the settings each deployment produces are validated by ``Settings`` itself.
+Every ``NEARDUP_*`` name the deployment sets is checked against
+``neardup.stream.worker.config.Settings``, and the settings each deployment produces are validated
+by ``Settings`` itself.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from packaging.requirements import Requirement
 from pydantic import SecretStr
 
 from harness.services import KAFKA_SETTINGS
-from stream.config import Settings
+from neardup.stream.worker.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HELM_VENV = Path(os.environ.get("HELM_VENV", ROOT / ".venv-helm"))
@@ -251,9 +252,9 @@ def test_dockerfile_entrypoint_is_the_worker(dockerfile):
     assert last["CMD"]["json"] and last["CMD"]["value"] == ["worker"]
     assert "6066" in last["EXPOSE"]["value"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["neardup"] == "stream.cli:main"
+    assert scripts["neardup"] == "neardup.stream.cli.main:main"
     help_ = subprocess.run(
-        [sys.executable, "-m", "stream.cli", "worker", "--help"],
+        [sys.executable, "-m", "neardup.stream.cli.main", "worker", "--help"],
         capture_output=True,
         text=True,
         check=False,
@@ -560,7 +561,7 @@ def test_compose_producer_example_is_opt_in(compose):
 def test_compose_settings_are_real_settings(compose, monkeypatch):
     raw = (ROOT / "docker-compose.yml").read_text()
     unknown = set(re.findall(r"NEARDUP_[A-Z0-9_]+", raw)) - SETTINGS.keys() - COMPOSE_ONLY_VARIABLES
-    assert not unknown, f"not in stream.config.Settings: {unknown}"
+    assert not unknown, f"not in neardup.stream.worker.config.Settings: {unknown}"
     for name in COMPOSE_ONLY_VARIABLES:  # interpolation only, never a container variable
         code = [line for line in raw.splitlines() if not line.lstrip().startswith("#")]
         assert all(f"${{{name}" in line for line in code if name in line)
@@ -809,7 +810,9 @@ def test_chart_exposes_every_setting_and_names_only_real_ones():
     named: set[str] = set()
     for path in [*templates.rglob("*.yaml"), *templates.rglob("*.tpl"), *templates.rglob("*.txt")]:
         named |= set(re.findall(r"NEARDUP_[A-Z0-9_]+", path.read_text()))
-    assert named <= SETTINGS.keys(), f"not in stream.config.Settings: {named - SETTINGS.keys()}"
+    assert named <= SETTINGS.keys(), (
+        f"not in neardup.stream.worker.config.Settings: {named - SETTINGS.keys()}"
+    )
 
 
 def test_every_value_is_documented():

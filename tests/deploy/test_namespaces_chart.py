@@ -1,10 +1,10 @@
 """The chart's per-namespace policies (values ``namespaces``), checked against the worker.
 
-The chart renders the map as the TOML file ``stream.namespaces`` reads; these tests parse what
-helm renders with ``tomllib`` and with the worker's own parser, so a value the chart writes in a
-form the worker would refuse (``3.0`` for a count, ``1e+06``, an unquoted dotted name) fails here
-rather than as a crash loop. What the worker refuses, the chart's schema refuses before anything
-is deployed.
+The chart renders the map as the TOML file ``neardup.stream.namespaces.policies`` reads; these tests
+parse what helm renders with ``tomllib`` and with the worker's own parser, so a value the chart
+writes in a form the worker would refuse (``3.0`` for a count, ``1e+06``, an unquoted dotted name)
+fails here rather than as a crash loop. What the worker refuses, the chart's schema refuses before
+anything is deployed.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from test_deploy import (
     worker_settings,
 )
 
-from stream import namespaces
-from stream.policy import Policy
+from neardup.stream.namespaces import policies as namespaces
+from neardup.stream.namespaces.policy import Policy
 
 # Every kind of value a namespace takes: strings, fractions, whole numbers written as floats by
 # YAML and JSON, a count above 999999 (Go's %v would print 1e+06), booleans; names with a dot

@@ -2,10 +2,10 @@
 
 A dashboard or an alert that names a metric the worker does not export shows nothing and never
 fires, silently. So every PromQL expression the chart ships (dashboard panels, template variables,
-PrometheusRule alerts) may name only series that a real ``stream.metrics.Metrics`` registry
-exposes (as ``/metrics`` renders them: ``_total`` counters, ``_bucket``/``_sum``/``_count``
-histograms) or the one documented outside metric, kafka-exporter's ``kafka_consumergroup_lag``;
-and it may group only by labels those series have or that a Kubernetes scrape attaches.
+PrometheusRule alerts) may name only series that a real ``neardup.stream.worker.metrics.Metrics``
+registry exposes (as ``/metrics`` renders them: ``_total`` counters, ``_bucket``/``_sum``/``_count``
+histograms) or the one documented outside metric, kafka-exporter's ``kafka_consumergroup_lag``; and
+it may group only by labels those series have or that a Kubernetes scrape attaches.
 
 Expressions are checked by a small lexer (balanced brackets, metric names, grouping labels) and,
 where an interpreter with the ``promql-parser`` package is at hand (this venv or ``.venv-helm``),
@@ -30,7 +30,7 @@ from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 from test_deploy import HELM_PY, ROOT, _require_helm_venv, kinds, manifests, one, refused
 
-from stream.metrics import Metrics
+from neardup.stream.worker.metrics import Metrics
 
 CHART = ROOT / "helm" / "neardup"
 DASHBOARD = CHART / "dashboards" / "neardup.json"

@@ -11,7 +11,7 @@ import pytest
 
 from harness import corpus
 from harness.corpus import Doc, exact_pairs, exact_similarities, generate
-from sketch.features import shingle_hashes, tokenize
+from neardup.sketch.features import shingle_hashes, tokenize
 
 THRESHOLDS = (0.05, 0.2, 0.5, 0.8, 0.95, 1.0)
 

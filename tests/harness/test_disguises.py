@@ -12,8 +12,8 @@ import pytest
 
 from harness import data
 from harness.disguises import DISGUISES, FAMILIES, applies, disguise, names
-from sketch.canonical import html_text
-from sketch.features import tokenize
+from neardup.sketch.canonical import html_text
+from neardup.sketch.features import tokenize
 
 
 @cache

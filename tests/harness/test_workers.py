@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.kafka import Topics
 from harness.services import free_port
 from harness.workers import LOCAL, WorkerProc, worker_env
-from stream.config import Settings
+from neardup.stream.worker.config import Settings
 
 TOPICS = Topics("127.0.0.1:9", "in", "out", "dead")
 

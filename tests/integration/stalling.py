@@ -8,7 +8,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from stream.index.redis import RedisIndex
+from neardup.stream.index.redis.index import RedisIndex
 
 
 class StallingIndex(RedisIndex):

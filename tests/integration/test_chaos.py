@@ -19,11 +19,11 @@ from harness.chaos import run_seed
 from harness.chaos_check import History, check
 from harness.chaos_index import code_seq_width, dump_index
 from harness.corpus import groups_of_copies
-from stream import keys
-from stream.engine import Engine
-from stream.index.redis import RedisIndex
-from stream.model import Article
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
 
 RUNS = ((1, "kafka"), (2, "kafka"), (3, "tansu"))  # (seed, broker)
 

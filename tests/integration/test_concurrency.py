@@ -25,15 +25,15 @@ import numpy as np
 from redis.asyncio import Redis
 
 from harness import data
-from sketch import features, verify
-from stream import keys
-from stream.engine import Engine
-from stream.index.base import Registration
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.prepare import prepare
+from neardup.sketch import features, verify
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.index.base import Registration
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 from tests.integration.stalling import StallingIndex
 
 # --------------------------------------------------------------------------- corpus

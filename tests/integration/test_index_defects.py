@@ -23,21 +23,21 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 
 from harness import data
-from stream import keys
-from stream.engine import Engine
-from stream.errors import (
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import (
     DeletedError,
     IndexUnavailableError,
     NeardupError,
     SchemeMismatchError,
     SeqExhaustedError,
 )
-from stream.index.base import MAX_SEQ, Index, Probe, Registration, StoredVerdict, Window
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.records import Kind, Record
+from neardup.stream.index.base import MAX_SEQ, Index, Probe, Registration, StoredVerdict, Window
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUNDARY = 2**32
@@ -393,10 +393,10 @@ real = time.time
 time.time = lambda: real() + 3600.0  # this worker's clock runs an hour fast
 import asyncio
 from redis.asyncio import Redis
-from stream.engine import Engine
-from stream.index.redis import RedisIndex
-from stream.model import Article
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
 
 async def main() -> None:
     client = Redis.from_url(sys.argv[1])

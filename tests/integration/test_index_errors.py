@@ -16,11 +16,11 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from harness import services
-from stream.errors import IndexUnavailableError
-from stream.index.base import Registration, StoredVerdict
-from stream.index.redis import RedisIndex
-from stream.policy import Policy
-from stream.records import Kind, Record
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.base import Registration, StoredVerdict
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
 
 MakeRedis = Callable[..., services.Service]
 

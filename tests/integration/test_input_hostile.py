@@ -30,9 +30,9 @@ from harness.kafka import (
     read_records,
 )
 from harness.workers import NEARDUP, WorkerProc, start_worker
-from stream.index.redis import RedisIndex
-from stream.pipeline import split_verdict_key
-from stream.records import Record
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.records import Record
+from neardup.stream.worker.pipeline import split_verdict_key
 
 TOKEN = "hostile-token"
 Records = list[ConsumerRecord[bytes, bytes]]

@@ -30,7 +30,7 @@ from harness.kafka import (
     read_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
-from stream.pipeline import split_verdict_key
+from neardup.stream.worker.pipeline import split_verdict_key
 
 Pairs = list[tuple[bytes | None, bytes | None]]
 FAST = {"NEARDUP_RETRY_BACKOFF_MAX_S": "1"}

@@ -33,6 +33,7 @@ from harness.workers import WorkerProc, start_worker
 
 TOKEN = "page-token"
 WAIT_S = 15
+STATIC = Path(__file__).parents[2] / "stream" / "worker" / "http" / "static"
 
 #: The copied article: a Reuters story whose last sentence the copy rewrites, under a new lead
 #: line with emoji. The emoji are two UTF-16 units each in the browser but one character in the
@@ -117,7 +118,7 @@ def test_the_page_and_only_its_assets_are_served(worker: tuple[Topics, WorkerPro
     for name, kind in (("check.js", "text/javascript"), ("check.css", "text/css")):
         status, headers, body = _get(proc.url(f"/static/{name}"))
         assert (status, headers["Content-Type"]) == (200, f"{kind}; charset=utf-8")
-        assert body == (Path(__file__).parents[2] / "stream" / "static" / name).read_bytes()
+        assert body == (STATIC / name).read_bytes()
     for bad in ("nope.js", ".hidden", "page.py", "__init__.py"):
         status, headers, body = _get(proc.url(f"/static/{bad}"))
         assert (status, json.loads(body)["error"]) == (404, "not_found"), bad

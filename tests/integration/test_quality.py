@@ -23,10 +23,10 @@ from functools import cache
 from redis.asyncio import Redis
 
 from harness import data
-from stream.engine import Engine
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 CATEGORIES = ("cut", "light", "heavy", "non")
 POLICIES = {

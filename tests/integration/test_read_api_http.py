@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, settings
 
 from harness.kafka import Topics, collect, make_topics, produce
 from harness.workers import WorkerProc, start_worker
-from stream import read_api
+from neardup.stream.worker.http import read_api
 
 TOKEN = "read-api-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from redis.asyncio import Redis, RedisCluster
 
-from stream import read_api
-from stream.engine import Engine
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.base import Index
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.worker.http import read_api
 from tests.unit.test_read_api import _indexed, _stream
 
 TIMES = [10.0, 20.0, 30.0, 40.0]

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from redis.asyncio import Redis
 
 from harness.pages import generate
-from stream.engine import Engine
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
 
 
 async def _snapshot(client: Redis) -> dict[bytes, bytes | None]:
@@ -72,10 +72,10 @@ async def test_what_a_worker_keeps_per_namespace_is_bounded(redis_client: Redis)
     """A producer may name any namespace: the schemes a worker remembers having checked (the
     engine's and the Redis client's) stay within their bounds, and a namespace forgotten is
     checked again and still refused under another scheme."""
-    from stream import engine as engine_module
-    from stream.errors import SchemeMismatchError
-    from stream.index import redis as redis_module
-    from stream.policy import Policy
+    from neardup.stream.engine import engine as engine_module
+    from neardup.stream.errors import SchemeMismatchError
+    from neardup.stream.index.redis import index as redis_module
+    from neardup.stream.namespaces.policy import Policy
 
     index = RedisIndex(redis_client)
     engine = Engine(index)

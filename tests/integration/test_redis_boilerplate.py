@@ -13,12 +13,12 @@ from redis.asyncio import Redis, RedisCluster
 
 from harness.pages import generate
 from harness.poisoning import SHAPES, Shape
-from stream import keys
-from stream.engine import Engine
-from stream.index.base import StoredVerdict
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.base import StoredVerdict
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
 from tests.integration.test_index_defects import _reg
 from tests.unit.test_boilerplate import (
     COPIED,

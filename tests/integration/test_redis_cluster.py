@@ -28,14 +28,14 @@ from redis.crc import key_slot
 
 from harness import golden
 from harness.redis_cluster import RedisCluster6
-from stream import keys
-from stream.errors import IndexUnavailableError
-from stream.index.base import NO_WINDOW, Registration
-from stream.index.redis import RedisIndex
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.base import NO_WINDOW, Registration
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
 
 # One namespace per primary of a freshly created cluster (slots 0-5460, 5461-10922, 10923-16383).
 NAMESPACES = ("news", "forum", "wiki")
-CLI = [sys.executable, "-m", "stream.cli", "dedup", "--no-progress"]
+CLI = [sys.executable, "-m", "neardup.stream.cli.main", "dedup", "--no-progress"]
 Verdicts = dict[tuple[str, str], dict[str, object]]  # (namespace, id) -> verdict
 
 
@@ -450,7 +450,8 @@ def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path) -> No
     with redis.Redis(port=owner) as client:
         assert client.hlen(keys.docs("wiki")) == 2
         done = subprocess.run(
-            [sys.executable, "-m", "stream.cli", "delete", "a0", *store], capture_output=True
+            [sys.executable, "-m", "neardup.stream.cli.main", "delete", "a0", *store],
+            capture_output=True,
         )
         assert done.returncode == 0, done.stderr
         assert client.hlen(keys.docs("wiki")) == 1 and client.hget(keys.ids("wiki"), "a0") is None

@@ -11,13 +11,13 @@ import pytest
 from redis.asyncio import Redis
 
 from harness import data
-from sketch.canonical import CANONICAL_FORM, LEGACY_FORM
-from stream.engine import Engine
-from stream.errors import NeardupError, SchemeMismatchError
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.canonical import CANONICAL_FORM, LEGACY_FORM
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError, SchemeMismatchError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 _LOOKALIKE = str.maketrans("aeopcxy", "аеорсху")  # Cyrillic
 

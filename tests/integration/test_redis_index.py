@@ -1,8 +1,8 @@
 """RedisIndex against a real Redis: identical verdicts to MemoryIndex, scheme refusal, replays
 that write nothing, conflicts, delete and retention that empty the buckets (inspected in Redis),
-the ``{ns}`` hash tag on every key, shard keys named in Lua exactly as :mod:`stream.keys` names
-them, the same probes whatever the chunk size, bucket and content-slot caps, and Redis bytes per
-indexed document.
+the ``{ns}`` hash tag on every key, shard keys named in Lua exactly as
+:mod:`neardup.stream.index.redis.keys` names them, the same probes whatever the chunk size, bucket
+and content-slot caps, and Redis bytes per indexed document.
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ from redis.asyncio import Redis
 from redis.crc import key_slot
 
 from harness import data
-from stream import keys
-from stream.engine import Engine
-from stream.errors import ConflictError, IndexUnavailableError, SchemeMismatchError
-from stream.index.base import COPIES_CAP, Probe, Registration, StoredVerdict
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.prepare import prepare
-from stream.records import Kind, Record
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.errors import ConflictError, IndexUnavailableError, SchemeMismatchError
+from neardup.stream.index.base import COPIES_CAP, Probe, Registration, StoredVerdict
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
 from tests.integration.stalling import StallingIndex
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,10 +19,10 @@ import redis
 from redis.asyncio import Redis
 
 from harness import services
-from stream import keys
-from stream.errors import IndexUnavailableError
-from stream.index.base import Probe, Registration
-from stream.index.redis import RedisIndex
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.base import Probe, Registration
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
 
 NS = "wait"
 

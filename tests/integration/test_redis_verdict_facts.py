@@ -7,11 +7,11 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from harness import data
-from stream.engine import Engine
-from stream.index.memory import MemoryIndex
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 from tests.unit.test_long_copies import fed_releases
 from tests.unit.test_verdict_facts import (
     _BODY,

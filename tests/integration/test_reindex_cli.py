@@ -16,10 +16,10 @@ from redis.asyncio import Redis
 
 from harness import data
 from harness.kafka import create_topics, delete_topics
-from stream import aliases
-from stream.index.redis import RedisIndex
-from stream.policy import Policy
-from stream.reindex import Rebuilt, TopicSource, reindex
+from neardup.stream.engine.reindex import Rebuilt, TopicSource, reindex
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.namespaces import aliases
+from neardup.stream.namespaces.policy import Policy
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 

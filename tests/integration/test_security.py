@@ -31,13 +31,14 @@ from harness import services
 from harness.corpus import generate
 from harness.kafka import delete_topics, make_topics
 from harness.workers import WorkerProc, start_worker
-from sketch.lines import lines_of
-from stream import keys, read_api
-from stream.engine import Engine
-from stream.errors import IndexUnavailableError
-from stream.index.redis import RedisIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.lines import lines_of
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.worker.http import read_api
 
 ROOT = Path(__file__).resolve().parents[2]
 ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
@@ -45,7 +46,7 @@ TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
 CHECK_STATUSES = {200, 400, 401, 409, 413, 415, 429}
-LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
+LUA = resources.files("neardup.stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- the ACL lines
@@ -317,7 +318,7 @@ def test_checks_waiting_at_once_are_bounded(worker: Worker) -> None:
     """Clients that open checks and send their bodies slowly hold at most CHECKS_ADMITTED of
     them (each a body of up to the limit in memory); the next is answered 429 at once, with
     Retry-After, and checks are served again as soon as those end."""
-    from stream.checks import CHECKS_ADMITTED
+    from neardup.stream.worker.checks import CHECKS_ADMITTED
 
     mark = worker.log_size()
     head = (

@@ -9,8 +9,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from harness.kafka import delete_topics
-from stream.clients import ensure_topics, topic_layout
-from stream.config import Settings
+from neardup.stream.worker.clients import ensure_topics, topic_layout
+from neardup.stream.worker.config import Settings
 
 
 def test_the_layout_is_replicated_and_the_verdicts_compacted() -> None:

@@ -43,7 +43,7 @@ def test_health_is_served_while_the_worker_waits_for_kafka(tmp_path: Path) -> No
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "stream.cli", "worker"],
+            [sys.executable, "-m", "neardup.stream.cli.main", "worker"],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

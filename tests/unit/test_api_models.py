@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from openapi_spec_validator import validate as validate_openapi
 from pydantic import BaseModel
 
-from stream import api_models, read_api
-from stream.engine import Engine
-from stream.errors import InvalidMessage
-from stream.index.memory import MemoryIndex
-from stream.model import Article
-from stream.schema import check_id
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import InvalidMessage
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article
+from neardup.stream.schema import check_id
+from neardup.stream.worker.http import api_models, read_api
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.backoff import backoff
+from neardup.stream.backoff import backoff
 
 
 def test_waits_double_up_to_the_cap() -> None:

@@ -16,16 +16,16 @@ import pytest
 
 from harness import data
 from harness.pages import Layout, generate
-from sketch import features, verify
-from sketch.lines import lines_of
-from stream.engine import Engine
-from stream.errors import IndexUnavailableError, NeardupError
-from stream.index.base import StoredVerdict
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.prepare import prepare
-from stream.records import Record
+from neardup.sketch import features, verify
+from neardup.sketch.lines import lines_of
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.errors import IndexUnavailableError, NeardupError
+from neardup.stream.index.base import StoredVerdict
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Record
 
 LEDGER = (
     "The Daily Ledger | Home | World | Business | Markets | Opinion | Sport | Weather",

@@ -1,6 +1,6 @@
-"""The canonical form (sketch.canonical): what looks the same to a reader folds to one text, every
-path uses it, it is idempotent, its tables are what the Unicode and OpenCC data give, and an index
-built under another form is refused with both forms named and migrated by a rebuild."""
+"""The canonical form (neardup.sketch.canonical): what looks the same to a reader folds to one text,
+every path uses it, it is idempotent, its tables are what the Unicode and OpenCC data give, and an
+index built under another form is refused with both forms named and migrated by a rebuild."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import canonical_tables, data
-from sketch import canonical, canonical_data, evidence, facts, features, lines
-from sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
-from stream.engine import Engine
-from stream.errors import InvalidMessage, NeardupError, SchemeMismatchError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.reindex import batches_of, export, reindex
-from stream.schema import article_from_obj
+from neardup.sketch import canonical, canonical_data, evidence, facts, features, lines
+from neardup.sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.reindex import batches_of, export, reindex
+from neardup.stream.errors import InvalidMessage, NeardupError, SchemeMismatchError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import article_from_obj
 from tests.unit.test_verdict_facts import _verdicts
 
 STORY = (

@@ -28,15 +28,17 @@ def _loaded_after(code: str) -> set[str]:
 
 def test_the_cli_with_its_commands_loads_none_of_the_worker_stack() -> None:
     """What ``neardup`` does before it runs a command: the app and every command registered."""
-    code = "from stream import admin, cli\nadmin.register(cli.app)"
+    code = "from neardup.stream.cli import admin, main\nadmin.register(main.app)"
     assert _loaded_after(code) & WORKER_ONLY == set()
 
 
 def test_the_read_lookups_load_none_of_the_web_stack() -> None:
-    """The admin commands call stream.read_api's lookups; its views' faust types are for type
-    checking only."""
+    """The admin commands call neardup.stream.worker.http.read_api's lookups; its views' faust types
+    are for type checking only."""
     assert (
-        _loaded_after("import stream.read_api") & {"faust", "aiohttp", "pydantic_settings"} == set()
+        _loaded_after("import neardup.stream.worker.http.read_api")
+        & {"faust", "aiohttp", "pydantic_settings"}
+        == set()
     )
 
 
@@ -44,10 +46,11 @@ def test_dedup_into_redis_loads_no_kafka_faust_or_settings() -> None:
     """``dedup --store redis://`` imports the Redis client and index, nothing of the worker's
     Kafka side or settings loader (they were 0.4 s of its start)."""
     code = (
-        "import inspect\nfrom stream import cli\n"
-        "from stream.index.redis import RedisIndex\n"
-        "from stream.redis_clients import redis_cluster_client\n"
-        "assert 'stream.redis_clients import redis_cluster_client' in inspect.getsource(cli._index)"
+        "import inspect\nfrom neardup.stream.cli import main\n"
+        "from neardup.stream.index.redis.index import RedisIndex\n"
+        "from neardup.stream.index.redis.clients import redis_cluster_client\n"
+        "source = inspect.getsource(main._index)\n"
+        "assert 'neardup.stream.index.redis.clients import redis_cluster_client' in source"
     )
     loaded = _loaded_after(code)
     assert "redis" in loaded, "precondition: the Redis path was imported"

@@ -10,8 +10,8 @@ import faust
 import pytest
 from pydantic import ValidationError
 
-from stream.clients import kafka_admin_options, kafka_options, safe_url
-from stream.config import Settings, unknown_variables
+from neardup.stream.worker.clients import kafka_admin_options, kafka_options, safe_url
+from neardup.stream.worker.config import Settings, unknown_variables
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 
@@ -61,7 +61,7 @@ def test_invalid_settings_are_refused(monkeypatch: pytest.MonkeyPatch, env: dict
 
 
 def test_replica_wait_reaches_the_index(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from stream.app import Worker
+    from neardup.stream.worker.app import Worker
 
     monkeypatch.setenv("NEARDUP_REDIS_WAIT_REPLICAS", "2")
     monkeypatch.setenv("NEARDUP_REDIS_WAIT_TIMEOUT_MS", "250")

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 
 from harness import data
 from harness.disguises import DISGUISES, disguise
-from sketch.features import tokenize
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.features import tokenize
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 from tests.harness.test_disguises import chinese, english
 
 # (disguise, language) -> the verdict expected of the copy; every other case: "duplicate"
@@ -44,7 +44,7 @@ NEAR: frozenset[tuple[str, str]] = frozenset(
 )
 
 # cases where the engine's verdict is not (yet) the expected one, and why: what the canonical
-# form (sketch.canonical.fold) leaves of the disguise
+# form (neardup.sketch.canonical.fold) leaves of the disguise
 MISSES: dict[tuple[str, str], str] = {}
 
 

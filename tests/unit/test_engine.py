@@ -2,8 +2,8 @@
 namespaces, check mode, delete, retention, the bucket cap, and the recall/precision guarantee.
 
 Similarities are checked against values computed here independently, from
-:func:`sketch.features.shingle_hashes` and :mod:`sketch.verify`, on the 32-bit truncated shingle
-sets the records store (see :mod:`stream.records`).
+:func:`neardup.sketch.features.shingle_hashes` and :mod:`neardup.sketch.verify`, on the 32-bit
+truncated shingle sets the records store (see :mod:`neardup.stream.records`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import numpy.typing as npt
 import pytest
 
 from harness import data
-from sketch import facts, features, verify
-from stream.engine import Engine
-from stream.errors import ConflictError, DeletedError, NeardupError
-from stream.index.base import Registration
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.prepare import prepare
+from neardup.sketch import facts, features, verify
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.errors import ConflictError, DeletedError, NeardupError
+from neardup.stream.index.base import Registration
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 U64 = npt.NDArray[np.uint64]
 
@@ -86,7 +86,8 @@ def _long_text(min_words: int = 250) -> str:
 
 
 def _sh32(text: str) -> U64:
-    """The shingle set a record stores (32-bit truncation), widened for :mod:`sketch.verify`."""
+    """The shingle set a record stores (32-bit truncation), widened for
+    :mod:`neardup.sketch.verify`."""
     return np.unique(features.shingle_hashes(text).astype(np.uint32)).astype(np.uint64)
 
 

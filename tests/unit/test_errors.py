@@ -9,9 +9,9 @@ import pkgutil
 
 import pytest
 
-import stream
-from stream import errors
-from stream.errors import (
+from neardup import stream
+from neardup.stream import errors
+from neardup.stream.errors import (
     ClusterChainError,
     ConflictError,
     IndexCredentialsError,
@@ -31,7 +31,7 @@ def _stream_exceptions() -> list[type[BaseException]]:
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseException)
-                and obj.__module__.startswith("stream")
+                and obj.__module__.startswith("neardup.stream")
             ):
                 found.append(obj)
     return found
@@ -42,7 +42,7 @@ def test_every_stream_error_is_in_the_tree_and_defined_in_errors() -> None:
     assert found
     for exc in found:
         assert issubclass(exc, NeardupError), exc
-        assert exc.__module__ == errors.__name__, f"{exc} is defined outside stream.errors"
+        assert exc.__module__ == errors.__name__, f"{exc} is defined outside neardup.stream.errors"
 
 
 def test_only_an_unreachable_store_is_retriable() -> None:

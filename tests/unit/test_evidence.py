@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch.evidence import (
+from neardup.sketch.evidence import (
     PASSAGES_READ,
     Span,
     _alike,
@@ -23,12 +23,12 @@ from sketch.evidence import (
     passages,
     shared_spans,
 )
-from sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.features import DEFAULT_SEED, DEFAULT_SHINGLE, shingle_hashes
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 EARLIER = (
     "The storm hit the coast on Monday. Twelve people died in the floods.\n"
@@ -454,7 +454,7 @@ def test_passages_past_the_bmp_and_of_rare_spaces_are_those_of_the_reference(
 def test_sets_alike_by_chance_are_told_apart(sets: list[set[int]]) -> None:
     """Sets are grouped by a sum of their mixed members, then checked member by member: with a
     mix that makes most sets look alike, the groups are still those of equal sets."""
-    with patch("sketch.evidence.mix64", lambda x: x % np.uint64(3)):
+    with patch("neardup.sketch.evidence.mix64", lambda x: x % np.uint64(3)):
         rows = [sorted(s) for s in sets]
         ids = np.array([h for row in rows for h in row], dtype=np.intp)
         offsets = np.cumsum([0, *map(len, rows)]).astype(np.intp)

@@ -1,4 +1,4 @@
-"""sketch.facts: what a short text says apart from how it is written.
+"""neardup.sketch.facts: what a short text says apart from how it is written.
 
 Exact expectations for each kind of difference (a number, an amount written in words, a name,
 a CJK character, a typo, a tracking suffix), and properties: a text says what it says
@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness import noisy_briefs
-from sketch.facts import Comparison, Difference, compare, differences, facts_of, numbers_of
-from sketch.features import normalize
-from stream.engine import _judge_short
-from stream.policy import Policy
+from neardup.sketch.facts import Comparison, Difference, compare, differences, facts_of, numbers_of
+from neardup.sketch.features import normalize
+from neardup.stream.engine.engine import _judge_short
+from neardup.stream.namespaces.policy import Policy
 
 
 def _diffs(earlier: str, now: str, *, numbers: bool = True) -> list[Difference]:
@@ -361,7 +361,7 @@ def test_the_facts_cache_is_bounded_in_bytes_not_only_in_entries() -> None:
     """A text of few words can be long (one word of tens of KB): such texts are read, not
     kept, so a stranger's checks cannot grow the worker by what they send (it grew 2.6 MB a
     request with 65,536 entries of whole texts)."""
-    from sketch import facts as module
+    from neardup.sketch import facts as module
 
     module._facts_cached.cache_clear()
     tracemalloc.start()

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from sketch import features
-from sketch.minhash import MinHasher, estimate_jaccard
-from sketch.simhash import hamming, simhash
-from sketch.verify import jaccard
+from neardup.sketch import features
+from neardup.sketch.minhash import MinHasher, estimate_jaccard
+from neardup.sketch.simhash import hamming, simhash
+from neardup.sketch.verify import jaccard
 
 
 def test_normalisation_folds_width_case_and_space() -> None:
@@ -96,9 +96,9 @@ def test_idf_weights_downweight_common_shingles() -> None:
 
 GOLDEN_SCRIPT = """
 import json
-from sketch import features
-from sketch.minhash import MinHasher
-from sketch.simhash import simhash
+from neardup.sketch import features
+from neardup.sketch.minhash import MinHasher
+from neardup.sketch.simhash import simhash
 text = "The quick brown fox jumps over the lazy dog. 敏捷的棕色狐狸跳过了懒狗。"
 h = features.shingle_hashes(text)
 s, c = features.shingle_counts(text)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from sketch.simhash import hamming, hamming_many
+from neardup.sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
+from neardup.sketch.simhash import hamming, hamming_many
 
 
 @st.composite

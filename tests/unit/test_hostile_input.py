@@ -1,10 +1,10 @@
 """Hostile input: the parser, the key builders and the engine never crash and never mix tenants.
 
-Every bad message must end as :class:`~stream.errors.InvalidMessage` with a reason from a fixed
-set (the dead-letter topic and the metrics group by it); any other exception would fail a whole
-batch instead of dead-lettering one message. Namespaces become part of Redis key names, so the
+Every bad message must end as :class:`~neardup.stream.errors.InvalidMessage` with a reason from a
+fixed set (the dead-letter topic and the metrics group by it); any other exception would fail a
+whole batch instead of dead-lettering one message. Namespaces become part of Redis key names, so the
 charset check is what keeps a tenant's hash tag ``{ns}`` out of another's keys: it is asserted at
-every layer that builds keys (schema, :mod:`stream.keys`, the engine).
+every layer that builds keys (schema, :mod:`neardup.stream.index.redis.keys`, the engine).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from stream import keys
-from stream.engine import Engine
-from stream.errors import InvalidMessage
-from stream.index.base import BufferedRegistration
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.schema import article_from_obj, parse_article
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import InvalidMessage
+from neardup.stream.index.base import BufferedRegistration
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.model import Article, Verdict
+from neardup.stream.schema import article_from_obj, parse_article
 
 REASONS = frozenset(
     {
@@ -45,7 +45,9 @@ REASONS = frozenset(
     }
 )
 OPTIONAL = ("title", "url", "lang", "published_at")
-NS_OK = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # the documented contract, independent of stream.keys
+NS_OK = re.compile(
+    r"[A-Za-z0-9_.-]{1,64}"
+)  # the documented contract, independent of neardup.stream.index.redis.keys
 LIMIT = 4096  # a small text limit, so generated input reaches the oversize path
 
 FAST = settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])

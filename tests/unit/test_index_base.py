@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from stream.index.base import (
+from neardup.stream.index.base import (
     BufferedRegistration,
     Registration,
     Window,
     scheme_format,
     scheme_mismatch,
 )
-from stream.index.memory import MemoryIndex
-from stream.policy import SCHEME_FORMAT, Policy
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.namespaces.policy import SCHEME_FORMAT, Policy
 
 
 def test_scheme_format_reads_the_stored_scheme() -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harness import lifecycle
-from stream import reindex
-from stream.index.memory import MemoryIndex
+from neardup.stream.engine import reindex
+from neardup.stream.index.memory import MemoryIndex
 
 
 @pytest.mark.parametrize("seed", range(1, 9))

@@ -1,4 +1,4 @@
-"""sketch.lines: a text's lines as source-keyed fingerprints, and the text without some."""
+"""neardup.sketch.lines: a text's lines as source-keyed fingerprints, and the text without some."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sketch import lines as lines_module
-from sketch.features import DEFAULT_SEED, normalize, tokenize
-from sketch.lines import (
+from neardup.sketch import lines as lines_module
+from neardup.sketch.features import DEFAULT_SEED, normalize, tokenize
+from neardup.sketch.lines import (
     Lines,
     anchors,
     between,
@@ -326,7 +326,7 @@ def test_a_labelled_list_joined_by_commas_breaks_at_its_commas() -> None:
 def test_where_a_lists_items_start() -> None:
     """After a label of at most four words; at the start of a line longer than a headline that
     ends no sentence (a box joined into one line); never in prose."""
-    from sketch.lines import _items_at
+    from neardup.sketch.lines import _items_at
 
     heads = " ".join(f"Headline number {i} about things" for i in range(4))
     assert _items_at(f"Most read: {heads}") == len("Most read: ")

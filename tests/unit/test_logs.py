@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from stream import logs
+from neardup.stream.worker import logs
 
 
 @pytest.fixture(autouse=True)

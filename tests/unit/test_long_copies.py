@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness import data
-from sketch.lines import lines_of
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.sketch.lines import lines_of
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 
 def _text(doc_id: str) -> str:

@@ -11,7 +11,7 @@ from datasketch.lsh import _optimal_param as ds_optimal_param  # a dev dependenc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sketch.lsh import (
+from neardup.sketch.lsh import (
     KEY_BYTES,
     band_hashes,
     band_keys,
@@ -24,7 +24,7 @@ from sketch.lsh import (
     recall_floor_params,
     s_curve_table,
 )
-from sketch.minhash import MinHasher, Scheme
+from neardup.sketch.minhash import MinHasher, Scheme
 
 U64 = npt.NDArray[np.uint64]
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sketch.minhash import (
+from neardup.sketch.minhash import (
     EMPTY,
     MinHasher,
     SchemeMismatch,
@@ -18,7 +18,7 @@ from sketch.minhash import (
     estimate_jaccard_bbit,
     pack_bbit,
 )
-from sketch.verify import jaccard
+from neardup.sketch.verify import jaccard
 
 K = 128
 SEEDS = 400

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from stream.config import Settings
-from stream.engine import Engine
-from stream.errors import NamespacesFileError, NeardupError, SchemeMismatchError
-from stream.index.memory import MemoryIndex
-from stream.model import Article
-from stream.namespaces import load, parse
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NamespacesFileError, NeardupError, SchemeMismatchError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policies import load, parse
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.worker.config import Settings
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 GOOD = """

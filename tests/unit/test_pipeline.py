@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.engine import Engine
-from stream.errors import IndexUnavailableError
-from stream.index.memory import MemoryIndex
-from stream.keys import NAMESPACE_RE
-from stream.metrics import Metrics
-from stream.pipeline import BatchHandler, Incoming, split_verdict_key, verdict_key
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis.keys import NAMESPACE_RE
+from neardup.stream.worker.metrics import Metrics
+from neardup.stream.worker.pipeline import BatchHandler, Incoming, split_verdict_key, verdict_key
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 import pytest
 
 from harness.poisoning import SHAPES, VICTIM, Shape, copies, poison, stories
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 
 async def attack(

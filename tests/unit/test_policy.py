@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sketch.lsh import candidate_probability, recall_floor_params
-from stream.policy import BUCKET_SALTS, BucketSalts, Policy
+from neardup.sketch.lsh import candidate_probability, recall_floor_params
+from neardup.stream.namespaces.policy import BUCKET_SALTS, BucketSalts, Policy
 
 
 def test_defaults() -> None:

@@ -1,4 +1,5 @@
-"""The one-article path of :func:`stream.prepare.prepare` gives what the batch path gives.
+"""The one-article path of :func:`neardup.stream.engine.prepare.prepare` gives what the batch path
+gives.
 
 ``prepare([a])`` takes its own, cheaper route (the view's ``/check`` and library callers send one
 text); a verdict must not depend on how many articles came with it, so every field must equal
@@ -13,10 +14,10 @@ from hypothesis import strategies as st
 
 from harness import data
 from harness.corpus import generate
-from sketch import features, simhash
-from stream.model import Article
-from stream.policy import Policy
-from stream.prepare import Prepared, _facts, numbers_and_dates, prepare
+from neardup.sketch import features, simhash
+from neardup.stream.engine.prepare import Prepared, _facts, numbers_and_dates, prepare
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
 
 POLICY = Policy()
 FIELDS = ("kind", "content", "buckets", "text", "simhash", "numbers", "dates")

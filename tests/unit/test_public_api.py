@@ -12,8 +12,7 @@ from types import ModuleType
 
 import pytest
 
-import sketch
-import stream
+from neardup import sketch, stream
 
 
 def _modules(package: ModuleType) -> list[ModuleType]:
@@ -69,6 +68,6 @@ def test_sketch_all_is_complete() -> None:
 
 
 def test_ambiguous_names_stay_modules_or_qualified() -> None:
-    assert sketch.simhash is importlib.import_module("sketch.simhash")
-    assert sketch.hamming is importlib.import_module("sketch.hamming")
+    assert sketch.simhash is importlib.import_module("neardup.sketch.simhash")
+    assert sketch.hamming is importlib.import_module("neardup.sketch.hamming")
     assert "DEFAULT_SEED" not in sketch.__all__

@@ -8,7 +8,7 @@ import pytest
 import neardup
 from harness import data
 from neardup import Index, NeardupError, Policy
-from stream.engine import Engine
+from neardup.stream.engine.engine import Engine
 
 STORIES = [d["text"] for d in data.reuters()[:40] if len(d["text"]) > 400][:6]
 

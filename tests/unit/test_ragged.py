@@ -7,7 +7,7 @@ import numpy.typing as npt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sketch.ragged import segment_offsets, truncated_sets, unique_per_doc
+from neardup.sketch.ragged import segment_offsets, truncated_sets, unique_per_doc
 
 U64 = npt.NDArray[np.uint64]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stream import read_api
-from stream.engine import Engine
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
-from stream.model import Article
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.base import Index
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article
+from neardup.stream.worker.http import read_api
 
 STORY = " ".join(f"w{i}" for i in range(120))
 

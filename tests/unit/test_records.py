@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.records import VERSION, Kind, Record
+from neardup.stream.records import VERSION, Kind, Record
 
 _ids = st.text(min_size=1, max_size=40)  # any unicode, astral planes included
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)

@@ -11,11 +11,11 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import ClusterError, RedisClusterException, SlotNotCoveredError
 
-from stream import keys
-from stream.clients import redis_client
-from stream.config import Settings
-from stream.errors import IndexUnavailableError
-from stream.index.redis import RedisIndex
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.worker.clients import redis_client
+from neardup.stream.worker.config import Settings
 
 contents = st.binary(min_size=16, max_size=16)
 buckets = st.lists(st.integers(0, 2**64 - 1), max_size=40).map(tuple)

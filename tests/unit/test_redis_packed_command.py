@@ -1,5 +1,5 @@
-"""stream.index.redis.packed_command: the Redis protocol bytes of a command, as redis-py packs
-them (its own packer, on a connection that is never opened)."""
+"""neardup.stream.index.redis.index.packed_command: the Redis protocol bytes of a command, as
+redis-py packs them (its own packer, on a connection that is never opened)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio.connection import Connection
 
-from stream.index.redis import packed_command
+from neardup.stream.index.redis.index import packed_command
 
 _ARG = st.one_of(
     st.text(max_size=40),

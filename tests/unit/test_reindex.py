@@ -1,7 +1,8 @@
-"""Rebuilding a namespace under a new scheme (stream.reindex, stream.aliases), on the memory
-store: the export holds what was sent, the rebuild decides again under the new policy exactly as
-a fresh index would, the switch reaches a running worker, and reads follow it. The same as users
-run it, on Redis and from a Kafka topic: tests/integration/test_reindex_cli.py."""
+"""Rebuilding a namespace under a new scheme (neardup.stream.engine.reindex,
+neardup.stream.namespaces.aliases), on the memory store: the export holds what was sent, the rebuild
+decides again under the new policy exactly as a fresh index would, the switch reaches a running
+worker, and reads follow it. The same as users run it, on Redis and from a Kafka topic:
+tests/integration/test_reindex_cli.py."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import orjson
 import pytest
 
 from harness import data
-from stream import aliases, read_api
-from stream.engine import Engine
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.reindex import Deletion, batches_of, export, reindex
-from stream.schema import article_from_obj
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.reindex import Deletion, batches_of, export, reindex
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import aliases
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import article_from_obj
+from neardup.stream.worker.http import read_api
 from tests.unit.test_verdict_facts import _verdicts
 
 CONTAIN = Policy(measure="containment", threshold=0.8)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sketch.features import mix64
-from sketch.simhash import (
+from neardup.sketch.features import mix64
+from neardup.sketch.simhash import (
     DEFAULT_SEED,
     _popcount64_table,
     hamming,

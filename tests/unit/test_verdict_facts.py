@@ -12,14 +12,14 @@ from collections.abc import Sequence
 import pytest
 
 from harness import data
-from sketch import features, verify
-from stream.engine import Engine
-from stream.errors import NeardupError
-from stream.index.base import Registration
-from stream.index.memory import MemoryIndex
-from stream.model import Article, Change, Related, Verdict
-from stream.policy import Policy
-from stream.prepare import prepare
+from neardup.sketch import features, verify
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.base import Registration
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Change, Related, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 
 async def _verdicts(engine: Engine, articles: Sequence[Article]) -> list[Verdict]:
@@ -31,7 +31,7 @@ async def _verdicts(engine: Engine, articles: Sequence[Article]) -> list[Verdict
 
 
 def _core_similarity(a: str, b: str) -> float:
-    from sketch.facts import facts_of
+    from neardup.sketch.facts import facts_of
 
     return round(
         verify.edit_similarity(

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
+from neardup.sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
 
 U64 = npt.NDArray[np.uint64]
 

@@ -6,13 +6,13 @@ from typing import Any
 
 import orjson
 
-from stream.config import Settings
-from stream.engine import Engine
-from stream.errors import IndexUnavailableError
-from stream.index.memory import MemoryIndex
-from stream.metrics import Metrics
-from stream.pipeline import BatchHandler, Incoming
-from stream.web import Readiness
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import IndexUnavailableError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.worker.config import Settings
+from neardup.stream.worker.http.web import Readiness
+from neardup.stream.worker.metrics import Metrics
+from neardup.stream.worker.pipeline import BatchHandler, Incoming
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

@@ -12,13 +12,13 @@ from typing import Any
 import orjson
 import pytest
 
-from stream.engine import Engine
-from stream.errors import DeletedError
-from stream.index.memory import MemoryIndex
-from stream.metrics import Metrics
-from stream.model import Article, Verdict
-from stream.pipeline import BatchHandler, Incoming
-from stream.policy import Policy
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import DeletedError
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.worker.metrics import Metrics
+from neardup.stream.worker.pipeline import BatchHandler, Incoming
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

@@ -14,9 +14,9 @@ import orjson
 from aiokafka.errors import MessageSizeTooLargeError, RecordTooLargeError
 from faust.exceptions import ProducerSendError
 
-from stream.app import Worker
-from stream.config import Settings
-from stream.pipeline import Outgoing
+from neardup.stream.worker.app import Worker
+from neardup.stream.worker.config import Settings
+from neardup.stream.worker.pipeline import Outgoing
 
 
 class FakeTopic:

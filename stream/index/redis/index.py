@@ -8,24 +8,24 @@ registered in order, each exactly as if alone, and the whole chunk is atomic, wh
 the ordering rule needs. :meth:`RedisIndex.registration` streams a batch's chunks on one
 connection as the engine sketches them, so Redis works on one chunk while the next is sketched.
 
-Storage per article: a record in ``nd:{ns}:d`` (:mod:`stream.records`), 8 bytes of seq (64-bit,
-big-endian, storage format 3) in each of its buckets, an entry in the id and time indexes, and
-its verdict. Buckets live as fields of
-*sharded* hashes (``nd:{ns}:b:<top bits of the bucket id>``): small hashes use Redis's compact
-listpack encoding, about 20 bytes a bucket entry instead of ~90 for a key per bucket. The shard
-count is ``2**shard_bits`` per namespace (default 16); keep it so shards hold up to a few hundred
-fields (``hash-max-listpack-entries``, 128 by default, 512 recommended for large namespaces).
+Storage per article: a record in ``nd:{ns}:d`` (:mod:`neardup.stream.records`), 8 bytes of seq
+(64-bit, big-endian, storage format 3) in each of its buckets, an entry in the id and time indexes,
+and its verdict. Buckets live as fields of *sharded* hashes (``nd:{ns}:b:<top bits of the bucket
+id>``): small hashes use Redis's compact listpack encoding, about 20 bytes a bucket entry instead of
+~90 for a key per bucket. The shard count is ``2**shard_bits`` per namespace (default 16); keep it
+so shards hold up to a few hundred fields (``hash-max-listpack-entries``, 128 by default, 512
+recommended for large namespaces).
 
 Keys of a call: every key a function touches is declared. ``KEYS`` = the namespace's own keys
-(meta, ids, docs, times, verdicts, deleted, see :mod:`stream.keys`), then the distinct exact-content
-and bucket shard keys of the call's articles (:func:`stream.keys.shard_keys`). The Lua derives
-each shard key's name itself and refuses, before any write, a call that did not declare it:
-Redis Cluster checks the declared keys' slot before running a function, so no key can fail
-half-way through (a slot being migrated answers ASK/TRYAGAIN for the whole call instead). The
-chunk's articles travel packed into one argument (id, content hash, time, record and bucket
-fields each). Every key carries the ``{ns}`` hash tag (one cluster slot: a cluster client routes
-the call by its first key) and starts with ``nd:``, so the ACL key pattern ``~nd:*``
-(``deploy/redis-acl.conf``) covers it, command by command.
+(meta, ids, docs, times, verdicts, deleted, see :mod:`neardup.stream.index.redis.keys`), then the
+distinct exact-content and bucket shard keys of the call's articles
+(:func:`neardup.stream.index.redis.keys.shard_keys`). The Lua derives each shard key's name itself
+and refuses, before any write, a call that did not declare it: Redis Cluster checks the declared
+keys' slot before running a function, so no key can fail half-way through (a slot being migrated
+answers ASK/TRYAGAIN for the whole call instead). The chunk's articles travel packed into one
+argument (id, content hash, time, record and bucket fields each). Every key carries the ``{ns}``
+hash tag (one cluster slot: a cluster client routes the call by its first key) and starts with
+``nd:``, so the ACL key pattern ``~nd:*`` (``deploy/redis-acl.conf``) covers it, command by command.
 
 Cluster (``redis.asyncio.cluster.RedisCluster``): the library is loaded on every primary, at start
 and again when a call answers "function not found" (a new primary; a promoted replica has it from
@@ -50,8 +50,8 @@ remembered deletions are forgotten. Times come from Redis (:meth:`RedisIndex.now
 
 Errors: connection errors, and the answers of a server that is there but cannot serve now (OOM,
 READONLY after a failover, LOADING, BUSY, TRYAGAIN, MOVED/ASK, CLUSTERDOWN, MASTERDOWN,
-NOREPLICAS), are :class:`~stream.errors.IndexUnavailableError` (retriable); any other error reply
-(a wrong argument: a bug) is raised as it is.
+NOREPLICAS), are :class:`~neardup.stream.errors.IndexUnavailableError` (retriable); any other error
+reply (a wrong argument: a bug) is raised as it is.
 """
 
 from __future__ import annotations
@@ -84,9 +84,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from stream import keys
-from stream.errors import IndexCredentialsError, IndexUnavailableError, SeqExhaustedError
-from stream.index.base import (
+from neardup.stream.errors import IndexCredentialsError, IndexUnavailableError, SeqExhaustedError
+from neardup.stream.index.base import (
     COPIES_CAP,
     NO_WINDOW,
     BufferedRegistration,
@@ -99,13 +98,19 @@ from stream.index.base import (
     Window,
     scheme_mismatch,
 )
-from stream.records import Record
+from neardup.stream.index.redis import keys
+from neardup.stream.records import Record
 
 # namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
-# the engine keeps (stream.engine._TARGETS_KEPT), so a namespace the engine knows is known here
+# the engine keeps (neardup.stream.engine.engine._TARGETS_KEPT), so a namespace the engine knows is
+# known here
 SCHEMES_KEPT = 4096
 MAX_CHUNK = 1024  # articles per call: Lua's unpack() of a chunk's writes stays far below its limit
-_LUA = resources.files("stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
+_LUA = (
+    resources.files("neardup.stream.index.redis")
+    .joinpath("neardup.lua")
+    .read_text(encoding="utf-8")
+)
 
 
 # Error replies of a server that is there but cannot serve now. In a pipeline redis-py puts
@@ -210,8 +215,8 @@ class RedisIndex:
 
         ``wait_replicas``: a registration returns only once that many replicas of the
         namespace's primary acknowledged it (``WAIT``, at most ``wait_timeout_ms``); fewer is
-        :class:`~stream.errors.IndexUnavailableError`, so the batch is retried and no verdict
-        rests on a registration a failover could lose. 0 (the default) does not wait."""
+        :class:`~neardup.stream.errors.IndexUnavailableError`, so the batch is retried and no
+        verdict rests on a registration a failover could lose. 0 (the default) does not wait."""
         if not 1 <= shard_bits <= 24:
             raise ValueError("shard_bits must be in [1, 24]")
         if not 1 <= chunk_size <= MAX_CHUNK:

@@ -7,7 +7,7 @@ one slot, and different namespaces still spread over shards.
 ``nd:{ns}:m``            hash: ``seq`` counter, ``scheme`` (sketch parameters and storage format),
                          ``policy`` (the decision settings last applied), ``lines`` (generation)
 ``nd:{ns}:i``            hash: article id -> seq
-``nd:{ns}:d``            hash: seq -> record (see :mod:`stream.records`)
+``nd:{ns}:d``            hash: seq -> record (see :mod:`neardup.stream.records`)
 ``nd:{ns}:v``            hash: seq -> verdict (JSON), written only while the seq is its article's
 ``nd:{ns}:t``            sorted set: seq scored by registration time (retention)
 ``nd:{ns}:g``            sorted set: deleted article id scored by deletion time (not registered
@@ -20,7 +20,8 @@ one slot, and different namespaces still spread over shards.
                          registration time (read API)
 ``nd:{ns}:cm``           hash: packed seq of a copy -> its cluster id (stats, and removal)
 ``nd:namespaces``        set: every namespace whose scheme was ensured (no hash tag: one key)
-``nd:aliases``           hash: namespace -> what it is an alias of, JSON (stream.reindex: the
+``nd:aliases``           hash: namespace -> what it is an alias of, JSON
+(neardup.stream.engine.reindex: the
                          namespace it was rebuilt into and its policy; no hash tag: one key)
 ``nd:{ns}:x:<shard>``    hash: 16-byte content hash -> packed seqs of its first copies
 ``nd:{ns}:b:<shard>``    hash: 8-byte bucket id -> packed seqs, earliest first
@@ -42,15 +43,14 @@ Lua must change with it.
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Iterable, Sequence
 
 import mmh3
 
+from neardup.stream.model import ID_MAX_BYTES, NAMESPACE_RE
+
 PREFIX = "nd"
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-ID_MAX_BYTES = 512
 
 
 def check_namespace(ns: str) -> str:

@@ -1,7 +1,8 @@
 """The HTTP API's requests and answers as pydantic models: the views validate with them and the
-OpenAPI document (:mod:`stream.read_api`) is generated from them, so the two cannot drift.
+OpenAPI document (:mod:`neardup.stream.worker.http.read_api`) is generated from them, so the two
+cannot drift.
 
-The rules themselves stay where the stream uses them (:func:`stream.schema.check_id`,
+The rules themselves stay where the stream uses them (:func:`neardup.stream.schema.check_id`,
 ``keys.NAMESPACE_RE``); a field here calls the rule to validate and states it to JSON Schema
 beside it. An article id's rule is "printable (``str.isprintable``), at most
 ``keys.ID_MAX_BYTES`` UTF-8 bytes": its pattern is built from the same Unicode data
@@ -25,11 +26,11 @@ from pydantic import (
     model_validator,
 )
 
-from sketch.facts import FactKind
-from stream import keys
-from stream.errors import InvalidMessage
-from stream.model import Direction, Method, VerdictKind
-from stream.schema import FORMATS, OPTIONAL_FIELDS, check_id
+from neardup.sketch.facts import FactKind
+from neardup.stream.errors import InvalidMessage
+from neardup.stream.index.redis import keys
+from neardup.stream.model import Direction, Method, VerdictKind
+from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, check_id
 
 MAX_PAGE = 500
 MAX_OFFSET = 10**9
@@ -250,7 +251,7 @@ class EvidenceOut(_Out):
 
 
 class VerdictOut(_Out):
-    """A verdict as the stream publishes it (:mod:`stream.model`, ``Verdict.to_dict``)."""
+    """A verdict as the stream publishes it (:mod:`neardup.stream.model`, ``Verdict.to_dict``)."""
 
     id: str
     namespace: str

@@ -26,19 +26,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from sketch import lsh
-from stream import namespaces
-from stream.backoff import backoff
-from stream.cli_io import err, failure
-from stream.cli_io import input_lines as _lines
-from stream.cli_io import open_index as _index
-from stream.cli_io import open_input as _open_input
-from stream.cli_io import retrying as _retrying
-from stream.engine import Engine
-from stream.errors import InvalidMessage, NeardupError
-from stream.model import Article, Verdict
-from stream.policy import Policy
-from stream.schema import FORMATS, article_from_obj
+from neardup.sketch import lsh
+from neardup.stream.backoff import backoff
+from neardup.stream.cli.common import err, failure
+from neardup.stream.cli.common import input_lines as _lines
+from neardup.stream.cli.common import open_index as _index
+from neardup.stream.cli.common import open_input as _open_input
+from neardup.stream.cli.common import retrying as _retrying
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import InvalidMessage, NeardupError
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import policies as namespaces
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import FORMATS, article_from_obj
 
 app = typer.Typer(
     name="neardup",
@@ -337,7 +337,7 @@ def worker(
 
     from pydantic import ValidationError
 
-    from stream.config import Settings, unknown_variables
+    from neardup.stream.worker.config import Settings, unknown_variables
 
     try:
         settings = Settings()
@@ -346,7 +346,7 @@ def worker(
             name = "NEARDUP_" + "_".join(str(p) for p in e["loc"]).upper()
             err.print(f"invalid setting {name or 'NEARDUP_*'}: {e['msg']}", markup=False)
         raise typer.Exit(2) from None
-    from stream import logs
+    from neardup.stream.worker import logs
 
     log_config = logs.setup(settings.log_level, settings.log_format)
     log = logging.getLogger("neardup.worker")
@@ -354,9 +354,9 @@ def worker(
         log.warning("%s", line)
     import faust
 
-    from stream.app import Worker
-    from stream.clients import broker_answers, ensure_topics
-    from stream.starting import StartingHealth
+    from neardup.stream.worker.app import Worker
+    from neardup.stream.worker.clients import broker_answers, ensure_topics
+    from neardup.stream.worker.starting import StartingHealth
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -415,8 +415,8 @@ def delete(
     replay of their old messages does not bring them back, and a rebuild (``neardup reindex``)
     carries that memory into the namespace it builds. With ``--kafka-bootstrap`` the takedown
     is also a tombstone on the input topic (key: the id, header ``namespace``)."""
-    from stream import keys
-    from stream.schema import check_id
+    from neardup.stream.index.redis import keys
+    from neardup.stream.schema import check_id
 
     try:
         keys.check_namespace(namespace)
@@ -505,7 +505,7 @@ async def _with_retry(
 
 def main() -> None:
     """Console-script entry point."""
-    from stream import admin
+    from neardup.stream.cli import admin
 
     admin.register(app)
     app()

@@ -15,17 +15,17 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from stream.config import Settings
-from stream.errors import NeardupError
-from stream.model import Article, Verdict
+from neardup.stream.errors import NeardupError
+from neardup.stream.model import Article, Verdict
+from neardup.stream.worker.config import Settings
 
 # the child's state, made once by _start (a spawned process imports this module afresh)
 _child: dict[str, Any] = {}
 
 
 def _start(settings: Settings) -> None:
-    from stream.clients import redis_index
-    from stream.engine import Engine
+    from neardup.stream.engine.engine import Engine
+    from neardup.stream.worker.clients import redis_index
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)

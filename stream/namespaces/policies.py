@@ -13,9 +13,9 @@ such as::
     retention_s = 86400
 
 Keys are the similarity settings' names in lower case (the fields of
-:class:`~stream.policy.Policy`, as ``NEARDUP_*`` names them without the prefix); a namespace's
-table overrides the defaults (the ``NEARDUP_*`` settings), and a namespace not declared uses the
-defaults. Every error names the file, the namespace and the field.
+:class:`~neardup.stream.namespaces.policy.Policy`, as ``NEARDUP_*`` names them without the prefix);
+a namespace's table overrides the defaults (the ``NEARDUP_*`` settings), and a namespace not
+declared uses the defaults. Every error names the file, the namespace and the field.
 
 Against the index (:func:`reconcile`): a namespace keeps the sketch scheme it was built with. A
 policy whose scheme differs is refused, with the fields that would change it — unless only its
@@ -35,10 +35,10 @@ from typing import Any
 
 import orjson
 
-from sketch import lsh
-from stream import keys
-from stream.errors import NamespacesFileError
-from stream.policy import Policy
+from neardup.sketch import lsh
+from neardup.stream.errors import NamespacesFileError
+from neardup.stream.index.redis import keys
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = [
     "NamespacesFileError",

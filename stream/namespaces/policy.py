@@ -2,8 +2,8 @@
 
 The default long-text measure is the Jaccard similarity of token 3-shingles (word 3-grams;
 character 3-grams for CJK) with threshold 0.8, so a similarity number means exactly that. Banding
-is chosen by the *recall floor* (:func:`sketch.lsh.recall_floor_params`): pairs at or above the
-threshold become candidates with probability >= ``recall`` (0.99), not merely "half of the pairs
+is chosen by the *recall floor* (:func:`neardup.sketch.lsh.recall_floor_params`): pairs at or above
+the threshold become candidates with probability >= ``recall`` (0.99), not merely "half of the pairs
 at the threshold", which is all an S-curve midpoint promises.
 
 Texts with fewer than ``short_tokens`` tokens (comments, titles) take the short-text path:
@@ -14,30 +14,29 @@ The *scheme* (:meth:`Policy.scheme`) is everything that decides stored keys and 
 index stores it per namespace and refuses a worker whose scheme differs. It includes the
 :class:`BucketSalts`, so changing a salt is refused like changing a seed. Scheme format 2 added
 the salts to the record (the ids they give did not change): a namespace indexed under format 1 is
-refused with :class:`~stream.errors.SchemeMismatchError` until it is re-indexed. Format 3 stores
-sequence numbers as 8 bytes instead of 4 (they wrapped at 2**32): an index of format 2 is refused
-the same way, with a message naming the formats (re-index into a new namespace, or flush it).
-Format 4 buckets a short text by the n-grams of its core (:mod:`sketch.facts`: links, tags,
-emoji and tracking phrases left out) and keeps a long text's numbers in its record. The scheme
-names the canonical form texts are folded to (:data:`sketch.canonical.CANONICAL_FORM`): an index
-built under another form (or before the form had a name: ``nfkc+casefold``) is refused with both
-forms named, and ``neardup reindex`` migrates it.
+refused with :class:`~neardup.stream.errors.SchemeMismatchError` until it is re-indexed. Format 3
+stores sequence numbers as 8 bytes instead of 4 (they wrapped at 2**32): an index of format 2 is
+refused the same way, with a message naming the formats (re-index into a new namespace, or flush
+it). Format 4 buckets a short text by the n-grams of its core (:mod:`neardup.sketch.facts`: links,
+tags, emoji and tracking phrases left out) and keeps a long text's numbers in its record. The scheme
+names the canonical form texts are folded to (:data:`neardup.sketch.canonical.CANONICAL_FORM`): an
+index built under another form (or before the form had a name: ``nfkc+casefold``) is refused with
+both forms named, and ``neardup reindex`` migrates it.
 
 Short texts: facts decide (``facts``). Two short texts whose cores are at least
 ``short_threshold`` alike are a copy only when their facts agree (numbers, names and other
-content words; :func:`sketch.facts.differences`); otherwise the earlier one is *related*, listed
-with what differs and never in the same cluster. ``facts="relaxed"`` lets numbers differ (a spam
-campaign that varies a phone number or a price is one campaign); words must still agree.
+content words; :func:`neardup.sketch.facts.differences`); otherwise the earlier one is *related*,
+listed with what differs and never in the same cluster. ``facts="relaxed"`` lets numbers differ (a
+spam campaign that varies a phone number or a price is one campaign); words must still agree.
 
 Boilerplate (``boilerplate_min_docs``, 0 turns it off): a line of a multi-line text, of at most
 ``boilerplate_tokens`` tokens, that at least that many earlier documents of the same source
-carried (navigation, footers, "most read" boxes; counted by the index, :mod:`sketch.lines`) is
-left out of the text's sketches and of its similarity. Verbatim and close copies (similarity 0.95
+carried (navigation, footers, "most read" boxes; counted by the index, :mod:`neardup.sketch.lines`)
+is left out of the text's sketches and of its similarity. Verbatim and close copies (similarity 0.95
 or more) are not counted: boilerplate is what recurs across different stories, and a story copied
-many times must not make its own lines template. What was left out is frozen in the article's
-record when it is registered, so a replay or another worker deciding it later reaches the same
-verdict; the counts themselves live in two bounded generations of ``boilerplate_lines`` keys
-each.
+many times must not make its own lines template. What was left out is frozen in the article's record
+when it is registered, so a replay or another worker deciding it later reaches the same verdict; the
+counts themselves live in two bounded generations of ``boilerplate_lines`` keys each.
 
 Deleted ids are remembered, so a replay of a taken-down article's message does not bring it back:
 for the retention window when the namespace has one, else ``deleted_ttl_s`` (7 days by default).
@@ -52,17 +51,18 @@ from typing import Literal
 
 import orjson
 
-from sketch import hamming, lsh
-from sketch.canonical import CANONICAL_FORM
-from sketch.minhash import MinHasher
+from neardup.sketch import hamming, lsh
+from neardup.sketch.canonical import CANONICAL_FORM
+from neardup.sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
 # 6: a page's sentence anchors among its buckets; 5: short-text cores join dotted and
 # hyphenated words (u.s -> us); 4: short-text buckets of
 # the core, long records with numbers; 3: 8-byte seqs
 SCHEME_FORMAT = 6
-# A page's anchors (stream.prepare.anchor_buckets): the ANCHORS smallest fingerprints of its new
-# sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are buckets.
+# A page's anchors (neardup.stream.engine.prepare.anchor_buckets): the ANCHORS smallest fingerprints
+# of its new sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are
+# buckets.
 ANCHORS = 4
 ANCHOR_TOKENS = 8
 FactsRule = Literal["strict", "relaxed"]
@@ -115,7 +115,8 @@ class Policy:
     # still left out where a teaching source's documents made them template, never counted
     boilerplate_sources: tuple[str, ...] | None = None
     # the long-text banding (bands, rows), when a namespace keeps the one it was built with
-    # (stream.namespaces: a raised threshold on an existing namespace); None: chosen here
+    # (neardup.stream.namespaces.policies: a raised threshold on an existing namespace); None:
+    # chosen here
     bands: tuple[int, int] | None = None
     # scheme parameters (stored in the index, refused if they differ)
     shingle_size: int = 3

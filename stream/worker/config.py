@@ -13,9 +13,9 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from stream import namespaces
-from stream.keys import NAMESPACE_RE
-from stream.policy import Policy
+from neardup.stream.index.redis.keys import NAMESPACE_RE
+from neardup.stream.namespaces import policies as namespaces
+from neardup.stream.namespaces.policy import Policy
 
 
 class Settings(BaseSettings):
@@ -100,7 +100,9 @@ class Settings(BaseSettings):
     boilerplate_sources: str | None = None
     keep_text: bool = True
     explain: bool = False
-    namespaces_file: str | None = None  # TOML of per-namespace policies (stream.namespaces)
+    namespaces_file: str | None = (
+        None  # TOML of per-namespace policies (neardup.stream.namespaces.policies)
+    )
 
     @field_validator("namespace")
     @classmethod

@@ -8,7 +8,7 @@
 * ``GET /namespaces``: every namespace with its documents, copies, clusters, bytes, hot buckets,
   scheme and decision settings (bytes and hot buckets estimated from sampled shards on Redis).
 * ``GET /openapi.json``: the OpenAPI 3.1 document of every view (:func:`openapi`), generated
-  from the models the views validate with (:mod:`stream.api_models`).
+  from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`).
 
 The same bearer token as ``/check`` guards them. Every error is a JSON body with an ``error``
 reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_field`` (400),
@@ -25,16 +25,17 @@ import orjson
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from stream import aliases, api_models
-from stream.errors import InvalidMessage
-from stream.index.base import Index
-from stream.model import Verdict
-from stream.records import Record
+from neardup.stream.errors import InvalidMessage
+from neardup.stream.index.base import Index
+from neardup.stream.model import Verdict
+from neardup.stream.namespaces import aliases
+from neardup.stream.records import Record
+from neardup.stream.worker.http import api_models
 
 if TYPE_CHECKING:  # the views' types; the CLI's commands use the lookups without faust
     from faust.web import Request, Response, View
 
-    from stream.config import Settings
+    from neardup.stream.worker.config import Settings
 
 log = logging.getLogger("neardup.worker")
 
@@ -321,7 +322,7 @@ def _document() -> bytes:
 
 def openapi() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the worker's views (served at ``/openapi.json``), generated
-    from the models the views validate with (:mod:`stream.api_models`)."""
+    from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`)."""
     loaded: dict[str, Any] = orjson.loads(_document())  # a fresh copy: callers may change it
     return loaded
 

@@ -1,6 +1,6 @@
 """What the command line's commands share: reading an input file of JSON lines, opening the
-index a ``--store`` names, and retrying calls while that index is unavailable (``stream.cli``'s
-commands and ``stream.admin``'s)."""
+index a ``--store`` names, and retrying calls while that index is unavailable
+(``neardup.stream.cli.main``'s commands and ``neardup.stream.cli.admin``'s)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import typer
 from rich.console import Console
 
-from stream.backoff import backoff
-from stream.errors import IndexCredentialsError, IndexUnavailableError, NeardupError
-from stream.index.base import Index
-from stream.index.memory import MemoryIndex
+from neardup.stream.backoff import backoff
+from neardup.stream.errors import IndexCredentialsError, IndexUnavailableError, NeardupError
+from neardup.stream.index.base import Index
+from neardup.stream.index.memory import MemoryIndex
 
 err = Console(stderr=True)  # messages are printed soft_wrap: one line, never cut at 80 columns
 RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
@@ -58,8 +58,8 @@ async def open_index(
         raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
     import redis.asyncio as aioredis
 
-    from stream.index.redis import RedisIndex
-    from stream.redis_clients import redis_cluster_client
+    from neardup.stream.index.redis.clients import redis_cluster_client
+    from neardup.stream.index.redis.index import RedisIndex
 
     # the worker's password setting, unless the URL carries one (it should not: see SECURITY.md)
     extra: dict[str, Any] = {}

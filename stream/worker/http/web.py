@@ -8,7 +8,7 @@
   article leaves the index and a tombstone with its id is published on the verdict topic, known
   or not; answers ``{"deleted": true|false, "id", "namespace"}`` (false: the id was not indexed).
 * ``GET /articles/{id}``, ``GET /clusters/{id}``, ``GET /namespaces``, ``GET /openapi.json``:
-  the read API (:mod:`stream.read_api`), same bearer token.
+  the read API (:mod:`neardup.stream.worker.http.read_api`), same bearer token.
 * ``GET /health``: 200 when Kafka and Redis are reachable and the index answers, else 503 (a
   Kubernetes readiness probe), with which is away and a ``reason`` (``index unavailable: OOM
   ...`` while batches are retried).
@@ -31,14 +31,14 @@ import redis.asyncio as aioredis
 from aiohttp import web as aiohttp_web
 from faust.web import Request, Response, View
 
-from stream import api_models, read_api
-from stream.checks import CheckProcess
-from stream.clients import safe_url, tcp_reachable
-from stream.config import Settings
-from stream.engine import Engine
-from stream.errors import InvalidMessage, NeardupError
-from stream.metrics import Metrics
-from stream.schema import article_from_obj
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import InvalidMessage, NeardupError
+from neardup.stream.schema import article_from_obj
+from neardup.stream.worker.checks import CheckProcess
+from neardup.stream.worker.clients import safe_url, tcp_reachable
+from neardup.stream.worker.config import Settings
+from neardup.stream.worker.http import api_models, read_api
+from neardup.stream.worker.metrics import Metrics
 
 log = logging.getLogger("neardup.worker")
 
@@ -156,8 +156,9 @@ async def check(
     checks: CheckProcess | None = None,
 ) -> Response:
     """``POST /check``: the verdict of one article, registered or not; in ``checks``' process
-    when given (:mod:`stream.checks`: the stream's loop never waits on a check's CPU), where
-    at most ``CHECKS_ADMITTED`` requests wait at once (429 past that, with ``Retry-After``)."""
+    when given (:mod:`neardup.stream.worker.checks`: the stream's loop never waits on a check's
+    CPU), where at most ``CHECKS_ADMITTED`` requests wait at once (429 past that, with
+    ``Retry-After``)."""
     if not authorized(request, settings):
         return unauthorized(view)
     if checks is None:

@@ -1,8 +1,9 @@
 """Atomic register-and-probe -> exact verification -> cluster -> verdict; replay, delete, expire.
 
 No Kafka here: the worker, the HTTP check and ``neardup dedup`` all call :meth:`Engine.process`
-with a batch of articles and an :class:`~stream.index.base.Index`. The sketches and bucket ids
-come from :func:`stream.prepare.prepare`; the engine adds what needs the index and the clock.
+with a batch of articles and an :class:`~neardup.stream.index.base.Index`. The sketches and bucket
+ids come from :func:`neardup.stream.engine.prepare.prepare`; the engine adds what needs the index
+and the clock.
 
 Three paths, chosen by the text:
 
@@ -37,22 +38,24 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from sketch import evidence, facts, features, verify
-from sketch.evidence import Span
-from sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
-from stream import aliases, keys, namespaces
-from stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
-from stream.index.base import Index, Probe, Registration, StoredVerdict, Window
-from stream.model import Article, Change, Direction, Match, Method, Related, Verdict
-from stream.policy import ANCHOR_TOKENS, ANCHORS, Policy
-from stream.prepare import (
+from neardup.sketch import evidence, facts, features, verify
+from neardup.sketch.evidence import Span
+from neardup.sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
+from neardup.stream.engine.prepare import (
     Prepared,
     anchor_buckets,
     numbers_and_dates,
     prepare,
     whole_shingles,
 )
-from stream.records import Kind, Record
+from neardup.stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
+from neardup.stream.index.base import Index, Probe, Registration, StoredVerdict, Window
+from neardup.stream.index.redis import keys
+from neardup.stream.model import Article, Change, Direction, Match, Method, Related, Verdict
+from neardup.stream.namespaces import aliases
+from neardup.stream.namespaces import policies as namespaces
+from neardup.stream.namespaces.policy import ANCHOR_TOKENS, ANCHORS, Policy
+from neardup.stream.records import Kind, Record
 
 log = logging.getLogger("neardup.engine")
 ALIAS_TTL_S = 5.0  # how long a worker trusts what it read of a namespace's alias
@@ -458,7 +461,7 @@ def _number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> t
 
 
 def _judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
-    """Edit similarity of the cores; then the facts decide (see :mod:`sketch.facts`). Texts
+    """Edit similarity of the cores; then the facts decide (see :mod:`neardup.sketch.facts`). Texts
     with no core (only links or symbols) compare as written and have no facts."""
     me, other = facts.facts_of(mine), facts.facts_of(theirs)
     if not (me.core and other.core):
@@ -584,8 +587,8 @@ class Engine:
         """The policy the namespace runs under, once its scheme is checked against the index.
         A namespace keeps the scheme it was built with: a policy that differs only in banding,
         where the stored banding still has the policy's recall at its threshold, keeps the
-        stored banding (:func:`stream.namespaces.pinned`); any other difference is refused.
-        Changed decision settings are recorded in the index and logged once."""
+        stored banding (:func:`neardup.stream.namespaces.policies.pinned`); any other difference is
+        refused. Changed decision settings are recorded in the index and logged once."""
         if ns in self._checked:
             return self._checked[ns]
         keys.check_namespace(ns)
@@ -832,7 +835,7 @@ class Engine:
         into the records that registration writes, so the verdicts never depend on counts read
         later. Third: per article, the fingerprints of the lines it left out (what a pair
         view of an earlier text leaves out too: :func:`_pair_view`). Fourth: per article, its
-        anchors (:func:`sketch.lines.anchors`) among its sentences that no earlier document
+        anchors (:func:`neardup.sketch.lines.anchors`) among its sentences that no earlier document
         of its source had (a story's, not its template's or a box's: those recur), for a page
         of a named source that teaches."""
         k, none = policy.boilerplate_min_docs, [None] * len(articles)
@@ -1129,7 +1132,7 @@ class Engine:
         explain: bool = False,
     ) -> Verdict:
         """The verdict, given the cluster: the best match's, or ``doc_id`` for an original.
-        ``explain``: with the passages shared with the best match (:mod:`sketch.evidence`),
+        ``explain``: with the passages shared with the best match (:mod:`neardup.sketch.evidence`),
         when both texts are at hand (the earlier record kept its text)."""
         seq = probe.seq if register else None
         cap = batch.policy.max_matches

@@ -1,7 +1,7 @@
 """The admin commands: ``neardup namespaces``, ``neardup inspect``, ``neardup export`` and
-``neardup reindex`` (``neardup delete`` is in :mod:`stream.cli`). They read the index the workers
-write, through the read API's functions (:mod:`stream.read_api`), so a terminal and ``GET
-/namespaces`` say the same.
+``neardup reindex`` (``neardup delete`` is in :mod:`neardup.stream.cli.main`). They read the index
+the workers write, through the read API's functions (:mod:`neardup.stream.worker.http.read_api`), so
+a terminal and ``GET /namespaces`` say the same.
 
 Exit status: 0 with an answer, 1 when the store (or broker) cannot be reached or refuses, 2 for a
 wrong argument, an id that is not indexed (``inspect``), or input that could not all be used
@@ -22,9 +22,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from stream import aliases, read_api
-from stream.cli_io import failure, input_lines, open_index, open_input
-from stream.records import Record
+from neardup.stream.cli.common import failure, input_lines, open_index, open_input
+from neardup.stream.namespaces import aliases
+from neardup.stream.records import Record
+from neardup.stream.worker.http import read_api
 
 out = Console()
 err = Console(stderr=True)
@@ -177,8 +178,8 @@ def register(app: typer.Typer) -> None:
                 return got
 
         try:
-            from stream.keys import check_namespace
-            from stream.schema import check_id
+            from neardup.stream.index.redis.keys import check_namespace
+            from neardup.stream.schema import check_id
 
             check_namespace(namespace)
             check_id(doc_id)
@@ -210,7 +211,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write a namespace's articles as JSON lines (id, namespace, text as sent, source), in
         the order they were indexed: the input of ``neardup reindex``."""
-        from stream.reindex import export as run_export
+        from neardup.stream.engine.reindex import export as run_export
 
         async def run() -> tuple[int, int]:
             async with open_index(store, redis_cluster) as index:
@@ -277,9 +278,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Rebuild a namespace under a new policy (another scheme: shingles, measure, banding)
         into a fresh one, then switch every worker to it. Verdicts are decided again."""
-        from stream import namespaces
-        from stream.policy import Policy
-        from stream.reindex import TopicSource
+        from neardup.stream.engine.reindex import TopicSource
+        from neardup.stream.namespaces import policies as namespaces
+        from neardup.stream.namespaces.policy import Policy
 
         _check_namespace("reindex", namespace)
         if (from_file is None) == (from_topic is None):
@@ -339,12 +340,13 @@ async def _reindex(
     into: str | None,
     show: bool,
 ) -> tuple[Any, int]:
-    """Run :func:`stream.reindex.reindex` from a file or the topic, with a progress bar."""
+    """Run :func:`neardup.stream.engine.reindex.reindex` from a file or the topic, with a
+    progress bar."""
     import orjson
 
-    from stream.errors import InvalidMessage
-    from stream.reindex import Rebuilt, batches_of, reindex
-    from stream.schema import article_from_obj
+    from neardup.stream.engine.reindex import Rebuilt, batches_of, reindex
+    from neardup.stream.errors import InvalidMessage
+    from neardup.stream.schema import article_from_obj
 
     invalid = 0
 
@@ -404,7 +406,7 @@ def _progress(what: str, *, disable: bool = False) -> Any:
 
 
 def _check_namespace(command: str, ns: str) -> None:
-    from stream.keys import check_namespace
+    from neardup.stream.index.redis.keys import check_namespace
 
     try:
         check_namespace(ns)

@@ -2,7 +2,7 @@
 
 No index and no clock: :func:`prepare` depends only on the policy and the texts, so the same
 article gets the same buckets in every process. Vectorised over the batch (one numpy pass for all
-texts, see :mod:`sketch.ragged`).
+texts, see :mod:`neardup.sketch.ragged`).
 
 Bucket ids, by path:
 
@@ -10,12 +10,13 @@ Bucket ids, by path:
   of the token shingles, and ``mix64(mix64(key ^ simhash_table) + t * table_mult)`` for the key
   of each SimHash permuted table ``t``;
 * **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams of the
-  text's core (:func:`sketch.facts.facts`: surface noise such as links, tags and emoji left out);
+  text's core (:func:`neardup.sketch.facts.facts`: surface noise such as links, tags and emoji left
+  out);
 * **anchors** of a long page of a named source: ``mix64(fingerprint ^ anchor)`` for each of the
   few sentence fingerprints the engine samples from it (:func:`anchor_buckets`).
 
-The salts (:class:`~stream.policy.BucketSalts`) keep the four kinds apart in one namespace's
-buckets and are part of the scheme the index records.
+The salts (:class:`~neardup.stream.namespaces.policy.BucketSalts`) keep the four kinds apart in one
+namespace's buckets and are part of the scheme the index records.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from sketch import facts, features, hamming, lsh, ragged, simhash
-from stream.model import Article
-from stream.policy import Policy
-from stream.records import Kind, Record
+from neardup.sketch import facts, features, hamming, lsh, ragged, simhash
+from neardup.stream.model import Article
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ def prepare(
 
 
 def anchor_buckets(policy: Policy, fingerprints: Sequence[int]) -> tuple[int, ...]:
-    """The bucket ids of a page's sentence anchors (:func:`sketch.lines.anchors`)."""
+    """The bucket ids of a page's sentence anchors (:func:`neardup.sketch.lines.anchors`)."""
     if not fingerprints:
         return ()
     fps = np.array(fingerprints, dtype=np.uint64) ^ np.uint64(policy.bucket_salts.anchor)
@@ -177,7 +178,7 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
 
 def _unstamped(text: str, norm: str) -> str:
     """A short text's normalised form without the time stamped on its headline
-    (:func:`sketch.facts.unstamped`)."""
+    (:func:`neardup.sketch.facts.unstamped`)."""
     if "\n" not in text or not any(c.isdigit() for c in text.split("\n", 1)[0]):
         return norm
     return facts.unstamped(text, norm, features.normalize(text.lstrip().split("\n", 1)[0]))
@@ -218,8 +219,8 @@ def _recorded(unique: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
 
 def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A long text's numbers and dates (``norm``: its normalised form), read from its body
-    (:func:`sketch.features.facts_texts`: no headline, no times of day), its numbers from the
-    whole text when the body names none. ``brief``: numbers as values with number words (what
+    (:func:`neardup.sketch.features.facts_texts`: no headline, no times of day), its numbers from
+    the whole text when the body names none. ``brief``: numbers as values with number words (what
     the brief rule compares), else the numerals as written."""
     body, whole = features.facts_texts(text, norm)
     numerals, dates = features.numerals_and_dates(body)
@@ -299,7 +300,7 @@ def _short(
     norms: list[str],
     idx: list[int],
 ) -> dict[int, Prepared]:
-    # n-grams of the core (sketch.facts): a copy that only adds a tracking suffix, a link or
+    # n-grams of the core (neardup.sketch.facts): a copy that only adds a tracking suffix, a link or
     # emoji shares its buckets (the verdict compares cores too); without its spaces, so that
     # words run together or split (``two for one`` / ``twoforone``) share them too
     grams = [

@@ -5,9 +5,9 @@ meaningless). ``neardup reindex`` rebuilds it under a new policy into a namespac
 (``articles.r2``, then ``articles.r3``), then switches: it records in the index that
 ``articles`` is now an alias of ``articles.r2`` and of the policy it was rebuilt with (the
 ``nd:aliases`` hash on Redis). Every worker reads the alias again every few seconds
-(:class:`stream.engine.Engine`), so all of them follow the switch, each deciding the namespace's
-articles in the rebuilt namespace under the rebuilt policy; verdicts keep naming ``articles``.
-The read API and the admin commands resolve aliases the same way.
+(:class:`neardup.stream.engine.engine.Engine`), so all of them follow the switch, each deciding the
+namespace's articles in the rebuilt namespace under the rebuilt policy; verdicts keep naming
+``articles``. The read API and the admin commands resolve aliases the same way.
 
 The value is JSON: ``{"target": "articles.r2", "policy": {<Policy fields>}}``.
 """
@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
-from stream import keys
-from stream.index.base import Index
-from stream.namespaces import SETTABLE
-from stream.policy import Policy
+from neardup.stream.index.base import Index
+from neardup.stream.index.redis import keys
+from neardup.stream.namespaces.policies import SETTABLE
+from neardup.stream.namespaces.policy import Policy
 
 __all__ = ["next_target", "policy_fields", "read", "resolve", "roles", "value"]
 

@@ -1,4 +1,4 @@
-"""The worker's clients, built from :class:`~stream.config.Settings` in one place.
+"""The worker's clients, built from :class:`~neardup.stream.worker.config.Settings` in one place.
 
 Redis and Kafka clients are made here and handed to the code that uses them (the index, the faust
 app, the topic admin), which never builds its own. The faust app and the topic admin get the same
@@ -20,9 +20,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from redis.asyncio.cluster import RedisCluster
 
-from stream.config import Settings
-from stream.index.redis import RedisIndex
-from stream.redis_clients import redis_cluster_client
+from neardup.stream.index.redis.clients import redis_cluster_client
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.worker.config import Settings
 
 
 def redis_index(

@@ -1,6 +1,6 @@
 """Redis clients for the command line and the worker alike, without the worker's stack: the
 ``dedup --store redis://`` path builds its client here and so never imports faust, aiokafka or
-the settings loader (:mod:`stream.clients` holds what needs them)."""
+the settings loader (:mod:`neardup.stream.worker.clients` holds what needs them)."""
 
 from __future__ import annotations
 

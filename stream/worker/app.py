@@ -1,4 +1,5 @@
-"""The faust worker: a thin adapter from Kafka to :class:`~stream.pipeline.BatchHandler`.
+"""The faust worker: a thin adapter from Kafka to
+:class:`~neardup.stream.worker.pipeline.BatchHandler`.
 
 Delivery is at-least-once. The agent takes batches of events; a batch's input offsets are acked
 (and so committed) only after its verdicts and dead letters are *delivered* to their topics. A
@@ -13,7 +14,8 @@ consumer knows the record's topic (``TransactionManager.send``), and the verdict
 topics are not consumed, so they are sent outside every transaction. The worker warns at start
 (tests/integration/test_exactly_once.py shows it on Apache Kafka).
 
-The clients come from :mod:`stream.clients`, the HTTP views from :mod:`stream.web`.
+The clients come from :mod:`neardup.stream.worker.clients`, the HTTP views from
+:mod:`neardup.stream.worker.http.web`.
 """
 
 from __future__ import annotations
@@ -35,15 +37,21 @@ from faust.transport.drivers import aiokafka as faust_kafka
 from faust.types import StreamT
 from redis.asyncio.cluster import RedisCluster
 
-from stream.backoff import backoff
-from stream.checks import CheckProcess
-from stream.clients import kafka_options, redis_client, redis_index, safe_url
-from stream.config import Settings
-from stream.engine import Engine
-from stream.metrics import Metrics
-from stream.page import add_page
-from stream.pipeline import BatchHandler, Incoming, Outgoing, dead_letter, verdict_key
-from stream.web import Readiness, add_views, json_errors
+from neardup.stream.backoff import backoff
+from neardup.stream.engine.engine import Engine
+from neardup.stream.worker.checks import CheckProcess
+from neardup.stream.worker.clients import kafka_options, redis_client, redis_index, safe_url
+from neardup.stream.worker.config import Settings
+from neardup.stream.worker.http.page import add_page
+from neardup.stream.worker.http.web import Readiness, add_views, json_errors
+from neardup.stream.worker.metrics import Metrics
+from neardup.stream.worker.pipeline import (
+    BatchHandler,
+    Incoming,
+    Outgoing,
+    dead_letter,
+    verdict_key,
+)
 
 log = logging.getLogger("neardup.worker")
 
@@ -279,9 +287,10 @@ class Worker:
     async def publish(self, verdicts: list[Outgoing], dead: list[Outgoing]) -> None:
         """Send and wait for delivery: the batch's offsets are acked only after this returns.
 
-        Records are bounded (see :mod:`stream.pipeline`), but a broker may be configured with a
-        smaller ``message.max.bytes``: a record it refuses as too large is replaced by a small
-        dead letter saying so (or dropped, when that is refused too), never retried for ever.
+        Records are bounded (see :mod:`neardup.stream.worker.pipeline`), but a broker may be
+        configured with a smaller ``message.max.bytes``: a record it refuses as too large is
+        replaced by a small dead letter saying so (or dropped, when that is refused too), never
+        retried for ever.
         """
         sends = [(self.verdict_topic, m) for m in verdicts] + [(self.dlq_topic, m) for m in dead]
         # Enqueued one after another, in order (an article's verdict before its tombstone), and

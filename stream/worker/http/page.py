@@ -37,7 +37,7 @@ INDEX = "index.html"
 def static_files() -> dict[str, tuple[bytes, str]]:
     """The servable files of ``stream/static``: name -> (content, content type)."""
     out: dict[str, tuple[bytes, str]] = {}
-    for entry in resources.files("stream").joinpath("static").iterdir():
+    for entry in resources.files("neardup.stream.worker.http").joinpath("static").iterdir():
         name = entry.name
         suffix = name[name.rfind(".") :] if "." in name else ""
         kind = CONTENT_TYPES.get(suffix.lower())

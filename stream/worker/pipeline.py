@@ -5,7 +5,7 @@ keeping this free of faust makes the error policy testable without a broker:
 
 * a message that is not a valid article -> a dead letter with the reason and its source
   topic/partition/offset; the rest of the batch goes on;
-* an input key over :data:`~stream.schema.MAX_KEY_BYTES` -> a dead letter ``oversize_key``;
+* an input key over :data:`~neardup.stream.schema.MAX_KEY_BYTES` -> a dead letter ``oversize_key``;
 * an article the engine rejects (same id, different text) -> a dead letter with reason
   ``conflict``; a namespace it cannot serve (made with another scheme) -> its articles are dead
   letters ``scheme_mismatch``, the other namespaces of the batch get their verdicts;
@@ -25,8 +25,8 @@ Order within a batch: messages take effect in offset order. The batch is cut at 
 the articles before it are decided (and their verdicts published) first, then it deletes, then
 the articles after it are decided. So an article followed by its tombstone ends deleted (its
 verdict, then the tombstone, on the verdict topic). A deleted id is remembered by the index (see
-:mod:`stream.index.base`), so a message for that id after its tombstone, in the same batch or a
-replay long after, publishes nothing and is counted as skipped (``deleted``): a takedown stays
+:mod:`neardup.stream.index.base`), so a message for that id after its tombstone, in the same batch
+or a replay long after, publishes nothing and is counted as skipped (``deleted``): a takedown stays
 down; a text that may come back takes a new id.
 
 Every record produced is bounded: verdict keys are article ids (at most ``keys.ID_MAX_BYTES``),
@@ -47,12 +47,12 @@ from typing import TypeVar
 
 import orjson
 
-from stream.backoff import backoff
-from stream.engine import Engine
-from stream.errors import InvalidMessage, NeardupError
-from stream.metrics import Metrics
-from stream.model import Article, Verdict
-from stream.schema import MAX_KEY_BYTES, parse_article, parse_tombstone
+from neardup.stream.backoff import backoff
+from neardup.stream.engine.engine import Engine
+from neardup.stream.errors import InvalidMessage, NeardupError
+from neardup.stream.model import Article, Verdict
+from neardup.stream.schema import MAX_KEY_BYTES, parse_article, parse_tombstone
+from neardup.stream.worker.metrics import Metrics
 
 log = logging.getLogger("neardup.pipeline")
 

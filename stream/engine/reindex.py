@@ -1,12 +1,12 @@
 """Rebuilding a namespace under a new scheme: ``neardup export`` and ``neardup reindex``.
 
-A namespace keeps the sketch scheme it was built with (:mod:`stream.namespaces`), so a new
-shingle size, measure or banding means building it again. :func:`reindex` decides every article
-again, in the order given, into a fresh namespace (``articles.r2``, then ``articles.r3``) under
-the new policy, while the workers go on with the old one; then it switches the alias
-(:mod:`stream.aliases`), and every worker follows within seconds. The articles come from a JSON
-lines file (:func:`export` writes one from the records, which keep each text as sent) or from
-the input topic, read from its start.
+A namespace keeps the sketch scheme it was built with (:mod:`neardup.stream.namespaces.policies`),
+so a new shingle size, measure or banding means building it again. :func:`reindex` decides every
+article again, in the order given, into a fresh namespace (``articles.r2``, then ``articles.r3``)
+under the new policy, while the workers go on with the old one; then it switches the alias
+(:mod:`neardup.stream.namespaces.aliases`), and every worker follows within seconds. The articles
+come from a JSON lines file (:func:`export` writes one from the records, which keep each text as
+sent) or from the input topic, read from its start.
 
 From the topic, nothing is lost at the switch: after switching, the command waits until every
 worker has read the alias (the engine's ``ALIAS_TTL_S``), then decides again what the topic
@@ -29,14 +29,14 @@ from typing import IO, Any
 
 import orjson
 
-from stream import aliases
-from stream.engine import ALIAS_TTL_S, Engine
-from stream.errors import InvalidMessage, NeardupError
-from stream.index.base import Index
-from stream.model import Article
-from stream.policy import Policy
-from stream.records import Record
-from stream.schema import parse_article, parse_tombstone
+from neardup.stream.engine.engine import ALIAS_TTL_S, Engine
+from neardup.stream.errors import InvalidMessage, NeardupError
+from neardup.stream.index.base import Index
+from neardup.stream.model import Article
+from neardup.stream.namespaces import aliases
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Record
+from neardup.stream.schema import parse_article, parse_tombstone
 
 __all__ = ["Deletion", "Rebuilt", "TopicSource", "batches_of", "export", "reindex"]
 

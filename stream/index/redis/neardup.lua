@@ -9,9 +9,9 @@
 -- namespace's keys:
 --   meta, ids, docs, times, verdicts, deleted   (nd:{ns}:m, :i, :d, :t, :v, :g)
 -- then (all but forget64, which touches no shard) the distinct shard keys of the call's articles
--- (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>, stream/keys.py shard_keys), in any order. A shard key's name
+-- (nd:{ns}:x:<hex>, nd:{ns}:b:<hex>, stream/index/redis/keys.py shard_keys), in any order. A shard key's name
 -- is derived here from the namespace base (KEYS[1] without its final 'm') and the top shard_bits
--- bits of the content hash or bucket field, exactly as stream/keys.py names them, and a call that
+-- bits of the content hash or bucket field, exactly as stream/index/redis/keys.py names them, and a call that
 -- did not declare one is refused before it writes anything: Redis Cluster checks only the
 -- declared keys before running a function (their slot is served here, not migrating), so an
 -- undeclared key could fail half-way and leave half the writes. Every key carries the hash tag {ns}
