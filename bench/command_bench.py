@@ -100,8 +100,8 @@ TARGETS: dict[str, dict[str, Any]] = {
 }
 
 # neardup's Redis keys by kind: the third colon-separated part of ``nd:{ns}:<kind>[:<shard>]``
-# (stream/keys.py), or the second of the two namespace-free keys; keys not starting with ``nd:``
-# are "other". The meanings follow stream/keys.py.
+# (stream/index/redis/keys.py), or the second of the two namespace-free keys; keys not starting with
+# ``nd:`` are "other". The meanings follow stream/index/redis/keys.py.
 KEY_KINDS: dict[str, str] = {
     "d": "records: hash, seq -> record (neardup.stream.records)",
     "b": "buckets: hash per shard, 8-byte bucket id -> packed seqs, earliest first",
@@ -490,7 +490,7 @@ def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[s
                 "bytes": bytes_by[kind],
                 "bytes_per_doc": bytes_by[kind] / docs,
                 "share": bytes_by[kind] / total if total else 0.0,
-                "meaning": KEY_KINDS.get(kind, "not a kind stream/keys.py names"),
+                "meaning": KEY_KINDS.get(kind, "not a kind stream/index/redis/keys.py names"),
             }
             for kind in order
         ],
@@ -838,8 +838,9 @@ def breakdown_section(r: Mapping[str, Any]) -> list[str]:
         f"neardup's keys after its last Redis run ({docs:,} documents), before the FLUSHALL that "
         "follows it: every key (`SCAN`, COUNT 1000) with `MEMORY USAGE key SAMPLES 0` (every "
         "element counted), summed by kind, the third colon-separated part of the name "
-        "(`nd:{ns}:<kind>` or `nd:{ns}:<kind>:<shard hex>`, see `stream/keys.py`; `nd:namespaces` "
-        "and `nd:aliases` by their second part; keys not starting with `nd:` under other). "
+        "(`nd:{ns}:<kind>` or `nd:{ns}:<kind>:<shard hex>`, see `stream/index/redis/keys.py`; "
+        "`nd:namespaces` and `nd:aliases` by their second part; keys not starting with `nd:` "
+        "under other). "
         "Share = of the sum of MEMORY USAGE.",
         "",
         "\n".join(table),
@@ -905,7 +906,7 @@ def profile_section(r: Mapping[str, Any]) -> list[str]:
         "import system (`<frozen importlib…>`: imports and the module-level code they run, "
         "wherever the module is) or of the policy's set-up (`Policy.__post_init__`: banding "
         "parameters, once), and the script's own module-level code; the boilerplate pass "
-        "(`sketch/lines.py`, `Engine._boilerplate`, `Engine._count_lines`, "
+        "(`sketch/lines.py`, `stream/engine/boilerplate.py`, "
         "`MemoryIndex.line_counts/add_lines`) every sample with one of its frames; any other "
         "sample goes to the part of its deepest frame that belongs to one, so frames of no "
         "part (numpy, `re`, dataclasses' `__init__`) count for their caller: numpy called "

@@ -149,7 +149,7 @@ def verdict_pairs(verdicts: Sequence[Verdict], index_of: Mapping[str, int]) -> P
 
 
 def neardup_key_class(key: bytes) -> str:
-    """``nd:{ns}:<kind>[:shard]`` -> a readable class (see stream/keys.py)."""
+    """``nd:{ns}:<kind>[:shard]`` -> a readable class (see stream/index/redis/keys.py)."""
     kind = key.rsplit(b"}:", 1)[-1].split(b":", 1)[0].decode()
     return {
         "m": "meta",

@@ -67,8 +67,8 @@ KEY_FUNCTIONS = (
     "MinHasher.signatures",
     "RedisIndex.register",
     "RedisIndex.records",
-    "Engine._cluster_of",
-    "Engine._decide",
+    "Engine._resolve",
+    "judge",
     "Worker.publish",
     "BatchHandler.parse",
     "Stream.take_events",
@@ -172,11 +172,12 @@ OUTSIDE_LOOP = "outside the event loop (start-up, truncated stack)"
 UNKNOWN = "other code run by the event loop"
 WEB = "web server (aiohttp, faust web, the view, orjson)"
 ENGINE = "engine (stream/: process, prepare, records, verdict)"
-# Listed in priority order for a frame several prefixes match (stream/web.py before stream/).
+# Listed in priority order for a frame several prefixes match (stream/worker/http/web.py before
+# stream/).
 HTTP_CHECK_PARTS: tuple[Part, ...] = (
     Part("sketches (features, MinHash, SimHash, evidence)", ("sketch/",)),
     Part("Redis client (redis-py, stream/index/)", ("redis/", "stream/index/")),
-    Part(WEB, ("aiohttp/", "faust/web/", "stream/web.py", "multidict/", "yarl/")),
+    Part(WEB, ("aiohttp/", "faust/web/", "stream/worker/http/web.py", "multidict/", "yarl/")),
     Part(ENGINE, ("stream/",)),
     Part(
         "faust/Kafka background (faust, mode, aiokafka)",
@@ -319,12 +320,12 @@ class Whole(Part):
 
 NO_PYTHON = "interpreter, no Python frame (before site, at exit)"
 START_UP = "start-up (imports, module-level code, policy set-up)"
-BOILERPLATE = "boilerplate lines (sketch/lines.py, Engine._boilerplate, _count_lines)"
-DEDUP_SKETCHES = "sketches (stream/prepare.py, sketch/: features, MinHash, SimHash, LSH)"
+BOILERPLATE = "boilerplate lines (sketch/lines.py, stream/engine/boilerplate.py)"
+DEDUP_SKETCHES = "sketches (stream/engine/prepare.py, sketch/: features, MinHash, SimHash, LSH)"
 FACTS = "short-text facts (sketch/facts.py)"
 INDEX = "index (stream/index/)"
 VERDICT = "verification and verdicts (sketch/verify.py, engine, records, model)"
-IO = "input/output (stream/cli_io.py lines, stream/schema.py, orjson, rich)"
+IO = "input/output (stream/cli/common.py lines, stream/schema.py, orjson, rich)"
 ARGS = "argument parsing (typer, click)"
 DEDUP_LOOP = "asyncio event loop"
 OTHER = "other (no known part in the stack)"
@@ -340,20 +341,20 @@ DEDUP_PARTS: tuple[Part, ...] = (
     ),
     Whole(
         BOILERPLATE,
-        ("sketch/lines.py",),
+        ("sketch/lines.py", "stream/engine/boilerplate.py"),
         (
-            "Engine._boilerplate",
-            "Engine._count_lines",
             "MemoryIndex.line_counts",
             "MemoryIndex.add_lines",
         ),
     ),
     Part(FACTS, ("sketch/facts.py",)),
     Part(VERDICT, ("sketch/verify.py", "sketch/evidence.py")),
-    Part(DEDUP_SKETCHES, ("stream/prepare.py", "sketch/")),
+    Part(DEDUP_SKETCHES, ("stream/engine/prepare.py", "sketch/")),
     Part(INDEX, ("stream/index/",)),
-    Part(VERDICT, ("stream/engine.py", "stream/records.py", "stream/model.py")),
-    Part(IO, ("stream/cli.py", "stream/cli_io.py", "stream/schema.py", "orjson/", "rich/")),
+    Part(VERDICT, ("stream/engine/", "stream/records.py", "stream/model.py")),
+    Part(
+        IO, ("stream/cli/main.py", "stream/cli/common.py", "stream/schema.py", "orjson/", "rich/")
+    ),
     Part(ARGS, ("typer/", "click/")),
     Part(DEDUP_LOOP, ("asyncio/", "selectors.py")),
 )

@@ -29,7 +29,8 @@ from typing import IO, Any
 
 import orjson
 
-from neardup.stream.engine.engine import ALIAS_TTL_S, Engine
+from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.targets import ALIAS_TTL_S
 from neardup.stream.errors import InvalidMessage, NeardupError
 from neardup.stream.index.base import Index
 from neardup.stream.model import Article

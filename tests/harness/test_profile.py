@@ -8,7 +8,7 @@ LOOP = "<module> (neardup);run (asyncio/runners.py);_run_once (asyncio/base_even
 RAW = "\n".join(
     [
         f"{LOOP};select (selectors.py);EpollSelector.select (selectors.py) 50",
-        f"{LOOP};Handle._run (asyncio/events.py);prepare (stream/prepare.py);"
+        f"{LOOP};Handle._run (asyncio/events.py);prepare (stream/engine/prepare.py);"
         "minhash (sketch/minhash.py) 30",
         f"{LOOP};Handle._run (asyncio/events.py);send (aiokafka/producer/producer.py);"
         "debug (logging/__init__.py) 20",

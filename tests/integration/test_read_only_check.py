@@ -72,7 +72,7 @@ async def test_what_a_worker_keeps_per_namespace_is_bounded(redis_client: Redis)
     """A producer may name any namespace: the schemes a worker remembers having checked (the
     engine's and the Redis client's) stay within their bounds, and a namespace forgotten is
     checked again and still refused under another scheme."""
-    from neardup.stream.engine import engine as engine_module
+    from neardup.stream.engine import targets as engine_module
     from neardup.stream.errors import SchemeMismatchError
     from neardup.stream.index.redis import index as redis_module
     from neardup.stream.namespaces.policy import Policy
@@ -82,9 +82,9 @@ async def test_what_a_worker_keeps_per_namespace_is_bounded(redis_client: Redis)
     for i in range(engine_module._TARGETS_KEPT + 40):
         (v,) = await engine.process([Article(f"a{i}", "one two three four five", f"ns-{i}")])
         assert isinstance(v, Verdict)
-    assert len(engine._checked) == engine_module._TARGETS_KEPT
+    assert len(engine.targets.checked) == engine_module._TARGETS_KEPT
     assert len(index._schemes) <= redis_module.SCHEMES_KEPT
-    assert "ns-0" not in engine._checked  # the first, forgotten: its scheme is read again
+    assert "ns-0" not in engine.targets.checked  # the first, forgotten: its scheme is read again
     other = Engine(RedisIndex(redis_client), Policy(threshold=0.5, shingle_size=4))
     (refused,) = await other.process([Article("b", "one two three four five", "ns-0")])
     assert isinstance(refused, SchemeMismatchError)

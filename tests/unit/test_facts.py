@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from harness import noisy_briefs
 from neardup.sketch.facts import Comparison, Difference, compare, differences, facts_of, numbers_of
 from neardup.sketch.features import normalize
-from neardup.stream.engine.engine import _judge_short
+from neardup.stream.engine.judge import judge_short
 from neardup.stream.namespaces.policy import Policy
 
 
@@ -352,7 +352,7 @@ def test_surface_noise_never_changes_the_verdict_on_real_briefs(
     if noisy is None:  # a family with nothing to change in this brief
         return
     for mine, theirs in ((noisy, brief), (brief, noisy)):
-        judged = _judge_short(Policy(), normalize(mine), normalize(theirs))
+        judged = judge_short(Policy(), normalize(mine), normalize(theirs))
         assert judged is not None and judged[1], (mine, theirs)
         assert judged[0].changes == ()
 

@@ -1,5 +1,5 @@
-"""The worker's log lines (stream/logs.py): one line per event with time, level and logger, as
-text or as one JSON object per line."""
+"""The worker's log lines (stream/worker/logs.py): one line per event with time, level and logger,
+as text or as one JSON object per line."""
 
 from __future__ import annotations
 

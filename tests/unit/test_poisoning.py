@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import pytest
 
 from harness.poisoning import SHAPES, VICTIM, Shape, copies, poison, stories
+from neardup.stream.engine.boilerplate import learn
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
@@ -84,7 +85,7 @@ async def test_the_poison_taught_its_source_the_stories_lines() -> None:
     """The attack is real: the copier's lines were learned (the rule above is what holds)."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True)
-    found = await engine._boilerplate("default", Policy(), copies(stories())[:1])
+    found = await learn(engine.index, "default", Policy(), copies(stories())[:1])
     lines, left_out = found.lines, found.left_out
     assert lines[0] is not None and len(left_out[0]) >= len(lines[0]) - 2
 
@@ -103,11 +104,11 @@ async def test_a_check_never_teaches() -> None:
     nothing: no copy leaves a line of the story out."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True, teach=False)
-    sketched = (await engine._boilerplate("default", Policy(), copies(stories()))).sketched
+    sketched = (await learn(engine.index, "default", Policy(), copies(stories()))).sketched
     assert _keeps_the_stories(sketched)
     taught = Engine(MemoryIndex())
     await attack(taught, poisoned=True)
-    sketched = (await taught._boilerplate("default", Policy(), copies(stories()))).sketched
+    sketched = (await learn(taught.index, "default", Policy(), copies(stories()))).sketched
     assert not _keeps_the_stories(sketched)  # the same poison, taught, does teach
 
 
@@ -116,7 +117,7 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     engine = Engine(MemoryIndex(), policy)
     got = await attack(engine, poisoned=True)
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
-    sketched = (await engine._boilerplate("default", policy, copies(stories()))).sketched
+    sketched = (await learn(engine.index, "default", policy, copies(stories()))).sketched
     assert sketched == [None] * len(stories())  # the copier taught nothing, not even its tail
     # a named source still teaches: three pages of other stories of the victim's site with one
     # navigation line, and a fourth page leaves it out
@@ -124,5 +125,5 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     others = stories(12)[8:]
     site = [Article(f"s{i}", f"{nav}\n{v.text}", source=VICTIM) for i, v in enumerate(others)]
     await _all(engine, site[:3])
-    sketched = (await engine._boilerplate("default", policy, site[3:4])).sketched
+    sketched = (await learn(engine.index, "default", policy, site[3:4])).sketched
     assert sketched[0] is not None and nav not in sketched[0]

@@ -28,19 +28,22 @@ IMPORT = (
     "_call_with_frames_removed (<frozen importlib._bootstrap>)"
 )
 DEDUP = (
-    f"{SCRIPT};main (stream/cli.py);Typer.__call__ (typer/main.py);"
+    f"{SCRIPT};main (stream/cli/main.py);Typer.__call__ (typer/main.py);"
     "Command.__call__ (typer/_click/core.py);get_callback.<locals>.wrapper (typer/main.py);"
-    "dedup (stream/cli.py)"
+    "dedup (stream/cli/main.py)"
 )
 LOOP = (
     f"{DEDUP};run (asyncio/runners.py);BaseEventLoop.run_forever (asyncio/base_events.py);"
     "BaseEventLoop._run_once (asyncio/base_events.py);Handle._run (asyncio/events.py)"
 )
 PROCESS = (
-    f"{LOOP};_dedup (stream/cli.py);_dedup.<locals>.flush (stream/cli.py);"
-    "Engine.process (stream/engine.py);Engine._process_ns (stream/engine.py)"
+    f"{LOOP};_dedup (stream/cli/main.py);_dedup.<locals>.flush (stream/cli/main.py);"
+    "Engine.process (stream/engine/engine.py);Engine._process_ns (stream/engine/engine.py)"
 )
-PREPARE = f"{PROCESS};Engine._prepare_and_register (stream/engine.py);prepare (stream/prepare.py)"
+PREPARE = (
+    f"{PROCESS};Engine._prepare_and_register (stream/engine/engine.py);"
+    "prepare (stream/engine/prepare.py)"
+)
 RAW = "\n".join(
     [
         # importing sketch/ (and numpy under it) is start-up, not sketches
@@ -51,34 +54,34 @@ RAW = "\n".join(
         f"{SCRIPT} 1",
         # the policy's banding parameters, though computed in sketch/lsh.py
         f"{DEDUP};__create_fn__.<locals>.__init__ (<string>);Policy.__post_init__ "
-        "(stream/policy.py);recall_floor_params (sketch/lsh.py) 3",
+        "(stream/namespaces/policy.py);recall_floor_params (sketch/lsh.py) 3",
         # interpreter start and exit
         " 4",
         # typer building the command: argument parsing (typer's <module> (<string>) is no import)
-        f"{SCRIPT};main (stream/cli.py);Typer.__call__ (typer/main.py);"
+        f"{SCRIPT};main (stream/cli/main.py);Typer.__call__ (typer/main.py);"
         "get_params_from_function (typer/utils.py);ForwardRef._evaluate (typing.py);"
         "<module> (<string>);Option (typer/params.py) 5",
         # the boilerplate pass takes a model's method and the index's line counts under it
-        f"{PROCESS};Engine._boilerplate (stream/engine.py);"
-        "Engine._boilerplate.<locals>.<listcomp> (stream/engine.py);lines_of (sketch/lines.py) 13",
-        f"{PROCESS};Engine._boilerplate (stream/engine.py);Article.source_name (stream/model.py) 2",
-        f"{PROCESS};Engine._count_lines (stream/engine.py);MemoryIndex.add_lines "
+        f"{PROCESS};learn (stream/engine/boilerplate.py);"
+        "learn.<locals>.<listcomp> (stream/engine/boilerplate.py);lines_of (sketch/lines.py) 13",
+        f"{PROCESS};learn (stream/engine/boilerplate.py);Article.source_name (stream/model.py) 2",
+        f"{PROCESS};Engine._process_ns (stream/engine/engine.py);MemoryIndex.add_lines "
         "(stream/index/memory.py);MemoryIndex._space (stream/index/memory.py) 3",
         # numpy under sketch/ is sketches; facts under prepare are facts
-        f"{PREPARE};_long (stream/prepare.py);MinHasher.signatures (sketch/minhash.py);"
+        f"{PREPARE};_long (stream/engine/prepare.py);MinHasher.signatures (sketch/minhash.py);"
         "_wrapfunc (numpy/_core/fromnumeric.py) 7",
-        f"{PREPARE};_long (stream/prepare.py);numbers_of (sketch/facts.py) 6",
+        f"{PREPARE};_long (stream/engine/prepare.py);numbers_of (sketch/facts.py) 6",
         # the memory index registering
-        f"{PROCESS};Engine._prepare_and_register (stream/engine.py);MemoryIndex.register "
+        f"{PROCESS};Engine._prepare_and_register (stream/engine/engine.py);MemoryIndex.register "
         "(stream/index/memory.py) 4",
         # exact Jaccard under the engine, numpy under it: verification
-        f"{PROCESS};_judge (stream/engine.py);jaccard (sketch/verify.py);"
+        f"{PROCESS};judge (stream/engine/judge.py);jaccard (sketch/verify.py);"
         "searchsorted (numpy/_core/fromnumeric.py) 8",
         # a dataclass __init__ (no part) in the engine: the engine's
-        f"{PROCESS};Engine._verdict (stream/engine.py);__create_fn__.<locals>.__init__ "
+        f"{PROCESS};Engine._verdict (stream/engine/engine.py);__create_fn__.<locals>.__init__ "
         "(<string>) 2",
         # reading a line: the schema; the loop's own time
-        f"{LOOP};_dedup (stream/cli.py);article_from_obj (stream/schema.py) 5",
+        f"{LOOP};_dedup (stream/cli/main.py);article_from_obj (stream/schema.py) 5",
         f"{LOOP} 3",
         # a frame of no part at all
         "somewhere (elsewhere.py) 1",
@@ -120,5 +123,5 @@ def test_whole_parts_win_over_deeper_frames_and_order_settles_the_rest() -> None
     assert command_part(verify, DEDUP_PARTS) == VERDICT  # before sketch/ in the list
     sketch_first = (Part("sketch", ("sketch/",)), Part("verify", ("sketch/verify.py",)))
     assert command_part(verify, sketch_first) == "sketch"
-    fallback = (Part("loop", ("asyncio/",), fallback=True), Part("cli", ("stream/cli.py",)))
+    fallback = (Part("loop", ("asyncio/",), fallback=True), Part("cli", ("stream/cli/main.py",)))
     assert command_part(LOOP.split(";"), fallback) == "cli"

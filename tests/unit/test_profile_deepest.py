@@ -13,7 +13,7 @@ from harness.profile import (
 
 SKETCHES, REDIS, WEB, ENGINE, FAUST = (p.name for p in HTTP_CHECK_PARTS[:5])
 START = (
-    "<module> (neardup);main (stream/cli.py);worker (stream/cli.py);"
+    "<module> (neardup);main (stream/cli/main.py);worker (stream/cli/main.py);"
     "Worker.execute_from_commandline (mode/worker.py);"
     "BaseEventLoop.run_forever (asyncio/base_events.py);"
     "BaseEventLoop._run_once (asyncio/base_events.py)"
@@ -21,7 +21,7 @@ START = (
 RUN = f"{START};Handle._run (asyncio/events.py)"
 VIEW = (
     f"{RUN};RequestHandler._handle_request (aiohttp/web_protocol.py);"
-    "View.dispatch (faust/web/views.py);check (stream/web.py)"
+    "View.dispatch (faust/web/views.py);check (stream/worker/http/web.py)"
 )
 MAIN = "thread (100): MainThread"
 CONSUMER = (
@@ -31,22 +31,23 @@ CONSUMER = (
 RAW = "\n".join(
     [
         # the brief's example, without --threads: sketches, although the view and engine wrap it
-        "<module> (x);Handle._run (asyncio/events.py);check (stream/web.py);"
-        "prepare (stream/prepare.py);mix64 (sketch/features.py) 7",
+        "<module> (x);Handle._run (asyncio/events.py);check (stream/worker/http/web.py);"
+        "prepare (stream/engine/prepare.py);mix64 (sketch/features.py) 7",
         # numpy called from sketch/ is the sketches'
-        f"{MAIN};{VIEW};prepare (stream/prepare.py);simhash_one (sketch/simhash.py);"
+        f"{MAIN};{VIEW};prepare (stream/engine/prepare.py);simhash_one (sketch/simhash.py);"
         "_wrapfunc (numpy/_core/fromnumeric.py) 5",
         # aiohttp parsing a request, called by asyncio's transport: the web server
         f"{MAIN};{RUN};_SelectorSocketTransport._read_ready (asyncio/selector_events.py);"
         "RequestHandler.data_received (aiohttp/web_protocol.py) 4",
         # the Redis client's socket write through asyncio's transport: the Redis client
-        f"{MAIN};{VIEW};Engine.process (stream/engine.py);"
-        "RedisIndex.lookup (stream/index/redis.py);"
+        f"{MAIN};{VIEW};Engine.process (stream/engine/engine.py);"
+        "RedisIndex.lookup (stream/index/redis/index.py);"
         "AbstractConnection._send_packed_command (redis/asyncio/connection.py);"
         "StreamWriter.writelines (asyncio/streams.py);"
         "_SelectorSocketTransport.write (asyncio/selector_events.py) 3",
         # a dataclass __init__ (no part) in the engine: the engine
-        f"{MAIN};{VIEW};Engine.process (stream/engine.py);Engine._decide (stream/engine.py);"
+        f"{MAIN};{VIEW};Engine.process (stream/engine/engine.py);"
+        "Engine._process_ns (stream/engine/engine.py);"
         "__create_fn__.<locals>.__init__ (<string>) 2",
         # faust's JSON helper (orjson) answering the view: the web server ...
         f"{MAIN};{VIEW};View.json (faust/web/views.py);Web.json (faust/web/drivers/aiohttp.py);"
@@ -54,7 +55,7 @@ RAW = "\n".join(
         # ... and the same helper in faust's fetcher: faust
         f"{MAIN};{RUN};Service._execute_task (mode/services.py);"
         "Fetcher._fetcher (faust/transport/consumer.py);dumps (faust/utils/json.py) 1",
-        # the loop's own work: stream/cli.py and mode/worker.py above the loop do not count
+        # the loop's own work: stream/cli/main.py and mode/worker.py above the loop do not count
         f"{MAIN};{START} 6",
         f"{MAIN};{RUN};_SelectorSocketTransport._read_ready (asyncio/selector_events.py) 1",
         # waiting in the selector
@@ -101,7 +102,11 @@ def test_leaves_are_the_main_thread_busy_stacks_last_frames() -> None:
 
 
 def test_order_of_parts_settles_a_frame_two_prefixes_match() -> None:
-    frames = ["<module> (x)", "Handle._run (asyncio/events.py)", "lookup (stream/index/redis.py)"]
+    frames = [
+        "<module> (x)",
+        "Handle._run (asyncio/events.py)",
+        "lookup (stream/index/redis/index.py)",
+    ]
     assert deepest_part(frames, HTTP_CHECK_PARTS) == REDIS
     engine_first = (Part("engine", ("stream/",)), Part("redis", ("stream/index/",)))
     assert deepest_part(frames, engine_first) == "engine"

@@ -1,0 +1,271 @@
+"""Boilerplate, learned per source: the lines and passages a source's documents repeat are its
+template (a site's navigation, footer, cookie notice, a box of its latest headlines), left out
+of what a text is sketched and judged by.
+
+What counts: each line or passage of two to ``boilerplate_tokens`` tokens that at least
+``boilerplate_min_docs`` earlier documents of the same source had, counted in the index when a
+batch's verdicts are stored. What teaches: originals and loose copies (:func:`teaches`); a close
+copy teaches only what is not in the text it copies, so a story syndicated many times never
+makes its own lines template, and a source cannot teach another's story as its template.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.sketch import features
+from neardup.sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
+from neardup.stream.engine.prepare import Prepared, anchor_buckets, whole_shingles
+from neardup.stream.errors import NeardupError
+from neardup.stream.index.base import Index, Probe
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import ANCHOR_TOKENS, ANCHORS, Policy
+from neardup.stream.records import Kind, Record
+
+_WORD = re.compile(r"\w")
+
+
+class Learned(NamedTuple):
+    """What :func:`learn` found for each article of a batch."""
+
+    lines: list[Lines | None]  # its lines and passages (None: one line, or learning off)
+    sketched: list[str | None]  # its text less what its source repeats (None: as sent)
+    left_out: list[frozenset[bytes]]  # the fingerprints left out of ``sketched``
+    anchors: list[tuple[int, ...]]  # its anchors' fingerprints
+    # the fingerprints of everything its source repeats, even when that left nothing (then
+    # ``sketched`` is None and ``left_out`` empty): what a pair leaves out (judge.judge)
+    learned: list[frozenset[bytes]]
+
+
+COPY_TEACHES_BELOW = 0.95  # a copy this similar to what it copies is that story again
+
+
+def _counted_now(probe: Probe) -> bool:
+    """A new article's lines are counted once its batch is decided; so are a replayed one's
+    whose verdict was never stored (the attempt that registered it failed before counting)."""
+    return probe.status == "new" or (probe.status == "replay" and probe.verdict is None)
+
+
+def teaches(v: Verdict | NeardupError | None) -> bool:
+    """Whether an article's lines count towards its source's boilerplate: an original's do,
+    and a loose copy's (a template shared by two stories can make them look alike: they must
+    teach it, or the template is never learned); a copy nearly identical to an earlier text
+    does not (a story syndicated many times must not make its own lines template)."""
+    if not isinstance(v, Verdict) or v.verdict == "duplicate":
+        return False
+    return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
+
+
+def copied(
+    records: Iterable[Record], decided: Mapping[int, Verdict | NeardupError]
+) -> dict[int, str]:
+    """Per close copy of the batch that does not teach (:func:`teaches`) but is not an exact
+    duplicate either, the normalised text of the earlier article it copies, when its record
+    kept the text (else the copy teaches nothing)."""
+    close = {
+        k: v.duplicate_of
+        for k, v in decided.items()
+        if isinstance(v, Verdict) and v.verdict == "near_duplicate" and not teaches(v)
+    }
+    if not close:
+        return {}
+    by_id = {r.doc_id: r for r in records if r.raw}
+    return {
+        k: features.normalize(by_id[doc].raw)
+        for k, doc in close.items()
+        if doc is not None and doc in by_id
+    }
+
+
+def units(text: str, source: str, policy: Policy) -> Lines:
+    """What a text's boilerplate is learned and left out by: its lines, and for a named source
+    (a site, a feed) the passages inside them too (sentences, a box's items: a footer or a box
+    that text extraction delivers on one line). Without a source, the namespace is one source
+    whose documents are every story and their copies: passages counted across it would make a
+    story's own sentences template once its copies are in."""
+    if not source:
+        return lines_of(
+            text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
+        )
+    return passages_of(
+        text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
+    )
+
+
+def anchored(
+    policy: Policy, prepared: list[Prepared], sampled: Sequence[tuple[int, ...]]
+) -> list[Prepared]:
+    """A long page's anchors among its buckets (:func:`learn`): registered and
+    probed with its bands, so a page registered before its site's template was learned (its
+    bands are of story and template) meets a later copy sketched without its own template."""
+    return [
+        replace(p, buckets=p.buckets + anchor_buckets(policy, fps))
+        if fps and p.kind is Kind.LONG
+        else p
+        for p, fps in zip(prepared, sampled, strict=True)
+    ]
+
+
+async def learn(
+    index: Index,
+    ns: str,
+    policy: Policy,
+    articles: list[Article],
+    teach: bool = True,
+    in_batch: Counter[bytes] | None = None,
+) -> Learned:
+    """Each multi-line article's lines, and its text without the lines that at least
+    ``boilerplate_min_docs`` earlier documents of its source had and that have two to
+    ``boilerplate_tokens`` tokens (a template's lines are short; a long paragraph that
+    recurs is a story syndicated again, not boilerplate; a one-word line is a text laid
+    out a word a line, whose words recur everywhere) (None: nothing to leave
+    out, or everything: a page that is all template is judged as it is; or a short text,
+    fewer than ``short_tokens`` tokens, whose recurring lines are its facts: ``Pay April
+    10`` in a dividend notice). One read of the
+    index for the batch, plus the batch's own earlier articles; what is left out is frozen
+    into the records that registration writes, so the verdicts never depend on counts read
+    later. Third: per article, the fingerprints of the lines it left out (what a pair
+    view of an earlier text leaves out too: :func:`_pair_view`). Fourth: per article, its
+    anchors (:func:`neardup.sketch.lines.anchors`) among its sentences that no earlier document
+    of its source had (a story's, not its template's or a box's: those recur), for a page
+    of a named source that teaches."""
+    k, none = policy.boilerplate_min_docs, [None] * len(articles)
+    nothing: list[frozenset[bytes]] = [frozenset()] * len(articles)
+    no_anchors: list[tuple[int, ...]] = [()] * len(articles)
+    if not k or not any("\n" in a.text for a in articles):
+        return Learned(list(none), list(none), nothing, no_anchors, list(nothing))
+    lines = [units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles]
+    wanted = list({key for found in lines if found for key in found.keys})
+    counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
+    sketched: list[str | None] = []
+    left_out: list[frozenset[bytes]] = []
+    sampled: list[tuple[int, ...]] = []
+    learned: list[frozenset[bytes]] = []
+    seen: set[str] = set()
+    for a, found in zip(articles, lines, strict=True):
+        if found is None:
+            sketched.append(None)
+            left_out.append(frozenset())
+            sampled.append(())
+            learned.append(frozenset())
+            continue
+        drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
+        drop -= inside(a.text, found, drop)  # what recurs inside a story is part of it
+        if a.source_name():  # a site's page: a box's new items, amid its learned ones,
+            extra = between(a.text, found, drop)  # unless they are all the page has left
+            if extra and _WORD.search(without(a.text, found, drop | extra)):
+                drop |= extra
+        if not features.has_tokens(a.text, policy.short_tokens):
+            drop = set()  # a short text is judged whole: its lines are its facts
+        if a.source_name() and policy.teaches(a.source_name()):
+            new = {i for i, key in enumerate(found.keys) if not counts[key]} - drop
+            sampled.append(anchors(a.text, found, new, k=ANCHORS, min_tokens=ANCHOR_TOKENS))
+        else:
+            sampled.append(())
+        if a.text not in seen and teach and policy.teaches(a.source_name()):
+            # the batch's earlier articles count too, once per text
+            seen.add(a.text)
+            # whole lines only: a passage is taught by originals alone (:func:`lines_taught`)
+            counts.update(set(found.keys))
+            if in_batch is not None:
+                in_batch.update(set(found.keys))
+        rest = without(a.text, found, drop) if drop else ""
+        reduced = bool(drop and _WORD.search(rest))
+        sketched.append(rest if reduced else None)
+        fps = frozenset(found.keys[i][8:] for i in drop)
+        left_out.append(fps if reduced else frozenset())
+        learned.append(fps)
+    return Learned(lines, sketched, left_out, sampled, learned)
+
+
+def lines_taught(
+    policy: Policy,
+    articles: list[Article],
+    lines: list[Lines | None],
+    probes: list[Probe],
+    decided: Mapping[int, Verdict | NeardupError],
+    copied: Mapping[int, str],
+) -> list[bytes]:
+    """The lines of the batch's newly registered articles that teach (each line once per
+    article; see :func:`teaches`). Boilerplate is what recurs across different stories of
+    a source: a story syndicated again, or its copies, must not teach that its own lines
+    are template. A close copy still teaches the lines that are not in what it copies
+    (``copied``: that text, normalised): its own site's template, and a box of the
+    site's latest headlines, which a site that syndicates much would otherwise never
+    learn. They are counted in the step that stores the verdicts, so a replayed
+    article was counted iff its verdict was stored (:func:`_counted_now`)."""
+    out: list[bytes] = []
+    for k, (found, probe) in enumerate(zip(lines, probes, strict=True)):
+        if (
+            found is None
+            or not _counted_now(probe)
+            or not policy.teaches(articles[k].source_name())
+        ):
+            continue
+        if teaches(decided.get(k)):
+            out += dict.fromkeys(found.keys)
+        elif k in copied:
+            text, theirs = articles[k].text, copied[k]
+            out += dict.fromkeys(
+                key
+                for (a, b), key in zip(found.spans, found.keys, strict=True)
+                if features.normalize(text[a:b]) not in theirs
+            )
+    return out
+
+
+async def views(
+    index: Index,
+    ns: str,
+    policy: Policy,
+    records: Mapping[int, Record],
+    in_batch: Counter[bytes],
+) -> dict[int, npt.NDArray[np.uint32]]:
+    """For the long records of a named source whose text was kept: the shingles of the text
+    less what its source repeats now (its lines and passages counted in at least
+    ``boilerplate_min_docs`` documents, as :func:`learn` leaves them out, ``in_batch``
+    included), when that leaves something out. One read of the counts for all of them."""
+    k = policy.boilerplate_min_docs
+    todo = {
+        s: rec
+        for s, rec in records.items()
+        if rec.kind is Kind.LONG and rec.source and "\n" in rec.raw
+    }
+    if not k or not todo:
+        return {}
+    found_in = {s: units(rec.raw, rec.source, policy) for s, rec in todo.items()}
+    wanted = list({key for u in found_in.values() for key in u.keys})
+    counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
+    counts.update(in_batch)
+    out = {}
+    for s, found in found_in.items():
+        raw = todo[s].raw
+        drop = {i for i, key in enumerate(found.keys) if counts[key] >= k}
+        drop -= inside(raw, found, drop)
+        extra = between(raw, found, drop)
+        if extra and _WORD.search(without(raw, found, drop | extra)):
+            drop |= extra
+        rest = without(raw, found, drop) if drop else ""
+        if _WORD.search(rest):
+            out[s] = whole_shingles(policy, rest)
+    return out
+
+
+__all__ = [
+    "COPY_TEACHES_BELOW",
+    "Learned",
+    "anchored",
+    "copied",
+    "learn",
+    "lines_taught",
+    "teaches",
+    "units",
+    "views",
+]

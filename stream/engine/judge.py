@@ -1,0 +1,470 @@
+"""The match rules: whether an earlier stored article is a copy of a new one, related to it
+(alike but for its facts), or neither, and what differs between the two.
+
+Pure functions of the two texts' sketches and records and of the namespace's policy (no index,
+no clock): the engine (:mod:`neardup.stream.engine.engine`) finds the candidates and calls
+:func:`judge` on each. Long texts are compared by exact Jaccard (or containment) of token
+shingles, short ones by edit similarity of their cores (:mod:`neardup.sketch.facts`); a text
+that left lines out as its source's boilerplate (:mod:`neardup.stream.engine.boilerplate`) is
+compared again as sent when what it kept is too little to judge alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.sketch import evidence, facts, features, verify
+from neardup.sketch.evidence import Span
+from neardup.sketch.lines import Lines, without
+from neardup.stream.engine.batch import Batch
+from neardup.stream.engine.boilerplate import units
+from neardup.stream.engine.prepare import Prepared, numbers_and_dates, whole_shingles
+from neardup.stream.index.base import Probe
+from neardup.stream.model import Change, Direction, Match, Method, Related, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
+
+
+class AsSent:
+    """A text as sent, read once for all its candidates (its shingles, its lines' and
+    passages' fingerprints): what :func:`judge` compares again when its sketch left lines
+    out."""
+
+    def __init__(self, policy: Policy, me: Prepared, units: Lines | None = None) -> None:
+        self.policy, self.me = policy, me
+        self._shingles: npt.NDArray[np.uint32] | None = None
+        self._units = units  # what Engine._boilerplate read already, if it did
+
+    @property
+    def shingles(self) -> npt.NDArray[np.uint32]:
+        if self._shingles is None:
+            self._shingles = whole_shingles(self.policy, self.me.article.text)
+        return self._shingles
+
+    @property
+    def units(self) -> Lines:
+        if self._units is None:
+            a = self.me.article
+            self._units = units(a.text, a.source_name(), self.policy)
+        return self._units
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An earlier article that verified: how similar, which one, and which measure decided.
+    ``direction``: which text lies inside the other (containment). ``changes``: the facts that
+    differ (a short text's, when the policy lets numbers differ; a long text's numbers are
+    compared for the best match only, in :meth:`Engine._verdict`, unless ``read``: the text
+    was judged less its source's own template, and ``changes`` are read from that)."""
+
+    similarity: float
+    seq: int
+    method: Method
+    direction: Direction | None = None
+    changes: tuple[Change, ...] = ()
+    read: bool = False
+
+
+def judge(
+    policy: Policy,
+    me: Prepared | Record,
+    other: Record,
+    left_out: frozenset[bytes] = frozenset(),
+    view: npt.NDArray[np.uint32] | None = None,
+    learned: frozenset[bytes] = frozenset(),
+    sent: AsSent | None = None,
+) -> tuple[Candidate, bool] | None:
+    """An earlier stored article as a match (``True``) or as related (``False``: alike but for
+    its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
+    numbers differ), or ``None``; ``seq`` is filled in by the caller.
+
+    Long texts compare what each sketched: its text less the lines its source repeated when it
+    was registered. What a source repeats is learned over time, so ``me`` may have left out
+    lines (``left_out``) that ``other`` kept, being earlier. Too unlike so, the two compare
+    again with those lines left out of both (:func:`pair_view`), and, if still unlike, whole
+    (:func:`_judge_whole`): alike whole they are a copy when their facts agree, else related,
+    never silently apart (a template's next release whose lines were learned in between).
+    ``view``: ``other``'s text less what its source repeats now (:meth:`Engine._views`): a
+    site's first pages were registered before their template was learned and keep it; what
+    is left out of ``other`` is what is template in *its* source, never in ``me``'s.
+    ``learned``: what ``me``'s source repeats (:func:`_own_template`): what the two share is
+    left out only when it is template in ``other``'s source, never in ``me``'s alone.
+    ``sent``: ``me`` as sent, read once for all its candidates."""
+    # the texts as sent can be compared again: ``me`` left lines out, ``other`` kept its text
+    as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
+    if sent is None and isinstance(me, Prepared) and (left_out or learned):
+        sent = AsSent(policy, me)
+    if me.kind is not other.kind:
+        if as_sent is not None and other.kind is Kind.LONG:
+            # long, but short without boilerplate: whole, or less only its source's template
+            # that ``other`` does not have (a copier's source taught the story it copies)
+            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
+        return None
+    if me.kind is Kind.SHORT:
+        kept = _kept_share(me.text, as_sent.article.text) if as_sent is not None else 1.0
+        if as_sent is not None and (
+            kept < 1 / 3 or (kept < 1 / 2 and features.has_tokens(other.raw, policy.short_tokens))
+        ):
+            # a long text that is short without its boilerplate is judged as sent: what its
+            # source repeats may be someone else's story, taught as template (a copier that
+            # sends a story's lines as documents of its own, then the story), and two texts
+            # whose remainders alike are a tag or a filler line are not copies of each other.
+            # A remainder of a third of the text or more, against a text short as sent (or of
+            # half or more), is what it says (a brief sent again under tag lines its source
+            # repeats)
+            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
+        judged = judge_short(policy, me.text, other.text)
+        if judged is None and as_sent is not None:
+            return _judge_whole(policy, as_sent, other)
+        return judged
+    sim, direction = _similarity(policy, me.shingles, other.shingles)
+    if sim < policy.threshold and view is not None:
+        sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
+    read = ""  # ``me`` less its own template, when that decided
+    if sim < policy.threshold and learned and other.raw and sent is not None:
+        own, rest = _own_template(policy, sent, other, learned, view)
+        if own[0] >= policy.threshold:
+            (sim, direction), read = own, rest
+    if (
+        sim >= policy.threshold
+        and as_sent is not None
+        and sent is not None
+        and len(me.shingles) * 3 < len(sent.shingles)
+        and other.source == as_sent.article.source_name()
+    ):
+        # the same rule as a short remainder's: a long text that kept less than a third of
+        # itself is judged as sent against a text of its own source, whose template is what
+        # it left out (a copier taught its source a story's short lines; what it kept, long
+        # paragraphs, is also in its own documents that carried them). Against another
+        # source's text the remainder is what it says (an excerpt under a large template)
+        return _judge_as_sent(policy, as_sent, other, learned, view, sent)
+    if sim < policy.threshold:
+        if as_sent is None:
+            return None
+        me = as_sent
+        mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
+        if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
+            return None  # too unlike whole however much the lines left out share
+        if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
+            return None  # unlike whole too (leaving the same lines out of both rarely helps)
+        sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
+        if sim < policy.threshold:
+            return _judge_whole(policy, me, other)
+    found = Candidate(sim, 0, policy.measure, direction)
+    if policy.facts == "strict" and _another_day(me.dates, other.dates):
+        # the same template on another day (a monthly estimate, a weekly price, a daily
+        # average): each names a day the other does not. Related, with what changed
+        changes = (
+            *facts.diff_facts("date", other.dates, me.dates),
+            *number_changes(policy, me, other),
+        )
+        return Candidate(sim, 0, found.method, direction, changes), False
+    a, b = len(me.shingles), len(other.shingles)
+    brief = min(a, b) < policy.facts_tokens
+    known = max(a, b) < policy.numbers_shingles  # both records keep their numbers
+    if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
+        # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
+        # next release, not a copy: related, with its changed figures
+        changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
+        return Candidate(sim, 0, found.method, direction, changes), False
+    if read:  # the numbers the reader sees changed: those of the text as judged
+        return replace(found, changes=_text_changes(other.raw, read), read=True), True
+    return found, True
+
+
+def _judge_as_sent(
+    policy: Policy,
+    me: Prepared,
+    other: Record,
+    learned: frozenset[bytes],
+    view: npt.NDArray[np.uint32] | None,
+    sent: AsSent | None,
+) -> tuple[Candidate, bool] | None:
+    """A text that left too much of itself out, judged as sent: whole, or less only its
+    source's own template that ``other`` does not have (:func:`_own_template`), whichever is
+    more alike: a copier's own sign-off line, learned from its earlier copies, is no more
+    part of the copy when its source was also taught the story."""
+    whole = _judge_whole(policy, me, other, mine_shingles=sent.shingles if sent else None)
+    if sent is None or (whole is not None and whole[1] and whole[0].similarity >= 1.0):
+        return whole
+    own, rest = _own_template(policy, sent, other, learned, view)
+    if own[0] >= policy.threshold and (
+        whole is None or not whole[1] or own[0] > whole[0].similarity
+    ):
+        return _judge_whole(policy, me, other, own, rest)
+    return whole
+
+
+def _own_template(
+    policy: Policy,
+    sent: AsSent,
+    other: Record,
+    learned: frozenset[bytes],
+    view: npt.NDArray[np.uint32] | None,
+) -> tuple[tuple[float, Direction | None], str]:
+    """``me`` as sent less what its source repeats (``learned``) *and ``other`` does not
+    have*, against ``other``'s view (else its sketch, if long): a copier's source that was
+    taught the story it copies (sent as documents of its own, inside its own template) left
+    the story out of the copy's sketch with its template; for this pair the story stays, and
+    only the copier's own template goes. Second: ``me``'s text so."""
+    theirs = view if view is not None else other.shingles if other.kind is Kind.LONG else None
+    if not learned or not other.raw or theirs is None:
+        return (0.0, None), ""
+    # what is left of ``me`` shares at most what all of it shares, and keeps half of it
+    shared = verify.intersection_size(sent.shingles, theirs)
+    if shared < policy.threshold * min(len(theirs), len(sent.shingles) / 3):
+        return (0.0, None), ""
+    text = sent.me.article.text
+    found = sent.units
+    norm, whole = features.normalize(other.raw), whole_shingles(policy, other.raw)
+    drop = set()
+    for i, key in enumerate(found.keys):
+        if key[8:] in learned:
+            # whether ``other`` has it, whatever the two layouts (a sentence of one is a line
+            # of the other, or runs over two): its text, or most of its shingles
+            a, b = found.spans[i]
+            if features.normalize(text[a:b]) in norm:
+                continue
+            unit = whole_shingles(policy, text[a:b])
+            if not len(unit) or verify.intersection_size(unit, whole) * 2 < len(unit):
+                drop.add(i)
+    rest = without(text, found, drop) if drop else text
+    if _kept_share(features.normalize(rest), text) < 1 / 2:
+        # what ``me`` shares with ``other`` is a small part of it: whatever its source was
+        # taught, ``me`` is not ``other``'s copy (a copier's own document that carries some
+        # lines of a story is not what the story's copy copies)
+        return (0.0, None), ""
+    return _similarity(policy, whole_shingles(policy, rest), theirs), rest
+
+
+def _kept_share(rest: str, whole: str) -> float:
+    """The share of a text's tokens that it kept (``rest``: what it kept, normalised)."""
+    n = len(features.tokenize(features.normalize(whole)))
+    return len(features.tokenize(rest)) / n if n else 1.0
+
+
+def _judge_whole(
+    policy: Policy,
+    me: Prepared,
+    other: Record,
+    judged: tuple[float, Direction | None] | None = None,
+    mine: str = "",
+    mine_shingles: npt.NDArray[np.uint32] | None = None,
+) -> tuple[Candidate, bool] | None:
+    """A text that left so much out as boilerplate that the rest is short, against an earlier
+    long text (registered before those lines were learned), or two texts unlike once the
+    same lines are left out of both: the two whole texts as sent (or as ``judged``: the
+    similarity of ``me`` less its own template, ``mine``), a copy when their bodies'
+    numbers and days agree, else related with what changed."""
+    if judged is None:
+        shingles = (
+            whole_shingles(policy, me.article.text) if mine_shingles is None else mine_shingles
+        )
+        judged = _similarity(policy, shingles, whole_shingles(policy, other.raw))
+    sim, direction = judged
+    if sim < policy.threshold:
+        return None
+    changes = _text_changes(other.raw, mine or me.article.text)
+    return Candidate(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
+
+
+def _text_changes(earlier: str, now: str) -> tuple[Change, ...]:
+    """The days and numbers two texts as given differ in."""
+    (a, days_a), (b, days_b) = (
+        numbers_and_dates(t, features.normalize(t), True) for t in (earlier, now)
+    )
+    return (
+        *(facts.diff_facts("date", days_a, days_b) if _another_day(days_b, days_a) else ()),
+        *(facts.diff_facts("number", a, b) if a != b else ()),
+    )
+
+
+def _whole_bound(
+    policy: Policy, mine: npt.NDArray[np.uint32], theirs: npt.NDArray[np.uint32], whole: int
+) -> float:
+    """An upper bound of the whole texts' similarity, from what was compared (``mine``, the
+    sketched shingles of a text of ``whole`` shingles, and ``theirs``, the record's): the
+    whole texts share at most what these share plus every shingle ``mine`` left out. Cheap:
+    most candidates of a site's pages stop here."""
+    shared = verify.intersection_size(mine, theirs) + max(0, whole - len(mine))
+    bound = shared / whole if whole else 0.0
+    if policy.measure == "containment" and len(theirs):
+        bound = max(bound, shared / len(theirs))  # theirs as sent has at least these shingles
+    return min(1.0, bound)
+
+
+def _similarity(
+    policy: Policy, a: npt.NDArray[np.uint32], b: npt.NDArray[np.uint32]
+) -> tuple[float, Direction | None]:
+    """The namespace's measure of two shingle sets, and under containment which way."""
+    if policy.measure == "jaccard":
+        return verify.jaccard(a, b), None
+    inter = verify.intersection_size(a, b)
+    part = inter / len(a) if len(a) else 0.0  # the new text inside the earlier one
+    whole = inter / len(b) if len(b) else 0.0  # the earlier text inside the new one
+    return (part, "excerpt") if part >= whole else (whole, "embeds")
+
+
+def pair_view(policy: Policy, other: Record, left_out: frozenset[bytes]) -> npt.NDArray[np.uint32]:
+    """The shingles of ``other``'s text as sent less its lines whose fingerprints are in
+    ``left_out`` (the lines the text it is compared with left out)."""
+    found = units(other.raw, other.source, policy)
+    drop = {i for i, key in enumerate(found.keys) if key[8:] in left_out}
+    return whole_shingles(policy, without(other.raw, found, drop) if drop else other.raw)
+
+
+def _another_day(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """Whether two texts name other days: each names one the other does not. A copy that
+    drops a paragraph with its date, or an update that adds one, still names the same days."""
+    a, b = set(mine), set(theirs)
+    return bool(a - b) and bool(b - a)
+
+
+def number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Change, ...]:
+    """The numbers a long copy changed, from both records: values with number words when
+    both are brief enough to keep them so, else the numerals as written, read as values."""
+    a, b = earlier.numbers, me.numbers
+    bound = policy.numbers_shingles
+    if not (len(me.shingles) < bound and len(earlier.shingles) < bound):
+        a, b = tuple(map(facts.value_of, a)), tuple(map(facts.value_of, b))
+    return tuple(facts.diff_facts("number", a, b)) if a != b else ()
+
+
+def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
+    """Edit similarity of the cores; then the facts decide (see :mod:`neardup.sketch.facts`). Texts
+    with no core (only links or symbols) compare as written and have no facts."""
+    me, other = facts.facts_of(mine), facts.facts_of(theirs)
+    if not (me.core and other.core):
+        sim = verify.edit_similarity(mine, theirs)
+        return (Candidate(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
+    sim = verify.edit_similarity(me.core, other.core)
+    unlike = sim < policy.short_threshold
+    if unlike and not facts.framed(other, me, policy.short_threshold):
+        return None
+    # the cores less words added at an edge (a tag); when unlike as they are, only that helps
+    compared = facts.compare(other, me, trimmed_only=unlike)
+    if compared is None:
+        return None
+    if (compared.earlier, compared.now) != (other.core, me.core):
+        sim = verify.edit_similarity(compared.now, compared.earlier)
+    if sim < policy.short_threshold:
+        return None
+    changes = compared.changes
+    strict = policy.facts == "strict"
+    copy = not any(strict or c.kind != "number" for c in changes)
+    return Candidate(sim, 0, "edit", None, changes), copy
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What an article's candidates verified as: matches (copies) and related texts."""
+
+    matches: list[Candidate]
+    related: list[Candidate]
+
+
+def matches(
+    batch: Batch,
+    me: Prepared | Record,
+    probe: Probe,
+    register: bool,
+    at: float,
+    left_out: frozenset[bytes] = frozenset(),
+    learned: frozenset[bytes] = frozenset(),
+    sent: AsSent | None = None,
+) -> Found:
+    """Every earlier, live candidate that verifies, best first (exact copies win ties), and
+    the related ones (short texts alike but for their facts), best first. ``left_out``:
+    the fingerprints of the lines ``me`` left out as boilerplate."""
+    policy = batch.policy
+    seq = probe.seq if register else None
+    matches: list[Candidate] = []
+    related: list[Candidate] = []
+    exact = probe.exact_seq
+    if exact is not None and batch.live(exact, at):
+        matches.append(Candidate(1.0, exact, "exact"))
+    for s in probe.candidates:
+        if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
+            continue
+        judged = judge(policy, me, batch.records[s], left_out, batch.views.get(s), learned, sent)
+        if judged is not None:
+            c, copy = judged
+            (matches if copy else related).append(
+                Candidate(c.similarity, s, c.method, c.direction, c.changes, c.read)
+            )
+    matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
+    related.sort(key=lambda m: (-m.similarity, m.seq))
+    return Found(matches, related)
+
+
+def verdict(
+    batch: Batch,
+    me: Prepared | Record,
+    doc_id: str,
+    probe: Probe,
+    found: Found,
+    register: bool,
+    cluster: str,
+    explain: bool = False,
+) -> Verdict:
+    """The verdict, given the cluster: the best match's, or ``doc_id`` for an original.
+    ``explain``: with the passages shared with the best match (:mod:`neardup.sketch.evidence`),
+    when both texts are at hand (the earlier record kept its text)."""
+    seq = probe.seq if register else None
+    cap = batch.policy.max_matches
+    related = tuple(
+        Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes)
+        for r in found.related[:cap]
+    )
+    if not found.matches:
+        return Verdict(
+            doc_id, batch.name or batch.ns, "original", None, doc_id, None, (), "new", seq,
+            len(probe.candidates), related=related,
+        )  # fmt: skip
+    best = found.matches[0]
+    earlier = batch.records[best.seq]
+    changes = best.changes
+    if me.kind is Kind.LONG and best.method != "exact" and not best.read:
+        changes = number_changes(batch.policy, me, earlier)
+    shown = tuple(
+        Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
+    )
+    return Verdict(
+        doc_id,
+        batch.name or batch.ns,
+        "duplicate" if best.method == "exact" else "near_duplicate",
+        earlier.doc_id,
+        cluster,
+        round(best.similarity, 4),
+        shown,
+        best.method,
+        seq,
+        len(probe.candidates),
+        changes=changes,
+        related=related,
+        direction=best.direction,
+        evidence=_evidence(batch.policy, me, earlier) if explain else None,
+    )
+
+
+def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[Span, ...]:
+    mine = me.article.text if isinstance(me, Prepared) else me.raw
+    if not (mine and earlier.raw):
+        return ()
+    return tuple(evidence.shared_spans(mine, earlier.raw, w=policy.shingle_size, seed=policy.seed))
+
+
+__all__ = [
+    "AsSent",
+    "Candidate",
+    "Found",
+    "judge",
+    "judge_short",
+    "matches",
+    "number_changes",
+    "pair_view",
+    "verdict",
+]
