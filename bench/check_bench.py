@@ -39,7 +39,6 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
-import json
 import os
 import random
 import signal
@@ -50,7 +49,6 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,20 +57,15 @@ import numpy as np
 import orjson
 import redis.asyncio as aioredis
 
+from bench import cli
+from bench.cli import say
+from bench.readings import ROOT, git_state, machine_info, other_load
 from harness import services
 from harness.corpus import Doc, generate, load_pool
 from harness.kafka import make_topics
 from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest, find_py_spy
-from harness.report import (
-    ROOT,
-    code_line,
-    cpu_seconds,
-    git_state,
-    machine_info,
-    md_table,
-    other_load,
-    write_atomic,
-)
+from harness.report import cpu_seconds
+from harness.services import log_tail
 from harness.workers import NEARDUP, WorkerProc, start_worker
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
@@ -80,25 +73,18 @@ from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article
 from neardup.stream.worker.http import read_api
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PACKAGES = ("neardup", "faust-streaming", "aiohttp", "redis", "numpy", "orjson", "py-spy")
 WARMUP = 100
 PROFILED = 200
-TOP = 10
+TOP = 10  # functions of the cProfile table
 EDITS = 3  # words replaced in a near-copy: ~1% of a 300-word text, far above the threshold
 TARGET = {"docs": 100_000, "words": 300, "p50_ms": 2.0, "p99_ms": 10.0}
-KINDS = {"copies": "near-copies", "fresh": "fresh texts"}
 WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}  # no per-request log lines in the timing
 PROFILE_HZ = 250
 ATTACH_S = 1.0  # py-spy attached and sampling before the first profiled request
 IDLE_S = 5.0
 LEAVES = 15
 WAITING = "idle: event loop waiting (Redis replies, the next request, fetches)"
-
-
-def say(msg: str) -> None:
-    """A progress line on stderr, so stdout stays free and a long step shows it is alive."""
-    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- workload
@@ -336,12 +322,6 @@ def idle_worker(worker: WorkerProc) -> dict[str, Any]:
     return {"seconds": t1 - t0, "cpu_cores": cores}
 
 
-def _log_tail(path: Path, lines: int = 5) -> str:
-    with contextlib.suppress(OSError):
-        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
-    return "(no log)"
-
-
 def profile_report(raw: str, checks: int) -> dict[str, Any]:
     """py-spy's samples as the report shows them: parts of the main thread (% of its samples,
     ms per check = samples / rate / checks), the threads, the hottest leaf functions."""
@@ -399,6 +379,10 @@ def profile_report(raw: str, checks: int) -> dict[str, Any]:
     }
 
 
+def _tail(log: Path) -> str:
+    return " | ".join(log_tail(log, 5).splitlines())
+
+
 def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> dict[str, Any]:
     """A second HTTP pass of ``checks`` with ``py-spy record`` attached to the worker; the
     samples classified by :func:`profile_report`, or ``{"skipped": why}``."""
@@ -416,7 +400,7 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
     try:
         time.sleep(ATTACH_S)
         if proc.poll() is not None:
-            return {"skipped": f"py-spy exited with {proc.returncode}: {_log_tail(log)}"}
+            return {"skipped": f"py-spy exited with {proc.returncode}: {_tail(log)}"}
         started = time.perf_counter()
         run, cpu = asyncio.run(http_checks(worker, [], checks))
         seconds = time.perf_counter() - started
@@ -428,7 +412,7 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
             proc.kill()
             proc.wait()
     if not raw.is_file() or raw.stat().st_size == 0:
-        return {"skipped": f"py-spy wrote nothing: {_log_tail(log)}"}
+        return {"skipped": f"py-spy wrote nothing: {_tail(log)}"}
     text = raw.read_text()
     return {
         "command": " ".join(["py-spy", *argv[1:3], "<worker pid>", *argv[4:-1], "<file>"]),
@@ -534,188 +518,8 @@ def target(result: dict[str, Any]) -> dict[str, Any]:
     return {**TARGET, "applies": applies, "met": met if applies else None}
 
 
-# --------------------------------------------------------------------------- report
-
-
-def _ms(x: float) -> str:
-    return f"{x:.2f}"
-
-
-def markdown(r: dict[str, Any]) -> str:
-    m, http, loc, fill, t = r["machine"], r["http"], r["in_process"], r["fill"], r["target"]
-    paths = [("HTTP `POST /check` (client to worker)", http)]
-    paths += [(f"HTTP, {KINDS[k]} only", p) for k, p in http["by_kind"].items()]
-    paths += [("in-process `Engine.process` (no HTTP)", loc)]
-    paths += [(f"in-process, {KINDS[k]} only", p) for k, p in loc["by_kind"].items()]
-    rows = [
-        [name, *(_ms(p[k]) for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))] for name, p in paths
-    ]
-    rows.append(
-        ["HTTP and faust's web server (difference of the two)"]
-        + [_ms(http[k] - loc[k]) for k in ("p50_ms", "p90_ms", "p99_ms")]
-        + ["—"]
-    )
-    if t["applies"]:
-        verdict = "**met**" if t["met"] else "**missed**"
-    else:
-        verdict = f"not applicable (this run: {r['docs']:,} articles of ~{r['words']} words)"
-    cpu = http["worker_cpu_ms_per_check"]
-    prof_rows = [
-        [
-            f"`{p['function']}`",
-            p["calls"],
-            f"{p['cum_ms_per_check']:.3f}",
-            f"{p['own_ms_per_check']:.3f}",
-        ]
-        for p in r["profile"]["top"]
-    ]
-    indexed = ", ".join(f"{ns}: {n:,}" for ns, n in fill["indexed"].items())
-    lines = [
-        "# Check benchmark: `POST /check` latency",
-        "",
-        f"Generated by `{r['command']}` on {r['generated']} in {r['seconds']:.0f} s.",
-        "",
-        f"- Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gb']} GB; other processes kept "
-        f"{m['cores_busy_before_run']:.2f} cores busy before the run",
-        f"- Python {m['python']}, neardup {m['neardup']}, faust-streaming {m['faust-streaming']}, "
-        f"aiohttp {m['aiohttp']}, redis-py {m['redis']}; {r['redis_binary']} {r['redis_version']} "
-        "and a Tansu broker on loopback",
-        f"- Code: {code_line(r['git'])}",
-        f"- Index: `harness.corpus.generate({r['docs']}, seed=7, words={r['words']})` decided by "
-        f"`neardup dedup corpus.jsonl --store redis://… --no-progress -o /dev/null` in "
-        f"{fill['seconds']:.1f} s ({fill['docs_per_s']:,.0f} docs/s, start-up included); "
-        f"documents indexed: {indexed}",
-        f"- Checks: {r['requests']:,} sequential `POST /check` with `register=false` on one "
-        f"keep-alive aiohttp connection, after {r['warmup']} warm-up requests; half near-copies "
-        f"of indexed documents ({EDITS} words replaced), half fresh texts "
-        "(`generate(..., seed=8, dup_rate=0)`); latency = `time.perf_counter` around request and "
-        "body read",
-        "- Worker: one `neardup worker`, default settings but "
-        + ", ".join(f"`{k}={v}`" for k, v in r["worker_env"].items())
-        + "; in-process: `Engine(RedisIndex(redis.asyncio client)).process([article], "
-        "register=False, explain=True)`, the view's call, on the same Redis",
-        "",
-        "## Latency",
-        "",
-        md_table(["path", "p50 ms", "p90 ms", "p99 ms", "max ms"], rows),
-        "",
-        f"Target (p50 <= {t['p50_ms']:g} ms, p99 <= {t['p99_ms']:g} ms for a {t['words']}-word "
-        f"text at {t['docs']:,} articles, over HTTP): {verdict}.",
-        "",
-        f"- Copies found: {http['copies_found']:,} of {http['copies_sent']:,} over HTTP, "
-        f"{loc['copies_found']:,} of {loc['copies_sent']:,} in-process; fresh texts flagged: "
-        f"{http['fresh_flagged']:,} of {http['fresh_sent']:,} (HTTP), {loc['fresh_flagged']:,} "
-        "(in-process)",
-        f"- Failed answers (not 200 with a `verdict`): {http['failures']} over HTTP, "
-        f"{loc['failures']} in-process",
-        f"- Redis round trips per check: {loc['redis_round_trips_per_check']:.2f}; worker CPU per "
-        f"HTTP check: {'?' if cpu is None else f'{cpu:.2f} ms'}",
-        "",
-        "## Where the time goes",
-        "",
-        f"cProfile of {r['profile']['checks']} in-process checks (the profiler slows them), "
-        f"top {TOP} functions by cumulative time, ms per check; the event loop's plumbing "
-        "(`_run_once`, `Handle._run`, `Context.run`) left out, it wraps everything; a "
-        "coroutine's calls count each of its resumptions:",
-        "",
-        md_table(["function", "calls", "cumulative ms", "own ms"], prof_rows),
-        "",
-        *worker_profile_lines(r),
-    ]
-    return "\n".join(lines)
-
-
-def worker_profile_lines(r: dict[str, Any]) -> list[str]:
-    """The section on the worker's CPU during HTTP checks (py-spy) and while idle."""
-    p, idle, http = r["worker_profile"], r["idle_worker"], r["http"]
-    cores = idle["cpu_cores"]
-    idle_line = (
-        f"Idle worker CPU, cores: {'?' if cores is None else f'{cores:.3f}'} (CPU seconds over "
-        f"{idle['seconds']:.1f} s with no request: faust polling the input topic and its timers)."
-    )
-    lines = ["## Where the worker's CPU goes during HTTP checks", ""]
-    if "skipped" in p:
-        return [*lines, f"py-spy profile skipped: {p['skipped']}.", "", idle_line, ""]
-    attach = f" (includes the {p['attach_s']:g} s of attaching)"
-    parts = [
-        [
-            part["part"] + (attach if part["part"] == WAITING else ""),
-            f"{part['pct_of_main']:.1f}",
-            f"{part['ms_per_check']:.2f}",
-        ]
-        for part in p["parts"]
-    ]
-    busy = p["main_busy_ms_per_check"]
-    parts.append(["**main thread busy (all but idle)**", f"{p['main_busy_pct']:.1f}", _ms(busy)])
-    threads = [
-        [
-            t["thread"],
-            f"{t['samples']:,}",
-            f"{t['busy_pct']:.1f}",
-            f"{t['busy_ms_per_check']:.2f}",
-        ]
-        for t in p["threads"]
-    ]
-    leaves = [
-        [
-            f"`{leaf['function']}`",
-            leaf["part"].split(" (")[0],
-            f"{leaf['pct_of_main_busy']:.1f}",
-            f"{leaf['ms_per_check']:.3f}",
-        ]
-        for leaf in p["top_leaves"]
-    ]
-    lat, cpu = p["latency"], p["worker_cpu_ms_per_check"]
-    cpu_timed = http["worker_cpu_ms_per_check"]
-    return [
-        *lines,
-        f"A second HTTP pass of {p['checks']:,} checks (the timed ones above, in order) with "
-        f"`{p['command']}` attached to the worker; the timed pass above ran without it. "
-        f"{p['samples']:,} samples of all threads; the main thread (the event loop: web server, "
-        f"engine, and faust's fetches of the input topic) has {p['main_samples']:,} samples = "
-        f"{p['main_seconds']:.1f} s, the {p['checks_seconds']:.1f} s of the checks and "
-        f"{p['attach_s']:g} s of attaching before them. A sample counts for the part of its "
-        "deepest frame that belongs to a known part (file prefixes relative to site-packages, "
-        "the repository or the standard library, `harness.profile.HTTP_CHECK_PARTS`): a view "
-        "calling the engine calling `sketch/` calling numpy is sketches; frames of no part "
-        "(numpy, orjson, logging, faust's JSON helpers) count for their caller; asyncio's own "
-        "frames only when no other part is in the stack. ms per check = samples / "
-        f"{p['hz']} Hz / {p['checks']:,} checks. Samples are wall time: a busy one is the loop "
-        "running Python code or waiting for a core (the client, Redis and py-spy share the "
-        "machine's cores), so the busy ms can exceed the worker's CPU per check.",
-        "",
-        md_table(["part (main thread)", "% of main-thread samples", "ms per check"], parts),
-        "",
-        f"Profiled pass (py-spy pauses the worker for each sample): p50 {_ms(lat['p50_ms'])} ms, "
-        f"p99 {_ms(lat['p99_ms'])} ms; worker CPU per check "
-        f"{'?' if cpu is None else f'{cpu:.2f} ms'} (unprofiled pass: "
-        f"{'?' if cpu_timed is None else f'{cpu_timed:.2f} ms'}); failed answers: "
-        f"{p['failures']}.",
-        "",
-        "Threads (busy: the stack does not end in a wait such as the selector's `select`):",
-        "",
-        md_table(["thread", "samples", "busy %", "busy ms per check"], threads),
-        "",
-        f"Faust consumer thread busy: {p['consumer_thread_busy_pct']:.1f}% of its samples.",
-        "",
-        f"Top {LEAVES} leaf functions of the main thread (own time; % of its busy samples):",
-        "",
-        md_table(["function", "part", "% of busy", "ms per check"], leaves),
-        "",
-        idle_line,
-        "",
-    ]
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    """SIGTERM unwinds like Ctrl-C, so the worker and the servers are stopped too."""
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench check", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("check", __doc__)
     parser.add_argument("--docs", type=int, default=100_000, help="indexed articles")
     parser.add_argument("--requests", type=int, default=2_000, help="timed checks")
     parser.add_argument("--words", type=int, default=300, help="words per text")
@@ -725,11 +529,10 @@ def main(argv: list[str] | None = None) -> int:
         default=1_000,
         help="checks of the second HTTP pass, with py-spy on the worker (0: none)",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if args.docs < 1 or args.requests < 1 or args.words < 10 or args.profile_requests < 0:
         parser.error("need --docs >= 1, --requests >= 1, --words >= 10, --profile-requests >= 0")
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    cli.sigterm_unwinds()
     started = time.perf_counter()
     busy = other_load()
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-check-"))
@@ -746,9 +549,9 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     result: dict[str, Any] = {
-        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
-        "command": "python -m bench check" + (" " + " ".join(argv or sys.argv[2:])).rstrip(),
+        "command": cli.command("check", argv),
         "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(busy, 2)},
         "git": git_state(),
         "docs": args.docs,
@@ -758,9 +561,9 @@ def main(argv: list[str] | None = None) -> int:
         **measured,
     }
     result["target"] = target(result)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "check.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / "check.md", markdown(result))
+    from bench import check_tables  # it reads this module's constants
+
+    cli.write(args.out, "check", result, check_tables.markdown(result))
     http = result["http"]
     say(
         f"HTTP p50 {http['p50_ms']:.2f} ms, p99 {http['p99_ms']:.2f} ms; wrote "

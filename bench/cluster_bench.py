@@ -58,36 +58,25 @@ import traceback
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import redis
 from redis.crc import key_slot
 
-from bench import cluster_tables
+from bench import cli, cluster_tables
+from bench.readings import git_state, machine_busy_seconds, machine_info, other_load
 from harness.corpus import Doc, generate
 from harness.redis_cluster import RedisCluster6, start_cluster, start_one_primary
-from harness.report import (
-    console,
-    git_state,
-    machine_busy_seconds,
-    machine_info,
-    other_load,
-    write_atomic,
-)
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 START_TIMEOUT_S = 120.0  # spawn + imports + warm-up of the drivers
 RUN_TIMEOUT_S = 600.0
 MAX_RETRIES = 50  # of one batch, before the benchmark gives up
-
-out = console(200)
 
 
 # --------------------------------------------------------------------------- drivers
@@ -445,21 +434,17 @@ def memory_digest(docs: Sequence[Doc], batch: int) -> str:
     return verdict_digest(asyncio.run(go()))
 
 
-def _stage(msg: str) -> None:
-    out.print(f"[dim]{time.strftime('%H:%M:%S')} {msg}")
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     t_start = time.perf_counter()
     load_before = other_load()
-    _stage(f"corpus: {args.articles} docs per tenant, {args.ceiling_articles} for the ceiling")
+    cli.say(f"corpus: {args.articles} docs per tenant, {args.ceiling_articles} for the ceiling")
     docs = generate(args.articles, seed=args.seed)
     ceiling_docs = generate(args.ceiling_articles, seed=args.seed + 1)
     reference = memory_digest(docs, args.batch)
     lone_docs = ceiling_docs[: args.batch * args.lone_batches]
     lone_reference = memory_digest(lone_docs, args.batch)
     with tempfile.TemporaryDirectory(prefix="neardup-cluster-bench-") as tmp:
-        _stage("starting a one-primary cluster (1 + 1 replica) and a three-primary one (3 + 3)")
+        cli.say("starting a one-primary cluster (1 + 1 replica) and a three-primary one (3 + 3)")
         with start_one_primary(Path(tmp) / "one") as c1, start_cluster(Path(tmp) / "three") as c3:
             one, three = Setup.of("one", c1), Setup.of("three", c3)
             with redis.Redis(host="127.0.0.1", port=three.primaries[0]) as r:
@@ -478,14 +463,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             plan = [(one, 0), (three, 0), (three, 1)]
             for rep in range(args.reps):
                 for wait in (0, 1):
-                    _stage(f"round {rep + 1}: one tenant alone, wait_replicas={wait}")
+                    cli.say(f"round {rep + 1}: one tenant alone, wait_replicas={wait}")
                     jobs = latency_jobs(c3.url, names[0], lone_docs, args, wait)
                     res = run_once(three, jobs, "one tenant alone")
                     res["round"] = rep + 1
                     lone.append(res)
-                    _stage(f"  batch p50 {res['batch_latency_ms']['p50']:.0f} ms")
+                    cli.say(f"  batch p50 {res['batch_latency_ms']['p50']:.0f} ms")
                 for setup, wait in plan:
-                    _stage(
+                    cli.say(
                         f"round {rep + 1}/{args.reps}: {len(names)} tenants x {len(docs)} on "
                         f"{setup.name} primary(ies), wait_replicas={wait}"
                     )
@@ -493,9 +478,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     res = run_once(setup, jobs, "many namespaces")
                     res["round"] = rep + 1
                     runs.append(res)
-                    _stage(f"  {res['articles_per_s']:,.0f} articles/s")
+                    cli.say(f"  {res['articles_per_s']:,.0f} articles/s")
             ns = names[0]
-            _stage(f"ceiling: one namespace ({ns}), {args.drivers * args.ceiling_streams} streams")
+            cli.say(f"ceiling: one namespace ({ns}), {args.drivers * args.ceiling_streams} streams")
             ceiling = run_once(three, ceiling_jobs(c3.url, ns, ceiling_docs, args), "one namespace")
             ceiling["namespace"] = ns
             ceiling["slot"] = key_slot(keys.meta(ns).encode())
@@ -503,8 +488,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ceiling["namespace_primary_cpu_ms_per_article"] = (
                 1000 * ceiling["primary_cpu_s"][ceiling["primary"]] / ceiling["articles"]
             )
-            _stage(f"  {ceiling['articles_per_s']:,.0f} articles/s")
-            _stage("WAIT 1 round trip, alone")
+            cli.say(f"  {ceiling['articles_per_s']:,.0f} articles/s")
+            cli.say("WAIT 1 round trip, alone")
             probe = wait_probe(three, ns)
     machine = machine_info(("neardup", "redis"))
     machine["redis_server"] = f"{server.get('redis_version')} ({server.get('executable', '')})"
@@ -524,7 +509,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     return {
         "benchmark": "cluster",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": cli.now(),
         "machine": machine,
         "git": git_state(),
         "method": {
@@ -552,9 +537,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench cluster", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("cluster", __doc__, seed=7)
     add = parser.add_argument
     add("--namespaces", type=int, default=24, help="tenants spread over the primaries (24)")
     add("--articles", type=int, default=800, help="documents per tenant (800)")
@@ -564,8 +547,6 @@ def main(argv: list[str] | None = None) -> int:
     add("--ceiling-articles", type=int, default=8000, help="documents into one namespace")
     add("--ceiling-streams", type=int, default=4, help="engine tasks per driver for the ceiling")
     add("--lone-batches", type=int, default=16, help="batches of the lone-tenant latency runs")
-    add("--seed", type=int, default=7, help="corpus seed (7)")
-    add("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if min(args.namespaces, args.articles, args.drivers, args.batch, args.reps) < 1:
         parser.error("--namespaces, --articles, --drivers, --batch and --reps must be >= 1")
@@ -576,10 +557,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("every driver needs a namespace and every ceiling stream a document")
     result = run(args)
     cluster_tables.print_tables(result)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "cluster.json", json.dumps(result, indent=2, default=str) + "\n")
-    write_atomic(args.out / "cluster.md", cluster_tables.markdown(result))
-    out.print(f"wrote {args.out / 'cluster.json'} and {args.out / 'cluster.md'}")
+    cli.write(args.out, "cluster", result, cluster_tables.markdown(result), default=str)
+    cli.say(f"wrote {args.out}/cluster.json and cluster.md")
     return 0 if all(v for k, v in result["checks"].items() if k != "memory_digest") else 1
 
 

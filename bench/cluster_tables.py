@@ -11,9 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.table import Table
-
-from harness.report import code_line, console, md_table
+from bench.markdown import code_line, console, table, terminal_table
 
 out_console = console(200)
 
@@ -247,26 +245,15 @@ def headline(result: Mapping[str, Any]) -> list[str]:
 
 def print_tables(result: Mapping[str, Any]) -> None:
     meth = result["method"]
-    table = Table(
-        title=f"{meth['namespaces']} namespaces × {meth['articles_per_namespace']:,} articles, "
+    title = (
+        f"{meth['namespaces']} namespaces × {meth['articles_per_namespace']:,} articles, "
         f"{meth['drivers']} driver processes, batches of {meth['batch']} (best of {meth['reps']})"
     )
-    for i, head in enumerate(_HEAD):
-        table.add_column(head, justify="left" if i == 0 else "right", overflow="fold")
-    for cells in main_rows(result):
-        table.add_row(*cells)
-    out_console.print(table)
-    ceiling = Table(title="the per-namespace ceiling: one namespace, one slot, one primary")
-    for i, head in enumerate(_CEILING_HEAD):
-        ceiling.add_column(head, justify="left" if i == 0 else "right", overflow="fold")
-    ceiling.add_row(*ceiling_row(result))
-    out_console.print(ceiling)
-    lone = Table(title="what the replica wait adds to a batch: one tenant, one engine task")
-    for i, head in enumerate(_LONE_HEAD):
-        lone.add_column(head, justify="left" if i == 0 else "right", overflow="fold")
-    for cells in lone_rows(result):
-        lone.add_row(*cells)
-    out_console.print(lone)
+    out_console.print(terminal_table(title, _HEAD, main_rows(result)))
+    title = "the per-namespace ceiling: one namespace, one slot, one primary"
+    out_console.print(terminal_table(title, _CEILING_HEAD, [ceiling_row(result)]))
+    title = "what the replica wait adds to a batch: one tenant, one engine task"
+    out_console.print(terminal_table(title, _LONE_HEAD, lone_rows(result)))
     for line in headline(result) + sizing_lines(result):
         out_console.print(line, markup=False, highlight=False)
     ch = result["checks"]
@@ -321,7 +308,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             "",
             "## Many namespaces: one primary vs three",
             "",
-            md_table(_HEAD, main_rows(result)),
+            table(_HEAD, main_rows(result)),
             "",
             "Columns: Redis CPU = the primaries' CPU per article (their replicas' apart); cores "
             "used = each primary's CPU seconds / wall seconds; ceiling per primary = 1 / (CPU "
@@ -353,7 +340,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"{c['streams']} concurrent engine tasks, each with its own documents, into the one "
             "namespace.",
             "",
-            md_table(_CEILING_HEAD, [ceiling_row(result)]),
+            table(_CEILING_HEAD, [ceiling_row(result)]),
             "",
             "## What the replica wait costs",
             "",
@@ -364,7 +351,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"{meth['lone_articles']:,} articles in batches of {meth['batch']}, shows what it adds "
             "to each batch:",
             "",
-            md_table(_LONE_HEAD, lone_rows(result)),
+            table(_LONE_HEAD, lone_rows(result)),
             "",
             "Every call about a namespace goes to its primary by name (`target_nodes`, so the "
             "WAIT follows the registration calls on their connection); a cluster client left to "
@@ -373,7 +360,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             "rows above differ by the noise of a saturated machine. What the `WAIT` itself adds, "
             f"measured alone on {result['ceiling']['primary']} (300 interleaved pairs):",
             "",
-            md_table(
+            table(
                 ["small write, then", "p50 ms", "p99 ms"],
                 [
                     ["PING", f"{w['ping_p50_ms']:.3f}", f"{w['ping_p99_ms']:.3f}"],
@@ -388,7 +375,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             "",
             "## Every round",
             "",
-            md_table(
+            table(
                 [
                     "round",
                     "workload",

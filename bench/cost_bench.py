@@ -6,16 +6,16 @@ so a cost target (issue 13: text -> verdict no more than 15% slower than before 
 rules) is checked in instructions.
 
 One seeded corpus (:func:`harness.corpus.generate`, seed 7) is written once to a file both trees
-read. The earlier tree comes from ``git archive``; the working tree is the repository this file
-is in. For each tree and store (memory, Redis) a small workload (:data:`WORKLOAD`) runs under
-``valgrind --tool=callgrind`` with ``PYTHONPATH`` set to the tree: it loads the documents, warms
-up on the first 512 with a throwaway index, then sends the first ``n`` to a fresh index through
+read. The earlier tree comes from ``git archive``; the working tree is the repository this file is
+in. For each tree and store (memory, Redis) a small workload (``bench/cost_workload.py``) runs under
+``valgrind --tool=callgrind`` with ``PYTHONPATH`` set to the tree: it loads the documents, warms up
+on the first 512 with a throwaway index, then sends the first ``n`` to a fresh index through
 ``Engine.process`` in batches of 512 (the ``neardup dedup`` batch). It runs with ``n = 0`` and
 ``n = N``; the difference over ``N`` is the cost per document, with interpreter start-up, imports
-and the warm-up cancelled out. Bytecode is compiled into a private cache by one run outside
-valgrind first, so neither counted run compiles. On Redis the count is the client's only; the
-server's CPU per document (``INFO cpu``) is printed beside it, but that is time, measured while
-valgrind slows the client some fifty times.
+and the warm-up cancelled out. Bytecode is compiled into a private cache by one run outside valgrind
+first, so neither counted run compiles. On Redis the count is the client's only; the server's CPU
+per document (``INFO cpu``) is printed beside it, but that is time, measured while valgrind slows
+the client some fifty times.
 """
 
 from __future__ import annotations
@@ -38,12 +38,13 @@ from typing import Any
 
 import redis
 
+from bench import cli, cost_tables
+from bench.cli import say
+from bench.readings import git_state, machine_info
 from harness import services
 from harness.corpus import Doc, generate
-from harness.report import git_state, machine_info, md_table, write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_BEFORE = "e375cf9"  # the commit before issue 13's content rules
 SEED = 7
 STORES = ("memory", "redis")
@@ -69,83 +70,9 @@ TARGETS = {
 RUN_TIMEOUT_S = 3600
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
-# Run by the interpreter under test with PYTHONPATH set to one tree: only APIs that exist in both
-# trees (Article(id, text), Engine(index).process, MemoryIndex(), RedisIndex(client),
-# load_functions). The last line of its stdout is JSON for the benchmark.
-WORKLOAD = '''\
-"""Cost workload: argv docs.jsonl STORE N; the Redis URL in COST_REDIS_URL."""
-
-import asyncio
-import importlib
-import json
-import os
-import sys
-
-# A tree from before the one import name has top-level stream/ modules, not neardup.stream.
-NEW = os.path.isdir(os.path.join(os.environ["PYTHONPATH"], "neardup", "stream"))
-PKG = "neardup.stream" if NEW else "stream"
-stream = importlib.import_module(PKG)
-Engine = importlib.import_module(PKG + (".engine.engine" if NEW else ".engine")).Engine
-NeardupError = importlib.import_module(PKG + ".errors").NeardupError
-MemoryIndex = importlib.import_module(PKG + ".index.memory").MemoryIndex
-Article = importlib.import_module(PKG + ".model").Article
-
-BATCH = 512
-WARMUP = 512
-
-
-async def run(index, articles):
-    copies = 0
-    engine = Engine(index)
-    for lo in range(0, len(articles), BATCH):
-        for res in await engine.process(articles[lo : lo + BATCH]):
-            if isinstance(res, NeardupError):
-                raise SystemExit(f"rejected: {res}")
-            copies += res.duplicate_of is not None
-    return copies
-
-
-def server_cpu(sync):
-    cpu = sync.info("cpu")
-    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
-
-
-async def main(path, store, n):
-    with open(path, encoding="utf-8") as fh:
-        docs = [json.loads(line) for line in fh]
-    articles = [Article(d["id"], d["text"]) for d in docs]
-    report = {"store": store, "docs": n, "stream": stream.__file__}
-    if store == "memory":
-        await run(MemoryIndex(), articles[:WARMUP])
-        report["copies"] = await run(MemoryIndex(), articles[:n])
-    else:
-        import redis
-        import redis.asyncio as aioredis
-        RedisIndex = importlib.import_module(
-            PKG + (".index.redis.index" if NEW else ".index.redis")
-        ).RedisIndex
-
-        url = os.environ["COST_REDIS_URL"]
-        sync, client = redis.Redis.from_url(url), aioredis.Redis.from_url(url)
-
-        async def fresh():
-            sync.flushall()
-            index = RedisIndex(client)
-            await index.load_functions()
-            return index
-
-        await run(await fresh(), articles[:WARMUP])
-        index = await fresh()
-        before = server_cpu(sync)
-        report["copies"] = await run(index, articles[:n])
-        report["server_cpu_s"] = server_cpu(sync) - before
-        await client.aclose()
-        sync.close()
-    print(json.dumps(report))
-
-
-asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
-'''
+# Run by the interpreter under test with PYTHONPATH set to one tree (the earlier one too): its
+# own file keeps what both trees have, and where each keeps it.
+WORKLOAD = Path(__file__).resolve().with_name("cost_workload.py")
 
 
 class CostError(Exception):
@@ -290,16 +217,16 @@ def parse_refs(stderr: str) -> int:
 
 
 def count(label: str, tree: Path, store: str, n: int, setup: Setup) -> Count:
-    progress(f"{label}/{store}: counting {n} docs ...")
+    say(f"{label}/{store}: counting {n} docs ...")
     report, stderr, wall = run_workload(tree, store, n, setup, valgrind=True)
     refs = parse_refs(stderr)
-    progress(f"{label}/{store}: {n} docs: {refs:,} instructions in {wall:.0f} s")
+    say(f"{label}/{store}: {n} docs: {refs:,} instructions in {wall:.0f} s")
     return Count(label, store, n, refs, report["copies"], report.get("server_cpu_s"), wall)
 
 
 def measure(label: str, tree: Path, store: str, n: int, setup: Setup) -> tuple[Cost, list[Count]]:
     """refs(n) - refs(0) over n: what the documents cost, start-up and imports cancelled."""
-    progress(f"{label}/{store}: compiling bytecode (one run outside valgrind)")
+    say(f"{label}/{store}: compiling bytecode (one run outside valgrind)")
     run_workload(tree, store, 0, setup, valgrind=False)
     start, full = count(label, tree, store, 0, setup), count(label, tree, store, n, setup)
     server = None if full.server_cpu_s is None else 1000 * full.server_cpu_s / n
@@ -307,10 +234,6 @@ def measure(label: str, tree: Path, store: str, n: int, setup: Setup) -> tuple[C
         label, store, start.refs, full.refs, (full.refs - start.refs) / n, full.copies, server
     )
     return cost, [start, full]
-
-
-def progress(msg: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- report
@@ -348,75 +271,6 @@ def compare(costs: Sequence[Cost], target: float) -> list[dict[str, Any]]:
     return rows
 
 
-def _server_cell(row: dict[str, Any]) -> str:
-    before, now = row["server_cpu_ms_per_doc_before"], row["server_cpu_ms_per_doc_now"]
-    return "—" if before is None or now is None else f"{before:.3f} -> {now:.3f}"
-
-
-def markdown(result: dict[str, Any]) -> str:
-    m, c, now = result["machine"], result["commits"], result["commits"]["now"]
-    n = result["docs"]
-    cells = [
-        [
-            r["store"],
-            f"{r['before_instructions_per_doc']:,.0f}",
-            f"{r['now_instructions_per_doc']:,.0f}",
-            f"{100 * r['change']:+.1f}%",
-            f"<= {100 * result['target']['max_change']:+.0f}%: {'met' if r['met'] else 'missed'}",
-            _server_cell(r),
-        ]
-        for r in result["rows"]
-    ]
-    head = ["store", "before instr/doc", "now instr/doc", "change", "target"]
-    head.append("Redis server CPU ms/doc, before -> now")
-    state = (
-        "clean"
-        if not now["dirty"]
-        else "with uncommitted worker code: "
-        + ", ".join(f"`{f}`" for f in now["worker_code_changed"])
-    )
-    lines = [
-        "# Cost benchmark: engine instructions per document, before and now",
-        "",
-        f"Generated by `{result['command']}` on {result['date']} in {result['elapsed_s']:.0f} s. "
-        f"Reproduce with `{result['command']}`.",
-        "",
-        f"- Before: `{c['before']['ref']}` ({c['before']['commit'][:12]}), "
-        f"{result['target'].get('before_is', 'an earlier commit')}; now: the working tree at "
-        f"{now['commit'][:12]}, {state}",
-        f"- Corpus: `harness.corpus.generate({n}, seed={result['seed']})`, one file read by both "
-        "trees",
-        "- Cost: valgrind's instruction count (`valgrind --tool=callgrind`, "
-        f"{m['valgrind']}) of a workload process sending the first N documents to a fresh index "
-        "through `Engine.process` in batches of 512, after a 512-document warm-up, minus the "
-        "same process with N = 0 (start-up, imports and warm-up), over N; bytecode compiled "
-        "beforehand, `PYTHONHASHSEED=0`, `OPENBLAS_NUM_THREADS=1`",
-        "- Redis: the count is the client's (`RedisIndex` on a `redis.asyncio` client, FLUSHALL "
-        "before each index); the server runs outside valgrind on the same machine "
-        f"({m['redis_server']})",
-        f"- Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, numpy {m['numpy']}, "
-        f"redis-py {m['redis']}",
-        "",
-        md_table(head, cells),
-        "",
-        f"Target: {result['target']['text']}.",
-        "",
-        "Verdicts with a `duplicate_of` among the N documents, before / now: "
-        + "; ".join(
-            f"{r['store']} {r['copies_before']} / {r['copies_now']}" for r in result["rows"]
-        )
-        + ".",
-        "",
-        "Instruction counts repeat to about 0.1% from run to run; the Redis server's CPU per "
-        "document is time (`INFO cpu`, used_cpu_user + used_cpu_sys around the counted run), "
-        "measured while valgrind slows the client some fifty times, so it is only a rough guide.",
-        "",
-    ]
-    if result["worker_code_digest"]["start"] != result["worker_code_digest"]["end"]:
-        lines += ["**The working tree's engine code changed during the run.**", ""]
-    return "\n".join(lines)
-
-
 # --------------------------------------------------------------------------- run
 
 
@@ -450,9 +304,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="neardup-cost-") as tmp:
         work = Path(tmp)
         extract_tree(before, work / "before")
-        progress(f"corpus: {args.docs} docs, seed {SEED}")
+        say(f"corpus: {args.docs} docs, seed {SEED}")
         write_docs(generate(args.docs, seed=SEED), work / "docs.jsonl")
-        (work / "workload.py").write_text(WORKLOAD, encoding="utf-8")
+        shutil.copyfile(WORKLOAD, work / "workload.py")  # run from a folder of its own
         with services.start_redis(work / "redis") as service:
             machine["redis_server"] = redis_version(service.url)
             setup = Setup(work / "workload.py", work / "docs.jsonl", work / "pycache", service.url)
@@ -463,7 +317,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     counts.extend(pair)
     digest_end = worker_code_digest()
     if digest_end != digest_start:
-        progress("warning: the working tree's engine code changed during the run")
+        say("warning: the working tree's engine code changed during the run")
     machine["load_average_1m_at_end"] = os.getloadavg()[0]
     target, text, before_is = target_of(before)
     return {
@@ -484,14 +338,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench cost", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("cost", __doc__)
     parser.add_argument(
         "--before", default=DEFAULT_BEFORE, help=f"earlier commit (default {DEFAULT_BEFORE})"
     )
     parser.add_argument("--docs", type=int, default=4000, help="documents counted (default 4000)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if args.docs < 1:
         parser.error("--docs must be at least 1")
@@ -500,15 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     except CostError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
     # the first target's results keep their name; another earlier commit's are named by it
     stem = (
         "cost"
         if result["commits"]["before"]["commit"].startswith(DEFAULT_BEFORE)
         else (f"cost_{args.before}")
     )
-    write_atomic(args.out / f"{stem}.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / f"{stem}.md", markdown(result))
-    print(markdown(result))
+    text = cost_tables.markdown(result)
+    cli.write(args.out, stem, result, text)
+    print(text)
     print(f"wrote {args.out / f'{stem}.json'} and {args.out / f'{stem}.md'}", file=sys.stderr)
     return 0

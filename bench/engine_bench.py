@@ -51,7 +51,6 @@ import asyncio
 import cProfile
 import gc
 import io
-import json
 import os
 import pstats
 import re
@@ -59,30 +58,28 @@ import resource
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 import redis
 
-from bench import engine_tables
-from harness import peers, services
-from harness.corpus import Doc, exact_similarities, generate, peer_shingles
-from harness.quality import Pairs, Quality, score, truth_by_doc
-from harness.report import (
+from bench import cli, engine_tables
+from bench.pairs import Quality, reported, score, truth_by_doc
+from bench.peers import datasketch_runs as peers
+from bench.readings import (
     RedisStats,
     Stopwatch,
     Timing,
     best_of,
-    console,
     machine_info,
     memory_breakdown,
     redis_stats,
-    write_atomic,
 )
+from harness import services
+from harness.corpus import Doc, exact_similarities, generate, peer_shingles
 from harness.workers import NEARDUP
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
@@ -91,15 +88,13 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 THRESHOLD = 0.8
 NUM_PERM = 128
-BATCH = 512  # neardup.stream.cli.main.BATCH: the `neardup dedup` batch
+BATCH = 512  # neardup.stream.cli.dedup.BATCH: the `neardup dedup` batch
 LSH = {"threshold": THRESHOLD, "num_perm": NUM_PERM, "batch": BATCH}
 WARMUP_DOCS = 256
 MATCH_CAP = Policy().max_matches
 
-out = console(200)
 
 T = TypeVar("T")
 
@@ -129,20 +124,6 @@ class Row:
     def __post_init__(self) -> None:
         self.docs_per_s = self.docs / self.timing.wall_s
         self.cpu_ms_per_doc = 1000 * self.timing.cpu_s / self.docs
-
-
-# --------------------------------------------------------------------------- quality
-
-
-def verdict_pairs(verdicts: Sequence[Verdict], index_of: Mapping[str, int]) -> Pairs:
-    out: Pairs = {}
-    for j, v in enumerate(verdicts):
-        got = {index_of[m.id] for m in v.matches}
-        if v.duplicate_of is not None:
-            got.add(index_of[v.duplicate_of])
-        if got:
-            out[j] = got
-    return out
 
 
 # --------------------------------------------------------------------------- Redis helpers
@@ -285,28 +266,13 @@ def engine_machine_info(r: redis.Redis | None = None) -> dict[str, Any]:
     return info
 
 
-def _stage(msg: str) -> None:
-    out.print(f"[dim]{time.strftime('%H:%M:%S')} {msg}")
-
-
-def _cli_pairs(verdicts: Sequence[Mapping[str, Any]], index_of: Mapping[str, int]) -> Pairs:
-    out: Pairs = {}
-    for j, v in enumerate(verdicts):
-        got = {index_of[m["id"]] for m in v["matches"]}
-        if v["duplicate_of"] is not None:
-            got.add(index_of[v["duplicate_of"]])
-        if got:
-            out[j] = got
-    return out
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     t_start = time.perf_counter()
     n, reps = args.docs, args.reps
-    _stage(f"corpus: {n} docs, seed {args.seed}")
+    cli.say(f"corpus: {n} docs, seed {args.seed}")
     docs = generate(n, seed=args.seed)
     index_of = {d["id"]: j for j, d in enumerate(docs)}
-    _stage("ground truth: exact word-3-shingle Jaccard >= 0.8, brute force")
+    cli.say("ground truth: exact word-3-shingle Jaccard >= 0.8, brute force")
     sims = exact_similarities(docs, THRESHOLD)
     truth = truth_by_doc(sims)
     ds_redis_n = min(n, args.ds_redis_docs) if args.ds_redis_docs > 0 else n
@@ -314,9 +280,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[Row] = []
     checks: dict[str, Any] = {}
 
-    _stage(f"neardup Engine + MemoryIndex (best of {reps})")
+    cli.say(f"neardup Engine + MemoryIndex (best of {reps})")
     timing, mem_verdicts = run_engine_memory(docs, reps)
-    mem_pairs = verdict_pairs(mem_verdicts, index_of)
+    mem_dicts = [v.to_dict() for v in mem_verdicts]
+    mem_pairs = reported(mem_dicts, index_of)
     rows.append(
         Row(
             "nd_mem",
@@ -329,15 +296,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             note=f"Engine(MemoryIndex()).process in batches of {BATCH}, best of {reps}",
         )
     )
-    mem_dicts = [v.to_dict() for v in mem_verdicts]
 
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
         workdir = Path(tmp)
-        _stage("neardup dedup (the CLI, subprocess)")
-        cli = run_cli(docs, workdir)
+        cli.say("neardup dedup (the CLI, subprocess)")
+        dedup = run_cli(docs, workdir)
         own = (
-            f"; its own summary, after start-up: {cli.reported_docs_per_s:,.0f} docs/s"
-            if cli.reported_docs_per_s
+            f"; its own summary, after start-up: {dedup.reported_docs_per_s:,.0f} docs/s"
+            if dedup.reported_docs_per_s
             else ""
         )
         rows.append(
@@ -345,23 +311,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "nd_cli",
                 "neardup dedup (CLI), memory",
                 "memory",
-                len(cli.verdicts),
-                cli.timing,
+                len(dedup.verdicts),
+                dedup.timing,
                 "verified",
-                score(_cli_pairs(cli.verdicts, index_of), truth, n, MATCH_CAP),
-                note=f"`{cli.command}` as a subprocess, wall clock incl. start-up, 1 run{own}",
+                score(reported(dedup.verdicts, index_of), truth, n, MATCH_CAP),
+                note=f"`{dedup.command}` as a subprocess, wall clock incl. start-up, 1 run{own}",
             )
         )
-        checks["cli_verdicts_equal_engine_memory"] = cli.verdicts == mem_dicts
-        checks["cli_command"] = cli.command
+        checks["cli_verdicts_equal_engine_memory"] = dedup.verdicts == mem_dicts
+        checks["cli_command"] = dedup.command
 
-        _stage("starting Redis")
+        cli.say("starting Redis")
         with services.start_redis(workdir / "redis") as service:
             r = redis.Redis(host="127.0.0.1", port=service.port)
             try:
                 machine = engine_machine_info(r)
-                _stage(f"neardup Engine + RedisIndex (best of {reps})")
+                cli.say(f"neardup Engine + RedisIndex (best of {reps})")
                 red = run_engine_redis(service.url, r, docs, reps)
+                red_dicts = [v.to_dict() for v in red.verdicts]
                 row = Row(
                     "nd_redis",
                     "neardup, Redis",
@@ -369,7 +336,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     n,
                     red.timing,
                     "verified",
-                    score(verdict_pairs(red.verdicts, index_of), truth, n, MATCH_CAP),
+                    score(reported(red_dicts, index_of), truth, n, MATCH_CAP),
                     bytes_per_doc=(red.after.used_memory - red.before.used_memory) / n,
                     keys_per_doc=(red.after.dbsize - red.before.dbsize) / n,
                     redis_cpu_ms_per_doc=1000 * (red.after.cpu_s - red.before.cpu_s) / n,
@@ -379,12 +346,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 )
                 row.memory_breakdown = memory_breakdown(r, neardup_key_class, n)
                 rows.append(row)
-                checks["redis_verdicts_equal_memory"] = [
-                    v.to_dict() for v in red.verdicts
-                ] == mem_dicts
+                checks["redis_verdicts_equal_memory"] = red_dicts == mem_dicts
 
                 if naive_n:
-                    _stage(f"datasketch MinHashLSH on Redis, insert() per doc ({naive_n} docs)")
+                    cli.say(f"datasketch MinHashLSH on Redis, insert() per doc ({naive_n} docs)")
                     r.flushall()
                     before = redis_stats(r)
                     timing, found = peers.run_redis(
@@ -408,7 +373,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         )
                     )
 
-                _stage(f"datasketch MinHashLSH on Redis, insertion_session ({ds_redis_n} docs)")
+                cli.say(f"datasketch MinHashLSH on Redis, insertion_session ({ds_redis_n} docs)")
                 r.flushall()
                 before = redis_stats(r)
                 timing, found = peers.run_redis(
@@ -440,7 +405,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from datasketch import MinHash
 
     MinHash.bulk([peer_shingles(d["text"]) for d in docs[:64]], num_perm=NUM_PERM)  # warm-up
-    _stage(f"datasketch MinHashLSH in memory (best of {reps})")
+    cli.say(f"datasketch MinHashLSH in memory (best of {reps})")
     timing, found = best_of(reps, lambda: peers.run_memory(docs, verify=False, **LSH))
     rows.append(
         Row(
@@ -454,7 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             note=f"per doc: MinHash (bulk per batch of {BATCH}), query, insert; best of {reps}",
         )
     )
-    _stage(f"datasketch MinHashLSH in memory + exact verification (best of {reps})")
+    cli.say(f"datasketch MinHashLSH in memory + exact verification (best of {reps})")
     timing, found = best_of(reps, lambda: peers.run_memory(docs, verify=True, **LSH))
     rows.append(
         Row(
@@ -512,7 +477,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     result: dict[str, Any] = {
         "benchmark": "engine",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": cli.now(),
         "machine": machine,
         "corpus": {
             "generator": "harness.corpus.generate",
@@ -545,18 +510,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     machine["load_average_1m_at_end"] = os.getloadavg()[0]
     if args.profile:
-        _stage("profiling one neardup in-memory pass (cProfile)")
+        cli.say("profiling one neardup in-memory pass (cProfile)")
         result["profile_engine_memory"] = profile_engine_memory(docs)
         result["elapsed_s"] = time.perf_counter() - t_start
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench engine", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("engine", __doc__, seed=7)
     parser.add_argument("--docs", type=int, default=20_000, help="corpus size (default 20000)")
-    parser.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     parser.add_argument(
         "--ds-redis-docs",
         type=int,
@@ -571,14 +533,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--reps", type=int, default=2, help="fresh runs of the fast systems (best)")
     parser.add_argument("--profile", action="store_true", help="cProfile one neardup pass")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if args.docs < WARMUP_DOCS:
         parser.error(f"--docs must be at least {WARMUP_DOCS}")
     result = run(args)
     engine_tables.print_tables(result)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "engine.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / "engine.md", engine_tables.markdown(result))
-    out.print(f"wrote {args.out / 'engine.json'} and {args.out / 'engine.md'}")
+    cli.write(args.out, "engine", result, engine_tables.markdown(result))
+    cli.say(f"wrote {args.out}/engine.json and engine.md")
     return 0

@@ -4,7 +4,7 @@
 ``python -m bench guarantee [--docs N] [--rounds R] [--kills K] [--partitions P] [--out DIR]``.
 
 One Apache Kafka (KRaft, the ``make kafka`` jars) and one Redis for the whole run; one
-``neardup worker`` at a time, configured only by ``NEARDUP_*`` (:mod:`harness.rig`).
+``neardup worker`` at a time, configured only by ``NEARDUP_*`` (:mod:`bench.rig`).
 
 * **throughput**: ``R`` rounds; in each, one worker per guarantee in turn (the order alternates
   between rounds, so a drift of the machine's background load does not favour either), each
@@ -22,7 +22,6 @@ Everything is stopped at the end, also on error or Ctrl-C. Tables in ``guarantee
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -33,19 +32,18 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import cli
+from bench.readings import git_state, machine_info, other_load
+from bench.rig import Rig, Stack, article, out, run_on_stack
 from harness.corpus import Doc, generate, groups_of_copies
 from harness.kafka import committed_offsets, end_offsets_total, make_topics, read_librdkafka
-from harness.report import git_state, machine_info, md_table, other_load, write_atomic
-from harness.rig import Rig, Stack, article, out, run_on_stack
 from harness.services import ServiceError, find_java, find_kafka_libs
 from harness.workers import WorkerProc, start_worker, wait_ready
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 GUARANTEES = ("at_least_once", "exactly_once")
 SUFFIX = {"at_least_once": ".alo", "exactly_once": ".eos"}
 PACKAGES = ("faust-streaming", "aiokafka", "confluent-kafka", "redis")
@@ -223,120 +221,11 @@ def summary(phases: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def noise(phases: Sequence[dict[str, Any]]) -> str:
-    """Whether the two guarantees' rates overlap: on a shared machine the rate follows the other
-    processes' load, and a ratio of overlapping ranges is not a difference."""
-    span = {
-        g: (min(r), max(r))
-        for g in GUARANTEES
-        if (r := [p["rate"] for p in phases if p["guarantee"] == g])
-    }
-    if len(span) < 2:
-        return ""
-    (a0, a1), (e0, e1) = span["at_least_once"], span["exactly_once"]
-    ranges = f"at_least_once {a0:,.0f}-{a1:,.0f}, exactly_once {e0:,.0f}-{e1:,.0f} articles/s"
-    if a0 <= e1 and e0 <= a1:
-        return (
-            f"The rates overlap ({ranges}): the rate ratio is within this run's noise (they "
-            "follow the other processes' load, column above); CPU per article is the steadier "
-            "figure."
-        )
-    return f"The rates do not overlap ({ranges})."
-
-
-def markdown(result: dict[str, Any]) -> str:
-    s, setup = result["summary"], result["setup"]
-    lines = [
-        "# Processing guarantee: at_least_once vs faust's exactly_once (Apache Kafka)",
-        "",
-        f"`{setup['command']}`, {result['generated']}, {result['seconds']:.0f} s; "
-        f"{setup['docs']:,} articles per throughput phase, {setup['partitions']} partitions, "
-        f"one worker (batch {setup['batch_size']}), Apache Kafka {setup['kafka']}; other "
-        f"processes kept {result['machine']['cores_busy_before_run']} cores busy before the run.",
-        "",
-        "## Throughput (one worker)",
-        "",
-        md_table(
-            [
-                "round",
-                "guarantee",
-                "articles/s",
-                "worker CPU ms/article",
-                "broker CPU ms/article",
-                "other processes (cores)",
-                "repeated verdicts",
-            ],
-            [
-                [
-                    str(int(p["phase"][1]) + 1),
-                    p["guarantee"],
-                    f"{p['rate']:,.0f}",
-                    f"{p['worker_cpu_ms_per_article']:.3f}",
-                    f"{p['broker_cpu_ms_per_article']:.3f}",
-                    str(p["other_processes_cores"]),
-                    str(p["repeated_verdicts"]),
-                ]
-                for p in result["phases"]
-            ],
-        ),
-        "",
-    ]
-    ratio, cpu_ratio = s["exactly_once_over_at_least_once"], s["worker_cpu_exactly_over_least"]
-    med, cpu = s["median_rate"], s["median_worker_cpu_ms_per_article"]
-    if ratio is not None and cpu_ratio is not None:
-        lines += [
-            f"Medians: at_least_once {med['at_least_once']:,.0f} articles/s, exactly_once "
-            f"{med['exactly_once']:,.0f} articles/s: ratio **{ratio:.2f}**; worker CPU per "
-            f"article {cpu['at_least_once']:.3f} vs {cpu['exactly_once']:.3f} ms: ratio "
-            f"**{cpu_ratio:.2f}**. {noise(result['phases'])}",
-            "",
-        ]
-    lines += [
-        "## SIGKILL mid-stream, then a read_committed consumer of the verdicts",
-        "",
-        md_table(
-            [
-                "guarantee",
-                "articles",
-                "kills (s after start)",
-                "verdicts read",
-                "articles with a verdict",
-                "with 2+ verdicts",
-                "groups without one original",
-            ],
-            [
-                [
-                    k["guarantee"],
-                    str(k["articles"]),
-                    ", ".join(str(t) for t in k["killed_at_s"]),
-                    str(k["verdicts_read_committed"]),
-                    str(k["articles_with_a_verdict"]),
-                    str(k["articles_with_two_or_more"]),
-                    str(k["groups_without_one_original"]),
-                ]
-                for k in result["kills"]
-            ],
-        ),
-        "",
-        "faust's exactly_once commits the input offsets in Kafka transactions but sends the "
-        "verdicts outside them (tests/integration/test_exactly_once.py shows it step by step), "
-        "so a read_committed consumer sees a replayed batch's verdicts twice, as with "
-        "at_least_once. The throughput cost above is that of the offset transactions alone.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench guarantee", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("guarantee", __doc__, seed=7, partitions=4)
     parser.add_argument("--docs", type=int, default=6000, help="articles per throughput phase")
     parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 or more)")
     parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per guarantee (0: none)")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions per topic")
-    parser.add_argument("--seed", type=int, default=7, help="corpus seed")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds: 1 or more")
@@ -371,13 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     out.print("[bold]Apache Kafka: throughput per processing guarantee, one worker...")
     if run_on_stack(stack, run) is None:
         return 130
-    command = "python -m bench guarantee" + (" " + " ".join(argv or [])).rstrip()
     result: dict[str, Any] = {
-        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(load_before, 2)},
         "setup": {
-            "command": command.strip(),
+            "command": cli.command("guarantee", argv),
             "docs": args.docs,
             "rounds": args.rounds,
             "partitions": args.partitions,
@@ -391,9 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         "phases": bench.phases,
         "kills": killed,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "guarantee.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / "guarantee.md", markdown(result))
-    out.print(markdown(result))
+    from bench import guarantee_tables  # it reads this module's constants
+
+    text = guarantee_tables.markdown(result)
+    cli.write(args.out, "guarantee", result, text)
+    out.print(text)
     out.print(f"wrote {args.out / 'guarantee.json'}, {args.out / 'guarantee.md'}")
     return 0

@@ -18,11 +18,12 @@ from typing import Any
 import aiohttp
 import numpy as np
 import orjson
+import psutil
 
+from bench.rig import Stack, run_on_stack
 from bench.stream_bench import WORKER_SETTINGS, StreamBench, plan
 from harness.corpus import Doc
 from harness.report import rss_mb
-from harness.rig import Stack, run_on_stack
 from harness.workers import WorkerProc, wait_ready
 
 RATE = 100.0  # articles a second, well within one worker's pace
@@ -47,16 +48,11 @@ def hostile(i: int) -> bytes:
 
 def tree_rss_mb(pid: int) -> float:
     """RSS of a process and its children (the worker and its check process), MB."""
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
-        total += rss_mb(p) or 0.0
-        try:
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            kids = []
-        todo += [int(k) for k in kids]
-    return round(total, 1)
+    try:
+        kids = [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        kids = []
+    return round(sum(rss_mb(p) or 0.0 for p in [pid, *kids]), 1)
 
 
 async def _post(session: aiohttp.ClientSession, url: str, body: bytes) -> int:

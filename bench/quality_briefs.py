@@ -23,13 +23,11 @@ from bench.quality_systems import (
     datasketch_pairs,
     linked,
     neardup_verdicts,
-    pct,
     policy_changes,
     policy_settings,
     target,
 )
 from harness.briefs import KINDS, LANGS, Pair, generate
-from harness.report import md_table
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
 
@@ -105,18 +103,6 @@ def goal(kind: str) -> tuple[str, float]:
     return (">=", TARGET_COPY_FOUND) if kind == "copy" else ("<=", TARGET_SIBLING_LINKED)
 
 
-def kind_cells(row: Mapping[str, Any]) -> list[str]:
-    """A ``by_kind`` row as table cells: kind, pairs, each system's linked share, the goal."""
-    op, bound = goal(row["kind"])
-    return [
-        row["kind"],
-        str(row["pairs"]),
-        pct(row["neardup_linked"]),
-        pct(row["datasketch_linked"]),
-        f"{op} {pct(bound, 0)}",
-    ]
-
-
 def short_target(row: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The short-text target of a ``copy`` or ``sibling`` row (:func:`goal`)."""
     op, bound = goal(row["kind"])
@@ -148,60 +134,3 @@ def run(pairs_per_kind: int, seed: int) -> dict[str, Any]:
         "by_detail": [asdict(c) for c in cells],
         "targets": targets,
     }
-
-
-def _by_part(cells: Sequence[Cell]) -> list[list[str]]:
-    """Copies per noise kind (each of a pair's kinds) and siblings per changed fact."""
-    parts: dict[tuple[str, str, str], list[int]] = {}
-    for c in cells:
-        if c.kind == "unrelated":
-            continue
-        for part in c.detail.split("+"):
-            acc = parts.setdefault((c.lang, c.kind, part), [0, 0, 0])
-            acc[0] += c.pairs
-            acc[1] += c.neardup
-            acc[2] += c.datasketch
-    return [
-        [f"{lang} {kind}: {part}", str(n), pct(nd / n), pct(ds / n)]
-        for (lang, kind, part), (n, nd, ds) in sorted(parts.items())
-    ]
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    out = []
-    for lang in LANGS:
-        got = {r["kind"]: r for r in section["by_kind"] if r["lang"] == lang}
-        out.append(
-            f"briefs {lang}: neardup finds {pct(got['copy']['neardup_linked'])} of copies, links "
-            f"{pct(got['sibling']['neardup_linked'])} of siblings and "
-            f"{pct(got['unrelated']['neardup_linked'])} of unrelated pairs; datasketch "
-            f"{pct(got['copy']['datasketch_linked'])} / {pct(got['sibling']['datasketch_linked'])}"
-            f" / {pct(got['unrelated']['datasketch_linked'])}"
-        )
-    return out
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg = section["settings"]
-    cells = [Cell(**c) for c in section["by_detail"]]
-    parts = [
-        "## 1. Short briefs",
-        "",
-        f"`{cfg['generator']}`: {cfg['pairs_per_kind']} pairs per language and kind, "
-        f"{cfg['docs']} documents in one stream. neardup at its defaults; linked = "
-        "`duplicate_of` the earlier brief or the same cluster. datasketch: the earlier brief is "
-        "among the later one's candidates.",
-        "",
-    ]
-    head = ["language", "kind", "pairs", "neardup linked", "datasketch linked", "target"]
-    table = [[r["lang"], *kind_cells(r)] for r in section["by_kind"]]
-    parts += [md_table(head, table), "", *(f"- {h}" for h in headline(section)), ""]
-    parts += [
-        "### By noise kind or changed fact",
-        "",
-        "A copy with two kinds of noise counts under each.",
-        "",
-        md_table(["group", "pairs", "neardup linked", "datasketch linked"], _by_part(cells)),
-        "",
-    ]
-    return parts

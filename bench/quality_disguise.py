@@ -41,7 +41,6 @@ from bench.quality_systems import (
     BATCH,
     DS_NUM_PERM,
     DS_THRESHOLD,
-    pct,
     policy_changes,
     policy_settings,
     target,
@@ -49,7 +48,6 @@ from bench.quality_systems import (
 from harness.corpus import peer_shingles
 from harness.data import reuters, zh_reviews
 from harness.disguises import DISGUISES, FAMILIES, disguise
-from harness.report import md_table
 from neardup.sketch.features import tokenize
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
@@ -63,8 +61,6 @@ __all__ = [
     "SIZES",
     "TARGET_FOUND",
     "Original",
-    "headline",
-    "markdown",
     "originals",
     "run",
 ]
@@ -366,98 +362,3 @@ def run(seed: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- report
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    rows = [r for r in section["by_disguise"] if r["copies"]]
-    n = sum(r["copies"] for r in rows)
-    nd = sum(r["neardup_found"] * r["copies"] for r in rows) / n
-    ds = sum(r["datasketch_found"] * r["copies"] for r in rows) / n
-    low = [r for r in rows if r["neardup_found"] < TARGET_FOUND]
-    worst = min(rows, key=lambda r: r["neardup_found"])
-    return [
-        f"disguises: neardup finds {pct(nd)} of {n} disguised copies ({len(rows)} disguises; "
-        f"worst {worst['disguise']} {pct(worst['neardup_found'])}; "
-        f"{len(low)} below {pct(TARGET_FOUND)}), datasketch {pct(ds)}; "
-        f"{len(section['originals_linked'])} undisguised originals linked"
-    ]
-
-
-def _set_cell(r: Mapping[str, Any], s: str) -> str:
-    got = r["by_set"].get(s)
-    return "-" if got is None else pct(got["neardup_found"])
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg = section["settings"]
-    sizes = ", ".join(f"{cfg['originals'][s]} {s}" for s in SETS if s in cfg["originals"])
-    parts = [
-        "## 6. Disguised copies",
-        "",
-        f"`{cfg['generator']}`: {sizes} originals registered (each must stay original), then "
-        f"{cfg['copies']} copies under {cfg['disguises']} disguises checked against them "
-        "(`register=False`). Found = `duplicate` or `near_duplicate` with `duplicate_of` its "
-        "own original; datasketch: its original among the copy's candidates. A copy the "
-        f"disguise leaves unchanged is not sent. Target: every disguise >= {pct(TARGET_FOUND)}.",
-        "",
-        *(f"- {h}" for h in headline(section)),
-        "",
-        "### By family",
-        "",
-        md_table(
-            ["family", "disguises", "copies", "neardup found", "worst disguise", "datasketch"],
-            [
-                [
-                    f["family"],
-                    str(f["disguises"]),
-                    str(f["copies"]),
-                    pct(f["neardup_found"]),
-                    pct(f["neardup_worst"]),
-                    pct(f["datasketch_found"]),
-                ]
-                for f in section["by_family"]
-            ],
-        ),
-        "",
-        "### By disguise",
-        "",
-        "neardup's found rate per set of originals (`-`: not meant for it), then in all, then "
-        "datasketch's in all; `verdicts`: how neardup judged the copies.",
-        "",
-    ]
-    table = []
-    for r in section["by_disguise"]:
-        if not r["copies"]:
-            continue
-        verdicts = ", ".join(f"{k} {v}" for k, v in sorted(r["verdicts"].items()))
-        table.append(
-            [
-                f"`{r['disguise']}`",
-                r["family"],
-                str(r["copies"]),
-                *(_set_cell(r, s) for s in SETS),
-                ("" if r["neardup_found"] >= TARGET_FOUND else "**")
-                + pct(r["neardup_found"])
-                + ("" if r["neardup_found"] >= TARGET_FOUND else "**"),
-                pct(r["datasketch_found"]),
-                verdicts,
-            ]
-        )
-    head = ["disguise", "family", "copies", *SETS, "neardup", "datasketch", "verdicts"]
-    parts += [md_table(head, table), ""]
-    parts += [
-        "Disguises: "
-        + "; ".join(f"`{r['disguise']}`: {r['note']}" for r in section["by_disguise"])
-        + ".",
-        "",
-    ]
-    if section["originals_linked"]:
-        parts += [
-            "Originals wrongly linked: "
-            + ", ".join(
-                f"`{x['id']}` ({x['verdict']} of `{x['duplicate_of']}`)"
-                for x in section["originals_linked"]
-            ),
-            "",
-        ]
-    return parts

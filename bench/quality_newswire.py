@@ -1,7 +1,7 @@
 """Section 3, a real news stream: is every pair neardup puts in one cluster the same news item?
 
-Reuters-21578 in the wire's order (:func:`harness.newswire.stream`), no url or source, neardup at
-its defaults, once. Every pair of one cluster is judged (:func:`harness.newswire.judge`): the
+Reuters-21578 in the wire's order (:func:`bench.newswire.stream`), no url or source, neardup at
+its defaults, once. Every pair of one cluster is judged (:func:`bench.newswire.judge`): the
 same normalised text, or what people who read both said (``same`` / ``different``); a pair
 nobody judged is counted as unjudged and listed, never guessed. datasketch's candidate pairs
 (each document with its candidates) are judged the same way. The recall proxy: how many of the
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bench.newswire import Judged, cluster_pairs, judge, stream
 from bench.quality_systems import (
     datasketch_pairs,
     neardup_verdicts,
-    pct,
     policy_changes,
     policy_settings,
     share,
@@ -30,8 +30,6 @@ from bench.quality_systems import (
 )
 from harness import data
 from harness.corpus import Doc, exact_similarities
-from harness.newswire import Judged, cluster_pairs, judge, stream
-from harness.report import md_table
 from neardup.sketch.features import normalize
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -81,7 +79,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
     recall = _pair_recall(docs, verdicts, found)
     return {
         "settings": {
-            "stream": "harness.newswire.stream()" if limit is None else f"stream({limit})",
+            "stream": "bench.newswire.stream()" if limit is None else f"stream({limit})",
             "docs": len(docs),
             "judged_pairs": len(data.reuters_judged()),
             "neardup": {"defaults": policy_settings(policy), "summary": policy_changes(policy)},
@@ -175,133 +173,3 @@ def _multi(clusters: Iterable[str]) -> int:
     for c in clusters:
         seen[c] = seen.get(c, 0) + 1
     return sum(n > 1 for n in seen.values())
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    nd, ds = section["neardup"], section["datasketch"]
-    return [
-        f"newswire, neardup: {nd['pairs']} cluster pairs ({nd['identical']} identical, "
-        f"{nd['same']} judged same, {nd['different']} judged different, {nd['unjudged']} "
-        f"unjudged), precision {pct(nd['precision'])} over judged; keeps "
-        f"{nd['judged_same_kept']} of {nd['judged_same_pairs']} judged-same pairs in one cluster",
-        f"newswire, datasketch: {ds['pairs']} candidate pairs ({ds['identical']} identical, "
-        f"{ds['same']} same, {ds['different']} different, {ds['unjudged']} unjudged), precision "
-        f"{pct(ds['precision'])} over judged; {ds['judged_same_kept']} of "
-        f"{ds['judged_same_pairs']} judged-same pairs among its candidates",
-    ]
-
-
-def _wrong_rows(wrong: Sequence[Mapping[str, str]], texts: Mapping[str, str]) -> list[list[str]]:
-    def title(doc_id: str) -> str:
-        head = texts[doc_id].split("\n", 1)[0].strip()
-        return (head[:60] + "...") if len(head) > 60 else head
-
-    return [
-        [
-            f"{w['first']} / {w['second']}",
-            f"{title(w['first'])} / {title(w['second'])}".replace("|", "/"),
-            w["note"].replace("|", "/"),
-        ]
-        for w in wrong[:SHOWN_WRONG]
-    ]
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg, nd, ds = section["settings"], section["neardup"], section["datasketch"]
-    texts = {d["id"]: d["text"] for d in stream()}
-    head = [
-        "system",
-        "pairs",
-        "identical",
-        "judged same",
-        "judged different",
-        "unjudged",
-        "precision (judged)",
-        "judged-same pairs kept",
-    ]
-    rows = [
-        [
-            label,
-            str(r["pairs"]),
-            str(r["identical"]),
-            str(r["same"]),
-            str(r["different"]),
-            str(r["unjudged"]),
-            pct(r["precision"]),
-            f"{r['judged_same_kept']} / {r['judged_same_pairs']}",
-        ]
-        for label, r in (("neardup (cluster pairs)", nd), ("datasketch (candidate pairs)", ds))
-    ]
-    parts = [
-        "## 3. Real newswire",
-        "",
-        f"`{cfg['stream']}`: {cfg['docs']} Reuters-21578 stories in the wire's order, run once "
-        "per system. neardup at its defaults: every pair of one cluster; datasketch: every "
-        "document with each of its candidates. Judged by `harness.newswire.judge` against "
-        f"{cfg['judged_pairs']} pairs people read; unjudged pairs are counted, never guessed "
-        "(their ids are in the json). Judged-same pairs kept: of the pairs people judged the "
-        "same item, how many the system puts in one cluster (datasketch: among its candidates).",
-        "",
-        md_table(head, rows),
-        "",
-        *(f"- {h}" for h in headline(section)),
-        "",
-    ]
-    if nd["wrong"]:
-        n = len(nd["wrong"])
-        which = f"The first {SHOWN_WRONG} of the {n}" if n > SHOWN_WRONG else f"The {n}"
-        parts += [
-            f"{which} neardup cluster pairs judged different (earlier first):",
-            "",
-            md_table(["pair", "titles", "judges' note"], _wrong_rows(nd["wrong"], texts)),
-            "",
-        ]
-    else:
-        parts += ["No neardup cluster pair is judged different.", ""]
-    return parts + _recall_markdown(section["pair_recall"], texts)
-
-
-def _recall_markdown(recall: Mapping[str, Any], texts: Mapping[str, str]) -> list[str]:
-    rows = [
-        [
-            f"J >= {r['at']}",
-            str(r["pairs"]),
-            pct(r["linked"]),
-            pct(r["related"]),
-            str(r["missed"]),
-            pct(r["datasketch"]),
-            f">= {pct(TARGET_LINKED[r['at']], 1)}",
-        ]
-        for r in recall["rows"]
-    ]
-    head = ["pairs", "n", "neardup linked", "related", "silently missed", "datasketch", "target"]
-    parts = [
-        "### Pair recall against brute force",
-        "",
-        "Every pair of stories whose normalised word 3-shingle sets have Jaccard at or above the "
-        "bound (`harness.corpus.exact_similarities`): linked (one cluster, or named in "
-        "`duplicate_of`/`matches`), related (named in `related` with what changed), or silently "
-        "missed. datasketch: the earlier story among the later's candidates.",
-        "",
-        md_table(head, rows),
-        "",
-    ]
-    missed = recall["missed"]
-    if missed:
-        shown = [
-            [f"{m['first']} / {m['second']}", f"{m['jaccard']:.3f}",
-             _title(texts, m["first"]), _title(texts, m["second"])]
-            for m in missed[:SHOWN_MISSED]
-        ]  # fmt: skip
-        parts += [
-            f"Silently missed at J >= 0.8 ({len(missed)}, highest Jaccard first):",
-            "",
-            md_table(["pair", "J", "earlier", "later"], shown),
-            "",
-        ]
-    return parts
-
-
-def _title(texts: Mapping[str, str], doc_id: str) -> str:
-    head = texts[doc_id].split("\n", 1)[0].strip().replace("|", "/")
-    return (head[:60] + "...") if len(head) > 60 else head

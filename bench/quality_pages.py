@@ -25,14 +25,12 @@ from bench.quality_systems import (
     datasketch_pairs,
     linked,
     neardup_verdicts,
-    pct,
     policy_changes,
     policy_settings,
     share,
     target,
 )
 from harness.pages import KINDS, Layout, PageDoc, PagePair, generate
-from harness.report import md_table
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 
@@ -229,139 +227,3 @@ def run(seed: int) -> dict[str, Any]:
         "layouts": layouts,
         "targets": targets,
     }
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    out = []
-    for name, r in section["neardup"].items():
-        line = (
-            f"pages, neardup {name}: syndicated found {pct(r['linked']['syndicated']['share'])}, "
-            f"same-site linked {pct(r['linked']['same_site']['share'])}, link precision "
-            f"{pct(r['links']['precision'])} over {r['links']['pairs']} cluster pairs"
-        )
-        if "direction" in r:
-            d = r["direction"]
-            line += (
-                f"; direction right: excerpt {pct(d['excerpt']['share'])}, "
-                f"embeds {pct(d['embeds']['share'])}"
-            )
-        out.append(line)
-    ds = section["datasketch"]
-    out.append(
-        f"pages, datasketch: syndicated among candidates "
-        f"{pct(ds['linked']['syndicated']['share'])}, same-site "
-        f"{pct(ds['linked']['same_site']['share'])}, candidate precision "
-        f"{pct(ds['links']['precision'])} over {ds['links']['pairs']} candidate pairs"
-    )
-    return out
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg = section["settings"]
-    runs, ds = section["neardup"], section["datasketch"]
-    names = list(runs)
-    parts = [
-        "## 2. Web pages",
-        "",
-        f"`{cfg['generator']}`: {cfg['docs']} pages of {cfg['sites']} sites, each with its `url` "
-        "and `source`; a pair is a true copy exactly when both pages carry the same story. "
-        "Linked: the second's `duplicate_of` is the first or they share a cluster (datasketch: "
-        "the first is among the second's candidates).",
-        "",
-    ]
-    head = ["pair kind", "pairs", *(f"neardup {n}" for n in names), "datasketch", "should be"]
-    rows = []
-    for kind in KINDS:
-        should = "linked" if kind in ("syndicated", "excerpt", "embeds") else "not linked"
-        rows.append(
-            [
-                kind,
-                str(ds["linked"][kind]["pairs"]),
-                *(pct(runs[n]["linked"][kind]["share"]) for n in names),
-                pct(ds["linked"][kind]["share"]),
-                should,
-            ]
-        )
-    parts += [md_table(head, rows), ""]
-    prec = [
-        [
-            f"neardup {n}",
-            str(runs[n]["links"]["pairs"]),
-            str(runs[n]["links"]["false"]),
-            pct(runs[n]["links"]["precision"]),
-        ]
-        for n in names
-    ]
-    prec.append(
-        [
-            "datasketch (candidate pairs)",
-            str(ds["links"]["pairs"]),
-            str(ds["links"]["false"]),
-            pct(ds["links"]["precision"]),
-        ]
-    )
-    parts += [
-        "Link precision: every pair of pages in one neardup cluster (for datasketch, every "
-        "candidate pair), judged by the pages' story.",
-        "",
-        md_table(["system", "pairs", "different stories", "precision"], prec),
-        "",
-    ]
-    drow = []
-    for n in names:
-        if "direction" not in runs[n]:
-            continue
-        d = runs[n]["direction"]
-        drow += [
-            [
-                f"neardup {n}: {kind}",
-                str(d[kind]["pairs"]),
-                str(d[kind]["right"]),
-                pct(d[kind]["share"]),
-                ", ".join(f"{k}: {v}" for k, v in d[kind]["seen"].items()),
-            ]
-            for kind in DIRECTION
-        ]
-    parts += [
-        "Direction under containment: the later page's verdict says `excerpt` (it lies inside "
-        "the earlier page) or `embeds` (it contains it); share over all pairs of the kind.",
-        "",
-        md_table(["run: pair kind", "pairs", "direction right", "share", "directions seen"], drow),
-        "",
-        *(f"- {h}" for h in headline(section)),
-        "",
-    ]
-    lays = section.get("layouts", {})
-    if lays:
-        lrows = [
-            [
-                f"{layout}, neardup {name}",
-                pct(r["linked"]["syndicated"]["share"]),
-                pct(r["linked"]["same_site"]["share"]),
-                pct(r["links"]["precision"]),
-                str(r["links"]["pairs"]),
-            ]
-            for layout, by in lays.items()
-            for name, r in by.items()
-        ]
-        parts += [
-            "Other layouts (`harness.pages.generate(layout=...)`): `paragraph`, every site's "
-            "footer (with its sign-up and cookie lines, one sign-up sentence rotating) as one "
-            "paragraph and its boxes on one line; `mixed`, each site one of the four "
-            "combinations of footer and box layouts; `latest`, one box on one line of the "
-            "site's eight newest headlines before the page, newest first (joined by a "
-            "separator, commas or spaces alone; untitled on a quarter of the sites), no "
-            "related box. `one at a time`: one page a call to the "
-            f"engine, as a worker fed one message at a time decides them (else {BATCH} a call). "
-            "`mixed, 20 pages a site`: sites with few pages (`generate(layout='mixed', "
-            f"{', '.join(f'{k}={v}' for k, v in FEW_PAGES.items())})`): a site's template is "
-            "learned from fewer pages, and more copies come while a site is still new (no "
-            "target: the held-out targets are for sites of about 57 pages).",
-            "",
-            md_table(
-                ["layout, run", "syndicated found", "same-site linked", "precision", "pairs"],
-                lrows,
-            ),
-            "",
-        ]
-    return parts

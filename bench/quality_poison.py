@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from bench.quality_systems import BATCH, datasketch_pairs, pct, policy_changes, share, target
+from bench.quality_systems import BATCH, datasketch_pairs, policy_changes, share, target
 from harness.poisoning import SHAPES, Shape, copies, poison, stories
-from harness.report import md_table
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
@@ -118,38 +117,3 @@ def run() -> dict[str, Any]:
         "shapes": shapes,
         "targets": targets,
     }
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    return [
-        f"poisoning ({shape}): neardup finds {pct(r['poisoned']['share'])} of poisoned copies "
-        f"({pct(r['clean']['share'])} without the poison), "
-        f"{r['poisoned']['linked_elsewhere']} linked to another text; "
-        f"datasketch {pct(r['datasketch']['share'])} among candidates"
-        for shape, r in section["shapes"].items()
-    ]
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    rows = []
-    for shape, r in section["shapes"].items():
-        for name, x in (("neardup, no poison", r["clean"]), ("neardup, poisoned", r["poisoned"])):
-            rows.append(
-                [shape, name, str(x["copies"]), str(x["found"]), pct(x["share"]),
-                 str(x["linked_elsewhere"])]
-            )  # fmt: skip
-        ds = r["datasketch"]
-        rows.append(
-            [shape, "datasketch (candidates)", str(ds["copies"]), str(ds["found"]),
-             pct(ds["share"]), "n/a"]
-        )  # fmt: skip
-    return [
-        "## 7. Boilerplate poisoning",
-        "",
-        (__doc__ or "").split("\n\n", 1)[1].replace("\n", " ").strip(),
-        "",
-        md_table(["shape", "run", "copies", "found", "share", "linked to another text"], rows),
-        "",
-        *(f"- {h}" for h in headline(section)),
-        "",
-    ]

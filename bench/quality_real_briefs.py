@@ -18,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.quality_briefs import kind_cells, linked_pairs, short_target
+from bench.quality_briefs import linked_pairs, short_target
 from bench.quality_systems import (
-    pct,
     policy_changes,
     policy_settings,
 )
 from harness.noisy_briefs import NoisyPair, generate
-from harness.report import md_table
 from neardup.stream.namespaces.policy import Policy
 
 COPIES_PER_FAMILY = 150
@@ -93,48 +91,3 @@ def run(seed: int = SEED) -> dict[str, Any]:
         "wrong_count": len(missed),
         "targets": targets,
     }
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    got = {r["kind"]: r for r in section["by_kind"]}
-    return [
-        f"real briefs: neardup finds {pct(got['copy']['neardup_linked'])} of noisy copies and "
-        f"links {pct(got['sibling']['neardup_linked'])} of siblings; datasketch "
-        f"{pct(got['copy']['datasketch_linked'])} / {pct(got['sibling']['datasketch_linked'])}"
-    ]
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg = section["settings"]
-    parts = [
-        "## 5. Real short briefs",
-        "",
-        f"`{cfg['generator']}`: Reuters-21578 headlines and stories of fewer than 30 tokens, "
-        f"{cfg['docs']} documents in one stream. neardup at its defaults; linked = "
-        "`duplicate_of` the earlier brief or the same cluster. datasketch: the earlier brief is "
-        "among the later one's candidates.",
-        "",
-    ]
-    head = ["kind", "pairs", "neardup linked", "datasketch linked", "target"]
-    table = [kind_cells(r) for r in section["by_kind"]]
-    parts += [md_table(head, table), "", *(f"- {h}" for h in headline(section)), ""]
-    fam = [
-        [
-            f"{r['kind']}: {r['family']}",
-            str(r["pairs"]),
-            pct(r["neardup_linked"]),
-            pct(r["datasketch_linked"]),
-        ]
-        for r in section["by_family"]
-    ]
-    parts += [
-        "### By noise family or substitution",
-        "",
-        "A copy with two families counts under each; `rebreak+tag end` (a headline re-broken "
-        "over lines with a tag added) has its own row. `+ noise`: a substitution with one "
-        "surface-noise family besides.",
-        "",
-        md_table(["group", "pairs", "neardup linked", "datasketch linked"], fam),
-        "",
-    ]
-    return parts

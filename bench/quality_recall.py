@@ -4,7 +4,7 @@ Generated long English texts (:func:`harness.corpus.generate`, real sentences wi
 mutations) and their brute-force truth (:func:`harness.corpus.exact_similarities`: every pair
 with exact word-3-shingle Jaccard >= 0.8). neardup at its defaults reports, per document, its
 ``duplicate_of`` and ``matches`` (not its cluster: a cluster holds chains whose ends need not be
-alike); datasketch its candidates. Pair recall is counted by :func:`harness.quality.score` at
+alike); datasketch its candidates. Pair recall is counted by :func:`bench.pairs.score` at
 J >= 0.8 and J >= 0.9; the capped figure counts at most ``max_matches`` truth pairs per document,
 as many as a verdict can list.
 
@@ -17,22 +17,20 @@ judged on the defaults only.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from bench.pairs import Pairs, score, truth_by_doc
+from bench.pairs import reported as pairs_of
 from bench.quality_systems import (
     datasketch_pairs,
     neardup_verdicts,
-    pct,
     policy_changes,
     policy_settings,
     target,
 )
 from harness.corpus import exact_similarities, generate
-from harness.quality import Pairs, score, truth_by_doc
-from harness.report import md_table
-from neardup.stream.model import Article, Verdict
+from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
 
 CONFIGS: dict[str, Policy] = {
@@ -43,29 +41,18 @@ LEVELS = (0.8, 0.9)
 TARGETS = {0.8: 0.99, 0.9: 0.999}
 
 
-def _reported(verdicts: Sequence[Verdict]) -> Pairs:
-    pos = {v.id: j for j, v in enumerate(verdicts)}
-    out: Pairs = {}
-    for j, v in enumerate(verdicts):
-        got = {pos[m.id] for m in v.matches}
-        if v.duplicate_of is not None:
-            got.add(pos[v.duplicate_of])
-        if got:
-            out[j] = got
-    return out
-
-
 def run(n_docs: int, seed: int, words: int) -> dict[str, Any]:
     docs = generate(n_docs, seed=seed, words=words)
     started = time.perf_counter()
     sims = exact_similarities(docs, min(LEVELS))
     truth_s = time.perf_counter() - started
     articles = [Article(d["id"], d["text"]) for d in docs]
+    index_of = {d["id"]: j for j, d in enumerate(docs)}
     reported: dict[str, Pairs] = {}
     wall: dict[str, float] = {}
     for name, policy in CONFIGS.items():
         verdicts, wall[name] = neardup_verdicts(articles, policy)
-        reported[name] = _reported(verdicts)
+        reported[name] = pairs_of([v.to_dict() for v in verdicts], index_of)
     reported["datasketch"], wall["datasketch"] = datasketch_pairs(
         [(d["id"], d["text"]) for d in docs]
     )
@@ -102,60 +89,3 @@ def run(n_docs: int, seed: int, words: int) -> dict[str, Any]:
         "levels": levels,
         "targets": targets,
     }
-
-
-def headline(section: Mapping[str, Any]) -> list[str]:
-    out = []
-    for key, lv in section["levels"].items():
-        nd, off, ds = lv["neardup"], lv["neardup, boilerplate off"], lv["datasketch"]
-        out.append(
-            f"long texts, J >= {key}: neardup pair recall {pct(nd['pair_recall'], 2)} "
-            f"({nd['true_pairs']} of {nd['truth_pairs']}; boilerplate off "
-            f"{pct(off['pair_recall'], 2)}), datasketch candidate recall "
-            f"{pct(ds['pair_recall'], 2)}"
-        )
-    return out
-
-
-def markdown(section: Mapping[str, Any]) -> list[str]:
-    cfg = section["settings"]
-    head = [
-        "level",
-        "truth pairs",
-        "run",
-        "pairs found",
-        "pair recall",
-        "capped recall",
-        "pair precision",
-        "target",
-    ]
-    rows = []
-    for key, lv in section["levels"].items():
-        for name, q in lv.items():
-            goal = f">= {pct(TARGETS[float(key)], 1)}" if name == "neardup" else ""
-            rows.append(
-                [
-                    f"J >= {key}",
-                    str(q["truth_pairs"]),
-                    name if name != "datasketch" else "datasketch (candidates)",
-                    str(q["true_pairs"]),
-                    pct(q["pair_recall"], 2),
-                    pct(q["pair_recall_capped"], 2),
-                    pct(q["pair_precision"], 2),
-                    goal,
-                ]
-            )
-    return [
-        "## 4. Long-text recall",
-        "",
-        f"`{cfg['generator']}`, truth: {cfg['truth']}. neardup at its defaults "
-        "(and with boilerplate learning off, to show what it costs on a corpus without sources): "
-        "pairs from `duplicate_of` and `matches`; datasketch: its candidates. Precision is "
-        "against the pairs at the row's level (a neardup pair between 0.8 and 0.9 counts as "
-        "false in the J >= 0.9 row).",
-        "",
-        md_table(head, rows),
-        "",
-        *(f"- {h}" for h in headline(section)),
-        "",
-    ]

@@ -2,7 +2,8 @@
 
 neardup runs through its engine as ``neardup dedup`` does (in batches of 512, one fresh
 :class:`~neardup.stream.index.memory.MemoryIndex` per run); datasketch ``MinHashLSH`` runs through
-:func:`harness.peers.run_memory` without verification: its candidates are what it reports.
+:func:`bench.peers.datasketch_runs.run_memory` without verification: its candidates are what it
+reports.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
+from bench.pairs import Pairs
+from bench.peers.datasketch_runs import lsh_bands_rows, run_memory
 from harness.corpus import Doc
-from harness.peers import lsh_bands_rows, run_memory
-from harness.quality import Pairs
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
@@ -30,14 +31,13 @@ __all__ = [
     "datasketch_settings",
     "linked",
     "neardup_verdicts",
-    "pct",
     "policy_changes",
     "policy_settings",
     "share",
     "target",
 ]
 
-BATCH = 512  # neardup.stream.cli.main.BATCH: the `neardup dedup` batch
+BATCH = 512  # neardup.stream.cli.dedup.BATCH: the `neardup dedup` batch
 DS_THRESHOLD = 0.8
 DS_NUM_PERM = 128
 _SHOWN = ("measure", "threshold", "short_threshold", "facts", "boilerplate_min_docs")
@@ -109,10 +109,6 @@ def datasketch_settings() -> dict[str, Any]:
         "verify": False,
         "batch": BATCH,
     }
-
-
-def pct(x: float | None, places: int = 1) -> str:
-    return "n/a" if x is None else f"{100 * x:.{places}f}%"
 
 
 def share(part: int, whole: int) -> float | None:

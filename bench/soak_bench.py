@@ -13,7 +13,7 @@ default, as production runs; or Tansu with memory storage); topics with 4 partit
 ``neardup worker`` subprocesses in one consumer group, configured by ``NEARDUP_*`` variables only
 (the stream benchmark's set, plus ``NEARDUP_RETENTION_S``), so the index keeps only the last
 ``retention-s`` seconds of articles. The processes, the topic set-up, the verdict reader,
-partition settling and the warm-up are the stream benchmark's, from :mod:`harness.rig`.
+partition settling and the warm-up are the stream benchmark's, from :mod:`bench.rig`.
 
 Phases:
 
@@ -31,8 +31,8 @@ Phases:
    the soak's Redis figures start from an empty index.
 3. **Soak**: ``--articles`` articles into namespace ``bench-soak``, paced on the event loop at
    ``--fraction`` x capacity (b) (or ``--rate``). Every ``--sample-s`` seconds a sample: verdicts
-   received so far, backlog (sent - received), each worker's ``VmRSS``
-   (``/proc/PID/status``; broker and Redis too), Redis ``used_memory``, ``DBSIZE``, ``HLEN`` of the
+   received so far, backlog (sent - received), each worker's resident
+   memory (psutil; broker and Redis too), Redis ``used_memory``, ``DBSIZE``, ``HLEN`` of the
    namespace's records hash (``nd:{bench-soak}:d``), dead letters, Apache Kafka's log directory
    size, the 1-minute load average, and the cores each process (and everything else on the
    machine) used in the interval. After the run, each sample also gets the number of verdicts
@@ -50,7 +50,7 @@ Tansu the producer lingers 50 ms and the verdict reader fetches at most every 50
 Corpus: :func:`harness.corpus.generate` makes a pool (default 20,000 ~300-word articles, 30%
 near-duplicates of earlier ones, chains included). Pass 0 of the soak is the pool verbatim; pass
 ``p >= 1`` is the pool under a seeded, frequency-banded bijection of its words
-(:class:`harness.passes.Deriver`): the same duplicate structure and exact Jaccards, sharing
+(:class:`bench.passes.Deriver`): the same duplicate structure and exact Jaccards, sharing
 almost no shingle with other passes, so a near-duplicate's source is at most one pass (a few
 seconds) earlier and inside the retention window. Calling ``generate(200_000)`` instead would
 reuse the ~940 source sentences ten times as often and draw sources from the whole history, most
@@ -79,34 +79,25 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
 
-from bench import soak_tables
+from bench import cli, soak_tables
+from bench.passes import BAND, Deriver
+from bench.readings import git_state, loadavg, machine_busy_seconds, machine_info, other_load
+from bench.rig import WARMUP_DOCS, Rig, Stack, run_on_stack
+from bench.rig import out as console
 from harness.corpus import Doc, generate
 from harness.kafka import VerdictSink
-from harness.passes import BAND, Deriver
-from harness.report import (
-    git_state,
-    loadavg,
-    machine_busy_seconds,
-    machine_info,
-    other_load,
-    rss_mb,
-    write_atomic,
-)
-from harness.rig import WARMUP_DOCS, Rig, Stack, run_on_stack
-from harness.rig import out as console
+from harness.report import rss_mb, write_atomic
 from harness.services import KAFKA_HEAP
 from harness.workers import wait_ready
 from neardup.stream.index.redis import keys
 from neardup.stream.worker.config import Settings
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 NAMESPACE = "bench-soak"
 PHASE = "soak"  # verdict-sink phases are f"{PHASE}{pass:03d}"
 CAPACITY_PHASES = ("capa", "capb")  # empty index; after one retention window (expiry at work)
@@ -499,9 +490,7 @@ async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench soak", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("soak", __doc__, seed=7, partitions=4)
     parser.add_argument(
         "--broker", choices=BROKERS, default=BROKERS[0], help="Apache Kafka (default) or Tansu"
     )
@@ -517,10 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--capacity-articles", type=int, default=10_000, help="capacity burst")
     parser.add_argument("--pool", type=int, default=20_000, help="distinct generated articles")
     parser.add_argument("--sample-s", type=float, default=10.0, help="sampling interval, s")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions per topic")
     parser.add_argument("--workers", type=int, default=2, help="neardup workers")
-    parser.add_argument("--seed", type=int, default=7, help="corpus seed")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     args = parser.parse_args(argv)
     if args.articles < 1 or args.pool < 1 or not 0 < args.fraction <= 2:
         parser.error("need --articles >= 1, --pool >= 1 and 0 < --fraction <= 2")
@@ -570,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     sample_docs = pool[: min(len(pool), 2000)]
     command = "python -m bench soak" + (" " + " ".join(argv or sys.argv[2:])).rstrip()
     result: dict[str, Any] = {
-        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {
             **machine_info(PACKAGES),

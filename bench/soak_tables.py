@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.report import code_line, md_table
-from harness.svg import Series, document, line_chart
+from bench.markdown import code_line, table
+from bench.svg import Series, document, line_chart
 
 # Soft pass criteria (reported, not fatal).
 MAX_CV = 0.10
@@ -382,7 +382,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "## Checks",
         "",
-        md_table(
+        table(
             ["check", "measured", "met"],
             [
                 [
@@ -494,7 +494,7 @@ def markdown(result: dict[str, Any]) -> str:
             _n(p["other_cores"], 2),
         ]
         rows.append(row)
-    out += [md_table(head, rows), ""]
+    out += [table(head, rows), ""]
     soak = result["soak"]
     out += [
         "## Where the CPU went during the soak",
@@ -505,7 +505,7 @@ def markdown(result: dict[str, Any]) -> str:
         "for other processes). Redis commands per article (the workers' index calls, retention "
         "included):",
         "",
-        md_table(
+        table(
             ["command", "calls", "per article", "server ms"],
             [
                 [c, f"{v['calls']:,}", f"{v['per_article']}", f"{v['server_ms']:,.1f}"]
@@ -523,7 +523,7 @@ def markdown(result: dict[str, Any]) -> str:
         "Bursts of articles produced at once, before the soak (the soak's pace is derived from "
         "the last row):",
         "",
-        md_table(
+        table(
             [
                 "index state",
                 "articles/s (first->last)",

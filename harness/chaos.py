@@ -85,7 +85,7 @@ from neardup.stream.engine.engine import Engine
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 __all__ = ["CRASH_LIMIT", "Report", "main", "run_seed"]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 __all__ = [
     "DELETED_REPLAY_REASONS",

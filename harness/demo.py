@@ -27,7 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness import services
 from harness.kafka import Topics, create_topics
 from harness.workers import WorkerProc, start_worker, stop_workers, wait_ready
-from neardup.stream.cli.main import summary_table
+from neardup.stream.cli.dedup import summary_table
 
 ROOT = Path(__file__).resolve().parents[1]
 console = Console()

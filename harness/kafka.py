@@ -27,7 +27,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from neardup.stream.worker.config import Settings
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 __all__ = [
     "CODECS",

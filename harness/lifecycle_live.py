@@ -30,7 +30,7 @@ from harness import lifecycle, services
 from harness.kafka import Topics, create_topics
 from harness.workers import WorkerProc, start_worker
 from neardup.stream.model import Article
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 TOKEN = "lifecycle-token"

@@ -325,7 +325,7 @@ DEDUP_SKETCHES = "sketches (stream/engine/prepare.py, sketch/: features, MinHash
 FACTS = "short-text facts (sketch/facts.py)"
 INDEX = "index (stream/index/)"
 VERDICT = "verification and verdicts (sketch/verify.py, engine, records, model)"
-IO = "input/output (stream/cli/common.py lines, stream/schema.py, orjson, rich)"
+IO = "input/output (stream/cli/ reading and writing, stream/schema.py, orjson, rich)"
 ARGS = "argument parsing (typer, click)"
 DEDUP_LOOP = "asyncio event loop"
 OTHER = "other (no known part in the stack)"
@@ -341,20 +341,18 @@ DEDUP_PARTS: tuple[Part, ...] = (
     ),
     Whole(
         BOILERPLATE,
-        ("sketch/lines.py", "stream/engine/boilerplate.py"),
+        ("sketch/lines.py", "sketch/pieces.py", "stream/engine/boilerplate.py"),
         (
             "MemoryIndex.line_counts",
             "MemoryIndex.add_lines",
         ),
     ),
-    Part(FACTS, ("sketch/facts.py",)),
+    Part(FACTS, ("sketch/facts.py", "sketch/spelling.py")),
     Part(VERDICT, ("sketch/verify.py", "sketch/evidence.py")),
     Part(DEDUP_SKETCHES, ("stream/engine/prepare.py", "sketch/")),
     Part(INDEX, ("stream/index/",)),
     Part(VERDICT, ("stream/engine/", "stream/records.py", "stream/model.py")),
-    Part(
-        IO, ("stream/cli/main.py", "stream/cli/common.py", "stream/schema.py", "orjson/", "rich/")
-    ),
+    Part(IO, ("stream/cli/", "stream/schema.py", "orjson/", "rich/")),
     Part(ARGS, ("typer/", "click/")),
     Part(DEDUP_LOOP, ("asyncio/", "selectors.py")),
 )

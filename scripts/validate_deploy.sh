@@ -153,7 +153,7 @@ kafka_matches_pom() {
     [ "$(tr ',' '\n' <<<"$roles" | sort | paste -sd,)" = "broker,controller" ] \
         || { echo "KAFKA_PROCESS_ROLES is '$roles', not one KRaft node that is broker and controller"; return 1; }
     ! grep -qi zookeeper <<<"$rendered" || { echo "compose mentions ZooKeeper (Kafka 4 is KRaft only)"; return 1; }
-    named=$(cat docker-compose.yml helm/neardup/values.yaml helm/neardup/Chart.yaml README.md \
+    named=$(cat docker-compose.yml helm/neardup/values.yaml helm/neardup/Chart.yaml README.md docs/*.md \
         | tr -s ' \n#' ' ' | grep -oE 'Apache Kafka [0-9]+\.[0-9]+\.[0-9]+' | awk '{print $3}' | sort -u)
     for v in $named; do
         [ "$v" = "$want" ] \

@@ -1,227 +1,57 @@
 """Pure similarity-sketch algorithms: numpy + mmh3, no I/O, no asyncio, no global state.
 
-The public API is every module's ``__all__``, re-exported here. A name that two modules define
-differently (each module's ``DEFAULT_SEED``) or that is also a module's name (the functions
-``simhash.simhash`` and ``simhash.hamming``) stays qualified by its module; a test keeps this
-list complete.
+The names here are what a user of the library needs, from a text to its candidates and their
+verification (a datasketch user finds MinHash, LSH and its parameters under the same names):
+
+* :func:`normalize`: the canonical form of a text, whitespace folded: what every sketch reads.
+* :func:`shingle_hashes`: a text's sorted, unique uint64 shingle hashes: the set sketched.
+* :class:`MinHasher`: makes MinHash signatures of shingle hashes (one scheme, seed and size).
+* :class:`Signature`: a MinHash signature with the scheme, seed and size that made it.
+* :class:`SchemeMismatch`: raised when signatures of two schemes are compared.
+* :func:`estimate_jaccard`: the Jaccard similarity two signatures estimate.
+* :func:`optimal_params`: datasketch's (bands, rows) for a threshold.
+* :func:`recall_floor_params`: the cheapest (bands, rows) that finds pairs at a similarity.
+* :func:`candidate_probability`: the LSH S-curve, the chance a pair becomes a candidate.
+* :func:`band_keys`: a signature's LSH bucket keys, for any key-value store.
+* :func:`simhash_one`: a text's 64-bit SimHash fingerprint from its shingle hashes.
+* :func:`hamming_many`: Hamming distances from one fingerprint to many.
+* :class:`HammingIndex`: every stored fingerprint within k bits of a query, without a scan.
+* :func:`design`: the permuted tables for k-bit queries over a number of fingerprints.
+* :func:`table_keys`: a fingerprint's keys in those tables, for any key-value store.
+* :func:`jaccard`: the exact Jaccard similarity of two shingle sets (verification).
+* :func:`containment`: how much of one shingle set another holds (a passage copied whole).
+* :func:`edit_similarity`: the normalised edit similarity of two short texts.
+
+Everything else (the canonical form's steps, batches of texts, facts, boilerplate lines,
+evidence) is importable from its own module, ``neardup.sketch.<module>``; the weighted
+``simhash.simhash`` and ``simhash.hamming`` stay qualified by their module, whose name they
+share. A test pins this list.
 """
 
-from neardup.sketch import (
-    canonical,
-    evidence,
-    facts,
-    features,
-    hamming,
-    lines,
-    lsh,
-    minhash,
-    ragged,
-    simhash,
-    verify,
-)
-from neardup.sketch.canonical import (
-    CANONICAL_FORM,
-    FORMATS,
-    LEGACY_FORM,
-    decode,
-    fold,
-    fold_each,
-    fold_phrases,
-    forget_folds,
-    html_text,
-    looks_like_html,
-    reading,
-)
-from neardup.sketch.evidence import Span, passages, shared_spans
-from neardup.sketch.facts import (
-    STOP_WORDS,
-    Comparison,
-    Difference,
-    FactKind,
-    Facts,
-    compare,
-    diff_facts,
-    differences,
-    facts_of,
-    framed,
-    numbers_of,
-    unstamped,
-    value_of,
-)
-from neardup.sketch.features import (
-    DEFAULT_CHAR_NGRAM,
-    DEFAULT_SHINGLE,
-    TextBatch,
-    batch_shingle_hashes,
-    body_start,
-    char_ngram_hashes,
-    combine_rows,
-    combine_windows,
-    content_hash,
-    facts_texts,
-    has_tokens,
-    idf_weights,
-    may_hold_clock,
-    mix64,
-    normalize,
-    normalize_batch,
-    normalize_each,
-    numerals_and_dates,
-    shingle_counts,
-    shingle_hashes,
-    sorted_unique,
-    text_token_hashes,
-    token_counts,
-    tokenize,
-)
-from neardup.sketch.hamming import HammingIndex, TableDesign, design, table_keys, table_keys_many
-from neardup.sketch.lines import (
-    Lines,
-    anchors,
-    between,
-    inside,
-    lines_of,
-    passages_of,
-    source_key,
-    without,
-)
-from neardup.sketch.lsh import (
-    KEY_BYTES,
-    MAX_BANDS,
-    band_hashes,
-    band_keys,
-    candidate_probability,
-    false_candidate_area,
-    false_negative_area,
-    half_point,
-    optimal_params,
-    recall_at,
-    recall_floor_params,
-    s_curve_table,
-)
-from neardup.sketch.minhash import (
-    EMPTY,
-    MinHasher,
-    Scheme,
-    SchemeMismatch,
-    Signature,
-    estimate_jaccard,
-    estimate_jaccard_bbit,
-    pack_bbit,
-    unpack_bbit,
-)
-from neardup.sketch.ragged import DocSets, segment_offsets, truncated_sets, unique_per_doc
-from neardup.sketch.simhash import hamming_many, simhash_many, simhash_one
-from neardup.sketch.verify import containment, cosine, edit_similarity, intersection_size, jaccard
+from neardup.sketch.features import normalize, shingle_hashes
+from neardup.sketch.hamming import HammingIndex, design, table_keys
+from neardup.sketch.lsh import band_keys, candidate_probability, optimal_params, recall_floor_params
+from neardup.sketch.minhash import MinHasher, SchemeMismatch, Signature, estimate_jaccard
+from neardup.sketch.simhash import hamming_many, simhash_one
+from neardup.sketch.verify import containment, edit_similarity, jaccard
 
 __all__ = [
-    "CANONICAL_FORM",
-    "DEFAULT_CHAR_NGRAM",
-    "DEFAULT_SHINGLE",
-    "EMPTY",
-    "FORMATS",
-    "KEY_BYTES",
-    "LEGACY_FORM",
-    "MAX_BANDS",
-    "STOP_WORDS",
-    "Comparison",
-    "Difference",
-    "DocSets",
-    "FactKind",
-    "Facts",
     "HammingIndex",
-    "Lines",
     "MinHasher",
-    "Scheme",
     "SchemeMismatch",
     "Signature",
-    "Span",
-    "TableDesign",
-    "TextBatch",
-    "anchors",
-    "band_hashes",
     "band_keys",
-    "batch_shingle_hashes",
-    "between",
-    "body_start",
     "candidate_probability",
-    "canonical",
-    "canonical_data",
-    "char_ngram_hashes",
-    "combine_rows",
-    "combine_windows",
-    "compare",
     "containment",
-    "content_hash",
-    "cosine",
-    "decode",
     "design",
-    "diff_facts",
-    "differences",
     "edit_similarity",
     "estimate_jaccard",
-    "estimate_jaccard_bbit",
-    "evidence",
-    "facts",
-    "facts_of",
-    "facts_texts",
-    "false_candidate_area",
-    "false_negative_area",
-    "features",
-    "fold",
-    "fold_each",
-    "fold_phrases",
-    "forget_folds",
-    "framed",
-    "half_point",
-    "hamming",
     "hamming_many",
-    "has_tokens",
-    "html_text",
-    "idf_weights",
-    "inside",
-    "intersection_size",
     "jaccard",
-    "lines",
-    "lines_of",
-    "looks_like_html",
-    "lsh",
-    "may_hold_clock",
-    "minhash",
-    "mix64",
     "normalize",
-    "normalize_batch",
-    "normalize_each",
-    "numbers_of",
-    "numerals_and_dates",
     "optimal_params",
-    "pack_bbit",
-    "passages",
-    "passages_of",
-    "ragged",
-    "reading",
-    "recall_at",
     "recall_floor_params",
-    "s_curve_table",
-    "segment_offsets",
-    "shared_spans",
-    "shingle_counts",
     "shingle_hashes",
-    "simhash",
-    "simhash_many",
     "simhash_one",
-    "sorted_unique",
-    "source_key",
     "table_keys",
-    "table_keys_many",
-    "text_token_hashes",
-    "token_counts",
-    "tokenize",
-    "truncated_sets",
-    "unique_per_doc",
-    "unpack_bbit",
-    "unstamped",
-    "value_of",
-    "verify",
-    "without",
 ]

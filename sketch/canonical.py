@@ -5,11 +5,14 @@ evidence, ``/check``, the CLI) folds it through :func:`fold` (by way of
 :func:`neardup.sketch.features.normalize`), so a copy cannot hide behind how its characters are
 encoded:
 
-1. **HTML** (:func:`looks_like_html`, or a message's ``format: "html"``): markup removed (block
-   elements end a line; ``script``, ``style`` and the like are dropped with their content), and
-   character references decoded (``&#101;``, ``&eacute;``, ``&amp;``) in any text. The HTML
-   parser reads at most an eighth of a document; past it the rest is read roughly, which
-   reads a well-formed document as the parser does (:func:`html_text`): bounded work.
+1. **HTML** (:func:`~neardup.sketch.markup.looks_like_html`, or a message's ``format:
+   "html"``): markup removed (block elements end a line; ``script``, ``style`` and the like
+   are dropped with their content), and character references decoded (``&#101;``,
+   ``&eacute;``, ``&amp;``) in any text. The HTML parser reads at most an eighth of a
+   document; past it the rest is read roughly, which reads a well-formed document as the
+   parser does (:func:`~neardup.sketch.markup.html_text`): bounded work. This step is
+   :mod:`neardup.sketch.markup`'s; :func:`reading` reads a text as its declared format
+   (:data:`FORMATS`) says.
 2. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
    superscripts, compatibility ideographs).
 3. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
@@ -38,18 +41,17 @@ each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
-from html.parser import HTMLParser
 from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import canonical_data
+from neardup.sketch.markup import decode, decode_each, html_text, looks_like_html
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
@@ -57,251 +59,6 @@ CANONICAL_FORM = (
     "+opencc-phrases/3"
 )
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
-
-# evidence of markup: a known element closed (</p>), a line break or rule, a comment, a
-# doctype, or a known element with attributes (<a href=...>). A bare <P> or <A> alone is not:
-# newswire writes tickers so (<BAC>, <P>)
-_ELEMENTS = (
-    r"(?:html|head|body|p|div|span|a|b|i|u|em|strong|li|ul|ol|h[1-6]|table|tr|td|th|section|"
-    r"article|header|footer|nav|aside|main|blockquote|pre|code|figure|figcaption|font|small|"
-    r"sup|sub|title|script|style|noscript|time|abbr|cite|q|s|del|ins|mark|label|button|form|"
-    r"select|option|dl|dt|dd|img|meta|link|iframe|input)"
-)
-_HTML_TAG_RE = re.compile(
-    rf"<(?:/{_ELEMENTS}\s*>|(?:br|hr|wbr)\s*/?>|!--|!doctype\s+html|{_ELEMENTS}\s+[a-z-]+\s*=)",
-    re.IGNORECASE,
-)
-_ENTITY_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?")
-# elements whose content a reader never sees as text
-_HIDDEN = frozenset({"script", "style", "noscript", "template", "head", "svg", "math", "iframe"})
-# elements that end a line where they start and end (the rest are inline: a word may cross them)
-_BLOCKS = frozenset(
-    ("address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "figcaption",
-     "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main",
-     "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul", "title", "body", "html")
-)  # fmt: skip
-
-
-def looks_like_html(text: str) -> bool:
-    """Whether a text carries HTML markup (see ``_HTML_TAG_RE``: a closed element, a break)."""
-    return "<" in text and _HTML_TAG_RE.search(text) is not None
-
-
-class _Text(HTMLParser):
-    """The text a browser shows of an HTML document or fragment, a block per line."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HIDDEN:
-            self.hidden += 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HIDDEN:
-            self.hidden = max(0, self.hidden - 1)
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.parts.append(data)
-
-
-def html_text(text: str) -> str:
-    """The visible text of HTML: markup removed, references decoded, a line per block.
-
-    Stretches of plain tags (:func:`_plain_markup_text`) are read by one split each; the
-    parser reads from a ``<`` that opens no plain tag until it stands between tags again with
-    nothing open that hides or holds text, at a ``<`` at least :data:`PARSER_STRETCH`
-    characters on (then the split goes on). The parser's share is bounded: past
-    1/:data:`PARSER_SHARE` of the document it stops where it stands and the rest is read
-    roughly (:func:`_markup_read_roughly`), as the parser reads every well-formed document.
-    The parser costs several times the split per tag: a page of short elements it read alone
-    cost some five times news text."""
-    shown: list[str] = []
-    parser: _PlainTagsFirst | None = None
-    at, n = 0, len(text)
-    budget, spent = max(PARSER_STRETCH, n // PARSER_SHARE), 0
-    while at < n:
-        plain, at = _plain_run(text, at)
-        shown.append(plain)
-        if at == n:
-            break
-        parser = parser or _PlainTagsFirst()
-        step = PARSER_STRETCH
-        while True:
-            stop = text.find("<", at + step)
-            stop = n if stop < 0 else stop
-            parser.feed(text[at:stop])
-            spent, at = spent + stop - at, stop
-            if at == n or spent >= budget:
-                parser.close()  # what is open is read as the parser reads it at an end
-                break
-            if not parser.rawdata and parser.cdata_elem is None and not parser.hidden:
-                break
-            step = min(2 * step, max(PARSER_STRETCH, budget - spent))  # still open: read on
-        shown += parser.parts
-        parser.parts.clear()
-        if spent >= budget and at < n:  # the parser's share spent: the rest is read roughly
-            shown.append(_markup_read_roughly(text[at:], parser.hidden))
-            break
-    # a line per block, its white space one space: str.split()'s white space is re's \s
-    return _EMPTY_LINES_RE.sub("\n", _SPACES_RE.sub(" ", "".join(shown))).strip()
-
-
-_SPACES_RE = re.compile(r"(?: [^\S\n]|[^\S\n ])[^\S\n]*")  # not a single space: it stays
-_EMPTY_LINES_RE = re.compile(r"\s*\n\s*")
-
-
-def _plain_run(text: str, at: int) -> tuple[str, int]:
-    """What :class:`_Text` collects of the plain markup from ``at`` (:func:`_plain_markup_text`),
-    and where it stops: at a ``<`` that opens no plain tag, or the end. Read in windows that
-    end before a ``<`` and double while they stay plain, so a document of plain tags is
-    matched once (looking ahead for the first tag that is not plain cost twice the split)."""
-    shown: list[str] = []
-    n, window = len(text), 64
-    while at < n:
-        end = text.find("<", at + window)
-        end = n if end < 0 else end
-        got = _plain_markup_text(text[at:end])
-        if got is None:  # the first < that is not plain lies in this window
-            m = _NOT_PLAIN_AT.search(text, at, end)
-            cut = m.start() if m else end
-            got = _plain_markup_text(text[at:cut]) if cut > at else ""
-            if got is not None:
-                shown.append(got)
-                at = cut
-            return "".join(shown), at
-        shown.append(got)
-        at, window = end, 2 * window
-    return "".join(shown), at
-
-
-PARSER_STRETCH = 256
-"""The least the parser reads once it starts: a document with a stray ``<`` between every few
-tags is read by the parser alone, not by a switch per tag."""
-PARSER_SHARE = 8
-"""The parser reads at most an eighth of a document (and :data:`PARSER_STRETCH`): it costs
-some five times the rough reading per tag, so a document built to need it everywhere is read
-mostly roughly."""
-
-# the rough reading: a comment to its close (or the end), a declaration or an instruction to
-# its >, a tag to its > (named by its first letters, its attributes and closing slash caught)
-_ROUGH_RE = re.compile(
-    r"<!--.*?(?:-->|\Z)|<[!?][^>]*>?|<(/?)([A-Za-z][^\s/>]*)([^>]*)>?", re.DOTALL
-)
-
-
-def _markup_read_roughly(text: str, hidden: int) -> str:
-    """What :class:`_Text` collects of a well-formed document (each tag closed by the first
-    ``>``, no raw text holding a ``<``), by one split, from ``hidden`` elements open: the
-    reading of a document's rest past the parser's share. A malformed document may read
-    otherwise than by the parser (an attribute quoting a ``>``), alike for every copy."""
-    parts = _ROUGH_RE.split(text)
-    data, ends, names = parts[0::4], parts[1::4], [(t or "").lower() for t in parts[2::4]]
-    if any("&" in d for d in data):
-        data = _unescape_each(data)
-    breaks = ["\n" if t in _BLOCKS else "" for t in names]
-    if hidden or not _HIDDEN.isdisjoint(names):
-        data = data[:]
-        if hidden:
-            data[0] = ""
-        for k, (end, t, rest) in enumerate(zip(ends, names, parts[3::4], strict=True)):
-            if t in _HIDDEN and not (rest or "").endswith("/"):
-                hidden = max(0, hidden - 1) if end else hidden + 1
-            if hidden:
-                data[k + 1] = ""
-    return "".join(chain.from_iterable(zip(data, breaks, strict=False))) + data[-1]
-
-
-class _PlainTagsFirst(_Text):
-    """:class:`_Text` reading a plain tag (:data:`_PLAIN_TAG_RE`, no element of
-    :data:`_NOT_PLAIN`) by one match: the parser's own reading of a tag (a tolerant scan, its
-    attributes listed one by one, its line counted) was most of the cost of a document of
-    short elements. Every other construct is the parser's, and what is collected is the
-    same (property-tested against :class:`_Text`)."""
-
-    def updatepos(self, i: int, j: int) -> int:
-        return j  # no line numbers: nothing here asks where the parser is
-
-    def parse_starttag(self, i: int) -> int:
-        m = _PLAIN_START_RE.match(self.rawdata, i)
-        if m is None or (tag := m.group(1).lower()) in _NOT_PLAIN:
-            return super().parse_starttag(i)
-        if m.group(2):
-            self.handle_startendtag(tag, [])
-        else:
-            self.handle_starttag(tag, [])
-        return m.end()
-
-    def parse_endtag(self, i: int) -> int:
-        m = _PLAIN_END_RE.match(self.rawdata, i) if self.cdata_elem is None else None
-        if m is None or (tag := m.group(1).lower()) in _NOT_PLAIN:
-            return super().parse_endtag(i)
-        self.handle_endtag(tag)
-        return m.end()
-
-
-# a tag whose name is letters and digits, with attributes plainly written (a quoted value holds
-# no < or >): what the parser reads the same way whatever surrounds it
-_PLAIN_ATTRS = (
-    r"(?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*(?:\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[^\s\"'=<>`]+))?)*"
-)
-_PLAIN_TAG_RE = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*/?>")
-# the same, a start tag (its closing slash caught) and an end tag: what the parser reads
-_PLAIN_START_RE = re.compile(r"<([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*(/?)>")
-_PLAIN_END_RE = re.compile(r"</([A-Za-z][A-Za-z0-9]*)" + _PLAIN_ATTRS + r"\s*/?>")
-# elements the parser reads differently (raw text, hidden content) or whose handling has
-# changed between Python versions: a document with one takes the parser
-_NOT_PLAIN = _HIDDEN | {"title", "textarea", "xmp", "plaintext", "noembed", "noframes"}
-# the first < that opens no plain tag, or a tag of _NOT_PLAIN (or a NUL, which the split uses)
-_NOT_PLAIN_AT = re.compile(
-    "\0|<(?!"
-    + _PLAIN_TAG_RE.pattern[1:]
-    + ")|</?(?:"
-    + "|".join(sorted(_NOT_PLAIN))
-    + ")(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-
-
-def _plain_markup_text(text: str) -> str | None:
-    """What :class:`_Text` collects of a document whose every ``<`` opens a plain tag
-    (:data:`_PLAIN_TAG_RE`) of no element in :data:`_NOT_PLAIN`, or None for any other: the
-    data between tags with its references decoded, a newline for each block tag, found by one
-    split (the parser's Python work per tag cost a page of short elements several times the
-    rest of reading it)."""
-    if not text:
-        return ""
-    parts = _PLAIN_TAG_RE.split(text)
-    names = [n.lower() for n in parts[1::2]]
-    if text.count("<") != len(names) or "\0" in text or not _NOT_PLAIN.isdisjoint(names):
-        return None
-    data = parts[0::2]
-    if any("&" in d for d in data):
-        data = _unescape_each(data)
-    breaks = ["\n" if n in _BLOCKS else "" for n in names]
-    return "".join(chain.from_iterable(zip(data, breaks, strict=False))) + data[-1]
-
-
-def decode(text: str, *, is_html: bool | None = None) -> str:
-    """Step 1: markup removed when the text is HTML (``is_html`` None: detected), character
-    references decoded in any text."""
-    if is_html or (is_html is None and looks_like_html(text)):
-        return html_text(text)
-    if "&" in text and _ENTITY_RE.search(text):
-        return html.unescape(text)
-    return text
-
 
 FORMATS = ("html", "text")
 """The formats a text may be declared in; undeclared, markup is read as markup on evidence."""
@@ -567,7 +324,7 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = _decode_each(texts)
+    decoded = decode_each(texts)
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
@@ -578,30 +335,6 @@ def fold_each(texts: Sequence[str]) -> list[str]:
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
         at += n
-    return out
-
-
-def _unescape_each(texts: list[str]) -> list[str]:
-    """``[html.unescape(t) for t in texts]`` by one call over them joined by NUL, which no
-    reference decodes to (``&#0;`` reads U+FFFD) and none spans; texts holding a NUL are
-    unescaped one by one."""
-    if len(texts) < 2 or any("\0" in t for t in texts):
-        return [html.unescape(t) for t in texts]
-    return html.unescape("\0".join(texts)).split("\0")
-
-
-def _decode_each(texts: Sequence[str]) -> list[str]:
-    """``[decode(t) for t in texts]``: markup read per text; the references of all the others
-    decoded at once (:func:`_unescape_each`)."""
-    out = list(texts)
-    plain = []
-    for i, t in enumerate(texts):
-        if "<" in t and looks_like_html(t):
-            out[i] = html_text(t)
-        elif "&" in t and _ENTITY_RE.search(t):
-            plain.append(i)
-    for i, d in zip(plain, _unescape_each([texts[i] for i in plain]), strict=True):
-        out[i] = d
     return out
 
 
@@ -642,12 +375,9 @@ __all__ = [
     "CANONICAL_FORM",
     "FORMATS",
     "LEGACY_FORM",
-    "decode",
     "fold",
     "fold_each",
     "fold_phrases",
     "forget_folds",
-    "html_text",
-    "looks_like_html",
     "reading",
 ]

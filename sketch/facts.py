@@ -16,7 +16,7 @@ path asks two questions instead:
   alphabetic scripts, and the CJK characters that are not numerals). :func:`differences` says
   which facts of two texts differ; a typo (two letters swapped, or one letter changed in a word
   of six letters or more; at most one per ten words) and a swap of two CJK characters are not
-  differences.
+  differences (the rules of spelling are :mod:`neardup.sketch.spelling`'s).
 
 Everything here is a pure function of the text, so a worker deciding an article from its stored
 record reaches what the first worker reached.
@@ -34,9 +34,10 @@ from functools import lru_cache
 from typing import Literal
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import OSA, Levenshtein
+from rapidfuzz.distance import Levenshtein
 
-from neardup.sketch.features import TIME_ZONES
+from neardup.sketch.digits import TIME_ZONES
+from neardup.sketch.spelling import STOP_WORDS, pair_joins, pair_typos, run_spelling
 
 FactKind = Literal["number", "word", "date"]
 
@@ -77,14 +78,6 @@ _EN_NUMBERS = dict(zip(_EN_UNITS.split(), range(21), strict=True)) | {
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
     "ninety": 90, "hundred": 100, "thousand": 1000,
 }  # fmt: skip
-_STOP = (
-    "a an the of to at on in from by its it for and or is are was were be as with that this "
-    "的 地 得 了 着 将 为 于 在 是 和 与 及 之 也 并 被 把"
-)
-STOP_WORDS = frozenset(_STOP.split())
-_LONG_STOPS = tuple(sorted(w for w in STOP_WORDS if len(w) >= 4))
-# the stop words a word of each length may be a typo of (one letter more, fewer or changed)
-_STOPS_BY_LENGTH = {n: tuple(w for w in _LONG_STOPS if abs(len(w) - n) <= 1) for n in range(3, 64)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,43 +202,20 @@ def _unglued(glued: Facts, apart: Facts) -> Facts:
     ``apart`` (``twoforone`` / ``two for one``, ``oneday`` / ``one day``, ``2for1`` /
     ``2 for 1``) read as those tokens: spacing and punctuation are noise, and the numbers and
     stop words inside such a word are what the other text says they are. One such word may
-    hold a typo besides (``cehrnobylgrain``), as one word may (:func:`_near`)."""
+    hold a typo besides (``cehrnobylgrain``), as one word may (:func:`is_typo`)."""
     theirs = apart.written
     present = {tok for _, tok in theirs}
     out: list[tuple[str | None, str]] = []
     typo = True  # one run-together word may carry a typo
     for kind, tok in glued.written:
         if kind in ("word", "num") and tok not in present and len(tok) > 2:
-            run, near = _run_spelling(tok, theirs, typo)
+            run, near = run_spelling(tok, theirs, typo)
             if run:
                 out += run
                 typo = typo and not near
                 continue
         out.append((kind, tok))
     return _facts_of_tokens(tuple(out)) if len(out) != len(glued.written) else glued
-
-
-def _run_spelling(
-    word: str, tokens: Sequence[tuple[str | None, str]], typo: bool
-) -> tuple[list[tuple[str | None, str]], bool]:
-    """Two to four consecutive ``tokens`` (no CJK) that spell ``word`` run together, and
-    whether with a typo (``typo``: one is allowed; the word then has eight letters or more);
-    ``[]`` when none do."""
-    near: list[tuple[str | None, str]] = []
-    for i in range(len(tokens) - 1):
-        joined = tokens[i][1]
-        for j in range(i + 1, min(i + 4, len(tokens))):
-            kind, tok = tokens[j]
-            if kind == "cjk":
-                break
-            joined += tok
-            if joined == word:
-                return list(tokens[i : j + 1]), False
-            if typo and not near and len(word) >= 8 and _near(word, joined):
-                near = list(tokens[i : j + 1])
-            if len(joined) > len(word) + 1:
-                break
-    return near, bool(near)
 
 
 def unstamped(text: str, norm: str, head: str) -> str:
@@ -279,43 +249,6 @@ def _tokens(text: str) -> Iterator[tuple[str | None, str]]:
 def _joined(tokens: Sequence[str]) -> str:
     """Tokens as a core: one space between them, none between two CJK characters."""
     return _CJK_GAP_RE.sub("", " ".join(tokens))
-
-
-def _typos(gone: list[str], came: list[str], allowed: int) -> tuple[list[str], list[str]]:
-    """Pair words that went with words that came one edit apart (a typo), at most ``allowed``
-    pairs, and count a word one edit from a stop word (``frmo``) as a typo too; what stays
-    unpaired is a difference (:func:`_near` says what a typo is). A CJK character is never a
-    typo of another: ``沪`` and ``深`` are two exchanges."""
-    left, right = sorted(gone), sorted(came)
-    paired = 0
-    for w in list(left):
-        if paired == allowed:
-            return left, right
-        if len(w) < 4:
-            continue
-        for v in right:
-            if abs(len(w) - len(v)) <= 1 and _near(w, v):
-                left.remove(w)
-                right.remove(v)
-                paired += 1
-                break
-    for side in (left, right):
-        for w in list(side):
-            if paired == allowed:
-                return left, right
-            if any(_near(w, stop) for stop in _STOPS_BY_LENGTH.get(len(w), ())):
-                side.remove(w)
-                paired += 1
-    return left, right
-
-
-def _near(w: str, v: str) -> bool:
-    """A typo: two adjacent letters swapped in a word of four letters or more (``frmo``), or one
-    letter changed, added or dropped in a word of six or more (``prced`` for ``priced``); a
-    letter changed in a shorter word is another word (``cuts``, ``puts``)."""
-    if min(len(w), len(v)) < 4 or OSA.distance(w, v, score_cutoff=1) > 1:
-        return False
-    return max(len(w), len(v)) >= 6 or (len(w) == len(v) and sorted(w) == sorted(v))
 
 
 _CJK_ONE = re.compile(f"[{_CJK}]")
@@ -403,7 +336,7 @@ def compare(
     typo, not a fact), less
 
     * a word split or joined (``tax free`` / ``taxfree``, ``u s`` / ``us``);
-    * up to one typo per ten words (:func:`_typos`);
+    * up to one typo per ten words (:func:`pair_typos`);
     * words that one text adds *at its start or its end* and the other has not: an attribution
       tag, a byline, a source (``... - reuters``, ``reporting john smith``). At most
       ``_EDGE_WORDS`` of them, or as many as the words kept if more, with at least ``_EDGE_KEEPS``
@@ -422,8 +355,8 @@ def compare(
     b: Counter[str] = Counter(now.words) if pair[0] != pair[1] else Counter()
     if a != b:
         allowed = max(1, max(len(earlier.words), len(now.words)) // 10)
-        gone, came = _joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
-        gone, came = _typos(gone, came, allowed)
+        gone, came = pair_joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
+        gone, came = pair_typos(gone, came, allowed)
         if gone or came:
             trimmed = _edges(earlier.tokens, gone, now.tokens, came)
             if trimmed is None:
@@ -450,33 +383,6 @@ def framed(earlier: Facts, now: Facts, cutoff: float) -> bool:
     if len(short) > len(long) * (1 + cutoff) / 2:
         return False
     return fuzz.partial_ratio(short, long, score_cutoff=100 * cutoff) > 0
-
-
-def _joins(
-    gone: list[str], came: list[str], earlier: Sequence[str], now: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """Pair a word of one side with two to four consecutive words of the other that join into
-    it (``taxfree`` and ``tax free``, ``us`` and ``u s``); what stays unpaired is returned."""
-    if not any(
-        w != v and w.startswith(v) for x, y in ((gone, came), (came, gone)) for w in x for v in y
-    ):
-        return gone, came  # no word of one side starts with a word of the other
-    left_gone, left_came = Counter(gone), Counter(came)
-    for whole, parts, words in ((left_gone, left_came, now), (left_came, left_gone, earlier)):
-        for w in list(whole.elements()):
-            for i, first in enumerate(words):
-                if parts[first] == 0 or not w.startswith(first):
-                    continue
-                j, joined = i + 1, first
-                while j < len(words) and j - i < 4 and len(joined) < len(w):
-                    joined += words[j]
-                    j += 1
-                run = Counter(words[i:j])
-                if joined == w and j - i > 1 and not run - parts:
-                    parts -= run
-                    whole[w] -= 1
-                    break
-    return sorted((+left_gone).elements()), sorted((+left_came).elements())
 
 
 def _edge_runs(tokens: Sequence[str], extra: list[str]) -> list[tuple[int, int]]:
@@ -529,7 +435,6 @@ def _edges(
 
 
 __all__ = [
-    "STOP_WORDS",
     "Comparison",
     "Difference",
     "FactKind",

@@ -14,12 +14,16 @@ both (character 2-grams repeat too often in Chinese; 4-grams break on every edit
 Every hash is deterministic across processes and machines: MurmurHash3 with a fixed seed for
 tokens, then a splitmix64-style combiner in numpy for shingles (never Python's ``hash()``, which is
 salted per process).
+
+Many texts at once: :func:`normalize_batch` and :func:`batch_shingle_hashes` lay them end to
+end as one :class:`TextBatch`, whose runs of digits (numerals, dates) are read by
+:mod:`neardup.sketch.digits`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
@@ -29,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import canonical
+from neardup.sketch.digits import DigitReading
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -225,7 +230,7 @@ def batch_shingle_hashes(
     """
     if not normalized:
         texts = _fold_each(texts)
-    return _join(texts).shingle_hashes(w=w, seed=seed)
+    return TextBatch.of(texts).shingle_hashes(w=w, seed=seed)
 
 
 _LOW_SPACE = np.array([chr(c).isspace() for c in range(33)], dtype=bool)
@@ -237,357 +242,39 @@ def _space_table() -> npt.NDArray[np.bool_]:
     return np.array([chr(c).isspace() for c in range(0x10000)], dtype=bool)
 
 
-_MONTHS = {
-    name: i + 1
-    for i, names in enumerate(
-        (
-            "jan january",
-            "feb february",
-            "mar march",
-            "apr april",
-            "may",
-            "jun june",
-            "jul july",
-            "aug august",
-            "sep sept september",
-            "oct october",
-            "nov november",
-            "dec december",
-        )
-    )
-    for name in names.split()
-}
-
-
-def _keys3(words: Iterable[str]) -> npt.NDArray[np.int64]:
-    """Three letters as one number, as :meth:`TextBatch._may_be_day` reads them."""
-    keys = {(ord(w[0]) << 42) | (ord(w[1]) << 21) | ord(w[2]) for w in words}
-    return np.array(sorted(keys), dtype=np.int64)
-
-
-# a month's last three letters (before a day) or first three (after one), in one sorted array:
-# looking both up in both is a superset of what _month_of accepts, and one search
-_MONTH_WORDS = _keys3([*(name[-3:] for name in _MONTHS), *(name[:3] for name in _MONTHS)])
-_ZH_DAY = np.array([ord("日"), ord("号")], dtype=np.int64)
-# offsets from a run's start (6) and end (8) that TextBatch._may_be_day reads
-_AROUND = np.array([-4, -3, -2, -5, -4, -3, 1, 2, 3, 3, 4, 5, 0, 1], dtype=np.intp)
-
-_MONTH_BEFORE_RE = re.compile(r"(?<![a-z])([a-z]{3,9})\.? $")  # "april 7", "apr. 7"
-_MONTH_AFTER_RE = re.compile(r"^(?:st|nd|rd|th)? ([a-z]{3,9})(?![a-z])")  # "7 april", "7th of"
-_ZH_MONTH_RE = re.compile(r"(?<!\d)(1[0-2]|0?[1-9]) ?月 ?$")  # "4月7日"
-_ZH_DAY_RE = re.compile(r"^ ?[日号]")
-
-
-# the letters a time zone of TIME_ZONES starts with, as code points
-_ZONE_STARTS = np.array(sorted(map(ord, "bcegjhlmpsu")), dtype=np.int64)
-_DIGIT_RUN_RE = re.compile(r"[0-9](?:[.,]?[0-9])*")  # TextBatch.digit_runs' runs, as a regex
-_LATIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-# Past this length one text's numerals and dates are read by the batch form. A text this
-# short holds at most DAY_CANDIDATES runs, so the two forms agree on every text.
-_ONE_SCAN_CHARS = 512
-# The days a text's dates are looked for at: the first this many runs of one or two digits
-# (1-31) beside a month's name. A text that names more before its dates fill up is built to
-# cost: its later days are not read (what a date is for, a wire's next release, is early).
-DAY_CANDIDATES = 256
-
-
-# a time of day, in normalised text: 11:00, 9:30:15 (never a ratio's 3:1 or a score's 10:7),
-# or four digits before a time zone or "local time": 0900 gmt, 1129 edt, 1343 local time
-# what a wire writes after a time of day (``0900 gmt``, ``11:00 edt``, ``1400 hrs``)
-TIME_ZONES = r"gmt|utc|[ecmp][sd]t|bst|cet|cest|jst|hkt|sgt|local time|hrs"
-_CLOCK_RE = re.compile(
-    r"(?<![0-9.,:])(?:(?:[01]?[0-9]|2[0-4]):[0-5][0-9](?::[0-5][0-9])?(?![0-9]|[.,:][0-9])"
-    rf"|(?:[01][0-9]|2[0-4])[0-5][0-9](?= ?(?:{TIME_ZONES})(?![a-z])))"
-)
-HEADLINE_WORDS = 20  # a first line of at most this many words, over a body, is a headline
-
-
-def facts_texts(text: str, norm: str) -> tuple[str, str]:
-    """What a long text's facts (numbers, dates) are read from: ``(body, whole)``, both the
-    normalised text (``norm``, of ``text``) with its times of day blanked out (``11:00 edt``
-    and ``0900 gmt``: when a wire sent an item is not what it says). ``body`` leaves out a
-    headline (:func:`body_start`); ``whole`` keeps it, for a text whose body names no
-    number."""
-    whole = _CLOCK_RE.sub(_blank, norm) if may_hold_clock(norm) else norm
-    return whole[body_start(text, norm) :], whole
-
-
-def body_start(text: str, norm: str) -> int:
-    """Where the body of a long text starts in ``norm`` (its normalised form), past a
-    headline: a first line of at most ``HEADLINE_WORDS`` words over a body with words, where
-    a desk writes its time stamps, issue dates and codes (a headline rewritten, or stamped
-    another minute, over the same body is the same story). 0 when there is none."""
-    head, newline, rest = text.lstrip().partition("\n")
-    if not (newline and _WORD_RE.search(rest)) or len(head.split()) > HEADLINE_WORDS:
-        return 0
-    h = normalize(head)
-    if not h or not norm.startswith(h) or norm[len(h) : len(h) + 1] != " ":
-        return 0  # the canonical form moved the line's end: read it whole
-    return len(h) + 1
-
-
-# what any time of day _CLOCK_RE blanks has in it; a pattern that starts with a digit, so the
-# scan jumps from digit to digit (_CLOCK_RE starts with a look-behind: it tries every place)
-_CLOCK_HINT_RE = re.compile(rf"[0-9](?::[0-5][0-9]|[0-9]{{3}} ?(?:{TIME_ZONES})(?![a-z]))")
-
-
-def may_hold_clock(norm: str) -> bool:
-    """Whether :func:`facts_texts` may blank a time of day in ``norm`` (a normalised text):
-    without one, its facts are read from the text as it is."""
-    return _CLOCK_HINT_RE.search(norm) is not None
-
-
-def _blank(m: re.Match[str]) -> str:
-    return " " * (m.end() - m.start())
-
-
-def numerals_and_dates(
-    norm: str, numeral_limit: int = 256, date_limit: int = 16
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """:meth:`TextBatch.numerals` and :meth:`TextBatch.dates` of one normalised text, by one
-    regex scan: for a single text the batch forms' numpy set-up was most of their time. The
-    batch's pre-filter of days is left out, it only ever drops what :func:`_month_of` refuses.
-    A text past :data:`_ONE_SCAN_CHARS` takes the batch form: its work per run is numpy's, and
-    a text of nothing but short numbers ("5 5 5 ...") cost seconds a megabyte here."""
-    if len(norm) > _ONE_SCAN_CHARS:
-        batch = _join([norm])
-        runs = batch.digit_runs()
-        return batch.numerals(numeral_limit, runs)[0], batch.dates(date_limit, runs)[0]
-    numerals: list[str] = []
-    dates: list[str] = []
-    n = len(norm)
-    for m in _DIGIT_RUN_RE.finditer(norm):
-        a, b = m.span()
-        run = m.group()
-        beside = (a > 0 and norm[a - 1] in _LATIN) or (b < n and norm[b] in _LATIN)
-        if not beside and len(numerals) < numeral_limit:
-            numerals.append(run)
-        if b - a <= 2 and len(dates) < date_limit and 1 <= (day := int(run)) <= 31:
-            month = _month_of(norm[max(0, a - 12) : a], norm[b : b + 13])
-            if month:
-                dates.append(f"{month:02d}-{day:02d}")
-    return tuple(numerals), tuple(dates)
-
-
-def _month_of(before: str, after: str) -> int:
-    """The month a day number (between ``before`` and ``after``, normalised text) is a day of,
-    or 0 (an ordinal suffix after the day is allowed: ``april 7th``)."""
-    if before[-1:].isascii() and before[-1:].isalpha():  # the 3 of "q3": no day
-        return 0
-    alone = not after[:1].isalpha() or after[:2] in ("st", "nd", "rd", "th")  # 7, 7th
-    if alone and (m := _MONTH_BEFORE_RE.search(before)) and (month := _MONTHS.get(m.group(1))):
-        return month
-    if (m := _MONTH_AFTER_RE.match(after)) and (month := _MONTHS.get(m.group(1))):
-        return month
-    if (m := _ZH_MONTH_RE.search(before)) and _ZH_DAY_RE.match(after):
-        return int(m.group(1))
-    return 0
-
-
-# starts and ends of runs of digits in a batch's code points, and which stand beside no letter
-DigitRuns = tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.bool_]]
-
-
 @dataclass(frozen=True, slots=True)
-class TextBatch:
+class TextBatch(DigitReading):
     """Many texts as one array of code points: text i is ``codes[starts[i]:ends[i]]``.
 
     Texts are laid end to end with one NUL between them. NUL is a separator for the tokenizer,
     so no token crosses from one text into the next, and the bounds are explicit, so a NUL inside
-    a text stays part of it. ASCII-only batches take one byte per character.
+    a text stays part of it. ASCII-only batches take one byte per character. Its numerals, dates
+    and times of day are read by :class:`neardup.sketch.digits.DigitReading`.
     """
 
     codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]
     starts: npt.NDArray[np.intp]
     ends: npt.NDArray[np.intp]
 
-    def __len__(self) -> int:
-        return len(self.starts)
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> TextBatch:
+        """The texts as they are (not normalised), laid end to end."""
+        joined = "\0".join(texts)
+        lengths = np.fromiter(map(len, texts), dtype=np.intp, count=len(texts))
+        starts = np.zeros(len(texts), dtype=np.intp)
+        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+        codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]
+        if joined.isascii():
+            codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        else:
+            codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+        return cls(codes, starts, starts + lengths)
 
     def text(self, i: int) -> str:
         part = self.codes[self.starts[i] : self.ends[i]]
         if part.dtype == np.uint8:
             return part.tobytes().decode("ascii")
         return part.tobytes().decode("utf-32-le")
-
-    def digit_runs(self) -> DigitRuns:
-        """Every run of digits (a point or comma between two digits joins them: ``4.5``,
-        ``1,750``) as ``[start, end)`` positions in ``codes``, and whether it stands beside no
-        Latin letter (``q3x`` holds no numeral). Digits are few in prose: one pass over the
-        batch finds them, the rest works on them alone."""
-        codes = self.codes
-        pos = np.flatnonzero((codes - codes.dtype.type(48)) < 10)
-        if not len(pos):
-            none = np.empty(0, np.intp)
-            return none, none, np.empty(0, bool)
-        gap = np.diff(pos)
-        mid = codes[pos[:-1] + 1]  # the character after each digit but the last
-        joined = (gap == 1) | ((gap == 2) & ((mid == 46) | (mid == 44)))
-        breaks = np.flatnonzero(~joined)
-        starts = pos[np.concatenate(([0], breaks + 1))]
-        ends = pos[np.concatenate((breaks, [len(pos) - 1]))] + 1
-        n = len(codes)
-        # x | 32 lower-cases A-Z and leaves every other code point outside a-z
-        prev = codes[np.maximum(starts - 1, 0)] | np.uint8(32)
-        nxt = codes[np.minimum(ends, n - 1)] | np.uint8(32)
-        beside = ((starts > 0) & (prev >= 97) & (prev <= 122)) | (
-            (ends < n) & (nxt >= 97) & (nxt <= 122)
-        )
-        return starts, ends, ~beside
-
-    def numerals(
-        self,
-        limit: int = 256,
-        runs: DigitRuns | None = None,
-        lows: Sequence[int] | None = None,
-    ) -> list[tuple[str, ...]]:
-        """Per text, its numerals in order as written (runs of digits, with a point or comma
-        between two digits: ``4.5``, ``1,750``; not beside a Latin letter, as the 3 of ``q3``),
-        at most ``limit``: what a long copy's changed figures are read from. ``runs``: the
-        batch's :meth:`digit_runs`, when the caller has them already; ``lows``: per text, where
-        (from its start) its reading begins, as if the text were cut there (a body past its
-        headline; the character before a cut must be a space)."""
-        starts, ends, alone = runs or self.digit_runs()
-        keep = alone if lows is None else alone & (starts >= self._floors(lows, starts))
-        starts, ends = starts[keep], ends[keep]
-        out: list[list[str]] = [[] for _ in range(len(self))]
-        if not len(starts):
-            return [()] * len(self)
-        # the numerals' characters (ASCII digits, points, commas) laid end to end, as one str
-        lengths = ends - starts
-        bounds = np.concatenate(([0], np.cumsum(lengths)))
-        at = np.arange(bounds[-1]) - np.repeat(bounds[:-1] - starts, lengths)
-        text = self.codes[at].astype(np.uint8).tobytes().decode("ascii")
-        docs_a = np.searchsorted(self.ends, starts, side="left")
-        first = _first_per_doc(docs_a, limit)  # the rest are past the limit: never read
-        docs = docs_a[first].tolist()
-        lo, hi = bounds[:-1][first].tolist(), bounds[1:][first].tolist()
-        for d, a, b in zip(docs, lo, hi, strict=True):
-            out[d].append(text[a:b])
-        return [tuple(x) for x in out]
-
-    def _floors(self, lows: Sequence[int], starts: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
-        """For each position in ``starts``, where its text's reading begins in ``codes``."""
-        begins = self.starts + np.asarray(lows, dtype=np.intp)
-        return begins[np.searchsorted(self.ends, starts, side="left")]
-
-    def clock_suspects(self, runs: DigitRuns | None = None) -> npt.NDArray[np.bool_]:
-        """Per text, whether it may hold a time of day (:func:`facts_texts` blanks them): a
-        run of digits followed by ``:``, or one of four or more characters followed (past a
-        space) by a letter a time zone starts with. A superset of what ``_CLOCK_HINT_RE``
-        finds, from the runs alone; a text it names is read alone."""
-        starts, ends, _ = runs or self.digit_runs()
-        out = np.zeros(len(self), dtype=bool)
-        if not len(starts):
-            return out
-        codes = self.codes
-        n = len(codes)
-        nxt = codes[np.minimum(ends, n - 1)].astype(np.int64)
-        past = codes[np.minimum(ends + 1, n - 1)].astype(np.int64)
-        zone = _ZONE_STARTS
-        later = np.where(nxt == 32, past, nxt)
-        suspect = (nxt == 58) | (((ends - starts) >= 4) & np.isin(later, zone))
-        out[np.searchsorted(self.ends, starts[suspect], side="left")] = True
-        return out
-
-    def _beside_a_word(
-        self, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.bool_]:
-        """What :func:`_month_of` needs of a run's two neighbours on each side, in four
-        gathers (a superset of what it accepts): a letter or point and a space before it
-        (``may 7``, ``apr. 7``), a letter right after it or a space and a letter (``7th``,
-        ``7 may``), or 日/号 in the two after it. Numbers in a row ("5 5 5 ...") stop here,
-        before the wider look of :meth:`_may_be_day`."""
-        top = len(self.codes) - 1
-        codes = self.codes
-
-        def at(pos: npt.NDArray[np.intp]) -> npt.NDArray[np.int64]:
-            return codes[np.minimum(np.maximum(pos, 0), top)].astype(np.int64)
-
-        b1, b2, a1, a2 = at(starts - 1), at(starts - 2), at(ends), at(ends + 1)
-
-        def letter(c: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-            return (c >= 97) & (c <= 122)
-
-        before = (b1 == 32) & (letter(b2) | (b2 == 46))
-        after = letter(a1) | ((a1 == 32) & letter(a2))
-        zh = np.isin(a1, _ZH_DAY) | np.isin(a2, _ZH_DAY)
-        out: npt.NDArray[np.bool_] = before | after | zh
-        return out
-
-    def _may_be_day(
-        self, starts: npt.NDArray[np.intp], ends: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.bool_]:
-        """Whether a month's name could stand next to each run (a superset of what
-        :func:`_month_of` accepts, found in numpy): the last three letters of one before it,
-        ``apr. `` too, or the first three after it, past ``th`` too; or 日/号 after it."""
-        # the characters around each run, in one gather: four three-letter words (before,
-        # before a point, after, after an ordinal suffix), then the two after it
-        at = np.concatenate((np.repeat(starts[:, None], 6, 1), np.repeat(ends[:, None], 8, 1)), 1)
-        c = self.codes[np.clip(at + _AROUND, 0, len(self.codes) - 1)].astype(np.int64)
-        looks = (c[:, 0:12:3] << 42) | (c[:, 1:12:3] << 21) | c[:, 2:12:3]
-        words = _MONTH_WORDS[
-            np.minimum(np.searchsorted(_MONTH_WORDS, looks), len(_MONTH_WORDS) - 1)
-        ]
-        zh: npt.NDArray[np.bool_] = (c[:, 12:, None] == _ZH_DAY).any(axis=(1, 2))
-        month: npt.NDArray[np.bool_] = (words == looks).any(axis=1)
-        return month | zh
-
-    def dates(
-        self,
-        limit: int = 16,
-        runs: DigitRuns | None = None,
-        lows: Sequence[int] | None = None,
-    ) -> list[tuple[str, ...]]:
-        """Per text, the days of the year it names, in order, as ``MM-DD`` (at most ``limit``):
-        a month's name (English, whole or shortened) before or after a day of one or two
-        digits (``april 7``, ``apr. 7th``, ``7 april``), or ``4月7日``. The year is not read: a
-        wire's next release names another day of the same template. Only runs of one or two
-        digits are looked at, so a text without them costs nothing more."""
-        starts, ends, _ = runs or self.digit_runs()
-        short = (ends - starts) <= 2
-        if lows is not None:
-            short &= starts >= self._floors(lows, starts)
-        starts, ends = starts[short], ends[short]
-        if len(starts):
-            keep = self._beside_a_word(starts, ends)
-            starts, ends = starts[keep], ends[keep]
-        if len(starts):
-            keep = self._may_be_day(starts, ends)
-            starts, ends = starts[keep], ends[keep]
-        out: list[list[str]] = [[] for _ in range(len(self))]
-        if len(starts):
-            lead = self.codes[starts].astype(np.intp) - 48
-            two = (ends - starts) == 2
-            second = self.codes[np.minimum(starts + 1, ends - 1)].astype(np.intp) - 48
-            days = np.where(two, lead * 10 + second, lead)
-            keep = (days >= 1) & (days <= 31)
-            starts, ends, days = starts[keep], ends[keep], days[keep]
-        if not len(starts):
-            return [()] * len(self)
-        docs_a = np.searchsorted(self.ends, starts, side="left")
-        looked = _first_per_doc(docs_a, DAY_CANDIDATES)
-        docs = docs_a[looked].tolist()
-        first, last = self.starts.tolist(), self.ends.tolist()
-        if lows is not None:
-            first = [f + low for f, low in zip(first, lows, strict=True)]
-        codes = self.codes
-        wide = codes.dtype != np.uint8
-        for d, a, b, day in zip(
-            docs, starts[looked].tolist(), ends[looked].tolist(), days[looked].tolist(), strict=True
-        ):
-            if len(out[d]) >= limit:
-                continue
-            lo, hi = max(first[d], a - 12), min(last[d], b + 13)
-            before, after = codes[lo:a].tobytes(), codes[b:hi].tobytes()
-            if wide:
-                before_s, after_s = before.decode("utf-32-le"), after.decode("utf-32-le")
-            else:
-                before_s, after_s = before.decode("ascii"), after.decode("ascii")
-            month = _month_of(before_s, after_s)
-            if month:
-                out[d].append(f"{month:02d}-{day:02d}")
-        return [tuple(x) for x in out]
 
     def content_hashes(self, seed: int = DEFAULT_SEED) -> list[bytes]:
         """:func:`content_hash` of every text (MurmurHash3 of its UTF-8 bytes)."""
@@ -642,32 +329,6 @@ class TextBatch:
         return win, offsets
 
 
-def _first_per_doc(docs: npt.NDArray[np.intp], limit: int) -> npt.NDArray[np.bool_]:
-    """Of items in document order (``docs``: each one's document, non-decreasing), whether it
-    is among the first ``limit`` of its document."""
-    if not len(docs):
-        return np.zeros(0, dtype=bool)
-    new_doc = np.flatnonzero(np.diff(docs)) + 1
-    begins = np.zeros(len(docs), dtype=np.intp)
-    begins[new_doc] = new_doc
-    np.maximum.accumulate(begins, out=begins)
-    rank: npt.NDArray[np.intp] = np.arange(len(docs)) - begins
-    return rank < limit
-
-
-def _join(texts: Sequence[str]) -> TextBatch:
-    joined = "\0".join(texts)
-    lengths = np.fromiter(map(len, texts), dtype=np.intp, count=len(texts))
-    starts = np.zeros(len(texts), dtype=np.intp)
-    np.cumsum(lengths[:-1] + 1, out=starts[1:])
-    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32]
-    if joined.isascii():
-        codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-    else:
-        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    return TextBatch(codes, starts, starts + lengths)
-
-
 def normalize_batch(texts: Sequence[str]) -> TextBatch:
     """:func:`normalize` of many texts, as one :class:`TextBatch`; ``batch.text(i)`` equals
     ``normalize(texts[i])``.
@@ -677,7 +338,7 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     of ``str.isspace`` characters inside a text becomes one space, runs at either end of a text go,
     which is exactly ``" ".join(text.split())`` without building a string per word.
     """
-    batch = _join(_fold_each(texts))
+    batch = TextBatch.of(_fold_each(texts))
     codes, n = batch.codes, len(batch.codes)
     space = codes <= 32  # most whitespace; controls below 28 that are not are looked up
     low = np.flatnonzero(codes < 28)
@@ -791,20 +452,16 @@ __all__ = [
     "DEFAULT_SHINGLE",
     "TextBatch",
     "batch_shingle_hashes",
-    "body_start",
     "char_ngram_hashes",
     "combine_rows",
     "combine_windows",
     "content_hash",
-    "facts_texts",
     "has_tokens",
     "idf_weights",
-    "may_hold_clock",
     "mix64",
     "normalize",
     "normalize_batch",
     "normalize_each",
-    "numerals_and_dates",
     "shingle_counts",
     "shingle_hashes",
     "sorted_unique",

@@ -8,6 +8,8 @@
     ├── ClusterChainError         retriable=False  reason="cluster_chain" also a RuntimeError
     ├── DeletedError              retriable=False  reason="deleted"       id taken down before
     ├── NamespacesFileError       retriable=False  reason="namespaces_file" also a ValueError
+    ├── TableError                retriable=False  reason="table"         also a ValueError
+    │   └── BrokenTableError      retriable=False  reason="table"         a file broke off
     └── IndexStoreError           retriable=False  reason="index"
         ├── SchemeMismatchError   retriable=False  reason="scheme_mismatch"
         ├── SeqExhaustedError     retriable=False  reason="seq_exhausted" counter at 2**53
@@ -65,6 +67,17 @@ class NamespacesFileError(NeardupError, ValueError):
     reason = "namespaces_file"
 
 
+class TableError(NeardupError, ValueError):
+    """A corpus file that cannot be read as asked: an unknown extension, a column it lacks, not
+    a file of its format, or pyarrow missing for Parquet (``neardup dedup`` exits 2)."""
+
+    reason = "table"
+
+
+class BrokenTableError(TableError):
+    """A corpus file that broke off while it was read: a damaged .gz or Parquet page."""
+
+
 class DeletedError(NeardupError):
     """The article id was deleted (taken down) and is still remembered: it is not registered
     again, so a replay of its old message cannot bring it back."""
@@ -104,6 +117,7 @@ class IndexCredentialsError(IndexUnavailableError):
 
 
 __all__ = [
+    "BrokenTableError",
     "ClusterChainError",
     "ConflictError",
     "DeletedError",
@@ -115,4 +129,5 @@ __all__ = [
     "NeardupError",
     "SchemeMismatchError",
     "SeqExhaustedError",
+    "TableError",
 ]

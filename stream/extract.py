@@ -4,7 +4,7 @@ read" boxes and comments a site prints around it (message ``format: "page"``).
 The extraction is trafilatura's, the extractor web-corpus pipelines use; it is an optional extra
 (``pip install 'neardup[html]'``: lxml and its friends), so a worker without it refuses a page
 with a clear reason instead of reading it otherwise. A page trafilatura finds no main content in
-is read as its visible text (:func:`neardup.sketch.canonical.html_text`).
+is read as its visible text (:func:`neardup.sketch.markup.html_text`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import cache
 from importlib.util import find_spec
 from typing import Any
 
-from neardup.sketch.canonical import html_text
+from neardup.sketch.markup import html_text
 
 INSTALL_HINT = "pip install 'neardup[html]'"
 

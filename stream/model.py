@@ -114,6 +114,9 @@ class Verdict:
     related: tuple[Related, ...] = ()
     direction: Direction | None = None
     evidence: tuple[Span, ...] | None = None  # passages shared with duplicate_of, when asked
+    # its JSON once made: the index stores it and the worker publishes it (not a field of
+    # __init__, so dataclasses.replace makes a verdict without it)
+    _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,7 +150,11 @@ class Verdict:
         }
 
     def to_json(self) -> bytes:
-        return orjson.dumps(self.to_dict())
+        """The published contract's bytes, made once per verdict."""
+        if self._json is None:
+            object.__setattr__(self, "_json", orjson.dumps(self.to_dict()))
+        assert self._json is not None
+        return self._json
 
     @classmethod
     def from_json(cls, blob: bytes) -> Verdict:

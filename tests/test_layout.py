@@ -31,8 +31,17 @@ def _imports(path: Path) -> set[str]:
     """Every absolute module name ``path`` imports: ``from a import b`` gives ``a.b`` when that is
     a module of the product, else ``a`` (a name from its ``__init__``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for inner in ast.walk(node)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue  # for the type checker only: never imported at run time
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

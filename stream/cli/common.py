@@ -1,6 +1,7 @@
-"""What the command line's commands share: reading an input file of JSON lines, opening the
-index a ``--store`` names, and retrying calls while that index is unavailable
-(``neardup.stream.cli.main``'s commands and ``neardup.stream.cli.admin``'s)."""
+"""What the command line's commands share, kept in one module that imports none of them (so no
+command module imports another): reading an input file of JSON lines, opening the index a
+``--store`` names, retrying calls while that index is unavailable, the consoles, the options the
+admin commands have in common, and how a command says it gives up."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
 import typer
@@ -24,10 +25,21 @@ from neardup.stream.index.base import Index
 from neardup.stream.index.memory import MemoryIndex
 
 err = Console(stderr=True)  # messages are printed soft_wrap: one line, never cut at 80 columns
+out = Console()  # the admin commands' tables
 RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
 FIRST_CONTACT_S = 5.0  # how long they wait for one that never answered (a wrong URL, say)
 SAY_EVERY_S = 10.0  # while waiting, one line at first and then at most one per this many seconds
 T = TypeVar("T")
+
+Store = Annotated[
+    str,
+    typer.Option(
+        envvar="NEARDUP_REDIS_URL",
+        help="the index: a redis:// URL (its password from NEARDUP_REDIS_PASSWORD)",
+    ),
+]
+Cluster = Annotated[bool, typer.Option(help="the --store URL is a node of a Redis Cluster")]
+AsJson = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 
 
 def open_input(path: Path) -> IO[bytes]:
@@ -35,10 +47,18 @@ def open_input(path: Path) -> IO[bytes]:
         return sys.stdin.buffer
     if not path.exists():
         raise typer.BadParameter(f"no such file: {path}", param_hint="INPUT")
-    raw = path.open("rb")
-    if path.suffix == ".gz":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
+    if path.suffix == ".gz":  # its own file, closed with it
+        return gzip.GzipFile(filename=path, mode="rb")  # type: ignore[return-value]
+    return path.open("rb")
+
+
+def consumed(stream: IO[bytes]) -> int:
+    """Bytes read so far of a file :func:`open_input` opened (compressed bytes for .gz), for a
+    progress bar; 0 where it cannot tell (a pipe)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        inner = getattr(stream, "fileobj", stream)
+        return int(inner.tell())
+    return 0
 
 
 @contextlib.asynccontextmanager
@@ -101,6 +121,77 @@ def failure(command: str, exc: BaseException) -> str:
     return f"neardup {command}: {type(exc).__name__}: {exc}"
 
 
+def fail(command: str, exc: BaseException) -> typer.Exit:
+    """Print :func:`failure`'s line; the exit (status 1) to raise."""
+    err.print(failure(command, exc), markup=False, soft_wrap=True)
+    return typer.Exit(1)
+
+
+def check_namespace_arg(command: str, ns: str) -> None:
+    """A namespace given on the command line, or its rule on stderr and exit status 2."""
+    from neardup.stream.index.redis.keys import check_namespace
+
+    try:
+        check_namespace(ns)
+    except ValueError as exc:
+        err.print(f"neardup {command}: {exc}", markup=False)
+        raise typer.Exit(2) from None
+
+
+def progress_bar(what: str, *, disable: bool = False) -> Any:
+    """The admin commands' progress bar on stderr (rich's, imported when one is made); shown
+    only on a terminal."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn(f"[bold]{what}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=disable or not err.is_terminal,
+    )
+
+
+class NoProgress(contextlib.nullcontext[None]):
+    """What ``--no-progress`` shows: nothing, without importing rich's progress display."""
+
+    def add_task(self, description: str, **fields: Any) -> int:
+        return 0
+
+    def update(self, task: int, **fields: Any) -> None:
+        return None
+
+
+def rate_bar(what: str) -> Any:
+    """``dedup``'s progress bar: with the share done and a ``rate`` field (rich's, imported only
+    when it is shown: a tenth of start-up)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn(f"[bold]{what}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err,
+    )
+
+
 def input_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
         if line.strip():
@@ -132,11 +223,21 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
 __all__ = [
     "FIRST_CONTACT_S",
     "RETRY_FOR_S",
+    "AsJson",
+    "Cluster",
+    "NoProgress",
+    "Store",
+    "check_namespace_arg",
+    "consumed",
     "err",
+    "fail",
     "failure",
     "input_lines",
     "open_index",
     "open_input",
+    "out",
+    "progress_bar",
+    "rate_bar",
     "retrying",
     "where",
 ]

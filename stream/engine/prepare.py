@@ -28,7 +28,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import facts, features, hamming, lsh, ragged, simhash
+from neardup.sketch import facts, features, figures, hamming, lsh, ragged, simhash
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
@@ -219,14 +219,14 @@ def _recorded(unique: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
 
 def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A long text's numbers and dates (``norm``: its normalised form), read from its body
-    (:func:`neardup.sketch.features.facts_texts`: no headline, no times of day), its numbers from
+    (:func:`neardup.sketch.figures.facts_texts`: no headline, no times of day), its numbers from
     the whole text when the body names none. ``brief``: numbers as values with number words (what
     the brief rule compares), else the numerals as written."""
-    body, whole = features.facts_texts(text, norm)
-    numerals, dates = features.numerals_and_dates(body)
+    body, whole = figures.facts_texts(text, norm)
+    numerals, dates = figures.numerals_and_dates(body)
     if brief:
         return facts.numbers_of(body) or facts.numbers_of(whole), dates
-    return numerals or features.numerals_and_dates(whole)[0], dates
+    return numerals or figures.numerals_and_dates(whole)[0], dates
 
 
 def _facts(
@@ -243,11 +243,11 @@ def _facts(
     for i, short in zip(idx, brief, strict=True):
         if short or clocks[i]:
             norm = batch.text(i)
-            if short or features.may_hold_clock(norm):
+            if short or figures.may_hold_clock(norm):
                 alone[i] = numbers_and_dates(texts[i], norm, short)
                 continue
         if "\n" in texts[i]:  # else no headline: the body is the whole text
-            lows[i] = features.body_start(texts[i], batch.text(i))
+            lows[i] = figures.body_start(texts[i], batch.text(i))
     body, whole = batch.numerals(runs=runs, lows=lows), batch.numerals(runs=runs)
     dates = batch.dates(runs=runs, lows=lows)
     return {i: alone.get(i) or (body[i] or whole[i], dates[i]) for i in idx}

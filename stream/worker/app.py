@@ -21,16 +21,13 @@ The clients come from :mod:`neardup.stream.worker.clients`, the HTTP views from
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
-import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 import faust
-import orjson
 import redis.asyncio as aioredis
 from aiokafka.errors import MessageSizeTooLargeError, RecordTooLargeError
 from faust.transport.drivers import aiokafka as faust_kafka
@@ -42,16 +39,12 @@ from neardup.stream.engine.engine import Engine
 from neardup.stream.worker.checks import CheckProcess
 from neardup.stream.worker.clients import kafka_options, redis_client, redis_index, safe_url
 from neardup.stream.worker.config import Settings
+from neardup.stream.worker.dead_letters import dead_letter, refused
 from neardup.stream.worker.http.page import add_page
 from neardup.stream.worker.http.web import Readiness, add_views, json_errors
+from neardup.stream.worker.messages import Incoming, Outgoing
 from neardup.stream.worker.metrics import Metrics
-from neardup.stream.worker.pipeline import (
-    BatchHandler,
-    Incoming,
-    Outgoing,
-    dead_letter,
-    verdict_key,
-)
+from neardup.stream.worker.pipeline import BatchHandler
 
 log = logging.getLogger("neardup.worker")
 
@@ -166,7 +159,7 @@ class Worker:
         if guarantee != "at_least_once":  # faust's own env var asked for another
             log.warning(
                 "faust's PROCESSING_GUARANTEE=%s commits offsets in Kafka transactions but sends "
-                "the verdicts outside them: verdicts stay at-least-once (README: Exactly-once)",
+                "the verdicts outside them: verdicts stay at-least-once (docs/reliability.md)",
                 guarantee,
             )
         app.transport = _transport_with_fetch_wait(app, s.kafka_fetch_max_wait_ms, self._skipped)
@@ -275,13 +268,11 @@ class Worker:
         verdict tombstone, delivered before answering), and a tombstone on the input topic
         itself (key: the id, header ``namespace``), so that a rebuild from the topic, or any
         other reader of it, sees the takedown too."""
-        found = await self.engine.delete(ns, doc_id)
-        self.metrics.deletes.labels("found" if found else "unknown").inc()
+        found, tombstone = await self.handler.takedown(ns, doc_id)
         key = doc_id.encode("utf-8")
         header = [("namespace", ns.encode("utf-8"))]
         await (await self._send(self.input_topic_name, key, None, header))
-        home = self.handler.default_namespace
-        await self.publish([Outgoing(verdict_key(ns, doc_id, home), None, ns)], [])
+        await self.publish([tombstone], [])
         return found
 
     async def publish(self, verdicts: list[Outgoing], dead: list[Outgoing]) -> None:
@@ -297,19 +288,19 @@ class Worker:
         # only then awaited together.
         pending = [await self._enqueue(topic, m) for topic, m in sends]
         results = await asyncio.gather(*pending, return_exceptions=True)
-        refused = []
+        too_large = []
         for (topic, m), res in zip(sends, results, strict=True):
             if isinstance(res, BaseException):
                 if not _too_large(res):
                     raise res
-                refused.append((topic, m))
-        for topic, m in refused:
+                too_large.append((topic, m))
+        for topic, m in too_large:
             self.metrics.oversize_records.inc()
             log.error("the broker refused a %d-byte record for %s", len(m.value or b""), topic)
             if topic is self.dlq_topic and m.value is not None and b'"oversize_record"' in m.value:
                 continue  # the replacement itself was refused: nothing smaller to send
             try:
-                await (await self._enqueue(self.dlq_topic, _refused(topic.get_topic_name(), m)))
+                await (await self._enqueue(self.dlq_topic, refused(topic.get_topic_name(), m)))
             except Exception as exc:
                 if not _too_large(exc):
                     raise
@@ -367,20 +358,6 @@ def _too_large(exc: BaseException) -> bool:
     which faust wraps in ProducerSendError."""
     too_large = MessageSizeTooLargeError | RecordTooLargeError
     return isinstance(exc, too_large) or isinstance(exc.__cause__, too_large)
-
-
-def _refused(topic: str, m: Outgoing) -> Outgoing:
-    """A small dead letter standing for a record the broker refused as too large."""
-    body = {
-        "reason": "oversize_record",
-        "topic": topic,
-        "key": m.key[:256].decode("utf-8", "replace"),
-        "key_bytes": len(m.key),
-        "key_sha256": hashlib.sha256(m.key).hexdigest(),
-        "value_bytes": len(m.value or b""),
-        "at": time.time(),
-    }
-    return Outgoing(m.key[:256], orjson.dumps(body))
 
 
 def _undecodable_batch(exc: BaseException) -> tuple[Any, int, int, dict[Any, list[Any]]] | None:

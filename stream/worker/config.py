@@ -1,7 +1,7 @@
 """Worker settings: environment variables ``NEARDUP_*``, validated once at start, then frozen.
 
 Secrets (Kafka SASL password, Redis password, the /check bearer token) are ``SecretStr`` and
-never appear in logs or ``repr``. See the README's configuration reference for every setting.
+never appear in logs or ``repr``. Every setting: docs/configuration.md.
 """
 
 from __future__ import annotations

@@ -30,127 +30,31 @@ or a replay long after, publishes nothing and is counted as skipped (``deleted``
 down; a text that may come back takes a new id.
 
 Every record produced is bounded: verdict keys are article ids (at most ``keys.ID_MAX_BYTES``),
-and a dead letter is at most :data:`DLQ_MAX_RECORD_BYTES`, whatever the message held.
+and a dead letter is bounded (:mod:`~neardup.stream.worker.dead_letters`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
-import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-import orjson
-
 from neardup.stream.backoff import backoff
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import InvalidMessage, NeardupError
 from neardup.stream.model import Article, Verdict
 from neardup.stream.schema import MAX_KEY_BYTES, parse_article, parse_tombstone
+from neardup.stream.worker.dead_letters import dead_letter
+from neardup.stream.worker.messages import Incoming, Outgoing, verdict_key
 from neardup.stream.worker.metrics import Metrics
 
 log = logging.getLogger("neardup.pipeline")
 
-DLQ_KEY_BYTES = 256
-"""Bytes of the input key a dead letter keeps, as its Kafka key and in its ``key`` field."""
-DLQ_VALUE_BYTES = 64 * 1024
-"""Budget of the value shown in a dead letter, counted *after* JSON escaping."""
-DLQ_ERROR_CHARS = 1024
-DLQ_MAX_RECORD_BYTES = 80 * 1024
-"""Upper bound of a dead letter's key + value: the budgets above plus a fixed envelope, far under
-Kafka's default ``message.max.bytes`` (1 MiB)."""
-
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Incoming:
-    value: bytes | None
-    key: bytes | None
-    topic: str
-    partition: int
-    offset: int
-    headers: Sequence[tuple[str, bytes | None]] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Outgoing:
-    """A record to produce; ``value`` None is a tombstone. ``namespace``: the article's, sent
-    as the record's ``namespace`` header (a verdict or tombstone says whose it is)."""
-
-    key: bytes
-    value: bytes | None
-    namespace: str | None = None
-
-    def headers(self) -> list[tuple[str, bytes]] | None:
-        return None if self.namespace is None else [("namespace", self.namespace.encode())]
-
-
-KEY_SEPARATOR = "\x1f"
-
-
-def verdict_key(namespace: str, doc_id: str, home: str) -> bytes:
-    """The key of an article's verdict (and of its tombstone) on the verdict topic.
-
-    The id alone for the worker's own namespace (``NEARDUP_NAMESPACE``), as single-tenant
-    consumers expect; ``namespace + "\\x1f" + id`` for any other. Ids are printable, so no plain
-    id contains the separator, and a namespace cannot contain it either: two namespaces' articles
-    never share a key, and on a compacted topic one tenant's verdict or tombstone can never
-    replace another's. Workers writing one verdict topic must share ``NEARDUP_NAMESPACE``.
-    """
-    key = doc_id if namespace == home else namespace + KEY_SEPARATOR + doc_id
-    return key.encode("utf-8")
-
-
-def split_verdict_key(key: bytes) -> tuple[str | None, str]:
-    """A verdict key read back: ``(namespace, id)``, the namespace None for the worker's own."""
-    text = key.decode("utf-8", "replace")
-    ns, sep, doc_id = text.partition(KEY_SEPARATOR)
-    return (ns, doc_id) if sep else (None, text)
-
-
-def _shown_value(raw: bytes) -> tuple[str | None, str | None]:
-    """The value as text when it is UTF-8 and its JSON escaping fits the budget, else base64
-    (4/3 of the bytes, never escaped) of as much as fits."""
-    part = raw[:DLQ_VALUE_BYTES]
-    for cut in range(4 if len(raw) > DLQ_VALUE_BYTES else 1):  # a cut may split a character
-        try:
-            text = part[: len(part) - cut].decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        if len(orjson.dumps(text)) <= DLQ_VALUE_BYTES:
-            return text, None
-        break
-    fits = DLQ_VALUE_BYTES // 4 * 3
-    return None, base64.b64encode(raw[:fits]).decode("ascii")
-
-
-def dead_letter(msg: Incoming, reason: str, error: str) -> Outgoing:
-    """The original message, bounded, with why it was refused and where it came from."""
-    raw, key = msg.value or b"", msg.key or b""
-    shown, encoded = _shown_value(raw)
-    body = {
-        "reason": reason,
-        "error": error[:DLQ_ERROR_CHARS],
-        "source": {"topic": msg.topic, "partition": msg.partition, "offset": msg.offset},
-        "key": key[:DLQ_KEY_BYTES].decode("utf-8", "replace"),
-        "key_bytes": len(key),
-        "key_sha256": hashlib.sha256(key).hexdigest(),
-        "key_truncated": len(key) > DLQ_KEY_BYTES,
-        "value": shown,
-        "value_base64": encoded,
-        "value_bytes": len(raw),
-        "value_sha256": hashlib.sha256(raw).hexdigest(),
-        "truncated": len(raw) > DLQ_VALUE_BYTES
-        or (encoded is not None and len(raw) > DLQ_VALUE_BYTES // 4 * 3),
-        "at": time.time(),
-    }
-    return Outgoing(key[:DLQ_KEY_BYTES], orjson.dumps(body))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +161,13 @@ class BatchHandler:
             raise first
         return results
 
-    async def delete(self, ns: str, doc_id: str) -> bool:
-        return await self._retrying(lambda: self.engine.delete(ns, doc_id))
+    async def takedown(self, ns: str, doc_id: str) -> tuple[bool, Outgoing]:
+        """Delete an article from the index (retrying while it is unavailable), count it, and
+        the tombstone to publish on the verdict topic: a tombstone on the input topic and
+        ``DELETE /articles/{id}`` take this one path. True when the id was indexed."""
+        found = await self._retrying(lambda: self.engine.delete(ns, doc_id))
+        self.metrics.deletes.labels("found" if found else "unknown").inc()
+        return found, Outgoing(verdict_key(ns, doc_id, self.default_namespace), None, ns)
 
     async def handle(self, batch: Sequence[Incoming]) -> tuple[list[Outgoing], list[Outgoing]]:
         """Verdict messages (keyed by :func:`verdict_key`; tombstones for deletes) and dead
@@ -281,15 +190,11 @@ class BatchHandler:
             await self._decide_segment(batch, segment, out, dead)
             segment = []
             try:
-                found = await self.delete(item.ns, item.doc_id)
+                _, out[i] = await self.takedown(item.ns, item.doc_id)
             except NeardupError as exc:  # retriable ones only reach here when stopping
                 if exc.retriable:
                     raise
                 dead.append(self._dead(msg, exc.reason, str(exc)))
-                continue
-            self.metrics.deletes.labels("found" if found else "unknown").inc()
-            key = verdict_key(item.ns, item.doc_id, self.default_namespace)
-            out[i] = Outgoing(key, None, item.ns)
         await self._decide_segment(batch, segment, out, dead)
         self.metrics.redis_round_trips.inc(self.engine.index.round_trips - trips)
         self.metrics.batch_seconds.observe(time.perf_counter() - started)
@@ -329,13 +234,4 @@ async def _maybe(value: Awaitable[None] | None) -> None:
         await value
 
 
-__all__ = [
-    "DLQ_MAX_RECORD_BYTES",
-    "KEY_SEPARATOR",
-    "BatchHandler",
-    "Incoming",
-    "Outgoing",
-    "dead_letter",
-    "split_verdict_key",
-    "verdict_key",
-]
+__all__ = ["BatchHandler"]

@@ -474,6 +474,7 @@ def test_deployment_files_name_one_kafka_version():
     files = [
         "docker-compose.yml",
         "README.md",
+        *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
         "helm/neardup/values.yaml",
         "helm/neardup/Chart.yaml",
     ]

@@ -12,8 +12,8 @@ import pytest
 
 from harness import data
 from harness.disguises import DISGUISES, FAMILIES, applies, disguise, names
-from neardup.sketch.canonical import html_text
 from neardup.sketch.features import tokenize
+from neardup.sketch.markup import html_text
 
 
 @cache

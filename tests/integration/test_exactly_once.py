@@ -36,7 +36,7 @@ from harness.kafka import (
     read_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 EXACTLY_ONCE = {"PROCESSING_GUARANTEE": "exactly_once", "NEARDUP_RETRY_BACKOFF_MAX_S": "1"}
 NO_TIMER_COMMIT = {"BROKER_COMMIT_INTERVAL": "3600"}  # faust's own setting, read from the env

@@ -34,7 +34,7 @@ from harness import services
 from harness.corpus import groups_of_copies
 from harness.kafka import Item, Topics, committed_offsets, create_topics, make_topics, produce
 from harness.workers import WorkerProc, start_worker
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 FAST = {  # short timeouts so that a dead peer or server is noticed within seconds
     "NEARDUP_KAFKA_SESSION_TIMEOUT_S": "10",

@@ -32,7 +32,7 @@ from harness.kafka import (
 from harness.workers import NEARDUP, WorkerProc, start_worker
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.records import Record
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 TOKEN = "hostile-token"
 Records = list[ConsumerRecord[bytes, bytes]]

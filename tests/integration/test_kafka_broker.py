@@ -30,7 +30,7 @@ from harness.kafka import (
     read_librdkafka,
 )
 from harness.workers import WorkerProc, start_worker
-from neardup.stream.worker.pipeline import split_verdict_key
+from neardup.stream.worker.messages import split_verdict_key
 
 Pairs = list[tuple[bytes | None, bytes | None]]
 FAST = {"NEARDUP_RETRY_BACKOFF_MAX_S": "1"}
@@ -248,7 +248,8 @@ async def test_verdicts_the_broker_refuses_become_dead_letters_and_the_worker_go
         assert set(ids) <= letters.keys(), letters
         for i in ids:
             (letter,) = letters[i][:1]
-            assert letter["reason"] == "oversize_record" and letter["topic"] == topics.verdicts
+            assert letter["reason"] == "oversize_record"
+            assert letter["source"] == {"topic": topics.verdicts}
             assert letter["value_bytes"] > 120
         await wait_committed(kafka_broker, group, topics.input, {0: len(ids)})
         w.check_alive()

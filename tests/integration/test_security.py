@@ -46,7 +46,11 @@ TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
 CHECK_STATUSES = {200, 400, 401, 409, 413, 415, 429}
-LUA = resources.files("neardup.stream.index").joinpath("neardup.lua").read_text(encoding="utf-8")
+LUA = (
+    resources.files("neardup.stream.index.redis")
+    .joinpath("neardup.lua")
+    .read_text(encoding="utf-8")
+)
 
 
 # --------------------------------------------------------------------------- the ACL lines

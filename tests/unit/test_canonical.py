@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import canonical_tables, data
-from neardup.sketch import canonical, canonical_data, evidence, facts, features, lines
+from neardup.sketch import canonical, canonical_data, evidence, facts, features, lines, markup
 from neardup.sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
 from neardup.stream.engine.engine import Engine
 from neardup.stream.engine.reindex import batches_of, export, reindex
@@ -87,8 +87,8 @@ def test_html_is_read_as_the_text_a_browser_shows() -> None:
         "<p>The central bank r<span>ai</span>sed its rate&nbsp;on Tuesday.</p>"
         "<p>It cited &ldquo;persistent&rdquo; inflation.<br>More later.</p></body></html>"
     )
-    assert canonical.looks_like_html(page)
-    assert canonical.html_text(page) == (
+    assert markup.looks_like_html(page)
+    assert markup.html_text(page) == (
         "Home | World\nThe central bank raised its rate on Tuesday.\n"
         "It cited \u201cpersistent\u201d inflation.\nMore later."
     )
@@ -114,7 +114,7 @@ def test_html_is_read_as_the_text_a_browser_shows() -> None:
 
 
 def test_prose_about_markup_is_not_html() -> None:
-    assert not canonical.looks_like_html("if a < b and <FRANKLIN FUND> pays 4 cts")
+    assert not markup.looks_like_html("if a < b and <FRANKLIN FUND> pays 4 cts")
     assert fold("&lt;FRANKLIN FUND> div 4.5 cts") == "<franklin fund> div 4.5 cts"
 
 
@@ -362,7 +362,7 @@ async def test_a_page_declared_page_is_read_as_its_main_content() -> None:
 def _reference_fold(text: str) -> str:
     """The canonical form step by step, as the module doc states it, with none of
     :func:`canonical.fold`'s shortcuts (ASCII, characters that map, inert punctuation)."""
-    text = canonical.decode(text)
+    text = markup.decode(text)
     table = canonical._table()
     t = unicodedata.normalize("NFKD", text.translate(table)).translate(table)
     t = canonical._i_or_l().sub(canonical._read_i_or_l, t)
@@ -470,22 +470,22 @@ _MARKUP = st.sampled_from(
 @given(st.lists(_MARKUP, max_size=20).map("".join))
 def test_plain_markup_is_read_as_the_parser_reads_it(doc: str) -> None:
     """The split that reads a document of plain tags gives what the HTML parser collects."""
-    fast = canonical._plain_markup_text(doc)
+    fast = markup._plain_markup_text(doc)
     if fast is not None:
         assert fast == _parsed_whole(doc)
 
 
 def test_plain_markup_takes_the_fast_reading() -> None:
     doc = "<div class=a><p>One &amp; two</p><br/><b>three</b></div>"
-    assert canonical._plain_markup_text(doc) == "\n\nOne & two\n\nthree\n"
-    assert canonical._plain_markup_text("<script>x</script>") is None  # the parser's
-    assert canonical._plain_markup_text("a < b <p>") is None
+    assert markup._plain_markup_text(doc) == "\n\nOne & two\n\nthree\n"
+    assert markup._plain_markup_text("<script>x</script>") is None  # the parser's
+    assert markup._plain_markup_text("a < b <p>") is None
 
 
 def _parsed_whole(doc: str, hidden: int = 0) -> str:
     """What the standard library's parser collects of ``doc``, from ``hidden`` elements open:
     the reference every faster reading is held to."""
-    parser = canonical._Text()
+    parser = markup._Text()
     parser.hidden = hidden
     parser.feed(doc)
     parser.close()
@@ -500,7 +500,7 @@ def _parsed(doc: str) -> str:
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_MARKUP, max_size=24).map("".join))
 def test_markup_read_in_part_by_the_split_is_what_the_parser_reads(doc: str) -> None:
-    assert canonical.html_text(doc) == _parsed(doc)
+    assert markup.html_text(doc) == _parsed(doc)
 
 
 @settings(max_examples=2000, deadline=None)
@@ -510,12 +510,12 @@ def test_markup_read_by_turns_of_split_and_parser_is_what_the_parser_reads(
 ) -> None:
     """The parser hands back to the split wherever it stands between tags: with a short
     stretch, at every such place a document offers."""
-    kept = canonical.PARSER_STRETCH, canonical.PARSER_SHARE
-    canonical.PARSER_STRETCH, canonical.PARSER_SHARE = stretch, 1  # the parser may read it all
+    kept = markup.PARSER_STRETCH, markup.PARSER_SHARE
+    markup.PARSER_STRETCH, markup.PARSER_SHARE = stretch, 1  # the parser may read it all
     try:
-        assert canonical.html_text(doc) == _parsed(doc)
+        assert markup.html_text(doc) == _parsed(doc)
     finally:
-        canonical.PARSER_STRETCH, canonical.PARSER_SHARE = kept
+        markup.PARSER_STRETCH, markup.PARSER_SHARE = kept
 
 
 # well-formed markup: each tag closed by its first >, comments holding no --, raw text no <
@@ -533,7 +533,7 @@ _WELL_FORMED = st.sampled_from(
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_WELL_FORMED, max_size=30).map("".join), st.integers(0, 2))
 def test_well_formed_markup_read_roughly_is_what_the_parser_reads(doc: str, hidden: int) -> None:
-    assert canonical._markup_read_roughly(doc, hidden) == _parsed_whole(doc, hidden)
+    assert markup._markup_read_roughly(doc, hidden) == _parsed_whole(doc, hidden)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -543,12 +543,12 @@ def test_past_the_parsers_share_well_formed_markup_reads_as_the_parser_reads_it(
 ) -> None:
     """Split, parser and rough reading in turns, the parser's share spent early: a document
     whose rest is well-formed reads as the parser reads it whole."""
-    kept = canonical.PARSER_STRETCH, canonical.PARSER_SHARE
-    canonical.PARSER_STRETCH, canonical.PARSER_SHARE = stretch, 4
+    kept = markup.PARSER_STRETCH, markup.PARSER_SHARE
+    markup.PARSER_STRETCH, markup.PARSER_SHARE = stretch, 4
     try:
         got, spent = _read_counting(doc)
     finally:
-        canonical.PARSER_STRETCH, canonical.PARSER_SHARE = kept
+        markup.PARSER_STRETCH, markup.PARSER_SHARE = kept
     # a quarter, the stride that went past it, and a run of text to the next < at most
     longest_run = max(map(len, doc.split("<")))
     assert spent <= 2 * max(stretch, len(doc) // 4) + longest_run + 1
@@ -573,17 +573,17 @@ def _wholly(doc: str, pieces: st.SearchStrategy[str]) -> bool:
 
 def _read_counting(doc: str) -> tuple[str, int]:
     fed: list[int] = []
-    feed = canonical._PlainTagsFirst.feed
+    feed = markup._PlainTagsFirst.feed
 
-    def counting(self: canonical._PlainTagsFirst, data: str) -> None:
+    def counting(self: markup._PlainTagsFirst, data: str) -> None:
         fed.append(len(data))
         feed(self, data)
 
-    canonical._PlainTagsFirst.feed = counting  # type: ignore[method-assign]
+    markup._PlainTagsFirst.feed = counting  # type: ignore[method-assign]
     try:
-        return canonical.html_text(doc), sum(fed)
+        return markup.html_text(doc), sum(fed)
     finally:
-        canonical._PlainTagsFirst.feed = feed  # type: ignore[method-assign]
+        markup._PlainTagsFirst.feed = feed  # type: ignore[method-assign]
 
 
 def test_a_document_built_to_need_the_parser_everywhere_is_read_mostly_roughly() -> None:
@@ -592,14 +592,14 @@ def test_a_document_built_to_need_the_parser_everywhere_is_read_mostly_roughly()
     doc = "".join(f"<!x><p>w{i}</p>" for i in range(2000))
     got, spent = _read_counting(doc)
     assert got == _parsed(doc)
-    share = len(doc) // canonical.PARSER_SHARE
-    assert share <= spent <= share + 2 * canonical.PARSER_STRETCH < len(doc) // 4
+    share = len(doc) // markup.PARSER_SHARE
+    assert share <= spent <= share + 2 * markup.PARSER_STRETCH < len(doc) // 4
 
 
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_MARKUP, max_size=30).map("".join))
 def test_plain_tags_read_by_one_match_collect_what_the_parser_does(doc: str) -> None:
-    fast = canonical._PlainTagsFirst()
+    fast = markup._PlainTagsFirst()
     fast.feed(doc)
     fast.close()
     assert "".join(fast.parts) == _parsed_whole(doc)
@@ -611,4 +611,4 @@ def test_a_stray_lt_hands_the_rest_back_to_the_split() -> None:
     doc = "a < b " + "".join(f"<p>w{i}</p>" for i in range(200))
     got, spent = _read_counting(doc)
     assert got == _parsed(doc)
-    assert spent < canonical.PARSER_STRETCH + 20 < len(doc) // 4
+    assert spent < markup.PARSER_STRETCH + 20 < len(doc) // 4

@@ -28,7 +28,7 @@ def _loaded_after(code: str) -> set[str]:
 
 def test_the_cli_with_its_commands_loads_none_of_the_worker_stack() -> None:
     """What ``neardup`` does before it runs a command: the app and every command registered."""
-    code = "from neardup.stream.cli import admin, main\nadmin.register(main.app)"
+    code = "from neardup.stream.cli import main"
     assert _loaded_after(code) & WORKER_ONLY == set()
 
 
@@ -46,10 +46,10 @@ def test_dedup_into_redis_loads_no_kafka_faust_or_settings() -> None:
     """``dedup --store redis://`` imports the Redis client and index, nothing of the worker's
     Kafka side or settings loader (they were 0.4 s of its start)."""
     code = (
-        "import inspect\nfrom neardup.stream.cli import main\n"
+        "import inspect\nfrom neardup.stream.cli import dedup\n"
         "from neardup.stream.index.redis.index import RedisIndex\n"
         "from neardup.stream.index.redis.clients import redis_cluster_client\n"
-        "source = inspect.getsource(main._index)\n"
+        "source = inspect.getsource(dedup.open_index)\n"
         "assert 'neardup.stream.index.redis.clients import redis_cluster_client' in source"
     )
     loaded = _loaded_after(code)

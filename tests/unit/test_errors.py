@@ -25,7 +25,7 @@ from neardup.stream.errors import (
 
 def _stream_exceptions() -> list[type[BaseException]]:
     found = []
-    for info in pkgutil.walk_packages(stream.__path__, "stream."):
+    for info in pkgutil.walk_packages(stream.__path__, "neardup.stream."):
         module = importlib.import_module(info.name)
         for obj in vars(module).values():
             if (

@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from neardup.sketch import lines as lines_module
+from neardup.sketch import pieces as pieces_module
 from neardup.sketch.features import DEFAULT_SEED, normalize, tokenize
 from neardup.sketch.lines import (
     Lines,
@@ -147,7 +148,7 @@ def test_a_hundred_thousand_lines_are_read_as_a_page_is() -> None:
     assert text[slice(*got.spans[lines_module.LINES_READ])] == lines[-lines_module.LINES_READ]
     one_line = " ".join(f"Item {i} is here." for i in range(10_000))
     got = passages_of(one_line, "src", min_tokens=2, max_tokens=40)
-    assert len(got) == 2 * lines_module.PIECES_READ
+    assert len(got) == 2 * pieces_module.PIECES_READ
     assert one_line[slice(*got.spans[-1])] == "Item 9999 is here."
 
 
@@ -326,7 +327,7 @@ def test_a_labelled_list_joined_by_commas_breaks_at_its_commas() -> None:
 def test_where_a_lists_items_start() -> None:
     """After a label of at most four words; at the start of a line longer than a headline that
     ends no sentence (a box joined into one line); never in prose."""
-    from neardup.sketch.lines import _items_at
+    from neardup.sketch.pieces import _items_at
 
     heads = " ".join(f"Headline number {i} about things" for i in range(4))
     assert _items_at(f"Most read: {heads}") == len("Most read: ")
@@ -366,7 +367,7 @@ def _all_runs(line: str, at: int, pieces: list[tuple[int, int]]) -> list[tuple[i
     """The runs of a list line as first written (every run found, then the ends kept): the
     reference the bounded reading is held to."""
     after = [(a, b) for a, b in pieces if a >= at] or [(at, len(line))]
-    if not any(lines_module._long(line[a:b]) for a, b in after):
+    if not any(pieces_module._long(line[a:b]) for a, b in after):
         return pieces
     grams: list[tuple[int, int]] = []
     for a, b in after:
@@ -391,12 +392,12 @@ def test_a_long_list_line_reads_the_runs_it_would_read_were_every_run_found(
     passages are those that finding every run gives, on lines of every length and layout."""
     text = "Top line\n" + " ".join(words) + ("." if full_stop else "") + "\nLast line"
     got = lines_module.passages_of(text, "site", min_tokens=2, max_tokens=40)
-    bounded = lines_module._with_grams
-    lines_module._with_grams = _all_runs  # type: ignore[assignment]
+    bounded = pieces_module._with_grams
+    pieces_module._with_grams = _all_runs  # type: ignore[assignment]
     try:
         want = lines_module.passages_of(text, "site", min_tokens=2, max_tokens=40)
     finally:
-        lines_module._with_grams = bounded
+        pieces_module._with_grams = bounded
     assert got == want
 
 
@@ -414,15 +415,15 @@ def test_the_last_runs_found_from_the_end_are_the_last_of_all_runs(
     line = "".join("w" * n + gap for n, gap in words)
     bounds = sorted({0, len(line), *(len(line) * (i + 1) // (cuts + 1) for i in range(cuts))})
     spans = list(pairwise(bounds))
-    want = list(lines_module._runs(line, spans))[-k:]
-    assert lines_module._last_runs(line, spans, k) == want
+    want = list(pieces_module._runs(line, spans))[-k:]
+    assert pieces_module._last_runs(line, spans, k) == want
 
 
 def test_a_story_on_one_line_is_read_for_passages_at_its_ends_only() -> None:
     """A line past twice LINE_CHARS_READ breaks into pieces from its first and last
     LINE_CHARS_READ characters: its opening and its footer's sentences are read (as lines of
     their own would be keyed), its middle is not; a line of 80 KB is read as one of 16 KB."""
-    n = lines_module.LINE_CHARS_READ
+    n = pieces_module.LINE_CHARS_READ
     long = " ".join(["words of a long sentence"] * 16)  # 400 characters: 20 a window
     middle = " ".join(f"Story sentence number {i} of the middle, {long}." for i in range(200))
     footer = "Subscribe to our newsletter today. Contact the newsroom by mail."

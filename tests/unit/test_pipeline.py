@@ -11,8 +11,9 @@ from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis.keys import NAMESPACE_RE
+from neardup.stream.worker.messages import Incoming, split_verdict_key, verdict_key
 from neardup.stream.worker.metrics import Metrics
-from neardup.stream.worker.pipeline import BatchHandler, Incoming, split_verdict_key, verdict_key
+from neardup.stream.worker.pipeline import BatchHandler
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

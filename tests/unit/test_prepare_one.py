@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness import data
 from harness.corpus import generate
-from neardup.sketch import features, simhash
+from neardup.sketch import features, figures, simhash
 from neardup.stream.engine.prepare import Prepared, _facts, numbers_and_dates, prepare
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
@@ -137,7 +137,7 @@ def test_simhash_one_equals_simhash_many(values: list[int]) -> None:
 def test_numerals_and_dates_equal_the_batch_forms(text: str) -> None:
     norm = features.normalize(text)
     batch = features.normalize_batch(["x 1 april", text, "2 may"])
-    assert features.numerals_and_dates(norm) == (batch.numerals()[1], batch.dates()[1])
+    assert figures.numerals_and_dates(norm) == (batch.numerals()[1], batch.dates()[1])
 
 
 # a headline of a few words over a body: where a long text's facts start
@@ -156,8 +156,8 @@ def test_a_batch_reads_each_long_texts_facts_as_the_text_alone(texts: list[str])
 
 
 def test_numerals_and_dates_by_example() -> None:
-    assert features.numerals_and_dates("on april 7th, 1,750 tonnes at 4.5 pct in q3") == (
+    assert figures.numerals_and_dates("on april 7th, 1,750 tonnes at 4.5 pct in q3") == (
         ("1,750", "4.5"),  # the 7 of "7th" stands beside a letter: a day, not a numeral
         ("04-07",),
     )
-    assert features.numerals_and_dates("4月7日 和 7 may") == (("4", "7", "7"), ("04-07", "05-07"))
+    assert figures.numerals_and_dates("4月7日 和 7 may") == (("4", "7", "7"), ("04-07", "05-07"))

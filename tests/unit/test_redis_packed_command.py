@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio.connection import Connection
 
-from neardup.stream.index.redis.index import packed_command
+from neardup.stream.index.redis.wire import packed_command
 
 _ARG = st.one_of(
     st.text(max_size=40),

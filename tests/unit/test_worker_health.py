@@ -11,8 +11,9 @@ from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.worker.config import Settings
 from neardup.stream.worker.http.web import Readiness
+from neardup.stream.worker.messages import Incoming
 from neardup.stream.worker.metrics import Metrics
-from neardup.stream.worker.pipeline import BatchHandler, Incoming
+from neardup.stream.worker.pipeline import BatchHandler
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

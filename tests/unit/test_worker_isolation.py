@@ -17,8 +17,9 @@ from neardup.stream.errors import DeletedError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
+from neardup.stream.worker.messages import Incoming
 from neardup.stream.worker.metrics import Metrics
-from neardup.stream.worker.pipeline import BatchHandler, Incoming
+from neardup.stream.worker.pipeline import BatchHandler
 
 TEXT = "the committee approved the new budget for public schools after a long debate " * 3
 

@@ -16,7 +16,7 @@ from faust.exceptions import ProducerSendError
 
 from neardup.stream.worker.app import Worker
 from neardup.stream.worker.config import Settings
-from neardup.stream.worker.pipeline import Outgoing
+from neardup.stream.worker.messages import Outgoing
 
 
 class FakeTopic:
@@ -74,7 +74,7 @@ async def test_a_refused_record_becomes_a_small_dead_letter_and_order_holds(
         await w.publish(verdicts, [Outgoing(b"d", b"y" * 5000)])
         assert verdict_topic.sent == [(b"a", b"{}"), (b"a", None)]
         letters = [orjson.loads(v or b"") for _, v in dlq_topic.sent]
-        assert [(d["reason"], d["topic"], d["value_bytes"]) for d in letters] == [
+        assert [(d["reason"], d["source"]["topic"], d["value_bytes"]) for d in letters] == [
             ("oversize_record", "verdicts", 5000),
             ("oversize_record", "articles.dlq", 5000),
         ]

@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 from neardup.stream.engine.engine import Engine
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.schema import MAX_KEY_BYTES
+from neardup.stream.worker.dead_letters import DLQ_MAX_RECORD_BYTES, dead_letter
+from neardup.stream.worker.messages import Incoming
 from neardup.stream.worker.metrics import Metrics
-from neardup.stream.worker.pipeline import DLQ_MAX_RECORD_BYTES, BatchHandler, Incoming, dead_letter
+from neardup.stream.worker.pipeline import BatchHandler
 
 KAFKA_DEFAULT_MAX_BYTES = 1_048_588
 CONTROL = st.binary(min_size=0, max_size=300_000).map(lambda b: bytes(x % 32 for x in b))

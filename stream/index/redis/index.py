@@ -48,49 +48,29 @@ been called for it), compared and, if Redis lost it, recorded again in the same 
 retention cutoff, so the content slot answers with its first live copy; and the time before which
 remembered deletions are forgotten. Times come from Redis (:meth:`RedisIndex.now`, ``TIME``).
 
-Errors: connection errors, and the answers of a server that is there but cannot serve now (OOM,
-READONLY after a failover, LOADING, BUSY, TRYAGAIN, MOVED/ASK, CLUSTERDOWN, MASTERDOWN,
-NOREPLICAS), are :class:`~neardup.stream.errors.IndexUnavailableError` (retriable); any other error
-reply (a wrong argument: a bug) is raised as it is.
+Errors: see :mod:`~neardup.stream.index.redis.errors`.
 """
 
 from __future__ import annotations
 
-import re
-import struct
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from importlib import resources
 from typing import Any
 
 import numpy as np
-import orjson
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import (
-    AskError,
-    AuthenticationError,
-    AuthenticationWrongNumberOfArgsError,
-    ClusterDownError,
-    ClusterError,
     NoPermissionError,
-    OutOfMemoryError,
-    ReadOnlyError,
-    RedisClusterException,
-    ResponseError,
-    SlotNotCoveredError,
-    TryAgainError,
 )
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from neardup.stream.errors import IndexCredentialsError, IndexUnavailableError, SeqExhaustedError
+from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.base import (
     COPIES_CAP,
     NO_WINDOW,
     BufferedRegistration,
     Checked,
-    NamespaceStats,
     Probe,
     Registration,
     RegistrationStream,
@@ -98,7 +78,10 @@ from neardup.stream.index.base import (
     Window,
     scheme_mismatch,
 )
-from neardup.stream.index.redis import keys
+from neardup.stream.index.redis import keys, wire
+from neardup.stream.index.redis.errors import index_errors
+from neardup.stream.index.redis.namespace_commands import NamespaceCommands
+from neardup.stream.index.redis.registration import StreamedRegistration
 from neardup.stream.records import Record
 
 # namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
@@ -113,91 +96,7 @@ _LUA = (
 )
 
 
-# Error replies of a server that is there but cannot serve now. In a pipeline redis-py puts
-# "Command # n (...) of pipeline caused error: " and the reply's repr before the code.
-_AT = r"(?:^|caused error: \(?['\"]?)"
-_TRANSIENT = re.compile(
-    _AT + r"(OOM|READONLY|LOADING|BUSY|TRYAGAIN|MOVED|ASK|CLUSTERDOWN|MASTERDOWN|NOREPLICAS)\b"
-)
-_SCHEME = re.compile(_AT + r"NEARDUP_SCHEME (.*\|shard_bits=\d+|.*)", re.DOTALL)
-_EXHAUSTED = re.compile(_AT + r"NEARDUP_SEQ_EXHAUSTED\b")
-# ... and the codes redis-py turns into classes of their own, dropping the code from the message
-# (AskError covers MOVED, ClusterDownError MASTERDOWN; LOADING is a ConnectionError subclass).
-_TRANSIENT_CLASSES: dict[type[ResponseError], str] = {
-    OutOfMemoryError: "OOM",
-    ReadOnlyError: "READONLY",
-    TryAgainError: "TRYAGAIN",
-    AskError: "MOVED/ASK",
-    ClusterDownError: "CLUSTERDOWN",
-}
-
-
-def _cluster_unavailable(exc: BaseException) -> bool:
-    """Cluster client errors that say "not now": no node serves the slot, retries ran out, or no
-    node of the cluster answers. (Its other errors, e.g. keys of several slots, are bugs.)"""
-    if isinstance(exc, (SlotNotCoveredError, ClusterError)):
-        return True
-    return isinstance(exc, RedisClusterException) and "cannot be connected" in str(exc)
-
-
-# WAIT sent to a node that is a replica now: a failed primary restarted and rejoined as the
-# replica of the one promoted, while this client's slot table still names it (the calls before
-# the WAIT were redirected; the next attempt routes by the table they refreshed).
-_WAIT_ON_REPLICA = re.compile(r"WAIT cannot be used with replica")
-
-
-def _transient(exc: ResponseError) -> str | None:
-    """The error code of a reply that says "not now" rather than "wrong", if it is one."""
-    for cls, code in _TRANSIENT_CLASSES.items():
-        if isinstance(exc, cls):
-            return code
-    if _WAIT_ON_REPLICA.search(str(exc)):
-        return "WAIT on a replica"
-    found = _TRANSIENT.search(str(exc))
-    return found.group(1) if found else None
-
-
-def _pack(seq: int) -> bytes:
-    return seq.to_bytes(8, "big")
-
-
-def packed_command(args: Sequence[str | bytes | int]) -> bytes:
-    """One command in the Redis protocol (RESP), the bytes redis-py's ``pack_command`` makes
-    (``tests/unit/test_redis_packed_command.py``). A registration declares every shard key it
-    touches, thousands per call; redis-py grows its buffer one argument at a time, which was a
-    quarter of ``dedup --store redis://``'s client time."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        raw = a if isinstance(a, bytes) else a.encode() if isinstance(a, str) else b"%d" % a
-        out.append(b"$%d\r\n%b\r\n" % (len(raw), raw))
-    return b"".join(out)
-
-
-def _optional(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
-
-
-_HEAD = struct.Struct(">HBIH")  # id, registered_at, record lengths; bucket count (neardup.lua)
-_ID_LEN = struct.Struct(">H")
-_LEN = struct.Struct(">I")
-
-
-def _packed_article(reg: Registration) -> bytes:
-    """One article of a ``neardup_register64k`` call, as its ``unpack_articles`` reads it:
-    articles travel packed, one argument per call, because redis-py's cost is per argument."""
-    ident, at = reg.doc_id.encode(), repr(reg.at).encode()
-    if len(reg.content) != 16:
-        raise ValueError("content hashes are 16 bytes")
-    head = _HEAD.pack(len(ident), len(at), len(reg.record), len(reg.buckets))
-    return b"".join((head, ident, reg.content, at, reg.record, keys.bucket_fields(reg.buckets)))
-
-
-def _seqs(packed: bytes) -> list[int]:
-    """Distinct seqs of a run of packed seqs, ascending."""
-    return sorted(set(np.frombuffer(packed, dtype=">u8").tolist())) if packed else []
-
-
-class RedisIndex:
+class RedisIndex(NamespaceCommands):
     """Index on Redis 7+ (FUNCTION) or Valkey; all keys of a namespace in one cluster slot."""
 
     def __init__(
@@ -265,7 +164,8 @@ class RedisIndex:
                 return
         raise IndexUnavailableError(
             "this Redis user may not FUNCTION LOAD and the 'neardup' library is missing or "
-            "another version: load stream/index/neardup.lua as an admin (FUNCTION LOAD REPLACE)"
+            "another version: load stream/index/redis/neardup.lua as an admin "
+            "(FUNCTION LOAD REPLACE)"
         )
 
     async def _call(self, awaitable: Any) -> Any:
@@ -273,38 +173,12 @@ class RedisIndex:
         with self._errors():
             return await awaitable
 
-    @contextmanager
-    def _errors(self, ns: str = "") -> Iterator[None]:
-        """redis-py's errors as the index's: unavailable (retriable), the namespace's scheme or
-        counter refused, or raised as they are (a wrong argument is a bug, not bad weather)."""
-        try:
-            yield
-        except (AuthenticationError, AuthenticationWrongNumberOfArgsError) as exc:
-            # a command says so at once; a worker waits (the password may be rotated back)
-            raise IndexCredentialsError(
-                f"Redis refused the credentials ({exc}): check NEARDUP_REDIS_PASSWORD and the "
-                "user in NEARDUP_REDIS_URL"
-            ) from exc
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise IndexUnavailableError(f"Redis unavailable: {exc}") from exc
-        except (RedisClusterException, ClusterError) as exc:
-            if _cluster_unavailable(exc):
-                raise IndexUnavailableError(f"Redis Cluster unavailable: {exc}") from exc
-            raise
-        except ResponseError as exc:
-            text = str(exc)
-            if "function not found" in text.lower():
-                # A restarted server without persistence lost the library: reload, then retry.
-                self._loaded = False
-                raise IndexUnavailableError(f"Redis lost the neardup functions: {exc}") from exc
-            if code := _transient(exc):
-                raise IndexUnavailableError(f"Redis cannot serve now ({code}): {exc}") from exc
-            if scheme := _SCHEME.search(text):
-                stored = scheme.group(1).encode()
-                raise scheme_mismatch(ns, stored, self._schemes.get(ns, b"")) from exc
-            if _EXHAUSTED.search(text):
-                raise SeqExhaustedError(f"namespace {ns!r}: {exc}") from exc
-            raise
+    def _errors(self, ns: str = "") -> AbstractContextManager[None]:
+        """redis-py's errors as the index's (:func:`.errors.index_errors`)."""
+        return index_errors(ns, self._schemes.get(ns, b""), self._lost)
+
+    def _lost(self) -> None:
+        self._loaded = False  # a restarted server without persistence lost the library
 
     async def _ready(self) -> None:
         if not self._loaded:
@@ -364,13 +238,13 @@ class RedisIndex:
         """The ``neardup_register64k`` calls of some articles, ``chunk_size`` articles each. The
         scheme is the one ensured for ``ns`` ('' before that: not checked)."""
         scheme = self._schemes.get(ns, b"")
-        tail = [scheme, _optional(window.live_after), _optional(window.forget_before)]
+        tail = [scheme, wire.optional(window.live_after), wire.optional(window.forget_before)]
         if self.wait_replicas:
             tail.append("1")  # touch: the WAIT after these calls then covers earlier writes too
         calls = []
         for lo in range(0, len(regs), self._chunk):
             part = regs[lo : lo + self._chunk]
-            packed = b"".join(map(_packed_article, part))
+            packed = b"".join(map(wire.packed_article, part))
             ks = self._call_keys(ns, [r.content for r in part], [r.buckets for r in part])
             head = ["FCALL", "neardup_register64k", len(ks), *ks]
             calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed, *tail])
@@ -402,7 +276,7 @@ class RedisIndex:
                     f"namespace {ns!r}: its slot moved during a registration waiting for replicas"
                 )
         for reply in replies:
-            probes += _probes(reply)
+            probes += wire.probes(reply)
         return probes
 
     def _route(self, ns: str) -> dict[str, Any]:
@@ -435,7 +309,7 @@ class RedisIndex:
         that is not a plain ``redis.asyncio.Redis``, e.g. a cluster client, registers the batch
         in one pipeline at the end instead.)"""
         if isinstance(self._r, aioredis.Redis) and not self._cluster:
-            return _StreamedRegistration(self, ns, cap)
+            return StreamedRegistration(self, ns, cap)
         return BufferedRegistration(self, ns, cap)
 
     async def lookup(
@@ -453,11 +327,11 @@ class RedisIndex:
                 self._bits,
                 content,
                 fields,
-                _optional(live_after),
+                wire.optional(live_after),
             )
         )
         first = int.from_bytes(reply[0], "big") if reply[0] else None
-        return first, tuple(_seqs(reply[1]))
+        return first, tuple(wire.seqs(reply[1]))
 
     async def check(
         self,
@@ -480,7 +354,7 @@ class RedisIndex:
                 self._bits,
                 content,
                 fields,
-                _optional(live_after),
+                wire.optional(live_after),
                 doc_id,
             )
         )
@@ -488,7 +362,7 @@ class RedisIndex:
         return Checked(
             int.from_bytes(own, "big") if own else None,
             int.from_bytes(first, "big") if first else None,
-            tuple(_seqs(found)),
+            tuple(wire.seqs(found)),
             {s: v for s, v in zip(seqs, recs, strict=True) if v is not None},
             {s: v for s, v in zip(seqs, vers, strict=True) if v is not None},
         )
@@ -496,13 +370,13 @@ class RedisIndex:
     async def records(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         if not seqs:
             return {}
-        vals = await self._call(self._r.hmget(keys.docs(ns), [_pack(s) for s in seqs]))
+        vals = await self._call(self._r.hmget(keys.docs(ns), [wire.pack_seq(s) for s in seqs]))
         return {s: v for s, v in zip(seqs, vals, strict=True) if v is not None}
 
     async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
         if not seqs:
             return {}
-        vals = await self._call(self._r.hmget(keys.verdicts(ns), [_pack(s) for s in seqs]))
+        vals = await self._call(self._r.hmget(keys.verdicts(ns), [wire.pack_seq(s) for s in seqs]))
         return {s: v for s, v in zip(seqs, vals, strict=True) if v is not None}
 
     async def put_verdicts(
@@ -517,7 +391,15 @@ class RedisIndex:
         if items:
             await self._ready()
             packed = b"".join(
-                b"".join((_pack(s), _ID_LEN.pack(len(ident)), ident, _LEN.pack(len(v)), v))
+                b"".join(
+                    (
+                        wire.pack_seq(s),
+                        wire.ID_LEN.pack(len(ident)),
+                        ident,
+                        wire.LEN.pack(len(v)),
+                        v,
+                    )
+                )
                 for s, (doc_id, v) in items.items()
                 for ident in (doc_id.encode(),)
             )
@@ -564,7 +446,12 @@ class RedisIndex:
             args: list[Any] = [self._bits]
             recs = [Record.decode(raw) for _, raw in raws[lo : lo + self._chunk]]
             for (seq, _), rec in zip(raws[lo : lo + self._chunk], recs, strict=True):
-                args += (_pack(seq), rec.doc_id, rec.content, keys.bucket_fields(rec.buckets))
+                args += (
+                    wire.pack_seq(seq),
+                    rec.doc_id,
+                    rec.content,
+                    keys.bucket_fields(rec.buckets),
+                )
             ks = self._call_keys(ns, [r.content for r in recs], [r.buckets for r in recs])
             pipe.execute_command("FCALL", "neardup_remove64k", len(ks), *ks, *args, **route)
         return sum(int(x) for x in await self._call(pipe.execute()))
@@ -586,12 +473,9 @@ class RedisIndex:
         )
         return await self._remove_many(ns, [int.from_bytes(p, "big") for p in old])
 
-    async def count(self, ns: str) -> int:
-        return int(await self._call(self._r.hlen(keys.docs(ns))))
-
     async def _forget_members(self, ns: str, seqs: Sequence[int]) -> None:
         """Take removed copies out of their clusters' member lists."""
-        packed = [_pack(s) for s in seqs]
+        packed = [wire.pack_seq(s) for s in seqs]
         clusters = await self._call(self._r.hmget(keys.cluster_of(ns), packed))
         gone = [(p, c.decode()) for p, c in zip(packed, clusters, strict=True) if c is not None]
         if gone:
@@ -606,125 +490,9 @@ class RedisIndex:
             return
         pipe = self._r.pipeline(transaction=False)
         for cluster, seq, at in items:
-            pipe.zadd(keys.cluster(ns, cluster), {_pack(seq): at})
-        pipe.hset(keys.cluster_of(ns), mapping={_pack(s): c for c, s, _ in items})
+            pipe.zadd(keys.cluster(ns, cluster), {wire.pack_seq(seq): at})
+        pipe.hset(keys.cluster_of(ns), mapping={wire.pack_seq(s): c for c, s, _ in items})
         await self._call(pipe.execute())
-
-    async def members(
-        self, ns: str, cluster: str, offset: int, limit: int
-    ) -> tuple[list[tuple[int, float]], int, tuple[float, float] | None]:
-        key = keys.cluster(ns, cluster)
-        pipe = self._r.pipeline(transaction=False)
-        pipe.zcard(key)
-        pipe.zrangebyscore(key, "-inf", "+inf", start=offset, num=limit, withscores=True)
-        pipe.zrangebyscore(key, "-inf", "+inf", start=0, num=1, withscores=True)
-        pipe.zrevrangebyscore(key, "+inf", "-inf", start=0, num=1, withscores=True)
-        total, page, first, last = await self._call(pipe.execute())
-        span = (float(first[0][1]), float(last[0][1])) if first and last else None
-        return [(int.from_bytes(m, "big"), float(t)) for m, t in page], int(total), span
-
-    async def namespaces(self) -> list[str]:
-        got = await self._call(self._r.smembers(keys.REGISTRY))
-        return sorted(x.decode() for x in got)
-
-    async def stats(self, ns: str, sample: int = 32) -> NamespaceStats:
-        """Counts from the namespace's hashes; bytes and hot buckets from ``sample`` shard
-        keys of each kind, spread evenly over the ``2**shard_bits`` names, scaled up."""
-        main = [keys.meta(ns), keys.ids(ns), keys.docs(ns), keys.verdicts(ns), keys.times(ns)]
-        main += [keys.deleted(ns), keys.cluster_of(ns), *keys.lines(ns)]
-        n = 1 << self._bits
-        picks = sorted({(i * n) // sample for i in range(min(sample, n))})
-        shards = [f"{keys.base(ns)}{k}:{i:x}" for k in ("x", "b") for i in picks]
-        pipe = self._r.pipeline(transaction=False)
-        for k in (keys.docs(ns), keys.cluster_of(ns), keys.verdicts(ns), *keys.lines(ns)):
-            pipe.hlen(k)
-        pipe.hget(keys.meta(ns), "scheme")
-        pipe.hget(keys.meta(ns), "policy")
-        for k in (*main, *shards):
-            pipe.memory_usage(k, samples=0)
-        for k in shards[len(picks) :]:
-            pipe.hgetall(k)
-        got = await self._call(pipe.execute())
-        docs, copies, verdicts, la, lb, scheme, policy = got[:7]
-        sizes = [int(x or 0) for x in got[7 : 7 + len(main) + len(shards)]]
-        main_bytes, shard_bytes = sum(sizes[: len(main)]), sizes[len(main) :]
-        cap = int(orjson.loads(policy).get("bucket_cap", 0)) if policy else 0  # as recorded
-        hot = sum(
-            1
-            for h in got[7 + len(main) + len(shards) :]
-            for v in h.values()
-            if cap and len(v) >= 8 * cap
-        )
-        scale = n / len(picks)
-        return NamespaceStats(
-            namespace=ns,
-            documents=int(docs),
-            copies=int(copies),
-            verdicts=int(verdicts),
-            line_keys=int(la) + int(lb),
-            bytes=main_bytes + round(sum(shard_bytes) * scale),
-            hot_buckets=round(hot * scale),
-            scheme=scheme.decode() if scheme else None,
-            policy=policy.decode() if policy else None,
-            sampled=len(shards),
-            shards=2 * n,
-        )
-
-    async def stored_scheme(self, ns: str) -> bytes | None:
-        got = await self._call(self._r.hget(keys.meta(ns), "scheme"))
-        return bytes(got) if got is not None else None
-
-    async def policy_record(self, ns: str) -> bytes | None:
-        got = await self._call(self._r.hget(keys.meta(ns), "policy"))
-        return bytes(got) if got is not None else None
-
-    async def record_policy(self, ns: str, settings: bytes) -> None:
-        await self._call(self._r.hset(keys.meta(ns), "policy", settings))
-
-    async def last_seq(self, ns: str) -> int:
-        got = await self._call(self._r.hget(keys.meta(ns), "seq"))
-        return int(got) if got is not None else 0
-
-    async def drop(self, ns: str) -> int:
-        removed = 0
-        batch: list[bytes] = []
-        # every key of the namespace carries its hash tag (one slot): found by their prefix
-        async for key in self._r.scan_iter(match=keys.meta(ns)[:-1] + "*", count=1000):
-            batch.append(key)
-            if len(batch) == 500:
-                removed += int(await self._call(self._r.unlink(*batch)))
-                batch = []
-        if batch:
-            removed += int(await self._call(self._r.unlink(*batch)))
-        await self._call(self._r.srem(keys.REGISTRY, ns))
-        self._schemes.pop(ns, None)
-        return removed
-
-    async def read_deleted(self, ns: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        key, page = keys.deleted(ns), 10_000
-        while True:  # in pages: the memory may hold many ids
-            got = await self._call(
-                self._r.zrangebyscore(
-                    key, "-inf", "+inf", start=len(out), num=page, withscores=True
-                )
-            )
-            out.update((bytes(m).decode("utf-8", "surrogatepass"), float(t)) for m, t in got)
-            if len(got) < page:
-                return out
-
-    async def remember_deleted(self, ns: str, deleted: Mapping[str, float]) -> None:
-        items = list(deleted.items())
-        for lo in range(0, len(items), 10_000):
-            chunk = {i.encode("utf-8", "surrogatepass"): t for i, t in items[lo : lo + 10_000]}
-            await self._call(self._r.zadd(keys.deleted(ns), chunk, gt=True))
-
-    async def alias(self, ns: str) -> bytes | None:
-        got = await self._call(self._r.hget(keys.ALIASES, ns))
-        return bytes(got) if got is not None else None
-
-    async def set_alias(self, ns: str, value: bytes) -> None:
-        await self._call(self._r.hset(keys.ALIASES, ns, value))
 
     async def line_counts(self, ns: str, lines: Sequence[bytes]) -> list[int]:
         if not lines:
@@ -744,71 +512,4 @@ class RedisIndex:
         await self._call(self._fcall(ns, "FCALL", "neardup_add_lines16", ks, cap, packed))
 
 
-class _StreamedRegistration:
-    """One connection of the pool, held for a batch: :meth:`send` writes a chunk's calls and
-    returns without waiting, :meth:`probes` reads every reply in order. A connection left with
-    unread replies (an error on the way) is closed, never handed back to the pool."""
-
-    def __init__(self, index: RedisIndex, ns: str, cap: int) -> None:
-        self._index, self._ns, self._cap = index, ns, cap
-        self._conn: Any = None
-        self._unread = 0
-
-    async def __aenter__(self) -> _StreamedRegistration:
-        await self._index._ready()
-        with self._index._errors():
-            pool: Any = self._index._r.connection_pool  # its get_connection is untyped
-            self._conn = await pool.get_connection()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        conn, self._conn = self._conn, None
-        if self._unread:
-            await conn.disconnect()
-        await self._index._r.connection_pool.release(conn)
-
-    async def send(self, regs: Sequence[Registration], window: Window = NO_WINDOW) -> None:
-        calls = self._index._register_calls(self._ns, regs, self._cap, window)
-        with self._index._errors():
-            await self._conn.send_packed_command(b"".join(map(packed_command, calls)))
-        self._unread += len(calls)
-
-    async def probes(self) -> list[Probe]:
-        index = self._index
-        index.round_trips += 1
-        probes: list[Probe] = []
-        with index._errors(self._ns):
-            calls = self._unread
-            if index.wait_replicas and calls:
-                await self._conn.send_command("WAIT", index.wait_replicas, index.wait_timeout_ms)
-                self._unread += 1
-            for _ in range(calls):
-                reply = await self._conn.read_response()
-                self._unread -= 1
-                probes += _probes(reply)
-            if self._unread:
-                acked = await self._conn.read_response()
-                self._unread -= 1
-                index._check_acknowledged(self._ns, acked)
-        return probes
-
-
-def _probes(reply: list[Any]) -> list[Probe]:
-    """The probes of one ``neardup_register64k`` reply: 4 values per article (neardup.lua)."""
-    out: list[Probe] = []
-    it = iter(reply)
-    for seq, hot, a, b in zip(it, it, it, it, strict=True):
-        if hot == -2:  # an id remembered as deleted: nothing registered
-            out.append(Probe(0, "deleted", None, ()))
-            continue
-        if hot < 0:  # replay: a = record, b = verdict
-            out.append(Probe(seq, "replay", None, (), record=a or None, verdict=b or None))
-            continue
-        found = _seqs(b)
-        if found and seq in found:  # an article listing one bucket twice reads itself
-            found.remove(seq)
-        out.append(Probe(seq, "new", int.from_bytes(a, "big") if a else None, tuple(found), hot))
-    return out
-
-
-__all__ = ["MAX_CHUNK", "RedisIndex", "packed_command"]
+__all__ = ["MAX_CHUNK", "RedisIndex"]

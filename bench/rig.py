@@ -25,10 +25,12 @@ import orjson
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaProducer
 
+from bench.markdown import console
+from bench.readings import machine_busy_seconds, own_cpu_seconds
 from harness import services
 from harness.corpus import Doc
 from harness.kafka import Topics, VerdictSink, create_topics
-from harness.report import console, cpu_seconds, machine_busy_seconds, own_cpu_seconds
+from harness.report import cpu_seconds
 from harness.workers import WorkerProc, start_worker, stop_workers
 
 __all__ = ["Rig", "Stack", "article", "run_on_stack"]

@@ -13,9 +13,9 @@ import gc
 from collections.abc import Sequence
 from typing import Any
 
+from bench.pairs import Pairs
+from bench.readings import Stopwatch, Timing
 from harness.corpus import Doc, peer_shingles
-from harness.quality import Pairs
-from harness.report import Stopwatch, Timing
 
 __all__ = ["datasketch_key_class", "lsh_bands_rows", "run_memory", "run_redis"]
 

@@ -9,10 +9,11 @@ precision = share of reported pairs that are truth pairs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Pairs", "Quality", "score", "truth_by_doc"]
+__all__ = ["Pairs", "Quality", "reported", "score", "truth_by_doc"]
 
 Pairs = dict[int, set[int]]  # document index -> indices of the earlier documents reported
 
@@ -36,6 +37,19 @@ def truth_by_doc(sims: Mapping[tuple[int, int], float]) -> Pairs:
     out: Pairs = {}
     for i, j in sims:
         out.setdefault(j, set()).add(i)
+    return out
+
+
+def reported(verdicts: Iterable[Mapping[str, Any]], index_of: Mapping[str, int]) -> Pairs:
+    """What verdicts report (``Verdict.to_dict()``, as ``neardup dedup`` writes them, in stream
+    order): per document, the earlier documents of its ``duplicate_of`` and ``matches``."""
+    out: Pairs = {}
+    for j, v in enumerate(verdicts):
+        got = {index_of[m["id"]] for m in v["matches"]}
+        if v["duplicate_of"] is not None:
+            got.add(index_of[v["duplicate_of"]])
+        if got:
+            out[j] = got
     return out
 
 

@@ -1,0 +1,70 @@
+"""What every benchmark's command line does the same way: its parser, its progress lines, SIGTERM
+taken as Ctrl-C, and its result written as JSON beside its Markdown."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.report import write_atomic
+
+__all__ = ["RESULTS_DIR", "command", "now", "parser", "say", "sigterm_unwinds", "write"]
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def parser(
+    name: str, doc: str | None, *, seed: int | None = None, partitions: int | None = None
+) -> argparse.ArgumentParser:
+    """``python -m bench NAME``'s parser: described by the first line of ``doc`` (the module's
+    docstring), with ``--out`` (the results directory), and ``--seed`` (of the corpus) and
+    ``--partitions`` (per topic) where their defaults are given."""
+    out = argparse.ArgumentParser(
+        prog=f"python -m bench {name}", description=(doc or "").split("\n")[0]
+    )
+    out.add_argument("--out", type=Path, default=RESULTS_DIR, help="results directory")
+    if seed is not None:
+        out.add_argument("--seed", type=int, default=seed, help=f"corpus seed (default {seed})")
+    if partitions is not None:
+        out.add_argument("--partitions", type=int, default=partitions, help="per topic")
+    return out
+
+
+def command(name: str, argv: Sequence[str] | None) -> str:
+    """The command line a result says it came from."""
+    args = sys.argv[2:] if argv is None else argv
+    return " ".join(["python -m bench", name, *args])
+
+
+def now() -> str:
+    """The time a result was generated, in UTC to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def say(msg: str) -> None:
+    """A progress line on stderr, so stdout stays free and a long step shows it is alive."""
+    print(f"{time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def sigterm_unwinds() -> None:
+    """From now on SIGTERM unwinds like Ctrl-C, so whatever a run started is stopped too."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def write(out: Path, stem: str, result: Mapping[str, Any], markdown: str, **dumps: Any) -> None:
+    """``STEM.json`` (``json.dumps`` with ``dumps``) and ``STEM.md`` in ``out``, each written
+    whole or not at all."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / f"{stem}.json", json.dumps(result, indent=2, **dumps) + "\n")
+    write_atomic(out / f"{stem}.md", markdown)

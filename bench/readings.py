@@ -1,0 +1,193 @@
+"""What every benchmark reads the same way: the machine, the code's git state, how busy the rest of
+the machine keeps the cores, timing, and Redis's memory and CPU.
+
+A benchmark on a shared machine says how much each process took and how busy everything else kept
+the cores. Per-process CPU and memory are :func:`harness.report.cpu_seconds` and
+:func:`harness.report.rss_mb`; the machine's counters come from psutil.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib.metadata
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
+_BUSY = ("user", "nice", "system", "irq", "softirq", "steal")  # of psutil.cpu_times()
+
+
+def machine_info(packages: Iterable[str]) -> dict[str, Any]:
+    """CPU model, cores, memory, Python and the versions of ``packages``."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):  # the model's name: no portable call gives it
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    versions = {}
+    for pkg in packages:
+        try:
+            versions[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            versions[pkg] = "not installed"
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "memory_gb": round(psutil.virtual_memory().total / 1024**3, 1),
+        "load_average_1m_at_start": os.getloadavg()[0],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        **versions,
+    }
+
+
+def git_state(root: Path = ROOT) -> dict[str, Any]:
+    """The commit, and the files under ``sketch/``, ``stream/`` that differ from it: a run may
+    measure uncommitted worker code, and its report must say so."""
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.decode(errors="replace").rstrip()  # porcelain lines start with a space
+
+    changed = git("status", "--porcelain", "--", "neardup", "sketch", "stream", "pyproject.toml")
+    return {
+        "commit": git("rev-parse", "--short", "HEAD").strip() or "?",
+        "worker_code_changed": [line[3:] for line in changed.splitlines()],
+    }
+
+
+# --------------------------------------------------------------------------- the machine's load
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all processes on the machine spent busy, summed over cores."""
+    times = psutil.cpu_times()
+    return float(sum(getattr(times, name, 0.0) for name in _BUSY))
+
+
+def own_cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def other_load(seconds: float = 1.0) -> float:
+    """Cores that processes other than this one kept busy over the next ``seconds``: a shared
+    machine's background, which every report states beside its figures."""
+    started, busy0, own0 = time.perf_counter(), machine_busy_seconds(), own_cpu_seconds()
+    time.sleep(seconds)
+    busy = machine_busy_seconds() - busy0 - (own_cpu_seconds() - own0)
+    return max(0.0, busy) / (time.perf_counter() - started)
+
+
+def loadavg() -> list[float]:
+    """The 1, 5 and 15 minute load averages (empty where the system keeps none)."""
+    try:
+        return list(os.getloadavg())
+    except OSError:
+        return []
+
+
+# --------------------------------------------------------------------------- timing
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall_s: float  # time.perf_counter
+    cpu_s: float  # this process's user + system CPU (time.process_time), or a child's
+
+
+class Stopwatch:
+    """Wall clock and this process's CPU time from construction to :meth:`stop`: CPU per item
+    barely moves when other work shares the machine, wall clock does."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def stop(self) -> Timing:
+        return Timing(time.perf_counter() - self._wall, time.process_time() - self._cpu)
+
+
+def best_of(reps: int, fn: Callable[[], tuple[Timing, T]]) -> tuple[Timing, T]:
+    """Best wall and CPU time of ``reps`` fresh runs (each builds its own state); the last run's
+    output."""
+    times: list[Timing] = []
+    for _ in range(max(1, reps)):
+        gc.collect()
+        timing, res = fn()
+        times.append(timing)
+    return Timing(min(t.wall_s for t in times), min(t.cpu_s for t in times)), res
+
+
+# --------------------------------------------------------------------------- Redis
+
+
+@dataclass
+class RedisStats:
+    used_memory: int
+    dbsize: int
+    cpu_s: float
+
+
+def redis_stats(r: redis.Redis) -> RedisStats:
+    mem: dict[str, Any] = r.info("memory")
+    cpu: dict[str, Any] = r.info("cpu")
+    return RedisStats(
+        int(mem["used_memory"]),
+        int(r.dbsize()),
+        float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]),
+    )
+
+
+def key_usage(r: redis.Redis, batch: int = 1000) -> Iterator[tuple[bytes, int]]:
+    """Every key (``SCAN``) with its ``MEMORY USAGE key SAMPLES 0`` (exact: every element),
+    pipelined ``batch`` keys at a time."""
+    keys: list[bytes] = []
+
+    def flush() -> list[tuple[bytes, int]]:
+        pipe = r.pipeline(transaction=False)
+        for k in keys:
+            pipe.memory_usage(k, samples=0)
+        out = [(k, int(used or 0)) for k, used in zip(keys, pipe.execute(), strict=True)]
+        keys.clear()
+        return out
+
+    for k in r.scan_iter(count=batch):
+        keys.append(bytes(k))
+        if len(keys) >= batch:
+            yield from flush()
+    if keys:
+        yield from flush()
+
+
+def memory_breakdown(
+    r: redis.Redis, classify: Callable[[bytes], str], n_docs: int
+) -> dict[str, float]:
+    """Bytes per document of each key class (``MEMORY USAGE key SAMPLES 0``, exact)."""
+    totals: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for k, used in key_usage(r):
+        cls = classify(k)
+        totals[cls] = totals.get(cls, 0) + used
+        counts[cls] = counts.get(cls, 0) + 1
+    return {
+        f"{cls} ({counts[cls]:,} key{'s' if counts[cls] > 1 else ''})": totals[cls] / n_docs
+        for cls in sorted(totals, key=lambda c: -totals[c])
+    }

@@ -1,0 +1,116 @@
+"""Which rows a deduplicated corpus keeps (``neardup dedup --kept FILE --keep MODE``): the two
+options checked, then the rows chosen from the verdicts in input order. Apart from the command,
+which only feeds it verdicts, and from the file formats (:mod:`neardup.stream.cli.tables` copies
+the rows chosen).
+
+* ``originals``: every row judged original.
+* ``one-per-cluster``: one row per cluster as the clusters stand at the end of the run, its first
+  member. A copy joins the cluster of its best match, but its other matches tie their clusters to
+  it too, so two clusters that were apart merge when a later row matches both (as connected
+  components do in text-dedup and datasketch). A cluster whose first member was indexed before
+  this run (in the ``--store``) keeps none of its rows: the corpus already has it.
+
+Either way an id is kept once: a row that repeats an earlier row's id (in its namespace) is the
+same article again and gets the same verdict, so it is not kept a second time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from neardup.stream.cli.tables import table_format
+from neardup.stream.errors import TableError
+from neardup.stream.model import Verdict
+
+ORIGINALS, ONE_PER_CLUSTER = "originals", "one-per-cluster"
+KEEP_MODES = (ORIGINALS, ONE_PER_CLUSTER)
+
+
+class Keeper:
+    """Fed every verdict with its row's number, in input order; then :meth:`rows`."""
+
+    def __init__(self, mode: str = ORIGINALS) -> None:
+        if mode not in KEEP_MODES:
+            raise ValueError(f"keep must be {' or '.join(KEEP_MODES)}, not {mode!r}")
+        self.mode = mode
+        self._first: dict[str, int] = {}  # an article (namespace, id) -> its first row
+        self._originals: list[int] = []
+        self._parent: dict[str, str] = {}  # union-find over articles: clusters as they merge
+
+    def add(self, number: int, v: Verdict) -> None:
+        key = _key(v.namespace, v.id)
+        if key in self._first:  # the same article again: its first row stands for it
+            return
+        self._first[key] = number
+        if self.mode == ORIGINALS:
+            if v.verdict == "original":
+                self._originals.append(number)
+            return
+        self._union(_key(v.namespace, v.cluster), key)
+        for match in v.matches:
+            self._union(_key(v.namespace, match.id), key)
+
+    def rows(self) -> set[int]:
+        """The numbers of the rows to keep."""
+        if self.mode == ORIGINALS:
+            return set(self._originals)
+        first: dict[str, int] = {}  # a final cluster -> its first row
+        for key, number in self._first.items():
+            root = self._find(key)
+            if number < first.get(root, number + 1):
+                first[root] = number
+        # an article that is no row of this run was indexed before it, so before every row
+        earlier = {self._find(key) for key in self._parent if key not in self._first}
+        return {number for root, number in first.items() if root not in earlier}
+
+    def _find(self, key: str) -> str:
+        parent = self._parent
+        parent.setdefault(key, key)
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]  # path halving
+            key = parent[key]
+        return key
+
+    def _union(self, a: str, b: str) -> None:
+        ra, rb = self._find(a), self._find(b)
+        if ra != rb:
+            self._parent[rb] = ra
+
+
+def keeper_for(source: Path, kept: Path | None, keep: str | None) -> Keeper | None:
+    """What ``--kept`` and ``--keep`` ask for, or a usage error (exit status 2); an unknown
+    format of ``source`` is its :class:`TableError`."""
+    if kept is None:
+        if keep is not None:
+            raise typer.BadParameter("--keep needs --kept FILE", param_hint="--keep")
+        return None
+    if keep is not None and keep not in KEEP_MODES:
+        raise typer.BadParameter(f"--keep must be {' or '.join(KEEP_MODES)}", param_hint="--keep")
+    fmt = table_format(source)
+    try:
+        same = table_format(kept) == fmt
+    except TableError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--kept") from None
+    if not same:
+        raise typer.BadParameter(
+            f"{kept} is no {fmt} file: the kept rows are written in INPUT's format",
+            param_hint="--kept",
+        )
+    if str(source) == "-" or (source.exists() and not source.is_file()):  # it is read twice
+        raise typer.BadParameter(
+            "needs INPUT to be a file, not stdin or a pipe", param_hint="--kept"
+        )
+    if kept.resolve() == source.resolve():
+        raise typer.BadParameter("the kept rows cannot overwrite INPUT", param_hint="--kept")
+    if not kept.parent.is_dir():
+        raise typer.BadParameter(f"no such folder: {kept.parent}", param_hint="--kept")
+    return Keeper(keep or ORIGINALS)
+
+
+def _key(namespace: str, doc_id: str) -> str:
+    return f"{namespace}\x00{doc_id}"
+
+
+__all__ = ["KEEP_MODES", "ONE_PER_CLUSTER", "ORIGINALS", "Keeper", "keeper_for"]
