@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SERVICES := .services
 
-.PHONY: run test unit lint bench chaos install deploy-tools validate-deploy clean kafka
+.PHONY: run test check unit lint bench chaos install deploy-tools validate-deploy clean kafka
 HELM_VENV := .venv-helm
 
 install: $(STAMP)
@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 		&& command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 		echo "installing chromium and chromedriver (Debian packages) for the page's browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
-		|| echo "apt-get failed: tests/integration/test_page.py needs chromium and chromedriver"; \
+		|| echo "apt-get failed: tests/integration/worker/http/test_page.py needs chromium and chromedriver"; \
 	fi
 	touch $(STAMP)
 
@@ -33,12 +33,22 @@ run: $(STAMP)
 	$(PY) -m harness.demo
 
 # The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
-# (tests/integration/conftest.py) and stop them even when a test fails.
+# (tests/integration/conftest.py) and stop them even when a test fails. TEST_WORKERS processes
+# (pytest-xdist), one file to each at a time: each process starts its own servers on free ports.
+TEST_WORKERS ?= 4
 test: $(STAMP) deploy-tools kafka
-	$(PY) -m pytest $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
+# The tests that need no server (sketch, stream, harness, the layout and the docs), fewest
+# hypothesis examples, slow tests left out.
+UNIT_TESTS := tests/sketch tests/stream tests/harness tests/test_layout.py tests/test_docs.py \
+	tests/test_public_api.py tests/test_python_api.py
 unit: $(STAMP)
-	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -n 2 -m "not slow and not kafka" \
+		$(UNIT_TESTS) $(PYTEST_ARGS)
+
+# The fast loop before a commit: lint, then the unit tests.
+check: lint unit
 
 # The randomized fault checker over many seeds (harness/chaos.py), then the namespace lifecycle
 # checker (harness/lifecycle.py: takedowns, rebuilds, carry-over) in process over 40 seeds, then

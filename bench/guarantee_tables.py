@@ -106,7 +106,8 @@ def markdown(result: dict[str, Any]) -> str:
         ),
         "",
         "faust's exactly_once commits the input offsets in Kafka transactions but sends the "
-        "verdicts outside them (tests/integration/test_exactly_once.py shows it step by step), "
+        "verdicts outside them (tests/integration/worker/test_exactly_once.py shows it step "
+        "by step), "
         "so a read_committed consumer sees a replayed batch's verdicts twice, as with "
         "at_least_once. The throughput cost above is that of the offset transactions alone.",
         "",

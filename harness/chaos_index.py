@@ -15,8 +15,7 @@ import redis
 
 from harness.chaos_check import IndexDump, StoredRecord
 from neardup.stream.index.base import COPIES_CAP
-from neardup.stream.index.redis import index as redis_index
-from neardup.stream.index.redis import keys
+from neardup.stream.index.redis import keys, wire
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Record
 
@@ -27,12 +26,7 @@ BUCKET_CAP = Policy().bucket_cap  # the workers of a run use the default policy
 
 def code_seq_width() -> int:
     """How many bytes the index code packs a seq into (its own packer, not a copy of it)."""
-    pack = getattr(redis_index, "_pack", None)
-    if pack is None:
-        raise RuntimeError(
-            "neardup.stream.index.redis.index has no _pack(seq): teach the checker the new name"
-        )
-    return len(pack(1))
+    return len(wire.pack_seq(1))
 
 
 def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:

@@ -6,7 +6,7 @@ field's name), the type with its bounds, the default, and the field's descriptio
 model carries no description (or a shorter one than an operator needs), the words are kept here,
 in :data:`DESCRIPTIONS` and :data:`NOTES`, keyed by the field's name, so a setting added to the
 model without one fails loudly instead of appearing undocumented. ``--check`` exits 1 when the
-committed page differs from what the model gives (``tests/unit/test_docs.py`` checks the same).
+committed page differs from what the model gives (``tests/test_docs.py`` checks the same).
 """
 
 from __future__ import annotations

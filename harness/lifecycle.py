@@ -12,8 +12,8 @@ a rebuild's "meanwhile" between its batches: fast, for many seeds) or
 :class:`harness.lifecycle_live.Live` (a real worker on Kafka and Redis, driven by the
 ``neardup`` commands, HTTP and the topic, a rebuild's "meanwhile" while the command runs).
 ``python -m harness.lifecycle --seeds 1 2 3 [--live]`` prints each failing seed's schedule;
-``tests/unit/test_lifecycle.py`` runs seeds in process, ``tests/integration/test_lifecycle.py``
-against a real worker.
+``tests/stream/engine/test_lifecycle.py`` runs seeds in process,
+``tests/integration/worker/test_lifecycle_live.py`` against a real worker.
 """
 
 from __future__ import annotations

@@ -190,3 +190,19 @@ def test_the_outside_check_sees_a_climb(tmp_path: Path) -> None:
     assert _reaches_outside(probe, tmp_path) == [2, 3]
     probe.write_text('from pathlib import Path\nD = Path(__file__).parents[1] / "x"\n')
     assert _reaches_outside(probe, tmp_path) == []
+
+
+def test_the_tests_mirror_the_packages() -> None:
+    """tests/sketch and tests/stream, and the folders of tests/integration, follow the product's
+    folders, so a module's tests are found where the module is; test file names stay unique,
+    because the test folders are not packages."""
+    folders = [p for p in (ROOT / "tests").rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    for folder in folders:
+        parts = folder.relative_to(ROOT / "tests").parts
+        if parts[0] in ("sketch", "stream"):
+            assert (ROOT / Path(*parts)).is_dir(), folder
+        elif parts[0] == "integration" and len(parts) > 1:
+            assert (ROOT / "stream" / Path(*parts[1:])).is_dir(), folder
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert len(names) > 80
+    assert sorted({n for n in names if names.count(n) > 1}) == []

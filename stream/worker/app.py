@@ -12,7 +12,7 @@ has no setting for it) does not change that: faust then commits the offsets thro
 transactional producer per input partition, but a record joins a transaction only when faust's
 consumer knows the record's topic (``TransactionManager.send``), and the verdict and dead-letter
 topics are not consumed, so they are sent outside every transaction. The worker warns at start
-(tests/integration/test_exactly_once.py shows it on Apache Kafka).
+(tests/integration/worker/test_exactly_once.py shows it on Apache Kafka).
 
 The clients come from :mod:`neardup.stream.worker.clients`, the HTTP views from
 :mod:`neardup.stream.worker.http.web`.

@@ -65,6 +65,7 @@ def test_no_jars_is_an_error_that_names_the_make_target(
         services.find_kafka_libs()
 
 
+@pytest.mark.kafka
 def test_storage_is_formatted_once_so_a_restart_keeps_it(tmp_path: Path) -> None:
     """Runs the real StorageTool (needs Java and ``make kafka``; fails saying so otherwise)."""
     java, libs = services.find_java(), services.find_kafka_libs()

@@ -20,9 +20,9 @@ def pack_seq(seq: int) -> bytes:
 
 def packed_command(args: Sequence[str | bytes | int]) -> bytes:
     """One command in the Redis protocol (RESP), the bytes redis-py's ``pack_command`` makes
-    (``tests/unit/test_redis_packed_command.py``). A registration declares every shard key it
-    touches, thousands per call; redis-py grows its buffer one argument at a time, which was a
-    quarter of ``dedup --store redis://``'s client time."""
+    (``tests/stream/index/redis/test_redis_packed_command.py``). A registration declares every
+    shard key it touches, thousands per call; redis-py grows its buffer one argument at a time,
+    which was a quarter of ``dedup --store redis://``'s client time."""
     out = [b"*%d\r\n" % len(args)]
     for a in args:
         raw = a if isinstance(a, bytes) else a.encode() if isinstance(a, str) else b"%d" % a

@@ -1,5 +1,6 @@
 """The read API's answers on a real Redis and a 3+3 Redis Cluster: the memory store's, exactly
-(the unit tests' stream, tests/unit/test_read_api.py), with removal keeping clusters right."""
+(the unit tests' stream, tests/stream/worker/http/test_read_api.py), with removal keeping
+clusters right."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from neardup.stream.index.base import Index
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.worker.http import read_api
-from tests.unit.test_read_api import _indexed, _stream
+from tests.stream.worker.http.test_read_api import _indexed, _stream
 
 TIMES = [10.0, 20.0, 30.0, 40.0]
 

@@ -20,7 +20,7 @@ from harness.kafka import Topics, collect, make_topics, produce
 from harness.workers import NEARDUP, WorkerProc, start_worker
 
 TOKEN = "s3cret-token"
-EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "producer_example.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "deploy" / "producer_example.py"
 MAX_MESSAGE_BYTES = 100_000
 
 

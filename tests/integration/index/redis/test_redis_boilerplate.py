@@ -1,7 +1,7 @@
 """Boilerplate learning on a real Redis and a real Redis Cluster: the line counts live in the
 index, shared by every worker, and give the memory store's verdicts; two bounded generations.
 
-The pages and their expected verdicts are the unit tests' (tests/unit/test_boilerplate.py).
+The pages and their expected verdicts are the unit tests' (tests/stream/engine/test_boilerplate.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article, Verdict
-from tests.integration.test_index_defects import _reg
-from tests.unit.test_boilerplate import (
+from tests.integration.index.test_index_defects import _reg
+from tests.stream.engine.test_boilerplate import (
     COPIED,
     COURIER,
     LATEST_JOINS,
@@ -33,7 +33,7 @@ from tests.unit.test_boilerplate import (
     _syndicated_early,
     _verdicts,
 )
-from tests.unit.test_poisoning import attack, expected
+from tests.stream.engine.test_poisoning import attack, expected
 
 
 def _stream(ns: str) -> list[Article]:
@@ -100,7 +100,7 @@ async def test_verdicts_and_the_lines_they_teach_are_stored_in_one_step(
 async def test_a_copier_cannot_hide_a_copy_by_teaching_on_redis(
     redis_client: Redis, shape: Shape
 ) -> None:
-    """The poisoning attack of tests/unit/test_poisoning.py on a real Redis, in each of the
+    """The poisoning attack of tests/stream/engine/test_poisoning.py on a real Redis, in each of the
     attacker's shapes: every copy is still `duplicate_of` its victim, as in memory."""
     want = await attack(Engine(MemoryIndex()), poisoned=True, shape=shape)
     got = await attack(Engine(RedisIndex(redis_client)), poisoned=True, shape=shape)

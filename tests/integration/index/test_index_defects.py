@@ -39,7 +39,7 @@ from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BOUNDARY = 2**32
 
 

@@ -24,7 +24,7 @@ from neardup.stream.model import Article
 from neardup.stream.schema import check_id
 from neardup.stream.worker.http import api_models, read_api
 
-GOLDEN = Path(__file__).parents[1] / "golden"
+GOLDEN = Path(__file__).parents[3] / "golden"
 
 
 def _accepted(doc_id: str) -> bool:

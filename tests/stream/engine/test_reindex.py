@@ -2,7 +2,7 @@
 neardup.stream.namespaces.aliases), on the memory store: the export holds what was sent, the rebuild
 decides again under the new policy exactly as a fresh index would, the switch reaches a running
 worker, and reads follow it. The same as users run it, on Redis and from a Kafka topic:
-tests/integration/test_reindex_cli.py."""
+tests/integration/cli/test_reindex_cli.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from neardup.stream.namespaces import aliases
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.schema import article_from_obj
 from neardup.stream.worker.http import read_api
-from tests.unit.test_verdict_facts import _verdicts
+from tests.stream.engine.test_verdict_facts import _verdicts
 
 CONTAIN = Policy(measure="containment", threshold=0.8)
 

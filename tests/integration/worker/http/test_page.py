@@ -33,7 +33,7 @@ from harness.workers import WorkerProc, start_worker
 
 TOKEN = "page-token"
 WAIT_S = 15
-STATIC = Path(__file__).parents[2] / "stream" / "worker" / "http" / "static"
+STATIC = Path(__file__).parents[4] / "stream" / "worker" / "http" / "static"
 
 #: The copied article: a Reuters story whose last sentence the copy rewrites, under a new lead
 #: line with emoji. The emoji are two UTF-16 units each in the browser but one character in the

@@ -40,7 +40,7 @@ from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.worker.http import read_api
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
 TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"

@@ -1,6 +1,7 @@
 """The verdicts about facts, direction and evidence on a real Redis: what the memory store
-gives (the unit tests' texts, tests/unit/test_verdict_facts.py and test_evidence.py), stored and
-read back through the Lua library and records version 4 (their dates included)."""
+gives (the unit tests' texts, tests/stream/engine/test_verdict_facts.py and
+tests/sketch/test_evidence.py), stored and read back through the Lua library and records
+version 4 (their dates included)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
-from tests.unit.test_long_copies import fed_releases
-from tests.unit.test_verdict_facts import (
+from tests.stream.engine.test_long_copies import fed_releases
+from tests.stream.engine.test_verdict_facts import (
     _BODY,
     _WIRE,
     BAKER,

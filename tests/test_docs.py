@@ -12,7 +12,7 @@ import pytest
 from harness import config_doc
 from neardup.stream.worker.config import Settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = [README, ROOT / "CHANGELOG.md", *sorted(DOCS.glob("*.md"))]

@@ -34,7 +34,7 @@ from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
 from tests.integration.stalling import StallingIndex
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 # --------------------------------------------------------------------------- data
 

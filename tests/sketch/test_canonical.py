@@ -23,7 +23,7 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.schema import article_from_obj
-from tests.unit.test_verdict_facts import _verdicts
+from tests.stream.engine.test_verdict_facts import _verdicts
 
 STORY = (
     "The central bank raised its benchmark rate by a quarter point on Tuesday, citing "
@@ -144,12 +144,14 @@ _TRICKY = st.sampled_from(
 _pieced = st.lists(st.one_of(_TRICKY, _any_text), max_size=8).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(_pieced, max_size=12))
 def test_folding_texts_at_once_is_folding_each(texts: list[str]) -> None:
     assert canonical.fold_each(texts) == [fold(t) for t in texts]
 
 
+@pytest.mark.slow
 def test_fold_is_idempotent_on_every_code_point() -> None:
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000 and chr(c) not in "<&"]
     once = [fold(c) for c in chars]
@@ -181,6 +183,7 @@ def test_every_path_reads_the_canonical_form() -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_committed_tables_are_what_the_unicode_and_opencc_data_give() -> None:
     assert canonical_tables.main(["--check"]) == 0
 

@@ -1,5 +1,5 @@
 """The read API's answers, exact, on the memory store (on Redis and Redis Cluster:
-tests/integration/test_read_api_redis.py; over HTTP, fuzzed: test_read_api_http.py)."""
+tests/integration/index/redis/test_read_api_redis.py; over HTTP, fuzzed: test_read_api_http.py)."""
 
 from __future__ import annotations
 

@@ -88,19 +88,20 @@ def test_an_article_a_cluster_and_the_namespaces(worker: WorkerProc) -> None:
 @pytest.mark.parametrize(
     ("path", "headers", "status", "reason"),
     [
-        (f"/articles/a?namespace={NS}", {}, 401, "unauthorized"),
-        (f"/articles/nope?namespace={NS}", None, 404, "not_found"),
+        ("/articles/a?namespace={ns}", {}, 401, "unauthorized"),
+        ("/articles/nope?namespace={ns}", None, 404, "not_found"),
         ("/articles/a?namespace=bad%20name", None, 400, "invalid_namespace"),
-        (f"/clusters/a?namespace={NS}&limit=0", None, 400, "invalid_field"),
-        (f"/clusters/a?namespace={NS}&offset=x", None, 400, "invalid_field"),
-        (f"/clusters/b?namespace={NS}", None, 404, "not_found"),  # b is a copy, not a cluster
+        ("/clusters/a?namespace={ns}&limit=0", None, 400, "invalid_field"),
+        ("/clusters/a?namespace={ns}&offset=x", None, 400, "invalid_field"),
+        ("/clusters/b?namespace={ns}", None, 404, "not_found"),  # b is a copy, not a cluster
         ("/namespaces", {"Authorization": "Bearer wrong"}, 401, "unauthorized"),
     ],
 )
 def test_errors_are_json_reasons(
     worker: WorkerProc, path: str, headers: dict[str, str] | None, status: int, reason: str
 ) -> None:
-    got_status, body = _get(worker, path, headers)
+    # the namespace is filled in here: parameters are the same in every test process
+    got_status, body = _get(worker, path.format(ns=NS), headers)
     assert (got_status, body["error"]) == (status, reason)
 
 
@@ -111,10 +112,10 @@ def test_the_openapi_document_is_served(worker: WorkerProc) -> None:
 
 schema = schemathesis.openapi.from_dict(read_api.openapi())
 # Ids in any script, percent-encoded in the path: the document's id pattern is the service's rule
-# (tests/unit/test_api_models.py), so every generated id is one the views take.
+# (tests/stream/worker/http/test_api_models.py), so every generated id is one the views take.
 # Schema-valid requests only: a path parameter is text on the wire whatever "type" a generator
 # gives it, so schemathesis's wrong-type path values are not wrong here. Invalid requests are
-# covered by the exact error tests above and tests/integration/test_input_hostile.py.
+# covered by the exact error tests above and tests/integration/worker/test_input_hostile.py.
 # Strings a UTF-8 client can send: a lone surrogate in a JSON string is refused as
 # invalid_utf8 (tested in test_input_hostile.py), which no JSON schema can describe.
 schema.config.generation.update(modes=[schemathesis.GenerationMode.POSITIVE], codec="utf-8")

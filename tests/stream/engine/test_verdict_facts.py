@@ -2,7 +2,7 @@
 lists the figures that changed; containment says which way.
 
 Exact verdicts on texts written for each kind of difference, on the memory store (the Redis
-store runs the same engine: tests/integration/test_redis_verdict_facts.py).
+store runs the same engine: tests/integration/index/redis/test_redis_verdict_facts.py).
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ async def _check_serial(articles: list[Article], by_id: dict[str, dict[str, Any]
 # The ordering rule is a property of seq order. Boilerplate learning is not: what a batch leaves
 # out depends on what the index had counted when the batch read it (frozen in the records, so
 # replays agree, but a serial run in seq order may have counted otherwise). These tests compare
-# with a serial run, so they pin learning off; tests/unit/test_boilerplate.py covers it.
+# with a serial run, so they pin learning off; tests/stream/engine/test_boilerplate.py covers it.
 ORDERED = Policy(boilerplate_min_docs=0)
 
 
