@@ -23,10 +23,6 @@ MAX_PLATEAU_RATIO = 1.15
 MAX_BACKLOG_S = 5.0
 
 
-def _at_or_after(samples: Sequence[dict[str, Any]], t: float) -> dict[str, Any] | None:
-    return next((s for s in samples if s["t"] >= t), None)
-
-
 def _ratio(a: Sequence[float], b: Sequence[float]) -> float | None:
     """mean(a) / mean(b), or None."""
     if not a or not b or statistics.fmean(b) == 0:
