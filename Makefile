@@ -65,6 +65,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(PY) -m bench.render --check
 
 # The stream benchmark runs Apache Kafka beside Tansu: `kafka` fetches its jars first.
 bench: $(STAMP) kafka
