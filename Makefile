@@ -37,15 +37,13 @@ run: $(STAMP)
 # (pytest-xdist), one file to each at a time: each process starts its own servers on free ports.
 TEST_WORKERS ?= 4
 test: $(STAMP) deploy-tools kafka
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-# The tests that need no server (sketch, stream, harness, the layout and the docs), fewest
-# hypothesis examples, slow tests left out.
-UNIT_TESTS := tests/sketch tests/stream tests/harness tests/test_layout.py tests/test_docs.py \
-	tests/test_public_api.py tests/test_python_api.py
+# The tests that need no server (everything but tests/integration and tests/deploy), in 2
+# processes, with the dev hypothesis profile's fewer examples and without the slow tests.
 unit: $(STAMP)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -n 2 -m "not slow and not kafka" \
-		$(UNIT_TESTS) $(PYTEST_ARGS)
+		tests --ignore=tests/integration --ignore=tests/deploy $(PYTEST_ARGS)
 
 # The fast loop before a commit: lint, then the unit tests.
 check: lint unit

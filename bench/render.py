@@ -42,8 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stale = []
     for name in args.names or list(BENCHMARKS):
         path = args.results / f"{name}.md"
-        text = rendered(name, args.results)
-        if path.read_text(encoding="utf-8") == text:
+        text, committed = rendered(name, args.results), path.read_text(encoding="utf-8")
+        if committed == text:
             continue
         if not args.check:
             write_atomic(path, text)
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         stale.append(name)
         diff = difflib.unified_diff(
-            path.read_text(encoding="utf-8").splitlines(),
+            committed.splitlines(),
             text.splitlines(),
             f"{path} (committed)",
             f"{path} (rendered from {name}.json)",
