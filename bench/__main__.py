@@ -1,44 +1,33 @@
 """``python -m bench [NAME [ARGS ...]]``: run one benchmark, or every registered one without NAME.
 
-A benchmark is a function ``(argv) -> exit status``. Register it in :data:`BENCHMARKS` through a
-small wrapper that imports its module only when it runs, so one benchmark's heavy or unfinished
-imports never break another.
+Benchmark NAME is ``bench/NAME_bench.py``'s ``main(argv) -> exit status``, imported only when it
+runs, so one benchmark's heavy or unfinished imports never break another.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 
-
-def _sketch(argv: list[str]) -> int:
-    from bench.sketch_bench import main
-
-    return main(argv)
+NAMES = ("sketch", "engine", "stream", "soak", "guarantee", "cluster", "quality", "cost", "check")
+NAMES += ("command", "hostile")
 
 
-BENCHMARKS: dict[str, Callable[[list[str]], int]] = {
-    "sketch": _sketch,
-    "engine": lambda argv: __import__("bench.engine_bench", fromlist=["main"]).main(argv),
-    "stream": lambda argv: __import__("bench.stream_bench", fromlist=["main"]).main(argv),
-    "soak": lambda argv: __import__("bench.soak_bench", fromlist=["main"]).main(argv),
-    "guarantee": lambda argv: __import__("bench.guarantee_bench", fromlist=["main"]).main(argv),
-    "cluster": lambda argv: __import__("bench.cluster_bench", fromlist=["main"]).main(argv),
-    "quality": lambda argv: __import__("bench.quality_bench", fromlist=["main"]).main(argv),
-    "cost": lambda argv: __import__("bench.cost_bench", fromlist=["main"]).main(argv),
-    "check": lambda argv: __import__("bench.check_bench", fromlist=["main"]).main(argv),
-    "command": lambda argv: __import__("bench.command_bench", fromlist=["main"]).main(argv),
-    "hostile": lambda argv: __import__("bench.hostile_bench", fromlist=["main"]).main(argv),
-}
+def _lazy(name: str) -> Callable[[list[str]], int]:
+    def run(argv: list[str]) -> int:
+        return int(importlib.import_module(f"bench.{name}_bench").main(argv))
+
+    return run
+
+
+BENCHMARKS: dict[str, Callable[[list[str]], int]] = {name: _lazy(name) for name in NAMES}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        status = 0
-        for fn in BENCHMARKS.values():
-            status = max(status, fn([]))
-        return status
+        return max(fn([]) for fn in BENCHMARKS.values())
     name, rest = args[0], args[1:]
     if name in ("-h", "--help"):
         print(f"usage: python -m bench [{'|'.join(BENCHMARKS)}] [ARGS ...]  (no NAME: run all)")

@@ -1,36 +1,13 @@
 """Latency of the originality check: ``POST /check`` with ``register=false``, over HTTP.
 
-``python -m bench check [--docs N] [--requests R] [--words W] [--profile-requests P]
-[--out DIR]``. The target: p50 <= 2 ms and p99 <= 10 ms for a 300-word text on an index of
-100,000 articles (the defaults).
-
-Everything runs on this machine and is stopped at the end, also on error or Ctrl-C:
-
-1. Redis and a Tansu broker (:mod:`harness.services`) in a temporary directory.
-2. The index filled as a user fills it: ``N`` generated documents
-   (``harness.corpus.generate(N, seed=7, words=W)``) as JSON lines, decided by
-   ``neardup dedup corpus.jsonl --store REDIS --no-progress -o /dev/null`` (timed).
-3. One ``neardup worker`` on the same Redis and namespace (``default``), configured only by
-   ``NEARDUP_*`` (:func:`harness.workers.start_worker`), ready once ``/health`` answers 200.
-4. The checks: half near-copies of indexed documents (a few words replaced), half fresh texts
-   (``generate(..., seed=8, dup_rate=0)``), shuffled. ``R`` requests, one at a time on one
-   keep-alive ``aiohttp`` connection, after 100 warm-up requests; latency is
-   ``time.perf_counter`` around the request, body read included.
-5. The same checks in this process without HTTP, ``Engine(RedisIndex(...)).process([article],
-   register=False, explain=True)`` as the view calls it, with Redis round trips per check: the
-   difference to step 4 is what HTTP and faust's web server cost.
-6. A cProfile of 200 in-process checks: where the engine's time goes.
-
-Between steps 4 and 5, on the same worker:
-
-* the idle worker: its CPU seconds over 5 s with no request (faust still polls the input topic
-  and runs its timers on the event loop), in cores;
-* a second HTTP pass of ``P`` checks (default 1,000; the timed one stays unprofiled) with
-  ``py-spy record --rate 250 --format raw --idle --nolineno --threads`` attached to the worker
-  (``pip install py-spy``; skipped with the reason if absent or if it writes nothing). The main
-  thread's samples go to the part of their deepest frame of a known part
-  (:func:`harness.profile.attribute_deepest`): a view calling the engine calling ``sketch/``
-  calling numpy counts as sketches, aiohttp's own parsing as the web server.
+The index is filled as a user fills it (``neardup dedup`` of ``--docs`` generated texts into Redis);
+one ``neardup worker`` on it answers sequential checks on one keep-alive connection, half
+near-copies of indexed texts and half fresh ones (a copy is verified and explained, a fresh text
+stops at the candidates, so either half alone would mislead). The same checks then run in this
+process without HTTP, as the view calls the engine (the difference is what HTTP and faust's web
+server cost), with a cProfile. Between the two: the idle worker's CPU, and a second HTTP pass with
+``py-spy record`` on the worker, its main thread's samples attributed by
+:func:`harness.profile.attribute_deepest`.
 """
 
 from __future__ import annotations
@@ -53,13 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import numpy as np
 import orjson
 import redis.asyncio as aioredis
 
 from bench import cli
 from bench.cli import say
-from bench.readings import ROOT, git_state, machine_info, other_load
+from bench.readings import ROOT, git_state, latency_ms, machine_info, other_load, pct, write_corpus
 from harness import services
 from harness.corpus import Doc, generate, load_pool
 from harness.kafka import make_topics
@@ -87,9 +63,6 @@ LEAVES = 15
 WAITING = "idle: event loop waiting (Redis replies, the next request, fetches)"
 
 
-# --------------------------------------------------------------------------- workload
-
-
 @dataclass(frozen=True)
 class Check:
     """One text to check; ``copy``: a near-copy of an indexed document (must be found)."""
@@ -107,8 +80,7 @@ def near_copy(text: str, rng: random.Random, vocab: Sequence[str]) -> str:
 
 
 def make_checks(indexed: Sequence[Doc], n: int, words: int, seed: int = 8) -> list[Check]:
-    """Half copies, half fresh texts, shuffled: a check service sees both, and only a copy
-    reaches the verification of candidates, so either half alone would mislead."""
+    """Half copies, half fresh texts, shuffled."""
     rng = random.Random(seed)
     _pool, vocab = load_pool()
     copies = [
@@ -123,12 +95,6 @@ def make_checks(indexed: Sequence[Doc], n: int, words: int, seed: int = 8) -> li
     return checks
 
 
-def write_corpus(docs: Sequence[Doc], path: Path) -> None:
-    with path.open("wb") as f:
-        for d in docs:
-            f.write(orjson.dumps({"id": d["id"], "text": d["text"]}) + b"\n")
-
-
 def fill_index(corpus: Path, redis_url: str) -> float:
     """``neardup dedup`` into Redis, as a user fills an index; seconds, start-up included.
     Its summary goes to stderr as it prints it."""
@@ -138,9 +104,6 @@ def fill_index(corpus: Path, redis_url: str) -> float:
     if done.returncode != 0:
         raise RuntimeError(f"neardup dedup exited with {done.returncode}")
     return time.perf_counter() - started
-
-
-# --------------------------------------------------------------------------- measuring
 
 
 @dataclass
@@ -160,17 +123,6 @@ class Run:
             self.fresh_flagged += not check.copy
 
 
-def percentiles(ms: Sequence[float]) -> dict[str, float]:
-    p50, p90, p99 = np.percentile(np.asarray(ms, dtype=np.float64), [50, 90, 99]).tolist()
-    return {
-        "p50_ms": p50,
-        "p90_ms": p90,
-        "p99_ms": p99,
-        "max_ms": max(ms),
-        "mean_ms": float(np.mean(ms)),
-    }
-
-
 async def post_check(
     session: aiohttp.ClientSession, url: str, text: str
 ) -> tuple[float, int, bytes]:
@@ -185,8 +137,8 @@ async def post_check(
 async def http_checks(
     worker: WorkerProc, warmup: Sequence[Check], checks: Sequence[Check]
 ) -> tuple[Run, float | None]:
-    """Sequential checks on one keep-alive connection, after the warm-up ones (unrecorded):
-    (the run, the worker's CPU ms per timed check)."""
+    """Sequential checks on one connection after the unrecorded warm-up: (the run, the worker's
+    CPU ms per timed check)."""
     run, url = Run(), worker.url("/check")
     connector = aiohttp.TCPConnector(limit=1)
     async with aiohttp.ClientSession(connector=connector) as session:
@@ -240,47 +192,32 @@ def _where(file: str) -> str:
     return file
 
 
-async def profile_checks(engine: Engine, checks: Sequence[Check]) -> cProfile.Profile:
-    """cProfile of ``checks``, one at a time, as :func:`engine_checks` runs them."""
-    prof = cProfile.Profile()
-    prof.enable()
-    for i, c in enumerate(checks):
-        await engine.process([Article(f"prof-{i}", c.text)], register=False, explain=True)
-    prof.disable()
-    return prof
-
-
 def top_functions(prof: cProfile.Profile, n_checks: int) -> list[dict[str, Any]]:
-    """The ``TOP`` functions by cumulative time, ms per check. Left out: the driver loop and the
-    event loop's plumbing (``_run_once``, ``Handle._run``, ``Context.run``), which wrap every
-    step of every check and so say nothing."""
+    """The ``TOP`` functions by cumulative time, ms per check, without the driver loop and the
+    event loop's plumbing, which wrap every step of every check."""
     here = Path(__file__).resolve()
     loop = ("asyncio/base_events.py", "asyncio/events.py", "<method 'run' of '_contextvars")
-    rows: list[tuple[float, dict[str, Any]]] = []
-    for e in prof.getstats():
-        if isinstance(e.code, str):  # a builtin: its name is all there is
-            if "_lsprof.Profiler" in e.code:
-                continue
-            where = e.code
-        elif Path(e.code.co_filename).resolve() == here:
+    rows: list[dict[str, Any]] = []
+    for e in sorted(prof.getstats(), key=lambda e: -e.totaltime):
+        code = e.code
+        if isinstance(code, str):  # a builtin: its name is all there is
+            where = code
+        elif Path(code.co_filename).resolve() == here:
             continue
         else:
-            code = e.code
             where = f"{_where(code.co_filename)}:{code.co_firstlineno}({code.co_name})"
-        calls = str(e.callcount)
-        if e.reccallcount:
-            calls = f"{e.callcount}/{e.callcount - e.reccallcount}"
-        if where.startswith(loop):
+        if "_lsprof.Profiler" in where or where.startswith(loop) or len(rows) == TOP:
             continue
-        row = {
-            "function": where,
-            "calls": calls,
-            "cum_ms_per_check": e.totaltime / n_checks * 1e3,
-            "own_ms_per_check": e.inlinetime / n_checks * 1e3,
-        }
-        rows.append((e.totaltime, row))
-    rows.sort(key=lambda r: -r[0])
-    return [row for _, row in rows[:TOP]]
+        rec = e.callcount - e.reccallcount
+        rows.append(
+            {
+                "function": where,
+                "calls": f"{e.callcount}/{rec}" if e.reccallcount else str(e.callcount),
+                "cum_ms_per_check": e.totaltime / n_checks * 1e3,
+                "own_ms_per_check": e.inlinetime / n_checks * 1e3,
+            }
+        )
+    return rows
 
 
 async def in_process(
@@ -295,21 +232,17 @@ async def in_process(
         rows = (await read_api.namespaces(index))["namespaces"]
         indexed = {r["namespace"]: r["documents"] for r in rows}
         run, trips = await engine_checks(engine, warmup, checks)
-        say(f"in-process: cProfile of {min(PROFILED, len(checks))} checks...")
         profiled = checks[:PROFILED]
-        prof = await profile_checks(engine, profiled)
-        profile = top_functions(prof, len(profiled))
-        return {
-            "indexed": indexed,
-            "run": run,
-            "round_trips": trips,
-            "profile": {"checks": len(profiled), "top": profile},
-        }
+        say(f"in-process: cProfile of {len(profiled)} checks...")
+        prof = cProfile.Profile()
+        prof.enable()
+        for i, c in enumerate(profiled):
+            await engine.process([Article(f"prof-{i}", c.text)], register=False, explain=True)
+        prof.disable()
+        profile = {"checks": len(profiled), "top": top_functions(prof, len(profiled))}
+        return {"indexed": indexed, "run": run, "round_trips": trips, "profile": profile}
     finally:
         await client.aclose()
-
-
-# --------------------------------------------------------------------------- worker profile
 
 
 def idle_worker(worker: WorkerProc) -> dict[str, Any]:
@@ -330,9 +263,6 @@ def profile_report(raw: str, checks: int) -> dict[str, Any]:
 
     def ms(n: int) -> float:
         return n / PROFILE_HZ / checks * 1e3
-
-    def pct(n: int, of: int) -> float:
-        return 100.0 * n / of if of else 0.0
 
     order = [p.name for p in HTTP_CHECK_PARTS]
     names = [n for n in order if got.parts[n]] + [n for n in got.parts if n not in order]
@@ -379,10 +309,6 @@ def profile_report(raw: str, checks: int) -> dict[str, Any]:
     }
 
 
-def _tail(log: Path) -> str:
-    return " | ".join(log_tail(log, 5).splitlines())
-
-
 def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> dict[str, Any]:
     """A second HTTP pass of ``checks`` with ``py-spy record`` attached to the worker; the
     samples classified by :func:`profile_report`, or ``{"skipped": why}``."""
@@ -395,12 +321,16 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
     argv = [spy, "record", "--pid", str(worker.proc.pid), "--rate", str(PROFILE_HZ)]
     argv += ["--format", "raw", "--idle", "--nolineno", "--threads", "--output", str(raw)]
     say(f"profile: py-spy at {PROFILE_HZ} Hz on the worker, {len(checks):,} requests...")
+
+    def tail() -> str:
+        return " | ".join(log_tail(log, 5).splitlines())
+
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:
         time.sleep(ATTACH_S)
         if proc.poll() is not None:
-            return {"skipped": f"py-spy exited with {proc.returncode}: {_tail(log)}"}
+            return {"skipped": f"py-spy exited with {proc.returncode}: {tail()}"}
         started = time.perf_counter()
         run, cpu = asyncio.run(http_checks(worker, [], checks))
         seconds = time.perf_counter() - started
@@ -412,7 +342,7 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
             proc.kill()
             proc.wait()
     if not raw.is_file() or raw.stat().st_size == 0:
-        return {"skipped": f"py-spy wrote nothing: {_tail(log)}"}
+        return {"skipped": f"py-spy wrote nothing: {tail()}"}
     text = raw.read_text()
     return {
         "command": " ".join(["py-spy", *argv[1:3], "<worker pid>", *argv[4:-1], "<file>"]),
@@ -420,14 +350,11 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
         "checks": len(checks),
         "attach_s": ATTACH_S,
         "checks_seconds": seconds,
-        "latency": percentiles(run.latencies_ms),
+        "latency": latency_ms(run.latencies_ms),
         "failures": len(run.failures),
         "worker_cpu_ms_per_check": cpu,
         **profile_report(text, len(checks)),
     }
-
-
-# --------------------------------------------------------------------------- the run
 
 
 def start_checker(redis: services.Service, broker: services.Service, workdir: Path) -> WorkerProc:
@@ -444,12 +371,12 @@ def summary(run: Run, checks: Sequence[Check]) -> dict[str, Any]:
     copies = sum(c.copy for c in checks)
     ms = run.latencies_ms
     halves = {
-        name: percentiles([t for t, c in zip(ms, checks, strict=True) if c.copy is want])
+        name: latency_ms([t for t, c in zip(ms, checks, strict=True) if c.copy is want])
         for name, want in (("copies", True), ("fresh", False))
         if any(c.copy is want for c in checks)
     }
     return {
-        **percentiles(ms),
+        **latency_ms(ms),
         "by_kind": halves,
         "copies_sent": copies,
         "copies_found": run.copies_found,
@@ -519,15 +446,16 @@ def target(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = cli.parser("check", __doc__)
-    parser.add_argument("--docs", type=int, default=100_000, help="indexed articles")
-    parser.add_argument("--requests", type=int, default=2_000, help="timed checks")
-    parser.add_argument("--words", type=int, default=300, help="words per text")
-    parser.add_argument(
-        "--profile-requests",
-        type=int,
-        default=1_000,
-        help="checks of the second HTTP pass, with py-spy on the worker (0: none)",
+    parser = cli.parser(
+        "check",
+        __doc__,
+        docs=(100_000, "indexed articles"),
+        requests=(2_000, "timed checks"),
+        words=(300, "words per text"),
+        profile_requests=(
+            1_000,
+            "checks of a second HTTP pass, py-spy on the worker (0: none)",
+        ),
     )
     args = parser.parse_args(argv)
     if args.docs < 1 or args.requests < 1 or args.words < 10 or args.profile_requests < 0:
@@ -539,10 +467,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"other processes kept {busy:.2f} cores busy; work directory {workdir}")
     try:
         measured = measure(args, workdir)
-    except services.ServiceError as exc:
-        print(f"check benchmark: a service did not start: {exc}", file=sys.stderr)
-        return 2
-    except (RuntimeError, TimeoutError) as exc:
+    except (RuntimeError, TimeoutError) as exc:  # a service that did not start too
         print(f"check benchmark: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -21,11 +21,16 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def parser(
-    name: str, doc: str | None, *, seed: int | None = None, partitions: int | None = None
+    name: str,
+    doc: str | None,
+    *,
+    seed: int | None = None,
+    partitions: int | None = None,
+    **options: tuple[Any, ...],
 ) -> argparse.ArgumentParser:
-    """``python -m bench NAME``'s parser: described by the first line of ``doc`` (the module's
-    docstring), with ``--out`` (the results directory), and ``--seed`` (of the corpus) and
-    ``--partitions`` (per topic) where their defaults are given."""
+    """``python -m bench NAME``'s parser: described by the first line of ``doc``, with ``--out``,
+    ``--seed`` and ``--partitions`` where their defaults are given, and ``--OPTION`` for each of
+    ``options``: ``(default, help[, type])``, a flag where the default is False."""
     out = argparse.ArgumentParser(
         prog=f"python -m bench {name}", description=(doc or "").split("\n")[0]
     )
@@ -34,6 +39,14 @@ def parser(
         out.add_argument("--seed", type=int, default=seed, help=f"corpus seed (default {seed})")
     if partitions is not None:
         out.add_argument("--partitions", type=int, default=partitions, help="per topic")
+    for key, (default, text, *kind) in options.items():
+        flag = "--" + key.replace("_", "-")
+        if default is False:
+            out.add_argument(flag, action="store_true", help=text)
+        else:
+            out.add_argument(
+                flag, type=kind[0] if kind else type(default), default=default, help=text
+            )
     return out
 
 

@@ -1,44 +1,16 @@
 """Redis Cluster: many namespaces on one primary vs three, the per-namespace ceiling, and the cost
 of waiting for a replica.
 
-``python -m bench cluster [--namespaces 24] [--articles 800] [--drivers 2] [--batch 256]
-[--reps 3] [--ceiling-articles 8000] [--ceiling-streams 4] [--lone-batches 16] [--seed 7]``.
-
-Two clusters run side by side on this machine, both from ``redis-server`` with
-``--cluster-enabled yes`` (:mod:`harness.redis_cluster`), both reached through the worker's cluster
-client (:func:`neardup.stream.worker.clients.redis_cluster_client`) and ``RedisIndex``, both with
-one replica per primary:
-
-* **one primary**: a cluster of one primary holding all 16384 slots, and its replica
-  (:func:`harness.redis_cluster.start_one_primary`);
-* **three primaries**: three primaries and three replicas
-  (:func:`harness.redis_cluster.start_cluster`).
-
-Workloads, interleaved over ``--reps`` rounds, each setup's best round kept:
-
-1. **Many namespaces**: ``--namespaces`` tenants whose slots (``CLUSTER KEYSLOT nd:{ns}:m``, see
-   :mod:`neardup.stream.index.redis.keys`) are spread evenly over the three primaries; every tenant
-   gets the same ``--articles`` documents (:func:`harness.corpus.generate`), in batches of
-   ``--batch``. One engine task per namespace (its own ``Engine``, batches one after another as a
-   worker takes them), the namespaces dealt over ``--drivers`` driver *processes*, each with one
-   cluster client and one ``RedisIndex``: a client process needs more CPU per article than Redis
-   does, so one process would measure the client. Each tenant's verdicts must equal the memory
-   store's.
-2. **The same with ``wait_replicas=1``** on the three primaries: after each batch's registration,
-   ``WAIT 1`` on its primary; articles/s and the latency of ``Engine.process`` per batch. And,
-   since latency under a saturated machine is mostly queueing for a core, one tenant alone
-   (``--lone-batches`` batches, one engine task) with and without the wait: what the wait adds
-   to a batch; and ``WAIT 1`` alone after a small write, against ``PING``.
-3. **The per-namespace ceiling**: one namespace (one slot, one primary) driven by
-   ``--drivers`` x ``--ceiling-streams`` concurrent engine tasks with distinct documents.
-
-Redis CPU: ``INFO cpu`` ``used_cpu_user + used_cpu_sys`` of each node, before the drivers start
-(after their warm-up) and after the last one ends; per article = primaries' CPU / articles.
-Redis runs one command thread, so a primary saturates at one core: its ceiling is
-``1 / (CPU seconds per article)``. On a machine with fewer cores than the drivers and primaries
-need, articles/s measures the machine, not Redis; the CPU per article is the capacity figure.
-A retriable error (a ``WAIT`` that timed out) retries the batch, as the worker does, and is
-counted. Results: ``bench/results/cluster.json`` and ``cluster.md`` (:mod:`bench.cluster_tables`).
+Two clusters side by side (:mod:`harness.redis_cluster`), one primary and three, each primary with a
+replica, reached through the worker's cluster client and ``RedisIndex``. In ``--reps`` interleaved
+rounds, each setup's best kept: ``--namespaces`` tenants spread evenly over the three primaries,
+each fed the same documents by an engine task of its own, the tasks dealt over ``--drivers``
+processes (one would measure the client, which needs more CPU per article than Redis); the same
+with ``wait_replicas=1``; one tenant alone with and without the wait (what it adds to a batch
+without queueing for a core). Then one namespace driven by many tasks (its ceiling) and ``WAIT 1``
+alone against ``PING``. Every tenant's verdicts must equal the memory store's. Redis CPU is each
+node's ``INFO cpu`` around the timed part: a primary runs one command thread, so its ceiling is
+``1 / (CPU seconds per article)``, the capacity figure on a machine short of cores.
 """
 
 from __future__ import annotations
@@ -77,9 +49,6 @@ from neardup.stream.model import Article, Verdict
 START_TIMEOUT_S = 120.0  # spawn + imports + warm-up of the drivers
 RUN_TIMEOUT_S = 600.0
 MAX_RETRIES = 50  # of one batch, before the benchmark gives up
-
-
-# --------------------------------------------------------------------------- drivers
 
 
 @dataclass(frozen=True)
@@ -207,9 +176,6 @@ def _drive(job: Job, ready: Any, go: Any, results: Any) -> None:
         results.put(traceback.format_exc())
 
 
-# --------------------------------------------------------------------------- one run
-
-
 @dataclass
 class Setup:
     """A running cluster and the role of each of its nodes (fixed for the benchmark)."""
@@ -238,6 +204,11 @@ class Setup:
 
     def primary_of(self, ns: str) -> int:
         return self.cluster.primary_of_slot(key_slot(keys.meta(ns).encode()))
+
+    def where(self, ns: str) -> dict[str, Any]:
+        """A namespace, its slot and its primary's label."""
+        slot = key_slot(keys.meta(ns).encode())
+        return {"namespace": ns, "slot": slot, "primary": self.label(self.primary_of(ns))}
 
 
 @dataclass(frozen=True)
@@ -313,15 +284,11 @@ def run_once(setup: Setup, jobs: Sequence[Job], workload: str) -> dict[str, Any]
     articles = sum(d.articles for d in drivers)
     lat = sorted(x for d in drivers for x in d.tally.latencies_s)
     per_primary: Counter[int] = Counter()
-    for job in jobs:
-        for s in job.streams:
-            per_primary[setup.primary_of(s.namespace)] += len(s.docs)
+    for s in (s for job in jobs for s in job.streams):
+        per_primary[setup.primary_of(s.namespace)] += len(s.docs)
     primary_cpu = {setup.label(p): cpu[p] for p in setup.primaries}
-    digests: dict[str, str] = {}
-    kinds: Counter[str] = Counter()
-    for d in drivers:
-        digests.update(d.digests)
-        kinds.update(d.kinds)
+    digests = {k: v for d in drivers for k, v in d.digests.items()}
+    kinds = sum((Counter(d.kinds) for d in drivers), Counter())
     return {
         "setup": setup.name,
         "workload": workload,
@@ -354,9 +321,6 @@ def run_once(setup: Setup, jobs: Sequence[Job], workload: str) -> dict[str, Any]
         "retry_errors": [e for d in drivers for e in d.tally.retry_errors][:5],
         "digests": digests,
     }
-
-
-# --------------------------------------------------------------------------- workloads
 
 
 def wait_probe(setup: Setup, ns: str, n: int = 300) -> dict[str, float]:
@@ -398,40 +362,20 @@ def spread_namespaces(setup: Setup, count: int) -> list[str]:
     return sorted(n for names in taken.values() for n in names)[:count]
 
 
-def many_jobs(
-    url: str, names: Sequence[str], docs: Sequence[Doc], args: Any, wait: int
-) -> list[Job]:
-    pairs = tuple((d["id"], d["text"]) for d in docs)
-    streams = [Stream(ns, pairs) for ns in names]
-    return [
-        Job(url, wait, args.batch, tuple(streams[k :: args.drivers])) for k in range(args.drivers)
-    ]
+def stream(ns: str, docs: Sequence[Doc]) -> Stream:
+    return Stream(ns, tuple((d["id"], d["text"]) for d in docs))
 
 
-def ceiling_jobs(url: str, ns: str, docs: Sequence[Doc], args: Any) -> list[Job]:
-    """Every stream into the one namespace, each with its own documents (dealt round-robin)."""
-    n = args.drivers * args.ceiling_streams
-    streams = [Stream(ns, tuple((d["id"], d["text"]) for d in docs[k::n])) for k in range(n)]
-    return [Job(url, 0, args.batch, tuple(streams[k :: args.drivers])) for k in range(args.drivers)]
-
-
-def latency_jobs(url: str, ns: str, docs: Sequence[Doc], args: Any, wait: int) -> list[Job]:
-    """One tenant, one engine task, one driver: batch latency with the machine not saturated."""
-    return [Job(url, wait, args.batch, (Stream(ns, tuple((d["id"], d["text"]) for d in docs)),))]
+def jobs_of(url: str, streams: Sequence[Stream], args: Any, wait: int = 0) -> list[Job]:
+    """The streams dealt round-robin over ``--drivers`` drivers (or as many as there are)."""
+    drivers = min(args.drivers, len(streams))
+    return [Job(url, wait, args.batch, tuple(streams[k::drivers])) for k in range(drivers)]
 
 
 def memory_digest(docs: Sequence[Doc], batch: int) -> str:
     """The verdicts the memory store gives one tenant's documents, batched as the drivers do."""
-
-    async def go() -> list[Verdict]:
-        return await _feed(
-            Engine(MemoryIndex()),
-            Stream("ref", tuple((d["id"], d["text"]) for d in docs)),
-            batch,
-            Tally(),
-        )
-
-    return verdict_digest(asyncio.run(go()))
+    engine = Engine(MemoryIndex())
+    return verdict_digest(asyncio.run(_feed(engine, stream("ref", docs), batch, Tally())))
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -450,23 +394,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             with redis.Redis(host="127.0.0.1", port=three.primaries[0]) as r:
                 server = r.info("server")
             names = spread_namespaces(three, args.namespaces)
-            tenants = [
-                {
-                    "namespace": ns,
-                    "slot": key_slot(keys.meta(ns).encode()),
-                    "primary": three.label(three.primary_of(ns)),
-                }
-                for ns in names
-            ]
+            tenants = [three.where(ns) for ns in names]
             runs: list[dict[str, Any]] = []
             lone: list[dict[str, Any]] = []
             plan = [(one, 0), (three, 0), (three, 1)]
             for rep in range(args.reps):
                 for wait in (0, 1):
                     cli.say(f"round {rep + 1}: one tenant alone, wait_replicas={wait}")
-                    jobs = latency_jobs(c3.url, names[0], lone_docs, args, wait)
-                    res = run_once(three, jobs, "one tenant alone")
-                    res["round"] = rep + 1
+                    # one tenant, one engine task, one driver: the machine not saturated
+                    jobs = jobs_of(c3.url, [stream(names[0], lone_docs)], args, wait)
+                    res = {**run_once(three, jobs, "one tenant alone"), "round": rep + 1}
                     lone.append(res)
                     cli.say(f"  batch p50 {res['batch_latency_ms']['p50']:.0f} ms")
                 for setup, wait in plan:
@@ -474,17 +411,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         f"round {rep + 1}/{args.reps}: {len(names)} tenants x {len(docs)} on "
                         f"{setup.name} primary(ies), wait_replicas={wait}"
                     )
-                    jobs = many_jobs(setup.cluster.url, names, docs, args, wait)
-                    res = run_once(setup, jobs, "many namespaces")
-                    res["round"] = rep + 1
+                    streams = [stream(ns, docs) for ns in names]
+                    jobs = jobs_of(setup.cluster.url, streams, args, wait)
+                    res = {**run_once(setup, jobs, "many namespaces"), "round": rep + 1}
                     runs.append(res)
                     cli.say(f"  {res['articles_per_s']:,.0f} articles/s")
             ns = names[0]
             cli.say(f"ceiling: one namespace ({ns}), {args.drivers * args.ceiling_streams} streams")
-            ceiling = run_once(three, ceiling_jobs(c3.url, ns, ceiling_docs, args), "one namespace")
-            ceiling["namespace"] = ns
-            ceiling["slot"] = key_slot(keys.meta(ns).encode())
-            ceiling["primary"] = three.label(three.primary_of(ns))
+            n = args.drivers * args.ceiling_streams  # each with its own documents
+            streams = [stream(ns, ceiling_docs[k::n]) for k in range(n)]
+            ceiling = run_once(three, jobs_of(c3.url, streams, args), "one namespace")
+            ceiling |= three.where(ns)
             ceiling["namespace_primary_cpu_ms_per_article"] = (
                 1000 * ceiling["primary_cpu_s"][ceiling["primary"]] / ceiling["articles"]
             )

@@ -1,21 +1,11 @@
 """Engine cost per document in CPU instructions: an earlier commit against the working tree.
 
-``python -m bench cost [--before COMMIT] [--docs N] [--out DIR]``. Timings on a shared 2-core
-machine move by a third from run to run; the instructions valgrind counts repeat to about 0.1%,
-so a cost target (issue 13: text -> verdict no more than 15% slower than before the content
-rules) is checked in instructions.
-
-One seeded corpus (:func:`harness.corpus.generate`, seed 7) is written once to a file both trees
-read. The earlier tree comes from ``git archive``; the working tree is the repository this file is
-in. For each tree and store (memory, Redis) a small workload (``bench/cost_workload.py``) runs under
-``valgrind --tool=callgrind`` with ``PYTHONPATH`` set to the tree: it loads the documents, warms up
-on the first 512 with a throwaway index, then sends the first ``n`` to a fresh index through
-``Engine.process`` in batches of 512 (the ``neardup dedup`` batch). It runs with ``n = 0`` and
-``n = N``; the difference over ``N`` is the cost per document, with interpreter start-up, imports
-and the warm-up cancelled out. Bytecode is compiled into a private cache by one run outside valgrind
-first, so neither counted run compiles. On Redis the count is the client's only; the server's CPU
-per document (``INFO cpu``) is printed beside it, but that is time, measured while valgrind slows
-the client some fifty times.
+Timings on a shared machine move by a third from run to run; valgrind's instruction counts repeat
+to about 0.1%, so a cost target is checked in instructions. For each tree (the earlier one from
+``git archive``) and store, :mod:`bench.cost_workload` runs under ``valgrind --tool=callgrind``
+with ``PYTHONPATH`` set to the tree, on no documents and on ``--docs``: the difference over the
+documents is their cost, start-up, imports and warm-up cancelled out (one run outside valgrind
+compiles the bytecode first). On Redis the count is the client's; the server's CPU is beside it.
 """
 
 from __future__ import annotations
@@ -32,7 +22,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +90,6 @@ class Cost:
     server_cpu_ms_per_doc: float | None
 
 
-# --------------------------------------------------------------------------- setup
-
-
 def git(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=False)
 
@@ -140,9 +126,8 @@ def valgrind_version() -> str:
 
 def write_docs(docs: Sequence[Doc], path: Path) -> None:
     """One file for both trees, so they read identical documents."""
-    with path.open("w", encoding="utf-8") as fh:
-        for d in docs:
-            fh.write(json.dumps({"id": d["id"], "text": d["text"]}) + "\n")
+    lines = (json.dumps({"id": d["id"], "text": d["text"]}) + "\n" for d in docs)
+    path.write_text("".join(lines), encoding="utf-8")
 
 
 def worker_code_digest(root: Path = ROOT) -> str:
@@ -154,9 +139,6 @@ def worker_code_digest(root: Path = ROOT) -> str:
             if path.is_file() and path.suffix in (".py", ".lua"):
                 h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
-
-
-# --------------------------------------------------------------------------- counting
 
 
 @dataclass(frozen=True)
@@ -236,15 +218,11 @@ def measure(label: str, tree: Path, store: str, n: int, setup: Setup) -> tuple[C
     return cost, [start, full]
 
 
-# --------------------------------------------------------------------------- report
-
-
 def target_of(before: str) -> tuple[float, str, str]:
     """The target set against ``before`` (a commit as given), or the first one's: the
     largest change, the target in words, and what the earlier commit is."""
     return next(
-        (t for key, t in TARGETS.items() if before.startswith(key)),
-        TARGETS[DEFAULT_BEFORE],
+        (t for key, t in TARGETS.items() if before.startswith(key)), TARGETS[DEFAULT_BEFORE]
     )
 
 
@@ -269,9 +247,6 @@ def compare(costs: Sequence[Cost], target: float) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-# --------------------------------------------------------------------------- run
 
 
 def commits(before_ref: str, before: str) -> dict[str, Any]:
@@ -322,7 +297,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     target, text, before_is = target_of(before)
     return {
         "benchmark": "cost",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "date": cli.now(),
         "command": f"python -m bench cost --before {args.before} --docs {args.docs}",
         "machine": machine,
         "commits": commits(args.before, before),
@@ -338,11 +313,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = cli.parser("cost", __doc__)
-    parser.add_argument(
-        "--before", default=DEFAULT_BEFORE, help=f"earlier commit (default {DEFAULT_BEFORE})"
+    parser = cli.parser(
+        "cost",
+        __doc__,
+        before=(DEFAULT_BEFORE, f"earlier commit (default {DEFAULT_BEFORE})"),
+        docs=(4000, "documents counted (default 4000)"),
     )
-    parser.add_argument("--docs", type=int, default=4000, help="documents counted (default 4000)")
     args = parser.parse_args(argv)
     if args.docs < 1:
         parser.error("--docs must be at least 1")
@@ -352,11 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     # the first target's results keep their name; another earlier commit's are named by it
-    stem = (
-        "cost"
-        if result["commits"]["before"]["commit"].startswith(DEFAULT_BEFORE)
-        else (f"cost_{args.before}")
-    )
+    default = result["commits"]["before"]["commit"].startswith(DEFAULT_BEFORE)
+    stem = "cost" if default else f"cost_{args.before}"
     text = cost_tables.markdown(result)
     cli.write(args.out, stem, result, text)
     print(text)

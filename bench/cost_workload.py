@@ -1,12 +1,8 @@
 """The cost benchmark's workload: ``python workload.py DOCS.jsonl STORE N``, the Redis URL in
-``COST_REDIS_URL``.
-
-Run by :mod:`bench.cost_bench` under valgrind, copied into its work directory, with
-``PYTHONPATH`` set to one tree: the working tree or an earlier commit's. So it uses only what
-both have (``Article(id, text)``, ``Engine(index).process``, ``MemoryIndex()``,
-``RedisIndex(client)``, ``load_functions``), and finds them where each tree keeps them. It loads
-the documents, warms up on the first 512 with a throwaway index, then sends the first N to a fresh
-index in batches of 512. The last line of its stdout is JSON for the benchmark.
+``COST_REDIS_URL``, run under valgrind with ``PYTHONPATH`` set to one tree (the working tree or an
+earlier commit's), so it uses only what both have, found where each keeps it. After a warm-up on
+a throwaway index, the first N documents go to a fresh index in batches of 512; the last line of
+its stdout is JSON for :mod:`bench.cost_bench`.
 """
 
 import asyncio

@@ -1,23 +1,12 @@
-"""At-least-once against faust's ``exactly_once`` on Apache Kafka: what it costs, and what a
-``read_committed`` consumer of the verdicts sees after a worker is SIGKILLed.
+"""At-least-once against faust's ``exactly_once`` on Apache Kafka: the cost, and SIGKILLed workers.
 
-``python -m bench guarantee [--docs N] [--rounds R] [--kills K] [--partitions P] [--out DIR]``.
-
-One Apache Kafka (KRaft, the ``make kafka`` jars) and one Redis for the whole run; one
-``neardup worker`` at a time, configured only by ``NEARDUP_*`` (:mod:`bench.rig`).
-
-* **throughput**: ``R`` rounds; in each, one worker per guarantee in turn (the order alternates
-  between rounds, so a drift of the machine's background load does not favour either), each
-  on an input topic and group of its own: settle, warm up, then ``N`` articles produced at once.
-  Rate = ``(N - 1) / (last verdict - first verdict)``. The ratio compares the medians.
-* **kills**: per guarantee, fresh topics and a worker; articles paced at a steady rate while the
-  worker is SIGKILLed ``K`` times, at a random moment 1.5-3.5 s after it is ready (faust commits
-  every 2.8 s, so each kill lands with a transaction open), and started again as a supervisor
-  would. When the group has committed every input offset, a librdkafka consumer with
-  ``isolation.level=read_committed`` reads the verdict topic: articles with more than one
-  verdict, and groups of near-copies with other than one original.
-
-Everything is stopped at the end, also on error or Ctrl-C. Tables in ``guarantee.md``.
+One worker at a time on the rig of :mod:`bench.rig`. **Throughput**: per round, one worker per
+guarantee on an input topic of its own (the order alternates, so a drift of the machine's load
+favours neither), ``--docs`` articles produced at once; the ratio compares the medians. **Kills**:
+per guarantee, articles paced while the worker is SIGKILLed ``--kills`` times 1.5-3.5 s after it
+is ready (faust commits every 2.8 s, so a transaction is open) and started again; once every input
+offset is committed, a ``read_committed`` librdkafka consumer counts articles with two or more
+verdicts, and groups of near-copies without exactly one original.
 """
 
 from __future__ import annotations
@@ -31,16 +20,15 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import cli
 from bench.readings import git_state, machine_info, other_load
-from bench.rig import Rig, Stack, article, out, run_on_stack
+from bench.rig import Stack, kafka_missing, out, run_on_stack
+from bench.stream_bench import StreamBench
 from harness.corpus import Doc, generate, groups_of_copies
 from harness.kafka import committed_offsets, end_offsets_total, make_topics, read_librdkafka
-from harness.services import ServiceError, find_java, find_kafka_libs
 from harness.workers import WorkerProc, start_worker, wait_ready
 from neardup.stream.worker.messages import split_verdict_key
 
@@ -51,39 +39,26 @@ WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}
 KILL_RATE = 300.0  # articles/s while killing: well under one worker's rate, so it keeps up
 
 
-@dataclass
-class GuaranteeBench(Rig):
-    phases: list[dict[str, Any]] = field(default_factory=list)
-
-    async def throughput(self, guarantee: str, phase: str, n: int) -> dict[str, Any]:
-        sink, producer = self.verdicts(), self.send()
-        keys = [f"{phase}-{i:06d}" for i in range(n)]
-        s0 = await self.snapshot()
-        t0 = time.time_ns()
-        for i, k in enumerate(keys):
-            value = article(self.docs[i % len(self.docs)], k, f"bench-{phase}")
-            await producer.send(self.topic, value, key=k.encode())
-        await producer.flush()
-        ok = await sink.wait(phase, n)
-        recv = sorted(sink.recv_ns[k] for k in keys if k in sink.recv_ns)
-        span_s = max(recv[-1] - recv[0], 1) / 1e9 if recv else 0.0
-        deltas = await self.deltas(s0, n)
-        worker_cpu = sum(v for k, v in deltas["cpu_s"].items() if k.startswith("worker"))
-        return {
-            "guarantee": guarantee,
-            "phase": phase,
-            "articles": n,
-            "complete": ok and len(recv) == n,
-            "rate": (len(recv) - 1) / span_s if len(recv) > 1 else 0.0,
-            "end_to_end_s": (recv[-1] - t0) / 1e9 if recv else None,
-            "worker_cpu_ms_per_article": worker_cpu * 1e3 / n,
-            "broker_cpu_ms_per_article": (deltas["cpu_s"].get("broker") or 0.0) * 1e3 / n,
-            "repeated_verdicts": sink.repeats[phase],
-            "other_processes_cores": deltas["other_processes_cores"],
-        }
+async def guaranteed(bench: StreamBench, guarantee: str, phase: str, n: int) -> dict[str, Any]:
+    """A throughput phase (:meth:`StreamBench.throughput`) as the tables show it."""
+    tp = await bench.throughput(phase, n)
+    cpu = tp["cpu_s"]
+    workers = sum(v for k, v in cpu.items() if k.startswith("worker"))
+    return {
+        "guarantee": guarantee,
+        "phase": phase,
+        "articles": n,
+        "complete": tp["complete"],
+        "rate": tp["rate"],
+        "end_to_end_s": tp["end_to_end_s"] if tp["verdicts"] else None,
+        "worker_cpu_ms_per_article": workers * 1e3 / n,
+        "broker_cpu_ms_per_article": (cpu.get("broker") or 0.0) * 1e3 / n,
+        "repeated_verdicts": tp["repeated_verdicts"],
+        "other_processes_cores": tp["other_processes_cores"],
+    }
 
 
-async def measure(bench: GuaranteeBench, n: int, rounds: int) -> None:
+async def measure(bench: StreamBench, n: int, rounds: int) -> None:
     stack = bench.stack
     await bench.open(linger_ms=1, sink_fetch=(500, 1), input_suffixes=list(SUFFIX.values()))
     try:
@@ -95,7 +70,7 @@ async def measure(bench: GuaranteeBench, n: int, rounds: int) -> None:
                 await bench.wait_settled()
                 tag = f"r{r}{SUFFIX[g][1:]}"
                 await bench.warmup(f"{tag}warm")
-                res = await bench.throughput(g, f"{tag}tp", n)
+                res = await guaranteed(bench, g, f"{tag}tp", n)
                 bench.phases.append(res)
                 out.print(
                     f"  round {r + 1}, {g}: {res['rate']:,.0f} articles/s, "
@@ -204,42 +179,46 @@ async def kills(stack: Stack, guarantee: str, n_kills: int, partitions: int) -> 
 
 
 def summary(phases: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    rates = {g: [p["rate"] for p in phases if p["guarantee"] == g] for g in GUARANTEES}
-    cpu = {
-        g: [p["worker_cpu_ms_per_article"] for p in phases if p["guarantee"] == g]
-        for g in GUARANTEES
-    }
-    med = {g: statistics.median(r) if r else None for g, r in rates.items()}
-    med_cpu = {g: statistics.median(c) if c else None for g, c in cpu.items()}
-    alo, eos = med["at_least_once"], med["exactly_once"]
-    alo_cpu, eos_cpu = med_cpu["at_least_once"], med_cpu["exactly_once"]
+    def medians(key: str) -> dict[str, float | None]:
+        got = {g: [p[key] for p in phases if p["guarantee"] == g] for g in GUARANTEES}
+        return {g: statistics.median(v) if v else None for g, v in got.items()}
+
+    def ratio(med: dict[str, float | None]) -> float | None:
+        alo, eos = med["at_least_once"], med["exactly_once"]
+        return eos / alo if alo and eos else None
+
+    rate, cpu = medians("rate"), medians("worker_cpu_ms_per_article")
     return {
-        "median_rate": med,
-        "median_worker_cpu_ms_per_article": med_cpu,
-        "exactly_once_over_at_least_once": eos / alo if alo and eos else None,
-        "worker_cpu_exactly_over_least": eos_cpu / alo_cpu if alo_cpu and eos_cpu else None,
+        "median_rate": rate,
+        "median_worker_cpu_ms_per_article": cpu,
+        "exactly_once_over_at_least_once": ratio(rate),
+        "worker_cpu_exactly_over_least": ratio(cpu),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = cli.parser("guarantee", __doc__, seed=7, partitions=4)
-    parser.add_argument("--docs", type=int, default=6000, help="articles per throughput phase")
-    parser.add_argument("--rounds", type=int, default=3, help="throughput rounds (1 or more)")
-    parser.add_argument("--kills", type=int, default=2, help="SIGKILLs per guarantee (0: none)")
+    parser = cli.parser(
+        "guarantee",
+        __doc__,
+        seed=7,
+        partitions=4,
+        docs=(6000, "articles per throughput phase"),
+        rounds=(3, "throughput rounds (1 or more)"),
+        kills=(2, "SIGKILLs per guarantee (0: none)"),
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds: 1 or more")
-    try:
-        find_java(), find_kafka_libs()
-    except ServiceError as exc:
-        out.print(f"[red]Apache Kafka cannot run here: {exc}")
+    missing = kafka_missing()
+    if missing is not None:
+        out.print(f"[red]Apache Kafka cannot run here: {missing}")
         return 1
     started = time.perf_counter()
     load_before = other_load()
     docs: list[Doc] = generate(args.docs, seed=args.seed)
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-guarantee-"))
     stack = Stack(workdir, broker_kind="kafka", settings=WORKER_SETTINGS)
-    bench = GuaranteeBench(stack, docs, args.partitions)
+    bench = StreamBench(stack, docs, args.partitions)
     killed: list[dict[str, Any]] = []
     described: dict[str, Any] = {}
 

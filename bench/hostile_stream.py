@@ -33,6 +33,11 @@ P99_RISE_MS = 50.0
 RSS_GROWTH_MB = 50.0
 
 
+def target(what: str, value: Any, goal: str, met: bool, worst: str) -> dict[str, Any]:
+    """A row of the targets table."""
+    return {"what": what, "value": value, "target": goal, "met": met, "worst": worst}
+
+
 def heavy(i: int) -> bytes:
     """A costly check: 200 KB of distinct two-word lines, explained against itself's copy."""
     text = "".join(f"w{i}x{k} y{k}\n" for k in range(20_000))
@@ -152,30 +157,27 @@ def run(docs: list[Doc], workdir: Path, requests: int = REQUESTS) -> dict[str, A
     calm, attacked, mem = got["calm"], got["attack"], got["memory"]
     rise = (attacked["p99_ms"] or 0.0) - (calm["p99_ms"] or 0.0)
     growth = (mem["rss_after_mb"] or 0.0) - (mem["rss_before_mb"] or 0.0)
+    unanswered = attacked["health_unanswered"]
     got["targets"] = [
-        {
-            "what": "stream p99 verdict latency rise under the attack, ms",
-            "value": round(rise, 1),
-            "target": f"< {P99_RISE_MS:.0f}",
-            "met": rise < P99_RISE_MS,
-            "worst": "heavy",
-        },
-        {
-            "what": "/health probes unanswered under the attack",
-            "value": attacked["health_unanswered"],
-            "target": "0",
-            "met": attacked["health_unanswered"] == 0,
-            "worst": "heavy",
-        },
-        {
-            "what": f"worker RSS growth over {mem['requests']:,} hostile requests, MB",
-            "value": round(growth, 1),
-            "target": f"<= {RSS_GROWTH_MB:.0f}",
-            "met": growth <= RSS_GROWTH_MB,
-            "worst": "hostile",
-        },
+        target(
+            "stream p99 verdict latency rise under the attack, ms",
+            round(rise, 1),
+            f"< {P99_RISE_MS:.0f}",
+            rise < P99_RISE_MS,
+            "heavy",
+        ),
+        target(
+            "/health probes unanswered under the attack", unanswered, "0", unanswered == 0, "heavy"
+        ),
+        target(
+            f"worker RSS growth over {mem['requests']:,} hostile requests, MB",
+            round(growth, 1),
+            f"<= {RSS_GROWTH_MB:.0f}",
+            growth <= RSS_GROWTH_MB,
+            "hostile",
+        ),
     ]
     return got
 
 
-__all__ = ["run"]
+__all__ = ["run", "target"]

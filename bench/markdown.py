@@ -7,7 +7,8 @@ stored result with these helpers, so a report can be rebuilt from its JSON file 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import string
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -16,12 +17,20 @@ from rich.table import Table
 from harness.report import md_table
 
 __all__ = [
+    "Column",
+    "bullets",
     "code_line",
+    "columns",
     "console",
+    "data_table",
+    "facts",
     "heading",
     "met",
     "num",
     "pct",
+    "report",
+    "row",
+    "section",
     "table",
     "terminal_table",
     "times",
@@ -85,3 +94,76 @@ def code_line(git: Mapping[str, Any]) -> str:
         return f"commit {git['commit']}, clean"
     files = ", ".join(f"`{f}`" for f in changed)
     return f"commit {git['commit']}; worker code differing from it in the work tree: {files}"
+
+
+class _Cells(string.Formatter):
+    """``str.format`` for table cells: a value that is not there (None, no such key, or a key
+    of None) shows as a dash."""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        try:
+            return super().get_field(field_name, args, kwargs)
+        except (KeyError, TypeError):
+            return None, field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return DASH if value is None else str(super().format_field(value, format_spec))
+
+
+_CELLS = _Cells()
+
+
+def row(cells: str, item: Any) -> list[str]:
+    """One table row: ``cells`` is each column's format, split at ``" | "``, over ``item``'s keys
+    (a mapping: ``"{rate:,.0f}"``) or its positions (a sequence: ``"{0}"``, ``"{1[share]:.1%}"``;
+    ``.1%`` is :func:`pct`'s ``98.7%``)."""
+    args, kwargs = ((), item) if isinstance(item, Mapping) else (item, {})
+    return [_CELLS.vformat(cell, args, kwargs) for cell in cells.split(" | ")]
+
+
+def _columns(columns: str) -> tuple[list[str], str]:
+    """``"kind={kind} | pairs={n}"`` -> the names and the cells' formats (see :func:`row`)."""
+    head, cells = zip(*(column.split("=", 1) for column in columns.split(" | ")), strict=True)
+    return list(head), " | ".join(cells)
+
+
+def data_table(columns: str, items: Iterable[Any], text: Collection[int] = (0,)) -> str:
+    """:func:`table` of one row per item, or "" for no item. ``columns`` gives each column as
+    ``name=format`` (the format as :func:`row` takes it), the columns split at ``" | "``:
+    ``"kind={kind} | pairs={n}"``."""
+    head, cells = _columns(columns)
+    rows = [row(cells, item) for item in items]
+    return table(head, rows, text) if rows else ""
+
+
+def facts(columns: str, item: Any) -> str:
+    """One item as a two-column table, a row per ``name=format`` of ``columns`` (as
+    :func:`data_table` takes them): a report's settings."""
+    head, cells = _columns(columns)
+    return table(["setting", "value"], zip(head, row(cells, item), strict=True), text=(0, 1))
+
+
+def bullets(lines: Iterable[str | None]) -> str:
+    """A Markdown list, one item a line; an empty item (or None) is left out."""
+    return "\n".join(f"- {line}" for line in lines if line)
+
+
+def report(blocks: Iterable[str | None]) -> str:
+    """A Markdown document from its blocks (headings, paragraphs, lists, tables), a blank line
+    between two; an empty block (or None) is left out."""
+    return "\n\n".join(block for block in blocks if block) + "\n"
+
+
+# A column: its head, the item's key (or a function of the item), and the value's format spec.
+Column = tuple[str, str | Callable[[Any], Any], str]
+
+
+def columns(cols: Sequence[Column], items: Iterable[Any]) -> tuple[list[str], list[list[str]]]:
+    """The head and rows of a table of ``items``, one cell per column spec."""
+    cell = [(get if callable(get) else (lambda x, k=get: x[k]), spec) for _, get, spec in cols]
+    return [c[0] for c in cols], [[format(g(x), s) for g, s in cell] for x in items]
+
+
+def section(title: str, *parts: str) -> list[str]:
+    """``## title`` and the non-empty parts (paragraphs, tables), blank lines between."""
+    return [f"## {title}", "", *(line for part in parts if part for line in (part, ""))]

@@ -1,11 +1,9 @@
 """Cluster precision on a real newswire stream: every pair in a cluster, judged.
 
-The stream is Reuters-21578 in the wire's order (:func:`harness.data.reuters`). A system's
-clusters are turned into pairs (every two members of a cluster, the earlier first); each pair is
-judged by what people said of it (:func:`harness.data.reuters_judged`, read by a person, without
-a similarity score in sight), or needs no judge when the two normalised texts are identical. A
-pair nobody judged yet is counted as *unjudged* and listed, never guessed: precision is over the
-judged pairs, and the count of unjudged ones is printed beside it.
+Each pair of cluster members of Reuters-21578 in the wire's order (:func:`harness.data.reuters`)
+is judged by what people who read both said (:func:`harness.data.reuters_judged`), or needs no
+judge when the normalised texts are identical. A pair nobody judged is counted as unjudged and
+listed, never guessed: precision is over the judged pairs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""How well a system's reported near-duplicate pairs match the brute-force truth.
-
-The truth is every pair (document, earlier document) with exact Jaccard at or above a threshold
-(:func:`harness.corpus.exact_similarities`). Pair recall = share of truth pairs reported; capped
-pair recall counts at most ``cap`` truth pairs per document (what a capped ``matches`` list can
-show); document recall = share of documents with an earlier near-copy that are flagged; pair
-precision = share of reported pairs that are truth pairs.
+"""How well a system's reported near-duplicate pairs match the brute-force truth: every pair
+(document, earlier document) at or above a Jaccard threshold
+(:func:`harness.corpus.exact_similarities`), scored for recall and precision by :func:`score`.
 """
 
 from __future__ import annotations
@@ -54,7 +50,9 @@ def reported(verdicts: Iterable[Mapping[str, Any]], index_of: Mapping[str, int])
 
 
 def score(reported: Pairs, truth: Pairs, n_docs: int, cap: int) -> Quality:
-    """Pair and document recall/precision of ``reported`` on the first ``n_docs`` documents."""
+    """Recall and precision of ``reported`` on the first ``n_docs`` documents: pair recall (capped:
+    at most ``cap`` truth pairs a document, what a capped ``matches`` can show), the share of
+    documents with an earlier near-copy flagged, and the share of reported pairs that are true."""
     truth = {j: s for j, s in truth.items() if j < n_docs}
     n_truth = sum(len(s) for s in truth.values())
     capped = sum(min(len(s), cap) for s in truth.values())

@@ -1,13 +1,9 @@
 """Passes of a corpus that repeat its duplicate structure without repeating its text.
 
-Pass 0 is the pool verbatim; pass ``p >= 1`` is the pool under a seeded bijection of its ASCII
-words: the lowercase vocabulary is sorted by frequency, cut into bands of ``band`` adjacent ranks,
-and each band is shuffled (seed, pass); every ``[A-Za-z]+`` run is replaced by its image with its
-case pattern kept (lower, Capitalised, UPPER), everything else (spaces, punctuation, digits) is
-kept. Because the map is a bijection on the case-folded words the tokenizer sees, every exact
-Jaccard between two documents of one pass equals that of their pool originals
-(:meth:`Deriver.check` measures a sample of pairs), verbatim and case/whitespace copies stay so,
-each word keeps its frequency rank within ``band``, and two passes share almost no shingle: a long
+Pass 0 is the pool verbatim; pass ``p >= 1`` maps each ASCII word through a seeded bijection that
+shuffles words within bands of ``band`` adjacent frequency ranks, keeping its case pattern and
+everything between words. A bijection on the case-folded words keeps every exact Jaccard within a
+pass (:meth:`Deriver.check` measures a sample), while two passes share almost no shingle: a long
 stream with the pool's realistic duplicate structure, where pass ``p`` never matches pass ``q``.
 """
 

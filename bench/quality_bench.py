@@ -1,27 +1,9 @@
 """Verdict quality beside datasketch: short briefs, web pages, a real news stream, long texts.
 
-``python -m bench quality [--pairs 300] [--seed 13] [--out bench/results]
-[--sections briefs,pages,newswire,recall,realbriefs,disguise]``.
-
-Every section feeds neardup (through its engine, ``Engine(MemoryIndex(), Policy(...)).process``
-in batches of 512) and datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` (its candidates,
-:func:`bench.peers.datasketch_runs.run_memory` without verification) the same documents in the
-same order:
-
-1. ``briefs`` (:mod:`bench.quality_briefs`): surface-noise copies found, template siblings linked.
-2. ``pages`` (:mod:`bench.quality_pages`): syndicated copies through site boilerplate, link
-   precision over every cluster pair, containment's direction, boilerplate learning ablated.
-3. ``newswire`` (:mod:`bench.quality_newswire`): every cluster pair on Reuters-21578 judged.
-4. ``recall`` (:mod:`bench.quality_recall`): long-text pair recall against brute force.
-5. ``realbriefs`` (:mod:`bench.quality_real_briefs`): noisy copies of real wire briefs found per
-   noise family, real and synthetic template siblings linked.
-6. ``disguise`` (:mod:`bench.quality_disguise`): copies of real English and Chinese texts under
-   every disguise of :mod:`harness.disguises` (invisible characters, look-alike letters, marks,
-   HTML, widths, spaces, digits, Chinese scripts, combinations) found, per disguise.
-
-Then the issue's targets, each met or missed, and the wall time of every run. What the engine
-says is what the report says: no figure is written that a run did not measure. Results:
-``quality.json`` and ``quality.md`` in ``--out``; a run of some ``--sections`` writes only those.
+Every section (:data:`SECTIONS`, each ``bench/quality_*.py``; ``--sections`` runs some, and only
+those are written) feeds neardup's engine and datasketch ``MinHashLSH(0.8, 128)``'s candidates
+(:mod:`bench.quality_systems`) the same documents in the same order and judges its targets met or
+missed. What the engine says is what the report says: no figure a run did not measure.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Section 1, short briefs: are surface-noise copies found, and are template siblings kept apart?
 
-The data are seeded newswire briefs in English and Chinese (:mod:`harness.briefs`): per language,
-``pairs`` labelled pairs of each kind, every pair with its own two documents, interleaved in one
-stream with each pair's first document before its second:
-
-* ``copy``: the brief with surface noise (case, punctuation, whitespace, a typo, an emoji, a
-  tracking suffix, a dropped stop word). Should be linked.
-* ``sibling``: the same template with one fact changed (number, amount, date, entity). Should not.
-* ``unrelated``: two briefs of different templates. Should not.
-
-neardup at its defaults: a pair is linked when the second's ``duplicate_of`` is the first, or
-the two share a cluster. datasketch: when the first is among the second's candidates.
+Seeded newswire briefs in English and Chinese (:mod:`harness.briefs`), ``pairs`` labelled pairs
+of each kind per language in one stream: ``copy`` (surface noise: should be linked), ``sibling``
+(one fact changed: should not), ``unrelated`` (should not). neardup at its defaults links a pair
+when the second's ``duplicate_of`` is the first or they share a cluster; datasketch when the first
+is among the second's candidates.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Section 6, disguised copies: is a copy found when only the encoding of its characters differs?
 
-The originals come from the repository's own data (:mod:`harness.data`), four sets, each in its
-own namespace, drawn with one seed:
-
-* ``en long``: Reuters-21578 stories of 100 words or more, no two alike (word 3-shingle
-  Jaccard below 0.3 between any two).
-* ``en short``: Reuters headlines and first sentences of stories, 5 to 29 tokens (the short
-  path), no two alike (word sets' Jaccard below 0.5), from other stories than ``en long``.
-* ``zh long``: positive Chinese reviews (``zh_reviews_pos``) joined, several to a text, into
-  texts of 150 characters or more; each review in one text only.
-* ``zh short``: single reviews of 10 to 29 tokens (the short path), not used in ``zh long``.
-
-The originals (:data:`SIZES` per set) are registered first, through the engine
-(``Engine(MemoryIndex(), Policy())``, batches of 512), and each must stay ``original``. Then
-every disguise of :mod:`harness.disguises` is applied to :data:`PER_DISGUISE` originals of each
-set it is meant for (its languages; a whole page only to long texts), a window that moves on
-from one disguise to the next, each copy with its own seed; an original the disguise leaves
-unchanged (no digits to change, say) is passed over. The copies are checked against the
-originals (``process(..., register=False)``, as ``/check`` does: a copy is never matched to
-another copy): found = verdict ``duplicate`` or ``near_duplicate`` with ``duplicate_of`` its
-own original.
-
-datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` on word 3-shingles of the raw text (as
-its users feed it, :func:`harness.corpus.peer_shingles`): the originals inserted, each copy
-queried; found = its original among the candidates.
+Four sets of originals from :mod:`harness.data`, each in its own namespace, no two alike within a
+set: long Reuters stories, Reuters headlines and first sentences (the short path), joined Chinese
+reviews and single ones. They are registered first and must stay ``original``. Then every disguise
+of :mod:`harness.disguises` is applied to :data:`PER_DISGUISE` originals of each set it is meant
+for (a window moving on from one disguise to the next; an original it leaves unchanged is passed
+over) and each copy is checked as ``/check`` does (``register=False``: a copy never matches another
+copy): found = ``duplicate_of`` its own original. datasketch sees the raw text, as its users feed
+it: found = its original among the candidates.
 """
 
 from __future__ import annotations
@@ -38,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.quality_systems import (
-    BATCH,
     DS_NUM_PERM,
     DS_THRESHOLD,
     policy_changes,
     policy_settings,
+    process_all,
     target,
 )
 from harness.corpus import peer_shingles
@@ -50,7 +34,6 @@ from harness.data import reuters, zh_reviews
 from harness.disguises import DISGUISES, FAMILIES, disguise
 from neardup.sketch.features import tokenize
 from neardup.stream.engine.engine import Engine
-from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -172,20 +155,6 @@ def originals(seed: int, sizes: Mapping[str, int] = SIZES) -> list[Original]:
     return [Original(i, t, name) for name in SETS for i, t in picked[name]]
 
 
-# --------------------------------------------------------------------------- the two systems
-
-
-async def _engine_run(engine: Engine, articles: Sequence[Article], register: bool) -> list[Verdict]:
-    out: list[Verdict] = []
-    for lo in range(0, len(articles), BATCH):
-        got = await engine.process(list(articles[lo : lo + BATCH]), register=register)
-        for res in got:
-            if isinstance(res, NeardupError):
-                raise RuntimeError(f"neardup rejected an article: {res}")
-            out.append(res)
-    return out
-
-
 class _Datasketch:
     """The originals inserted into one ``MinHashLSH`` per set; copies only queried."""
 
@@ -237,12 +206,12 @@ async def _run_all(
 ) -> tuple[list[Verdict], dict[str, list[tuple[Original, str, Verdict]]], float]:
     engine = Engine(MemoryIndex(), policy)
     started = time.perf_counter()
-    first = await _engine_run(engine, [Article(o.id, o.text, o.namespace) for o in origs], True)
+    first = await process_all(engine, [Article(o.id, o.text, o.namespace) for o in origs])
     judged: dict[str, list[tuple[Original, str, Verdict]]] = {}
     for name in DISGUISES:
         copies = _copies(name, origs, seed)
         arts = [Article(f"{o.id}~{name}", t, o.namespace) for o, t in copies]
-        verdicts = await _engine_run(engine, arts, False)
+        verdicts = await process_all(engine, arts, register=False)
         judged[name] = [(o, t, v) for (o, t), v in zip(copies, verdicts, strict=True)]
     return first, judged, time.perf_counter() - started
 
@@ -359,6 +328,3 @@ def run(seed: int) -> dict[str, Any]:
         "missed": missed,
         "targets": targets,
     }
-
-
-# --------------------------------------------------------------------------- report

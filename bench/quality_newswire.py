@@ -1,17 +1,11 @@
 """Section 3, a real news stream: is every pair neardup puts in one cluster the same news item?
 
-Reuters-21578 in the wire's order (:func:`bench.newswire.stream`), no url or source, neardup at
-its defaults, once. Every pair of one cluster is judged (:func:`bench.newswire.judge`): the
-same normalised text, or what people who read both said (``same`` / ``different``); a pair
-nobody judged is counted as unjudged and listed, never guessed. datasketch's candidate pairs
-(each document with its candidates) are judged the same way. The recall proxy: how many of the
-pairs judged ``same`` (found by an older version, then read) a system still links.
-
-Pair recall against brute force (:func:`harness.corpus.exact_similarities`, word 3-shingles of
-the text as :func:`neardup.sketch.features.normalize` gives it): every pair of stories at Jaccard >=
-0.8 is *linked* (one cluster, or the later's ``duplicate_of`` or ``matches`` name the earlier),
-*related* (the later names the earlier among ``related``, with what changed) or *missed* (silently:
-neither). datasketch: the earlier among the later's candidates.
+Reuters-21578 in the wire's order, neardup at its defaults. Every pair of one cluster is judged
+(:func:`bench.newswire.judge`), and so are datasketch's candidate pairs; the recall proxy is how
+many pairs judged ``same`` a system still links. Against brute force (word 3-shingles of the
+normalised text) every pair at Jaccard >= 0.8 is *linked* (one cluster, or named by
+``duplicate_of`` or ``matches``), *related* (named among ``related``, with what changed) or
+*missed* silently.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Section 2, web pages: are syndicated copies found through the sites' boilerplate, and are
 different stories of one site kept apart?
 
-The pages are real Reuters stories wrapped in the templates of 8 synthetic sites
-(:func:`harness.pages.generate` at its defaults), each page given to neardup with its ``url`` and
-``source``. A story has at most two pages, so two pages are a true copy exactly when their
-``story`` is the same: every pair in a cluster can be judged, not a sample.
-
-neardup runs three times on the same stream: at its defaults (Jaccard), under containment, and
-under containment with boilerplate learning off (``boilerplate_min_docs=0``: what learning it
-buys). A labelled pair is linked when the second's ``duplicate_of`` is the first or the two share
-a cluster; link precision is over every pair of pages in one cluster. datasketch: a pair is
-linked when the first is among the second's candidates; precision is over all its candidate
-pairs. For excerpt and embeds pairs under containment, the verdict's ``direction`` is checked.
+Real Reuters stories in the templates of 8 synthetic sites (:func:`harness.pages.generate`), each
+page with its ``url`` and ``source``. A story has at most two pages, so every pair in a cluster can
+be judged, not a sample. neardup runs at its defaults, under containment, and with boilerplate
+learning off (what learning buys), and each other layout text extraction delivers; datasketch's
+candidates beside. Under containment the ``direction`` of excerpts and embeds is checked.
 """
 
 from __future__ import annotations

@@ -18,10 +18,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.quality_systems import BATCH, datasketch_pairs, policy_changes, share, target
+from bench.quality_systems import datasketch_pairs, policy_changes, process_all, share, target
 from harness.poisoning import SHAPES, Shape, copies, poison, stories
 from neardup.stream.engine.engine import Engine
-from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -35,10 +34,7 @@ async def _attack(
     policy: Policy, victims: Sequence[Article], poisoned: bool, shape: Shape
 ) -> list[Verdict]:
     engine = Engine(MemoryIndex(), policy)
-    docs = [*victims, *(poison(victims, ROUNDS, shape) if poisoned else [])]
-    for lo in range(0, len(docs), BATCH):
-        got = await engine.process(docs[lo : lo + BATCH])
-        assert not any(isinstance(v, NeardupError) for v in got), got
+    await process_all(engine, [*victims, *(poison(victims, ROUNDS, shape) if poisoned else [])])
     out = []
     for c in copies(victims, shape):  # one at a time, as a stream delivers them
         (v,) = await engine.process([c])

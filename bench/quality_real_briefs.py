@@ -1,16 +1,9 @@
 """Section 5, real short briefs: noisy copies of real wire briefs found, real siblings kept apart.
 
-The data (:func:`harness.noisy_briefs.generate`) are Reuters-21578 headlines and whole stories
-of fewer than 30 tokens, in one stream with each pair's first document before its second:
-
-* ``copy``: the brief with surface noise from one to three families (attribution tags at either
-  edge, bylines, ``via X``, hashtags, links, emoji, punctuation inside and between words, the
-  headline re-broken over lines, case, one typo). Should be linked.
-* ``sibling``: two real briefs of one template (numbers differ, or one word), or one number,
-  amount, date, name or content word substituted in a real brief, alone or with noise besides.
-  Should not be linked.
-
-Linked, for each system, as in section 1 (:mod:`bench.quality_briefs`), with its targets.
+Reuters-21578 headlines and stories of fewer than 30 tokens (:func:`harness.noisy_briefs.generate`)
+as ``copy`` pairs (one to three families of surface noise: should be linked) and ``sibling`` pairs
+(real template pairs, or a number, date, name or word substituted: should not), linked as in
+section 1 (:mod:`bench.quality_briefs`).
 """
 
 from __future__ import annotations

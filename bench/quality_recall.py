@@ -1,17 +1,10 @@
 """Section 4, long texts: is pair recall at the threshold unchanged by the verdict rules?
 
-Generated long English texts (:func:`harness.corpus.generate`, real sentences with seeded
-mutations) and their brute-force truth (:func:`harness.corpus.exact_similarities`: every pair
-with exact word-3-shingle Jaccard >= 0.8). neardup at its defaults reports, per document, its
-``duplicate_of`` and ``matches`` (not its cluster: a cluster holds chains whose ends need not be
-alike); datasketch its candidates. Pair recall is counted by :func:`bench.pairs.score` at
-J >= 0.8 and J >= 0.9; the capped figure counts at most ``max_matches`` truth pairs per document,
-as many as a verdict can list.
-
-The corpus has no sources, so a namespace learns boilerplate as one source, and its small
-sentence pool makes sentences recur across documents: a second neardup run with boilerplate
-learning off (``boilerplate_min_docs=0``) shows what that learning costs here. The targets are
-judged on the defaults only.
+Generated long texts and their brute-force truth (every pair at word-3-shingle Jaccard >= 0.8),
+scored by :func:`bench.pairs.score` at J >= 0.8 and 0.9: neardup's ``duplicate_of`` and
+``matches`` (not its cluster, whose chains' ends need not be alike), datasketch's candidates. The
+corpus's small sentence pool makes sentences recur, so a second run with boilerplate learning off
+shows what that learning costs here; the targets are judged on the defaults only.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ __all__ = [
     "neardup_verdicts",
     "policy_changes",
     "policy_settings",
+    "process_all",
     "share",
     "target",
 ]
@@ -43,11 +44,13 @@ DS_NUM_PERM = 128
 _SHOWN = ("measure", "threshold", "short_threshold", "facts", "boilerplate_min_docs")
 
 
-async def _process(articles: Sequence[Article], policy: Policy, batch: int) -> list[Verdict]:
-    engine = Engine(MemoryIndex(), policy)
+async def process_all(
+    engine: Engine, articles: Sequence[Article], batch: int = BATCH, register: bool = True
+) -> list[Verdict]:
+    """Every article's verdict in input order, ``batch`` a call; a rejected article is an error."""
     out: list[Verdict] = []
     for lo in range(0, len(articles), batch):
-        for res in await engine.process(list(articles[lo : lo + batch])):
+        for res in await engine.process(list(articles[lo : lo + batch]), register=register):
             if isinstance(res, NeardupError):
                 raise RuntimeError(f"neardup rejected an article: {res}")
             out.append(res)
@@ -60,7 +63,7 @@ def neardup_verdicts(
     """Every article's verdict in input order, and the wall seconds the engine took
     (``batch`` articles a call: a stream worker's batches are often far smaller)."""
     started = time.perf_counter()
-    verdicts = asyncio.run(_process(articles, policy, batch))
+    verdicts = asyncio.run(process_all(Engine(MemoryIndex(), policy), articles, batch))
     return verdicts, time.perf_counter() - started
 
 

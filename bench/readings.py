@@ -1,10 +1,6 @@
 """What every benchmark reads the same way: the machine, the code's git state, how busy the rest of
-the machine keeps the cores, timing, and Redis's memory and CPU.
-
-A benchmark on a shared machine says how much each process took and how busy everything else kept
-the cores. Per-process CPU and memory are :func:`harness.report.cpu_seconds` and
-:func:`harness.report.rss_mb`; the machine's counters come from psutil.
-"""
+the machine keeps the cores (a shared machine's background, stated beside every figure), timing,
+and Redis's memory and CPU. Per-process CPU and memory: :mod:`harness.report`."""
 
 from __future__ import annotations
 
@@ -15,11 +11,14 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+import orjson
 import psutil
 import redis
 
@@ -38,10 +37,9 @@ def machine_info(packages: Iterable[str]) -> dict[str, Any]:
                 break
     versions = {}
     for pkg in packages:
-        try:
+        versions[pkg] = "not installed"
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            versions[pkg] = "not installed"
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -74,7 +72,10 @@ def git_state(root: Path = ROOT) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- the machine's load
+def write_corpus(docs: Iterable[Mapping[str, Any]], path: Path) -> None:
+    """``{"id", "text"}`` of each document, one JSON line each: a corpus for a command to read."""
+    with path.open("wb") as fh:
+        fh.writelines(orjson.dumps({"id": d["id"], "text": d["text"]}) + b"\n" for d in docs)
 
 
 def machine_busy_seconds() -> float:
@@ -89,8 +90,7 @@ def own_cpu_seconds() -> float:
 
 
 def other_load(seconds: float = 1.0) -> float:
-    """Cores that processes other than this one kept busy over the next ``seconds``: a shared
-    machine's background, which every report states beside its figures."""
+    """Cores that processes other than this one kept busy over the next ``seconds``."""
     started, busy0, own0 = time.perf_counter(), machine_busy_seconds(), own_cpu_seconds()
     time.sleep(seconds)
     busy = machine_busy_seconds() - busy0 - (own_cpu_seconds() - own0)
@@ -103,9 +103,6 @@ def loadavg() -> list[float]:
         return list(os.getloadavg())
     except OSError:
         return []
-
-
-# --------------------------------------------------------------------------- timing
 
 
 @dataclass(frozen=True)
@@ -136,7 +133,17 @@ def best_of(reps: int, fn: Callable[[], tuple[Timing, T]]) -> tuple[Timing, T]:
     return Timing(min(t.wall_s for t in times), min(t.cpu_s for t in times)), res
 
 
-# --------------------------------------------------------------------------- Redis
+def pct(n: float, of: float) -> float:
+    """``n`` as a percentage of ``of`` (0 when ``of`` is)."""
+    return 100.0 * n / of if of else 0.0
+
+
+def latency_ms(ms: Iterable[float], prefix: str = "") -> dict[str, float]:
+    """p50, p90, p99, max and mean of latencies in ms, each key under ``prefix``."""
+    values = np.asarray(list(ms), dtype=np.float64)
+    p50, p90, p99 = np.percentile(values, [50, 90, 99]).tolist()
+    got = {"p50": p50, "p90": p90, "p99": p99, "max": values.max(), "mean": values.mean()}
+    return {f"{prefix}{k}_ms": float(v) for k, v in got.items()}
 
 
 @dataclass
@@ -159,34 +166,24 @@ def redis_stats(r: redis.Redis) -> RedisStats:
 def key_usage(r: redis.Redis, batch: int = 1000) -> Iterator[tuple[bytes, int]]:
     """Every key (``SCAN``) with its ``MEMORY USAGE key SAMPLES 0`` (exact: every element),
     pipelined ``batch`` keys at a time."""
-    keys: list[bytes] = []
-
-    def flush() -> list[tuple[bytes, int]]:
+    keys = [bytes(k) for k in r.scan_iter(count=batch)]
+    for lo in range(0, len(keys), batch):
         pipe = r.pipeline(transaction=False)
-        for k in keys:
+        for k in (chunk := keys[lo : lo + batch]):
             pipe.memory_usage(k, samples=0)
-        out = [(k, int(used or 0)) for k, used in zip(keys, pipe.execute(), strict=True)]
-        keys.clear()
-        return out
-
-    for k in r.scan_iter(count=batch):
-        keys.append(bytes(k))
-        if len(keys) >= batch:
-            yield from flush()
-    if keys:
-        yield from flush()
+        yield from ((k, int(used or 0)) for k, used in zip(chunk, pipe.execute(), strict=True))
 
 
 def memory_breakdown(
     r: redis.Redis, classify: Callable[[bytes], str], n_docs: int
 ) -> dict[str, float]:
     """Bytes per document of each key class (``MEMORY USAGE key SAMPLES 0``, exact)."""
-    totals: dict[str, int] = {}
-    counts: dict[str, int] = {}
+    totals: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
     for k, used in key_usage(r):
         cls = classify(k)
-        totals[cls] = totals.get(cls, 0) + used
-        counts[cls] = counts.get(cls, 0) + 1
+        totals[cls] += used
+        counts[cls] += 1
     return {
         f"{cls} ({counts[cls]:,} key{'s' if counts[cls] > 1 else ''})": totals[cls] / n_docs
         for cls in sorted(totals, key=lambda c: -totals[c])

@@ -1,12 +1,10 @@
 """The rig the streaming benchmarks stand on: servers, workers, a producer, a verdict reader.
 
-:class:`Stack` owns processes (Redis, the broker: Tansu or Apache Kafka, ``neardup worker``
-subprocesses, helpers such as py-spy) and stops all of them however a run ends
-(:func:`run_on_stack`). :class:`Rig` owns the client side of one run (producer,
-:class:`~harness.kafka.VerdictSink`, a Redis client) and the readings every measurement takes
-before and after a phase: CPU seconds of each process, the workers' metrics, Redis ``INFO
-commandstats``, and how busy the rest of the machine kept the cores. Before measuring,
-:meth:`Rig.wait_settled` proves each partition has exactly one owner.
+:class:`Stack` owns the processes (Redis, Tansu or Apache Kafka, ``neardup worker`` subprocesses,
+py-spy) and stops them however a run ends (:func:`run_on_stack`). :class:`Rig` owns the client
+side (producer, :class:`~harness.kafka.VerdictSink`, a Redis client) and what every phase reads
+before and after: each process's CPU, the workers' metrics, Redis ``INFO commandstats`` and the
+rest of the machine's load. :meth:`Rig.wait_settled` proves each partition has one owner first.
 """
 
 from __future__ import annotations
@@ -32,12 +30,44 @@ from harness.corpus import Doc
 from harness.kafka import Topics, VerdictSink, create_topics
 from harness.report import cpu_seconds
 from harness.workers import WorkerProc, start_worker, stop_workers
+from neardup.stream.worker.config import Settings
 
-__all__ = ["Rig", "Stack", "article", "run_on_stack"]
+__all__ = ["BrokerPlan", "Rig", "Stack", "article", "kafka_missing", "kafka_plan", "run_on_stack"]
 
 T = TypeVar("T")
 WARMUP_DOCS = 512
+BROKERS = ("kafka", "tansu")
 out = console(150)
+
+
+@dataclass(frozen=True)
+class BrokerPlan:
+    """What a run on one broker sets besides the shared workload."""
+
+    kind: str
+    worker_settings: Mapping[str, str]  # on top of the run's NEARDUP_* settings
+    sink_fetch: tuple[int, int]  # the verdict reader's (fetch wait ms, fetch min bytes)
+    linger_ms: int = 1  # the producer's
+    diag_suffix: str = ""  # the diagnostic worker's own input topic and group, "" for the run's
+
+
+def kafka_plan() -> BrokerPlan:
+    """Apache Kafka runs the product's group timeouts (on Tansu harness.workers.LOCAL's short
+    ones: its JoinGroup waits half of the session) and aiokafka's default fetch wait."""
+    fields = Settings.model_fields
+    names = ("kafka_session_timeout_s", "kafka_heartbeat_interval_s")
+    defaults = {f"NEARDUP_{name.upper()}": str(fields[name].default) for name in names}
+    return BrokerPlan("kafka", defaults, (500, 1))
+
+
+def kafka_missing(kind: str = "kafka") -> str | None:
+    """Why ``kind`` cannot run here (no Java, no ``make kafka`` jars), or None."""
+    if kind == "kafka":
+        try:
+            services.find_java(), services.find_kafka_libs()
+        except services.ServiceError as exc:
+            return str(exc)
+    return None
 
 
 def article(doc: Doc, key: str, namespace: str, sent_ns: int | None = None) -> bytes:
@@ -50,13 +80,8 @@ def article(doc: Doc, key: str, namespace: str, sent_ns: int | None = None) -> b
 
 @dataclass
 class Stack:
-    """Everything a run started; :meth:`stop` ends all of it (idempotent).
-
-    ``settings`` are the ``NEARDUP_*`` every worker of the run gets on top of
-    :func:`harness.workers.worker_env`; a worker may add its own (a diagnostic phase).
-    ``broker_kind`` is ``tansu`` (:func:`~harness.services.start_broker`) or ``kafka`` (Apache
-    Kafka, :func:`~harness.services.start_kafka`).
-    """
+    """Everything a run started; :meth:`stop` ends all of it (idempotent). ``settings``: the
+    ``NEARDUP_*`` every worker gets on top of :func:`harness.workers.worker_env`."""
 
     workdir: Path
     broker_kind: str = "tansu"

@@ -1,25 +1,14 @@
 """Sketch throughput, accuracy and size: neardup against datasketch and the PyPI ``simhash``.
 
-``python -m bench sketch [--docs N] [--seed S] [--reps R]``. One seeded corpus of real-text
-documents (:mod:`harness.corpus`), every pipeline timed on the same texts with
-``time.perf_counter``: one warm-up pass on a few documents, then the best of ``reps`` full passes,
-with the garbage collector off while timing (as ``timeit`` does). A pipeline too slow for its time
-budget runs on a prefix of the corpus, and the table says how many documents it saw.
-
-Accuracy: RMSE of each MinHash pipeline's Jaccard estimate against the exact Jaccard of the same
-word 3-shingle sets, on the corpus's mutation pairs (document, source) and (document, grandparent)
-topped up with random pairs. datasketch is scored against the exact Jaccard of its own string
-shingles (they are the same shingles; the report gives the largest difference).
-
-Fairness: the datasketch pipeline tokenises the idiomatic way (``\\w+`` on ``casefold()``, 3 tokens
-joined by a space, ``encode()``, ``update_batch`` of the shingle set), once with a new
-``MinHash(num_perm=128)`` per document and once with its own ``MinHash.bulk`` (permutations made
-once). The text-to-signature ratio is against the faster of the two. The "precomputed" rows start
-every library from neardup's shingle hashes, so they compare sketching alone; datasketch gets them
-once as 8-byte strings through its default ``sha1_hash32`` (a re-hash) and once as 32-bit integers
-with an identity ``hashfunc`` (its cheapest path). The SimHash rows use each library's own default
-features (neardup: word 3-shingles weighted by term frequency; ``simhash``: character 4-grams
-of the lower-cased word characters, MD5): same task, not the same features.
+Every pipeline is timed on the same texts of one seeded corpus: a warm-up, then the best of
+``--reps`` passes with the garbage collector off (as ``timeit`` does); one too slow for its time
+budget runs on a prefix, and the table says how many documents it saw. Accuracy: RMSE of each
+MinHash estimate against the exact Jaccard of the same word 3-shingle sets, on mutation pairs
+topped up with random ones. datasketch tokenises the idiomatic way (``\\w+`` on ``casefold()``),
+once with a new ``MinHash`` per document and once with ``MinHash.bulk``; the ratio is against the
+faster. The "precomputed" rows start every library from neardup's shingle hashes, so they compare
+sketching alone. The SimHash rows use each library's own default features: the same task, not the
+same features.
 """
 
 from __future__ import annotations
@@ -41,6 +30,7 @@ from bench.sketch_tables import out as console
 from harness.corpus import Doc, doc_shingles, exact_pairs, generate, jaccard, peer_shingles
 from neardup.sketch.features import batch_shingle_hashes, shingle_counts, shingle_hashes
 from neardup.sketch.minhash import MinHasher, Signature, estimate_jaccard_bbit, pack_bbit
+from neardup.sketch.simhash import simhash
 
 U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
@@ -98,86 +88,6 @@ def _time(
     return n, best
 
 
-def _identity(x: int) -> int:
-    return x
-
-
-class _Pipelines:
-    """Every timed pipeline; each maps a list of inputs to a list of signatures/fingerprints."""
-
-    def __init__(self) -> None:
-        self.oph = MinHasher(num_perm=NUM_PERM)
-        self.kperm = MinHasher(num_perm=NUM_PERM, scheme="kperm")
-
-    def oph_single(self, texts: Sequence[str]) -> list[Signature]:
-        return [self.oph.signature(shingle_hashes(t)) for t in texts]
-
-    def oph_batch(self, texts: Sequence[str]) -> list[U64]:
-        return [
-            self.oph.signatures(*batch_shingle_hashes(texts[i : i + BATCH]))
-            for i in range(0, len(texts), BATCH)
-        ]
-
-    def kperm_single(self, texts: Sequence[str]) -> list[Signature]:
-        return [self.kperm.signature(shingle_hashes(t)) for t in texts]
-
-    @staticmethod
-    def ds_per_doc(texts: Sequence[str]) -> list[Any]:
-        from datasketch import MinHash
-
-        out = []
-        for t in texts:
-            m = MinHash(num_perm=NUM_PERM)
-            m.update_batch(peer_shingles(t))
-            out.append(m)
-        return out
-
-    @staticmethod
-    def ds_bulk(texts: Sequence[str]) -> list[Any]:
-        from datasketch import MinHash
-
-        return list(MinHash.bulk([peer_shingles(t) for t in texts], num_perm=NUM_PERM))
-
-    def oph_hashes(self, hashes: Sequence[U64]) -> list[Signature]:
-        return [self.oph.signature(h) for h in hashes]
-
-    def kperm_hashes(self, hashes: Sequence[U64]) -> list[Signature]:
-        return [self.kperm.signature(h) for h in hashes]
-
-    @staticmethod
-    def ds_bytes(items: Sequence[list[bytes]]) -> list[Any]:
-        from datasketch import MinHash
-
-        return list(MinHash.bulk(items, num_perm=NUM_PERM))
-
-    @staticmethod
-    def ds_ints(items: Sequence[list[int]]) -> list[Any]:
-        from datasketch import MinHash
-
-        return list(MinHash.bulk(items, num_perm=NUM_PERM, hashfunc=_identity))
-
-    @staticmethod
-    def pysimhash(texts: Sequence[str]) -> list[int]:
-        from simhash import Simhash
-
-        return [int(Simhash(t).value) for t in texts]
-
-
-def _neardup_simhash() -> Callable[[Sequence[str]], list[int]] | None:
-    try:
-        from neardup.sketch.simhash import simhash
-    except ImportError as exc:
-        console.print(
-            f"[yellow]note: neardup.sketch.simhash not importable yet ({exc}); row skipped"
-        )
-        return None
-
-    def run(texts: Sequence[str]) -> list[int]:
-        return [simhash(*shingle_counts(t)) for t in texts]
-
-    return run
-
-
 def _matrix(result: Any) -> U64:
     """Signature values as an ``(n_docs, k)`` matrix, whatever the pipeline returned."""
     if isinstance(result, list) and result and isinstance(result[0], np.ndarray):
@@ -225,41 +135,76 @@ def _estimates(matrix: U64, a: npt.NDArray[np.intp], b: npt.NDArray[np.intp]) ->
 
 
 def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
+    from datasketch import LeanMinHash, MinHash
+    from simhash import Simhash
+
     t_start = time.perf_counter()
     docs = generate(n_docs, seed=seed)
     texts = [d["text"] for d in docs]
     sets = doc_shingles(docs)
-    p = _Pipelines()
+    oph, kperm = MinHasher(num_perm=NUM_PERM), MinHasher(num_perm=NUM_PERM, scheme="kperm")
     hash_bytes = [[int(x).to_bytes(8, "little") for x in h.tolist()] for h in sets]
     hash_ints = [(h & np.uint64(0xFFFFFFFF)).tolist() for h in sets]
 
+    def ds_per_doc(texts: Sequence[str]) -> list[Any]:
+        out = []
+        for t in texts:
+            m = MinHash(num_perm=NUM_PERM)
+            m.update_batch(peer_shingles(t))
+            out.append(m)
+        return out
+
+    def oph_batch(texts: Sequence[str]) -> list[U64]:
+        return [
+            oph.signatures(*batch_shingle_hashes(texts[i : i + BATCH]))
+            for i in range(0, len(texts), BATCH)
+        ]
+
+    text, hashes = "minhash: text -> signature", "minhash: precomputed shingle hashes -> signature"
+    fingerprint = "simhash: text -> 64-bit fingerprint"
     plan: list[tuple[str, str, Callable[[Sequence[Any]], Any], Sequence[Any]]] = [
-        ("minhash: text -> signature", "neardup oph, single doc", p.oph_single, texts),
-        ("minhash: text -> signature", f"neardup oph, batch {BATCH} (engine)", p.oph_batch, texts),
-        ("minhash: text -> signature", "neardup kperm, single doc", p.kperm_single, texts),
-        ("minhash: text -> signature", "datasketch, new MinHash per doc", p.ds_per_doc, texts),
-        ("minhash: text -> signature", "datasketch, MinHash.bulk", p.ds_bulk, texts),
-        ("minhash: precomputed shingle hashes -> signature", "neardup oph", p.oph_hashes, sets),
-        ("minhash: precomputed shingle hashes -> signature", "neardup kperm", p.kperm_hashes, sets),
         (
-            "minhash: precomputed shingle hashes -> signature",
+            text,
+            "neardup oph, single doc",
+            lambda ts: [oph.signature(shingle_hashes(t)) for t in ts],
+            texts,
+        ),
+        (text, f"neardup oph, batch {BATCH} (engine)", oph_batch, texts),
+        (
+            text,
+            "neardup kperm, single doc",
+            lambda ts: [kperm.signature(shingle_hashes(t)) for t in ts],
+            texts,
+        ),
+        (text, "datasketch, new MinHash per doc", ds_per_doc, texts),
+        (
+            text,
+            "datasketch, MinHash.bulk",
+            lambda ts: list(MinHash.bulk([peer_shingles(t) for t in ts], num_perm=NUM_PERM)),
+            texts,
+        ),
+        (hashes, "neardup oph", lambda hs: [oph.signature(h) for h in hs], sets),
+        (hashes, "neardup kperm", lambda hs: [kperm.signature(h) for h in hs], sets),
+        (
+            hashes,
             "datasketch bulk, 8-byte strings (sha1_hash32 re-hash)",
-            p.ds_bytes,
+            lambda xs: list(MinHash.bulk(xs, num_perm=NUM_PERM)),
             hash_bytes,
         ),
         (
-            "minhash: precomputed shingle hashes -> signature",
+            hashes,
             "datasketch bulk, uint32 (identity hashfunc)",
-            p.ds_ints,
+            lambda xs: list(MinHash.bulk(xs, num_perm=NUM_PERM, hashfunc=lambda x: x)),
             hash_ints,
         ),
+        (
+            fingerprint,
+            "neardup (tf-weighted)",
+            lambda ts: [simhash(*shingle_counts(t)) for t in ts],
+            texts,
+        ),
+        (fingerprint, "simhash (PyPI)", lambda ts: [int(Simhash(t).value) for t in ts], texts),
     ]
-    nd_simhash = _neardup_simhash()
-    if nd_simhash is not None:
-        plan.append(
-            ("simhash: text -> 64-bit fingerprint", "neardup (tf-weighted)", nd_simhash, texts)
-        )
-    plan.append(("simhash: text -> 64-bit fingerprint", "simhash (PyPI)", p.pysimhash, texts))
 
     rng = random.Random(seed)
     pairs = _pairs(docs, n_pairs, rng)
@@ -295,8 +240,6 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
             row.ratio = row.docs_per_s / base.docs_per_s
 
     # Size against accuracy: full signatures, b-bit packed, datasketch LeanMinHash.
-    from datasketch import LeanMinHash, MinHash
-
     oph_m = matrices["minhash: text -> signature|neardup oph, single doc"]
     batch_m = matrices[f"minhash: text -> signature|neardup oph, batch {BATCH} (engine)"]
     batch_equals_single = bool(np.array_equal(oph_m, batch_m))
@@ -304,7 +247,7 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
         console.print("[red]warning: the batch path's signatures differ from the single-doc path")
     kperm_m = matrices["minhash: text -> signature|neardup kperm, single doc"]
     ds_m = matrices["minhash: text -> signature|datasketch, MinHash.bulk"]
-    sig0 = Signature(oph_m[0], "oph", p.oph.seed, NUM_PERM)
+    sig0 = Signature(oph_m[0], "oph", oph.seed, NUM_PERM)
     sizes: list[SizeRow] = []
     for label, matrix, truth in (
         ("neardup oph, 64-bit values", oph_m, exact),
@@ -317,9 +260,7 @@ def run(n_docs: int, seed: int, reps: int, n_pairs: int) -> dict[str, Any]:
                 *_errors(_estimates(matrix, a, b), truth),
             )
         )
-    sig_of = {
-        i: Signature(oph_m[i], "oph", p.oph.seed, NUM_PERM) for i in {*a.tolist(), *b.tolist()}
-    }
+    sig_of = {i: Signature(oph_m[i], "oph", oph.seed, NUM_PERM) for i in {*a.tolist(), *b.tolist()}}
     for bits in BBITS:
         packed = {i: pack_bbit(s, bits) for i, s in sig_of.items()}
         est = np.array(

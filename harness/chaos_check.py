@@ -26,7 +26,7 @@ invariant (:data:`INVARIANTS`):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +161,9 @@ class History:
     offsets: list[OffsetCheck] = field(default_factory=list)  # one per broker restart
 
 
+Verdicts = Mapping[str, list[tuple[Out, dict[str, Any]]]]  # article id -> its verdicts, in order
+
+
 def check(h: History) -> list[Violation]:
     """Every violation of the run, invariant by invariant (see the module docstring)."""
     verdicts = _verdicts_by_id(h.outputs)
@@ -197,49 +200,37 @@ def _verdicts_by_id(outputs: Iterable[Out]) -> dict[str, list[tuple[Out, dict[st
     return by_id
 
 
-def _check_verdicts(
-    h: History, verdicts: Mapping[str, list[tuple[Out, dict[str, Any]]]]
-) -> list[Violation]:
+def _check_verdicts(h: History, verdicts: Verdicts) -> Iterator[Violation]:
     missing = sorted(i for i in h.articles if i not in h.deleted and i not in verdicts)
-    if not missing:
-        return []
-    return [Violation("verdicts", f"{len(missing)} accepted articles have no verdict: {missing}")]
+    if missing:
+        yield Violation("verdicts", f"{len(missing)} accepted articles have no verdict: {missing}")
 
 
-def _check_repeats(verdicts: Mapping[str, list[tuple[Out, dict[str, Any]]]]) -> list[Violation]:
-    out = []
+def _check_repeats(verdicts: Verdicts) -> Iterator[Violation]:
     for ident, vs in sorted(verdicts.items()):
-        first = vs[0][1]
-        for o, other in vs[1:]:
+        (o1, first), *later = vs
+        for o, other in later:
             if other != first:
-                out.append(
-                    Violation(
-                        "repeats",
-                        f"{ident}: verdict at {o.partition}/{o.offset} differs from the first "
-                        f"({vs[0][0].partition}/{vs[0][0].offset}): {first} != {other}",
-                    )
+                yield Violation(
+                    "repeats",
+                    f"{ident}: verdict at {o.partition}/{o.offset} differs from the first "
+                    f"({o1.partition}/{o1.offset}): {first} != {other}",
                 )
                 break
-    return out
 
 
-def _check_originals(
-    h: History, verdicts: Mapping[str, list[tuple[Out, dict[str, Any]]]]
-) -> list[Violation]:
-    out = []
+def _check_originals(h: History, verdicts: Verdicts) -> Iterator[Violation]:
     for group in h.groups:
         decided = {i: verdicts[i][0][1] for i in group if i in verdicts}
         originals = sorted(i for i, v in decided.items() if v.get("verdict") == "original")
         if len(originals) > 1:
             shown = {i: (v.get("verdict"), v.get("duplicate_of")) for i, v in decided.items()}
-            out.append(Violation("originals", f"group {group} has originals {originals}: {shown}"))
+            yield Violation("originals", f"group {group} has originals {originals}: {shown}")
         elif not originals and len(decided) == len(group):
-            out.append(Violation("originals", f"group {group} has no original: {decided}"))
-    return out
+            yield Violation("originals", f"group {group} has no original: {decided}")
 
 
-def _check_deleted(h: History) -> list[Violation]:
-    out = []
+def _check_deleted(h: History) -> Iterator[Violation]:
     by_key: dict[str, list[Out]] = defaultdict(list)
     for o in h.outputs:
         if o.topic == "verdicts":
@@ -248,7 +239,7 @@ def _check_deleted(h: History) -> list[Violation]:
         records = by_key.get(ident, [])
         tombs = [o for o in records if o.value is None]
         if not tombs:
-            out.append(Violation("deleted", f"{ident}: its tombstone got no verdict tombstone"))
+            yield Violation("deleted", f"{ident}: its tombstone got no verdict tombstone")
         else:
             t = min(tombs, key=lambda o: o.offset)
             later = [
@@ -258,12 +249,10 @@ def _check_deleted(h: History) -> list[Violation]:
             ]
             if later:
                 where = [f"{o.partition}/{o.offset}" for o in later]
-                out.append(
-                    Violation(
-                        "deleted",
-                        f"{ident}: verdicts at {where} after its verdict tombstone at "
-                        f"{t.partition}/{t.offset} (the takedown came back)",
-                    )
+                yield Violation(
+                    "deleted",
+                    f"{ident}: verdicts at {where} after its verdict tombstone at "
+                    f"{t.partition}/{t.offset} (the takedown came back)",
                 )
         seqs = set()
         for o in records:
@@ -274,8 +263,7 @@ def _check_deleted(h: History) -> list[Violation]:
         ns = h.articles.get(ident)
         dump = h.index.get(ns) if ns is not None else None
         if dump is not None:
-            out += _deleted_in_index(ident, seqs, dump)
-    return out
+            yield from _deleted_in_index(ident, seqs, dump)
 
 
 def _deleted_in_index(ident: str, seqs: set[int], d: IndexDump) -> list[Violation]:
@@ -297,10 +285,7 @@ def _deleted_in_index(ident: str, seqs: set[int], d: IndexDump) -> list[Violatio
     return [Violation("deleted", f"{ident}: deleted but still in the {where}")] if where else []
 
 
-def _check_dlq(
-    h: History, verdicts: Mapping[str, list[tuple[Out, dict[str, Any]]]]
-) -> list[Violation]:
-    out = []
+def _check_dlq(h: History, verdicts: Verdicts) -> Iterator[Violation]:
     seen: dict[str, set[str]] = defaultdict(set)
     for o in h.outputs:
         if o.topic != "dlq":
@@ -309,51 +294,47 @@ def _check_dlq(
             body = orjson.loads(o.value or b"")
             reason = str(body.get("reason"))
         except (orjson.JSONDecodeError, AttributeError):
-            out.append(Violation("dlq", f"dead letter at {o.partition}/{o.offset} is not JSON"))
+            yield Violation("dlq", f"dead letter at {o.partition}/{o.offset} is not JSON")
             continue
         raw_key = o.key or b""
         shown_key = str(body.get("key") or "").encode("utf-8", "replace")
         poison = next(
-            (p for p in h.poison if raw_key.startswith(p.key_prefix) or
-             shown_key.startswith(p.key_prefix)),
+            (
+                p
+                for p in h.poison
+                if raw_key.startswith(p.key_prefix) or shown_key.startswith(p.key_prefix)
+            ),
             None,
-        )  # fmt: skip
+        )
         key = _key(o)
         if poison is not None:
             seen[poison.name].add(reason)
             if reason not in poison.reasons:
-                out.append(
-                    Violation(
-                        "dlq",
-                        f"poison {poison.name} dead-lettered as {reason!r}, expected one of "
-                        f"{sorted(poison.reasons)}",
-                    )
+                yield Violation(
+                    "dlq",
+                    f"poison {poison.name} dead-lettered as {reason!r}, expected one of "
+                    f"{sorted(poison.reasons)}",
                 )
         elif key in h.articles:
             tombstone = body.get("value_bytes") == 0 and body.get("value") in ("", None)
             if key in h.deleted and reason in DELETED_REPLAY_REASONS:
                 continue
             what = "the tombstone of" if tombstone else "the valid article"
-            out.append(Violation("dlq", f"{what} {key} was dead-lettered as {reason!r}"))
+            yield Violation("dlq", f"{what} {key} was dead-lettered as {reason!r}")
         else:
-            out.append(
-                Violation("dlq", f"unknown dead letter {key[:60]!r} ({reason!r}) at "
-                                 f"{o.partition}/{o.offset}")
-            )  # fmt: skip
+            where = f"{o.partition}/{o.offset}"
+            yield Violation("dlq", f"unknown dead letter {key[:60]!r} ({reason!r}) at {where}")
     for p in h.poison:
         if p.name not in seen:
             got = "it got a verdict" if _poison_verdict(p, verdicts) else "nothing"
-            out.append(
-                Violation(
-                    "dlq",
-                    f"poison {p.name} (expected {sorted(p.reasons)}) is not in the dead-letter "
-                    f"topic; {got}",
-                )
+            yield Violation(
+                "dlq",
+                f"poison {p.name} (expected {sorted(p.reasons)}) is not in the dead-letter "
+                f"topic; {got}",
             )
-    return out
 
 
-def _poison_verdict(p: Poison, verdicts: Mapping[str, list[tuple[Out, dict[str, Any]]]]) -> bool:
+def _poison_verdict(p: Poison, verdicts: Verdicts) -> bool:
     return any(
         (o.key or b"").startswith(p.key_prefix) or ident.encode().startswith(p.key_prefix)
         for ident, vs in verdicts.items()
@@ -409,44 +390,36 @@ def _check_index(ns: str, d: IndexDump, h: History) -> list[Violation]:
     return [Violation("index", b) for b in bad]
 
 
-def _check_offsets(h: History) -> list[Violation]:
-    out = []
+def _check_offsets(h: History) -> Iterator[Violation]:
     for c in h.offsets:
-        if c.error:
-            out.append(Violation("offsets", f"restart at {c.at_s:.1f}s: {c.error}"))
-            continue
         back = {p: (o, c.after.get(p)) for p, o in c.before.items() if c.after.get(p, -1) < o}
-        if back:
-            out.append(
-                Violation(
-                    "offsets",
-                    f"restart at {c.at_s:.1f}s: committed offsets went back (partition: before, "
-                    f"after) {back}",
-                )
+        if c.error:
+            yield Violation("offsets", f"restart at {c.at_s:.1f}s: {c.error}")
+        elif back:
+            yield Violation(
+                "offsets",
+                f"restart at {c.at_s:.1f}s: committed offsets went back (partition: before, "
+                f"after) {back}",
             )
-    held: dict[tuple[str, int, int], tuple[bytes | None, bytes | None]] = {}
+    held: dict[tuple[str, int, int], Out] = {}
     for o in h.outputs:
-        record = (o.key, o.value)
-        first = held.setdefault((o.topic, o.partition, o.offset), record)
-        if first != record:
-            out.append(
-                Violation(
-                    "offsets",
-                    f"{o.topic} {o.partition}/{o.offset} held two records: {_key_of(first)!r} "
-                    f"then {_key(o)!r} (the log lost records and reused their offsets)",
-                )
+        first = held.setdefault((o.topic, o.partition, o.offset), o)
+        if (first.key, first.value) != (o.key, o.value):
+            yield Violation(
+                "offsets",
+                f"{o.topic} {o.partition}/{o.offset} held two records: {_raw_key(first)!r} "
+                f"then {_key(o)!r} (the log lost records and reused their offsets)",
             )
-            break
-    return out
+            return
 
 
-def _key_of(record: tuple[bytes | None, bytes | None]) -> str:
-    return (record[0] or b"").decode("utf-8", "replace")
+def _raw_key(o: Out) -> str:
+    return (o.key or b"").decode("utf-8", "replace")
 
 
-def _check_exits(exits: Iterable[Exit]) -> list[Violation]:
-    return [
-        Violation("workers", f"{e.name} exited by itself with code {e.code}:\n{e.log_tail}")
-        for e in exits
-        if not e.killed and not e.stopped and not e.broker_away
-    ]
+def _check_exits(exits: Iterable[Exit]) -> Iterator[Violation]:
+    for e in exits:
+        if not e.killed and not e.stopped and not e.broker_away:
+            yield Violation(
+                "workers", f"{e.name} exited by itself with code {e.code}:\n{e.log_tail}"
+            )

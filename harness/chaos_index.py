@@ -34,9 +34,8 @@ def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
 
 
 def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
-    """Read one namespace's keys (:mod:`neardup.stream.index.redis.keys`) and decode them: records
-    through :class:`neardup.stream.records.Record`, seqs at the width the code packs them
-    (:func:`code_seq_width`), which every stored seq must share."""
+    """One namespace's keys, decoded (see the module docstring); every stored seq must have the
+    width the code packs (:func:`code_seq_width`)."""
     width = code_seq_width()
     problems: list[str] = []
 

@@ -1,19 +1,18 @@
 """The fault checker's seeded plan: what to produce, when, and which faults to inject when.
 
-Everything here is a pure function of the seed, so a failing seed names its whole run: the
-messages (near-copy groups spread over partitions, verbatim copies, replays, tombstones racing
-replays, poison of every kind, a quarter of the articles in batches compressed by librdkafka)
-and the fault schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a worker, a Redis restart,
-Redis at its memory limit, a broker restart). :func:`describe` prints it.
-
-The broker is part of the plan: on Tansu (memory storage) a restarted broker has lost every
-topic, message and committed offset, so nothing would be left to judge, and ``broker_restart`` is
-left out of its runs (:data:`UNSUPPORTED`); Apache Kafka keeps its log directory and takes it.
+A pure function of the seed, so a failing seed names its whole run: the messages (near-copy
+groups spread over partitions, verbatim copies, replays, tombstones racing replays, poison of
+every kind, a quarter of the articles in batches compressed by librdkafka) and the fault
+schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a worker, a Redis restart, Redis at its
+memory limit, a broker restart). :func:`describe` prints it. A restarted Tansu (memory storage)
+has lost every topic, message and offset, so nothing would be left to judge: ``broker_restart``
+is left out of its runs (:data:`UNSUPPORTED`).
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
 import orjson
@@ -99,24 +98,42 @@ def _poison(n: int, text: str) -> list[tuple[Poison, bytes, bytes]]:
         ("not_json", b"", b"{this is not json", {"invalid_json"}),
         ("invalid_utf8", b"", b'{"id": "x", "text": "caf\xc3 \xff\xfe"}', {"invalid_utf8"}),
         ("missing_id", b"", orjson.dumps({"text": text, "namespace": NAMESPACE}), {"missing_id"}),
-        ("missing_text", b"", orjson.dumps({"id": "poison-text", "namespace": NAMESPACE}),
-         {"missing_text"}),
-        ("oversize_text", b"", _article("poison-big", "word " * (MAX_MESSAGE_BYTES // 4)),
-         {"oversize"}),
+        (
+            "missing_text",
+            b"",
+            orjson.dumps({"id": "poison-text", "namespace": NAMESPACE}),
+            {"missing_text"},
+        ),
+        (
+            "oversize_text",
+            b"",
+            _article("poison-big", "word " * (MAX_MESSAGE_BYTES // 4)),
+            {"oversize"},
+        ),
         # a valid article under a key no record may carry whole (key size is judged first)
-        ("oversize_key", control[:OVERSIZE_KEY_BYTES], _article(f"poison-{n + 5}", text + " k"),
-         {"oversize_key"}),
-        ("oversize_key_not_json", control[:OVERSIZE_KEY_BYTES], b"\x00not json",
-         {"oversize_key", "invalid_json"}),
-        ("other_scheme", b"", orjson.dumps({"id": f"poison-{n + 7}", "text": text,
-                                            "namespace": OTHER_NAMESPACE}), {"scheme_mismatch"}),
-    ]  # fmt: skip
-    out = []
-    for i, (name, tail, value, reasons) in enumerate(kinds):
-        k = key(i, tail)
-        prefix = key(i)
-        out.append((Poison(f"{name}#{n + i}", prefix, frozenset(reasons)), k, value or b""))
-    return out
+        (
+            "oversize_key",
+            control[:OVERSIZE_KEY_BYTES],
+            _article(f"poison-{n + 5}", text + " k"),
+            {"oversize_key"},
+        ),
+        (
+            "oversize_key_not_json",
+            control[:OVERSIZE_KEY_BYTES],
+            b"\x00not json",
+            {"oversize_key", "invalid_json"},
+        ),
+        (
+            "other_scheme",
+            b"",
+            orjson.dumps({"id": f"poison-{n + 7}", "text": text, "namespace": OTHER_NAMESPACE}),
+            {"scheme_mismatch"},
+        ),
+    ]
+    return [
+        (Poison(f"{name}#{n + i}", key(i), frozenset(reasons)), key(i, tail), value or b"")
+        for i, (name, tail, value, reasons) in enumerate(kinds)
+    ]
 
 
 def make_plan(
@@ -169,15 +186,17 @@ def make_plan(
         )
         if rng.random() < 0.2 or ident in deletable:  # at-least-once producers repeat
             again = round(sent + rng.uniform(0.5, 10.0), 2)
-            msgs.append(Msg("replay", ident, ident.encode(), _article(ident, text),
-                            part[ident], again))  # fmt: skip
+            msgs.append(
+                Msg("replay", ident, ident.encode(), _article(ident, text), part[ident], again)
+            )
     for ident in deletable:
         first = min(m.at_s for m in msgs if m.ident == ident)
         gone = round(first + rng.uniform(0.0, 6.0), 2)  # may race its own registration
         msgs.append(Msg("tombstone", ident, ident.encode(), None, part[ident], gone))
         back = round(gone + rng.uniform(0.5, 6.0), 2)  # an old message replayed after the delete
-        msgs.append(Msg("replay", ident, ident.encode(), _article(ident, texts[ident]),
-                        part[ident], back))  # fmt: skip
+        msgs.append(
+            Msg("replay", ident, ident.encode(), _article(ident, texts[ident]), part[ident], back)
+        )
     poison = []
     for p, key, value in _poison(1000, raw[-1][0]["text"]):
         if p.name.split("#")[0] in skip:
@@ -224,14 +243,12 @@ def _schedule(
 
 def describe(plan: Plan) -> str:
     """The seed's schedule and workload, one line each, to print with a failing seed."""
-    kinds: dict[str, int] = {}
-    for m in plan.messages:
-        kinds[m.kind] = kinds.get(m.kind, 0) + 1
+    kinds = dict(Counter(m.kind for m in plan.messages))
     lines = [
         f"seed {plan.seed} on {plan.broker}: {plan.workers} workers, {plan.partitions} partitions, "
         f"{plan.window_s:.0f}s window; messages {kinds}; "
         f"{len(plan.groups)} groups, {len(plan.deleted)} deleted, {len(plan.poison)} poison, "
-        f"{sum(m.codec is not None for m in plan.messages)} in compressed batches",
+        f"{sum(m.codec is not None for m in plan.messages)} in compressed batches"
     ]
     for f in plan.faults:
         extra = f" for {f.duration_s:.1f}s" if f.duration_s else ""

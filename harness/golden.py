@@ -51,17 +51,8 @@ def write_corpus(path: Path = CORPUS) -> None:
 
 def dedup(src: Path, out: Path, *store: str) -> None:
     """``neardup dedup SRC -o OUT [--store ...]`` as a user runs it."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "neardup.stream.cli.main",
-        "dedup",
-        str(src),
-        "-o",
-        str(out),
-        "--no-progress",
-    ]
-    subprocess.run([*cmd, *store], check=True, capture_output=True)
+    cmd = [sys.executable, "-m", "neardup.stream.cli.main", "dedup", str(src), "-o", str(out)]
+    subprocess.run([*cmd, "--no-progress", *store], check=True, capture_output=True)
 
 
 def main() -> None:

@@ -1,10 +1,9 @@
 """The client side of the streaming tests, benchmarks and demo: topics, producing, reading verdicts.
 
-One way to make topics for all of them (:func:`create_topics`: create, then wait until every
-partition has a leader, since a producer that races the metadata gets ``UnknownTopicOrPartition``),
-one producer helper (:func:`produce`), and two verdict readers: :func:`collect` (a throwaway group,
-until every wanted id was seen; for tests) and :class:`VerdictSink` (no group, assigned partitions,
-first arrival time per key; for measurements).
+Topics are made one way (:func:`create_topics`: create, then wait until every partition has a
+leader, since a producer that races the metadata gets ``UnknownTopicOrPartition``); verdicts are
+read by :func:`collect` (a throwaway group, until every wanted id was seen; for tests) or
+:class:`VerdictSink` (no group, first arrival time per key; for measurements).
 """
 
 from __future__ import annotations
@@ -141,14 +140,7 @@ async def make_topics(bootstrap: str, partitions: int = 4) -> Topics:
 
 async def produce(bootstrap: str, topic: str, items: Iterable[Item]) -> None:
     """Send every ``(key, value, partition)`` and wait until the broker has them all."""
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=4_000_000)
-    await producer.start()
-    try:
-        for key, value, partition in items:
-            await producer.send(topic, key=key, value=value, partition=partition)
-        await producer.flush()
-    finally:
-        await producer.stop()
+    await _send_all(bootstrap, topic, ({"key": k, "value": v, "partition": p} for k, v, p in items))
 
 
 Headers = Sequence[tuple[str, bytes]]
@@ -159,11 +151,17 @@ async def produce_with_headers(
     bootstrap: str, topic: str, items: Iterable[tuple[bytes | None, bytes | None, Headers]]
 ) -> None:
     """Send every ``(key, value, headers)`` (tombstones naming a namespace, ...) and flush."""
+    await _send_all(
+        bootstrap, topic, ({"key": k, "value": v, "headers": list(h)} for k, v, h in items)
+    )
+
+
+async def _send_all(bootstrap: str, topic: str, sends: Iterable[dict[str, Any]]) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=4_000_000)
     await producer.start()
     try:
-        for key, value, headers in items:
-            await producer.send(topic, key=key, value=value, headers=list(headers))
+        for kwargs in sends:
+            await producer.send(topic, **kwargs)
         await producer.flush()
     finally:
         await producer.stop()
@@ -201,12 +199,8 @@ def produce_librdkafka(
             failures.append(error)
 
     for key, value, partition in items:
-        if partition is None:
-            producer.produce(topic, key=key, value=value, on_delivery=delivered)
-        else:
-            producer.produce(
-                topic, key=key, value=value, partition=partition, on_delivery=delivered
-            )
+        where: dict[str, Any] = {} if partition is None else {"partition": partition}
+        producer.produce(topic, key=key, value=value, on_delivery=delivered, **where)
         producer.poll(0)
     left = producer.flush(timeout_s)
     if left or failures:
@@ -364,11 +358,7 @@ KeyOf = Callable[[ConsumerRecord[bytes, bytes], dict[str, Any]], str]
 
 
 async def collect(
-    bootstrap: str,
-    topic: str,
-    want: set[str],
-    timeout_s: float = 90,
-    key_of: KeyOf | None = None,
+    bootstrap: str, topic: str, want: set[str], timeout_s: float = 90, key_of: KeyOf | None = None
 ) -> dict[str, list[dict[str, Any]]]:
     """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept).
 
@@ -394,13 +384,11 @@ async def collect(
 
 
 class VerdictSink:
-    """Reads the verdict and dead-letter topics from the beginning (no group, no commits).
-
-    Keys are ``PHASE-NNNNNN``: counts are kept per phase. The first arrival of each key is kept
-    (at-least-once delivery may repeat a verdict) with its receive time (``time_ns``) and the
-    verdict's Kafka timestamp (ms, set by the worker's producer). ``fetch_max_wait_ms`` matters on
-    Tansu, which holds a Fetch that finds no data that long even when records arrive meanwhile.
-    """
+    """Reads the verdict and dead-letter topics from the beginning (no group, no commits). Keys
+    are ``PHASE-NNNNNN``, counted per phase; the first arrival of each key is kept (at-least-once
+    may repeat a verdict) with its receive time (``time_ns``) and the verdict's Kafka timestamp
+    (ms). ``fetch_max_wait_ms`` matters on Tansu, which holds a Fetch that finds no data that
+    long even when records arrive meanwhile."""
 
     def __init__(
         self,

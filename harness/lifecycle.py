@@ -1,19 +1,14 @@
 """A randomized checker of a namespace's life: registrations, copies, takedowns (by each of the
 three paths) and rebuilds (from an export, stale or fresh, and from the input topic's log)
-interleaved with a running worker, judged from outside by what the read API says afterwards.
-
-Each seed makes a schedule; after it the checker requires that every id taken down (by
-``neardup delete``, by ``DELETE /articles/{id}`` or by a tombstone on the input topic) stays
-down, that every article registered and not taken down is indexed under its namespace's name,
-and that no story has two originals among its live articles.
+interleaved with a running worker, judged from outside by what the read API says afterwards:
+every id taken down stays down, every article registered and not taken down is indexed under
+its namespace's name, and no story has two originals among its live articles.
 
 The schedule runs against a :class:`System`: :class:`InProcess` (an engine on the memory store,
 a rebuild's "meanwhile" between its batches: fast, for many seeds) or
 :class:`harness.lifecycle_live.Live` (a real worker on Kafka and Redis, driven by the
 ``neardup`` commands, HTTP and the topic, a rebuild's "meanwhile" while the command runs).
-``python -m harness.lifecycle --seeds 1 2 3 [--live]`` prints each failing seed's schedule;
-``tests/stream/engine/test_lifecycle.py`` runs seeds in process,
-``tests/integration/worker/test_lifecycle_live.py`` against a real worker.
+``python -m harness.lifecycle --seeds 1 2 3 [--live]`` prints each failing seed's schedule.
 """
 
 from __future__ import annotations
@@ -50,26 +45,20 @@ Meanwhile = Callable[[], Awaitable[None]]
 
 
 class System(Protocol):
-    """What the checker drives: a worker and its index, seen from outside."""
+    """What the checker drives: a worker and its index, seen from outside. ``register`` sends
+    one article and says what happened to it; ``delete`` takes one down by a path of
+    :data:`DELETE_PATHS`; ``export`` exports the namespace: a handle for ``rebuild`` and how many
+    articles; ``rebuild`` rebuilds from an export (None: from the input topic), calling
+    ``meanwhile`` while it runs, and says what it did (None: nothing to rebuild from); ``settle``
+    waits until everything sent is decided; ``read`` is the read API's answer (None: not
+    indexed)."""
 
-    async def register(self, article: Article) -> str:
-        """Send one article; what happened to it, for the schedule."""
-
-    async def delete(self, doc_id: str, path: str) -> None:
-        """Take ``doc_id`` down by ``path`` (one of :data:`DELETE_PATHS`)."""
-
-    async def export(self) -> tuple[Any, int]:
-        """Export the namespace: a handle for :meth:`rebuild` and how many articles."""
-
-    async def rebuild(self, export: Any | None, meanwhile: Meanwhile) -> str | None:
-        """Rebuild from ``export`` (None: from the input topic), calling ``meanwhile`` while
-        it runs; what it did, or None if there was nothing to rebuild from."""
-
-    async def settle(self) -> None:
-        """Until everything sent so far is decided."""
-
-    async def read(self, doc_id: str) -> dict[str, Any] | None:
-        """The read API's answer for the article, None when it is not indexed."""
+    async def register(self, article: Article) -> str: ...
+    async def delete(self, doc_id: str, path: str) -> None: ...
+    async def export(self) -> tuple[Any, int]: ...
+    async def rebuild(self, export: Any | None, meanwhile: Meanwhile) -> str | None: ...
+    async def settle(self) -> None: ...
+    async def read(self, doc_id: str) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -223,11 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.lifecycle")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 11)))
     parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument(
-        "--live",
-        action="store_true",
-        help="against a real worker on Apache Kafka and Redis (started here), not in process",
-    )
+    live = "against a real worker on Apache Kafka and Redis (started here), not in process"
+    parser.add_argument("--live", action="store_true", help=live)
     args = parser.parse_args(argv)
     if args.live:
         from harness import lifecycle_live
@@ -235,20 +221,16 @@ def main(argv: list[str] | None = None) -> int:
         return lifecycle_live.main(args.seeds, args.steps)
     failed = 0
     for seed in args.seeds:
-        world_bad = asyncio.run(run(seed, args.steps))
-        failed += report(seed, world_bad)
+        failed += report(seed, asyncio.run(run(seed, args.steps)))
     return 1 if failed else 0
 
 
 def report(seed: int, bad: list[str]) -> int:
     """Print a seed's outcome (its violations and schedule when it failed); 1 if it failed."""
-    if not bad:
-        print(f"seed {seed}: ok", flush=True)
-        return 0
-    print(f"seed {seed}: FAILED", flush=True)
+    print(f"seed {seed}: {'FAILED' if bad else 'ok'}", flush=True)
     for line in bad:
         print(f"  {line}", flush=True)
-    return 1
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
@@ -116,17 +116,10 @@ class Live:
         # an operator takes down what they have seen decided
         await self.settle()
         if path == "cli":
+            t = self.topics
+            kafka = ["--kafka-bootstrap", t.bootstrap, "--input-topic", t.input]
             await self._neardup(
-                "delete",
-                doc_id,
-                "--namespace",
-                self.ns,
-                "--kafka-bootstrap",
-                self.topics.bootstrap,
-                "--input-topic",
-                self.topics.input,
-                "--verdict-topic",
-                self.topics.verdicts,
+                "delete", doc_id, "--namespace", self.ns, *kafka, "--verdict-topic", t.verdicts
             )
             return
         status, body = await asyncio.to_thread(self._http, "DELETE", self._path(doc_id))
@@ -137,10 +130,8 @@ class Live:
         await self.settle()
         self.exports += 1
         out = self.workdir / f"{self.ns}-export-{self.exports}.jsonl"
-        said = await self._neardup("export", self.ns, "-o", str(out))
-        n = int(
-            said.split("exported ", 1)[1].split()[0].replace(",", "")
-        )  # "exported N articles ..."
+        said = await self._neardup("export", self.ns, "-o", str(out))  # "exported N articles ..."
+        n = int(said.split("exported ", 1)[1].split()[0].replace(",", ""))
         return (out, n), n
 
     async def rebuild(self, export: Any | None, meanwhile: lifecycle.Meanwhile) -> str | None:
@@ -193,8 +184,7 @@ class Live:
             return None
         if status != 200:
             raise RuntimeError(f"GET {doc_id!r} answered {status}: {body}")
-        out: dict[str, Any] = body
-        return out
+        return cast(dict[str, Any], body)
 
 
 async def _records(consumer: AIOKafkaConsumer) -> AsyncIterator[Any]:

@@ -1,21 +1,18 @@
 """Real short newswire briefs from Reuters-21578, noisy copies of them and their real siblings.
 
 :mod:`harness.briefs` writes its briefs from templates; this module takes them from the real wire
-(:func:`harness.data.reuters`): headlines (a story's first line) and whole stories of fewer than
-30 tokens, the short-text path's texts. Every pair has its own two documents, labelled by how
-the second was made from the first:
+(:func:`harness.data.reuters`): headlines and whole stories of fewer than 30 tokens, the
+short-text path's texts. Every pair has its own two documents, labelled by how the second was
+made from the first:
 
-* ``copy``: the same brief with surface noise only, one or more *families* (the detail names
-  them, ``+`` between): attribution tags at the start or the end in several forms, bylines,
-  ``via X``, hashtags, links, emoji, punctuation removed or added inside words (``U.S.`` /
-  ``US``, ``TREASURY'S`` / ``TREASURYS``, ``TAX-FREE`` / ``TAX FREE``) and between them, the
-  headline re-broken over lines with doubled spaces, case, one typo. A reader calls it the
-  same story; it should be linked.
+* ``copy``: the same brief with surface noise only, of one or more families
+  (:data:`COPY_FAMILIES`; the detail names them, ``+`` between). A reader calls it the same
+  story; it should be linked.
 * ``sibling``: another story of the same template. ``real ...``: two distinct briefs of the wire
-  that are the same text but for their numbers, or but for one word (a name, a month, a verb:
-  ``ROSE`` / ``FELL``); ``synthetic ...``: one number, amount, date, name or other content word
-  substituted in a real brief (at the start, inside or at the end), alone or with surface noise
-  besides. A reader calls it another story; it should not be linked.
+  that are the same text but for their numbers, or but for one word (:func:`real_siblings`);
+  ``synthetic ...``: a number, amount, date, name or other word substituted in a real brief
+  (:data:`SIBLING_FAMILIES`), alone or with noise besides. A reader calls it another story; it
+  should not be linked.
 
 The numbers of a copy are those of its brief; a sibling's substitution is never a typo (the
 words differ by two edits or more, or are short). Everything comes from one
@@ -34,7 +31,7 @@ from typing import Literal, TypedDict
 
 from rapidfuzz.distance import OSA
 
-from harness.data import reuters
+from harness.data import reuters, templates
 
 __all__ = [
     "COPY_FAMILIES",
@@ -82,25 +79,18 @@ def briefs() -> tuple[str, ...]:
     """Distinct real short briefs of the wire, in wire order: every headline of 4 to 29 tokens
     and every whole story that short (dividend notices, one-line items), once each (case and
     spacing folded to tell them apart)."""
-    seen: set[str] = set()
-    out = []
+    out: dict[str, str] = {}  # folded text -> the first brief that folds to it
     for story in reuters():
         text = story["text"].strip()
         head = text.split("\n")[0].strip()
         for t in (head, text) if text != head else (head,):
-            key = " ".join(t.lower().split())
-            if _short_enough(t) and key not in seen:
-                seen.add(key)
-                out.append(t)
-    return tuple(out)
+            if _short_enough(t):
+                out.setdefault(" ".join(t.lower().split()), t)
+    return tuple(out.values())
 
 
 def _mask(text: str) -> str:
     return " ".join(_NUM_RE.sub("#", text).split())
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
 
 
 def _bare(token: str) -> str:
@@ -125,7 +115,7 @@ def real_siblings() -> tuple[tuple[str, str, str], ...]:
             out.append((group[0], distinct[0], "real number"))
     by_gap: dict[tuple[int, str], list[str]] = defaultdict(list)
     for t in pool:
-        words = _words(t)
+        words = t.split()
         for i in range(len(words)):
             key = " ".join([*words[:i], "_", *words[i + 1 :]])
             by_gap[(i, key)].append(t)
@@ -134,9 +124,9 @@ def real_siblings() -> tuple[tuple[str, str, str], ...]:
         a = next((t for t in group if t not in used), None)
         if a is None:
             continue
-        wa = _bare(_words(a)[i])
+        wa = _bare(a.split()[i])
         for b in group:
-            wb = _bare(_words(b)[i])
+            wb = _bare(b.split()[i])
             if b == a or b in used or not wa or not wb or wa == wb or not wa.isalpha():
                 continue
             if not wb.isalpha() or OSA.distance(wa, wb) < 2:  # numbers, typos, plurals
@@ -152,39 +142,21 @@ def real_siblings() -> tuple[tuple[str, str, str], ...]:
 
 # --------------------------------------------------------------------------- noise families
 
-_SOURCES = ("Reuters", "Reuter", "AP", "AFP", "Bloomberg", "newswire", "Dow Jones", "Kyodo",
-            "Xinhua", "UPI", "wire", "MarketWatch", "NewsNow", "Tokyo dealers",
-            "Agence France")  # fmt: skip
-_END_TAGS = ("{s}", " - {s}", " -- {s}", " ({s})", " [{s}]", " | {s}", " — {s}", " /{s}/",
-             " (via {s})", " via {s}", ". {s}", " Reuter - Reuters", " (Source: {s})",
-             " Source: {s}", " ({s} report)", ", {s} said", " - {s} reports")  # fmt: skip
-_START_TAGS = ("{s} - ", "{s}: ", "({s}) - ", "[{s}] ", "{s} | ", "BREAKING: ", "FLASH - ",
-               "URGENT: ", "UPDATE - ", "WRAPUP - ", "Newsflash: ", "{s} — ", "LONDON ({s}) - ",
-               "TOKYO ({s}) - ", "NEW YORK ({s}) - ", "via {s}: ")  # fmt: skip
-_FIRST = ("John", "Jane", "Maria", "Kenji", "Ahmed", "Claire", "Tom", "Ana", "Peter", "Li")
-_LAST = ("Smith", "Doe", "Tanaka", "Brown", "Garcia", "Muller", "Okafor", "Chen", "Rossi")
-_BYLINES_END = (" (Reporting by {n})", " (Reporting by {n}; Editing by {m})", " - by {n}",
-                " By {n}", " (By {n}, {s})", " -- {n}, {s}")  # fmt: skip
-_BYLINES_START = ("By {n} - ", "By {n}, {s}: ", "{n} reports: ", "By {n} ")
-_TAGS = ("#markets", "#forex", "#breaking", "#news", "#economy", "#stocks", "#Reuters",
-         "#oil #OPEC", "#USD #JPY", "#business")  # fmt: skip
-_LINKS = ("https://reut.rs/3xYz9Q", "http://www.reuters.com/article/idUS{n}", "www.reuters.com",
-          "https://t.co/AbC123xyz", "https://bit.ly/2k{n}", "http://news.example.com/a?id={n}",
-          "https://www.wire.example/story/{n}?utm_source=twitter&utm_medium=social")  # fmt: skip
-_EMOJI = ("📈", "📉", "🔥", "💰", "🚨", "📰", "⚡", "🇺🇸", "👉", "✅", "💵")
-_MONTHS_TEXT = (
-    "january february march april may june july august september october november "
-    "december jan feb mar apr jun jul aug sep sept oct nov dec "
-)
-_MONTHS = frozenset(_MONTHS_TEXT.split())
-_NUMBER_WORDS_TEXT = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
-    "sixty seventy eighty ninety hundred thousand "
-)
-_NUMBER_WORDS = frozenset(_NUMBER_WORDS_TEXT.split())
-_MONTH_WORDS = ("JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST",
-                "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER")  # fmt: skip
+_WORDS = templates("noisy_briefs")
+_SOURCES: list[str] = _WORDS["sources"]
+_END_TAGS: list[str] = _WORDS["end_tags"]  # {s}: a source
+_START_TAGS: list[str] = _WORDS["start_tags"]
+_FIRST: list[str] = _WORDS["first_names"]
+_LAST: list[str] = _WORDS["last_names"]
+_BYLINES_END: list[str] = _WORDS["bylines_end"]  # {n}, {m}: a name
+_BYLINES_START: list[str] = _WORDS["bylines_start"]
+_TAGS: list[str] = _WORDS["hashtags"]
+_LINKS: list[str] = _WORDS["links"]  # {n}: a number
+_EMOJI: list[str] = _WORDS["emoji"]
+_MONTHS = frozenset(_WORDS["months"])  # lower case, abbreviations too
+_NUMBER_WORDS = frozenset(_WORDS["number_words"])
+_MONTH_WORDS: list[str] = _WORDS["month_words"]
+_STOP = frozenset(_WORDS["stop_words"])
 
 Noise = Callable[[random.Random, str], str | None]
 
@@ -251,13 +223,10 @@ def _punct_out(rng: random.Random, text: str) -> str | None:
     if not spots:
         return None
     chosen = {m.start() for m in spots if rng.random() < 0.7} or {rng.choice(spots).start()}
-    out = []
-    for i, c in enumerate(text):
-        if i in chosen:
-            out.append(" " if c == "-" and rng.random() < 0.4 else "")
-        else:
-            out.append(c)
-    return "".join(out)
+    return "".join(
+        (" " if c == "-" and rng.random() < 0.4 else "") if i in chosen else c
+        for i, c in enumerate(text)
+    )
 
 
 def _punct_in(rng: random.Random, text: str) -> str | None:
@@ -386,7 +355,6 @@ COPY_FAMILIES: dict[str, Noise] = {
     "case": _case,
     "typo": _typo,
 }
-_ADDED_AT_EDGES = ("tag end", "tag start", "byline", "via", "hashtag", "link", "emoji")
 
 
 def noisy(rng: random.Random, text: str, families: Sequence[str]) -> str | None:
@@ -417,10 +385,6 @@ def _vocabulary() -> tuple[str, ...]:
 
 
 _VOWEL_RE = re.compile("[AEIOUY]", re.IGNORECASE)
-_STOP_TEXT = (
-    "a an the of to at on in from by its it for and or is are was were be as with that this via "
-)
-_STOP = frozenset(_STOP_TEXT.split())  # fmt: skip
 
 
 def _other_number(rng: random.Random, numeral: str) -> str:
@@ -523,14 +487,11 @@ SIBLING_FAMILIES: dict[str, Callable[[random.Random, str], str | None]] = {
 def generate(
     copies_per_family: int = 150, siblings_per_family: int = 150, *, seed: int = 21
 ) -> tuple[list[RealDoc], list[NoisyPair]]:
-    """Docs in stream order, each pair's first before its second, and the labelled pairs.
-
-    Per copy family, ``copies_per_family`` copies with that family alone and as many with it
-    and one or two others (the detail names every family, in the order applied); then
-    ``copies_per_family`` copies of a headline re-broken with a tag added (``rebreak+tag
-    end``). Per synthetic substitution, ``siblings_per_family`` siblings, half of them with a
-    surface-noise family besides (the detail ends ``+ noise``); and every real sibling pair
-    (:func:`real_siblings`). Each real brief is the first of at most one pair.
+    """Docs in stream order, each pair's first before its second, and the labelled pairs: per
+    copy family, ``copies_per_family`` copies with that family alone and as many with it and one
+    or two others (in the order applied), then as many re-broken with a tag added (``rebreak+tag
+    end``); per synthetic substitution, ``siblings_per_family`` siblings, half of them with a
+    noise family besides (``+ noise``); every real sibling pair. A brief is in one pair at most.
     """
     rng = random.Random(seed)
     reals = real_siblings()

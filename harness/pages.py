@@ -1,10 +1,10 @@
 """Seeded web pages: real Reuters stories wrapped in the templates of synthetic news sites.
 
-A detector that compares whole pages sees two kinds of shared text: the story, and the site's
-boilerplate (navigation, "most read" and "related" boxes, newsletter and cookie lines, footer).
-The first makes a copy, the second does not. The pairs here say which is which:
+A detector that compares whole pages sees two kinds of shared text: the story, which makes a
+copy, and the site's boilerplate (navigation, boxes of headlines, sign-up and cookie lines,
+footer), which does not. The pairs here say which is which:
 
-* ``syndicated``: one story on two sites, each page wrapped in its own site's template.
+* ``syndicated``: one story on two sites, each page in its own site's template.
 * ``same_site``: two different stories on one site, sharing nothing but the template.
 * ``excerpt``: a later page on another site whose story part is 2-4 consecutive paragraphs of an
   earlier story under a new title: its story text lies inside the earlier one.
@@ -12,13 +12,12 @@ The first makes a copy, the second does not. The pairs here say which is which:
   commentary around it: its story text contains the earlier one.
 * ``unrelated``: different stories on different sites.
 
-Each story has at most two pages: the original, and at most one syndicated copy, excerpt or
-embedding on another site. So two pages are related exactly when their ``story`` is the same,
-and the pairs of those kinds are the complete ground truth, not a sample. Stories whose text
-overlaps an already chosen story (the wire's re-sends and corrections) are left out, as are
-stories that are mostly a table, so that different ``story`` ids really are different text.
-
-Everything comes from one ``random.Random(seed)``: a seed names a data set.
+Each story has at most two pages (the original and at most one derived page on another site),
+so two pages are related exactly when their ``story`` is the same, and the pairs of those kinds
+are the complete ground truth. Stories that overlap one already chosen (the wire's re-sends and
+corrections) or are mostly a table are left out. One ``random.Random(seed)``: a seed names a
+data set. The sites' templates and the words of derived pages are in
+``harness/data/templates/pages.json``.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict, cast
 
 from harness import data
 
@@ -116,273 +115,20 @@ class Site:
 
 # --------------------------------------------------------------------------- the sites
 
-SITES: tuple[Site, ...] = (
-    Site(
-        name="The Daily Ledger",
-        host="dailyledger.example",
-        nav=(
-            "The Daily Ledger - Business news you can count on",
-            "Home | Markets | Companies | Economy | Energy | Opinion | Podcasts | Sign in",
-        ),
-        meta=("Markets | {m} min read", "Companies | {m} min read", "Economy | {m} min read"),
-        most_read="Most read",
-        related="Related coverage",
-        bullet="{i}. ",
-        layout="after",
-        subscribe_fixed="Get the Morning Ledger in your inbox before the opening bell, free.",
-        subscribe=(
-            "Subscribe today and save 40 percent on your first year of unlimited access.",
-            "Already a subscriber? Sign in to read every story and the full archive.",
-            "Support independent business journalism: become a member from three dollars a week.",
-        ),
-        cookie=(
-            "We use cookies to improve your experience, analyse traffic and show relevant "
-            "advertising. By continuing to browse you agree to our use of cookies."
-        ),
-        footer=(
-            "Copyright The Daily Ledger Media Group. All rights reserved.",
-            "The Daily Ledger, 14 Foundry Lane, Eastport, EP4 2QT.",
-            "Terms of use | Privacy notice | Cookie settings | Accessibility | Contact us",
-            "Newsroom tips: newsdesk@dailyledger.example | Advertising: ads@dailyledger.example",
-            "Market data delayed by at least 15 minutes.",
-        ),
-    ),
-    Site(
-        name="Harbour Post",
-        host="harbourpost.example",
-        nav=(
-            "HARBOUR POST",
-            "News World Business Money Sport Culture Travel Weather",
-            "Independent news from the waterfront and the wider world",
-        ),
-        meta=("By the Harbour Post business desk", "By our markets reporter", "From the wires"),
-        most_read="Popular right now",
-        related="More on this story",
-        bullet="- ",
-        layout="before",
-        subscribe_fixed="Sign up for The Tide, our free evening newsletter.",
-        subscribe=(
-            "Our journalism is funded by readers like you. Please consider a small donation.",
-            "Enjoying the Harbour Post? Subscribe for full digital access and the print edition.",
-        ),
-        cookie=(
-            "This site uses cookies. Some are essential, others help us understand how you use "
-            "the site. You can change your choices at any time in Cookie preferences."
-        ),
-        footer=(
-            "(c) Harbour Post Ltd. Registered in Westmarsh, company number 0481123.",
-            "Harbour Post, Pier House, 2 Quay Street, Westmarsh.",
-            "About us | Work for us | Terms and conditions | Privacy policy | Complaints",
-            "Write to the editor: letters@harbourpost.example",
-        ),
-    ),
-    Site(
-        name="Meridian Wire",
-        host="meridianwire.example",
-        nav=(
-            "Meridian Wire | Markets, money and the world at noon",
-            "Top stories / Stocks / Bonds / Currencies / Commodities / Tech / Video / Newsletters",
-        ),
-        meta=("Updated {h} hours ago", "Published {h} hours ago", "Last updated {h} hours ago"),
-        most_read="Trending on Meridian",
-        related="Read next",
-        bullet="> ",
-        layout="split",
-        subscribe_fixed="Meridian Pro: real-time quotes, alerts and analysis. Start a free trial.",
-        subscribe=(
-            "Get our Midday Briefing, the five things markets are talking about, every weekday.",
-            "Download the Meridian Wire app for breaking alerts on your phone.",
-            "Listen to the Meridian Markets podcast wherever you get your podcasts.",
-        ),
-        cookie=(
-            "Meridian Wire and its partners store and access information on your device to "
-            "personalise content and ads. Manage your choices or accept all."
-        ),
-        footer=(
-            "Copyright Meridian Wire Inc. Quotes and data for information only, not advice.",
-            "Meridian Wire Inc, 900 Commerce Plaza, Suite 41, Lakeside City.",
-            "Terms of service | Privacy | Do not sell my information | Sitemap | Help centre",
-            "Corrections and clarifications: standards@meridianwire.example",
-            "Follow us on social media for the latest headlines.",
-        ),
-    ),
-    Site(
-        name="The Northgate Courier",
-        host="northgatecourier.example",
-        nav=(
-            "The Northgate Courier - Serving Northgate and the valley since 1911",
-            "Local | Region | Nation | World | Business | Farming | Obituaries | Classifieds",
-        ),
-        meta=("Courier staff and agencies", "Courier business desk", "Agency report"),
-        most_read="Most read today",
-        related="You may also like",
-        bullet="",
-        layout="after",
-        subscribe_fixed="Home delivery from just two dollars a week. Call our subscriber line.",
-        subscribe=(
-            "Read the full print edition online with the Courier e-paper.",
-            "Get local news first: sign up for the Courier morning email.",
-        ),
-        cookie=(
-            "We and our partners use cookies to deliver our services and to measure how our "
-            "pages are used. Find out more in our cookie policy."
-        ),
-        footer=(
-            "Copyright The Northgate Courier. Part of Valley Press Holdings.",
-            "The Northgate Courier, Market Square, Northgate NG1 7AB.",
-            "Contact the newsroom | Advertise with us | Terms | Privacy | Reader guidelines",
-            "Telephone newsroom: 0100 555 0134. Subscriptions: 0100 555 0199.",
-            "This newspaper subscribes to the Independent Press Standards code.",
-        ),
-    ),
-    Site(
-        name="Copperfield Times",
-        host="copperfieldtimes.example",
-        nav=(
-            "Copperfield Times",
-            "Trusted reporting, every day",
-            "Latest  Business  Politics  Science  Opinion  Lifestyle  Puzzles",
-        ),
-        meta=("Business", "Economy", "International", "Markets"),
-        most_read="Editor's picks",
-        related="Related articles",
-        bullet="* ",
-        layout="split",
-        subscribe_fixed="Unlock every article with a Copperfield Times digital subscription.",
-        subscribe=(
-            "New: try the Times Weekly Digest, a free summary of the week's biggest stories.",
-            "Gift a subscription to someone who loves good journalism.",
-            "Students and teachers read free with a school email address.",
-        ),
-        cookie=(
-            "Your privacy matters. We use cookies and similar technologies for site functions, "
-            "statistics and marketing. Select Accept to agree or Settings to choose."
-        ),
-        footer=(
-            "Copyright Copperfield Times Company. All rights reserved.",
-            "Copperfield Times, 77 Printers Row, Copperfield, CF3 9XZ.",
-            "Terms of sale | Terms of use | Privacy policy | Cookie policy | Contact",
-            "Reprints and permissions: rights@copperfieldtimes.example",
-            "Views expressed in opinion pieces and letters are those of their authors.",
-            "Found an error? Tell us at corrections@copperfieldtimes.example and we will fix it.",
-        ),
-    ),
-    Site(
-        name="Global Desk Review",
-        host="globaldesk.example",
-        nav=(
-            "GLOBAL DESK REVIEW - The week's economy, explained",
-            "Economy | Trade | Central banks | Energy | Asia | Europe | Americas | Data",
-            "Search | Log in | Subscribe",
-        ),
-        meta=("Reading time: {m} minutes", "Estimated reading time: {m} min"),
-        most_read="What others are reading",
-        related="Further reading",
-        bullet="{i}) ",
-        layout="before",
-        subscribe_fixed="Join readers in over 90 countries: subscribe to Global Desk Review.",
-        subscribe=(
-            "The Review's weekly data chart pack lands in your inbox every Friday.",
-            "Register for free to read three articles a month.",
-        ),
-        cookie=(
-            "Global Desk Review uses cookies and local storage. Strictly necessary cookies are "
-            "always on; analytics and advertising cookies only with your consent."
-        ),
-        footer=(
-            "Copyright Global Desk Review Publishing. Registered office: 5 Canal Walk, Riverton.",
-            "Editorial enquiries: editors@globaldesk.example",
-            "Terms and conditions | Privacy statement | Modern slavery statement | Careers",
-            "Global Desk Review is not responsible for the content of external sites.",
-        ),
-    ),
-    Site(
-        name="Pinecrest Herald",
-        host="pinecrestherald.example",
-        nav=(
-            "Pinecrest Herald - Your local paper, now online",
-            "Home - News - Business - Schools - Community - Events - Sports - Weather - Jobs",
-        ),
-        meta=("Herald wire services", "From Herald news services", "Herald staff report"),
-        most_read="Popular in the Herald",
-        related="Around the Herald",
-        bullet="- ",
-        layout="after",
-        subscribe_fixed="Breaking news alerts: text HERALD to our number to sign up.",
-        subscribe=(
-            "Subscribe to the Herald for 99 cents for your first month.",
-            "Like what you read? Share this article with a friend.",
-            "Advertise your business with the Herald: reach readers across the county.",
-        ),
-        cookie=(
-            "By using this website you accept the use of cookies as described in our privacy "
-            "policy. Close this message to continue."
-        ),
-        footer=(
-            "Copyright Pinecrest Herald Newspapers LLC.",
-            "Pinecrest Herald, 310 Main Street, Pinecrest.",
-            "Customer service | Submit a story tip | Terms of service | Privacy policy",
-            "Office hours: Monday to Friday, 8 am to 5 pm.",
-            "Email: frontdesk@pinecrestherald.example",
-        ),
-    ),
-    Site(
-        name="Ironbridge Financial News",
-        host="ironbridgefn.example",
-        nav=(
-            "Ironbridge Financial News - Commodities, energy and trade",
-            "Grains | Metals | Oil and gas | Shipping | Currencies | Rates | Calendar | Research",
-        ),
-        meta=("Ironbridge newsroom | {m} min", "Commodities desk | {m} min", "Energy desk"),
-        most_read="Top stories this week",
-        related="Related news",
-        bullet="{i}. ",
-        layout="before",
-        subscribe_fixed="Ironbridge Terminal: prices, charts and the full newswire for traders.",
-        subscribe=(
-            "Request a demo of Ironbridge Terminal for your trading desk.",
-            "Free weekly: the Ironbridge Commodities Outlook, every Monday.",
-        ),
-        cookie=(
-            "We use necessary cookies to make our site work and optional cookies to improve it. "
-            "We will not set optional cookies unless you enable them."
-        ),
-        footer=(
-            "Copyright Ironbridge Financial News Ltd. Information is not investment advice.",
-            "Ironbridge Financial News, 1 Exchange Court, Ironbridge IB2 4LP.",
-            "Legal notices | Privacy policy | Cookie policy | Data licensing | Contact sales",
-            "Press office: press@ironbridgefn.example",
-        ),
-    ),
-)
+# The sites' templates and the words of derived pages (titles, commentary): data, not logic.
+_TEXT = data.templates("pages")
 
-_EXCERPT_TITLES = ("Excerpt: {}", "In brief: {}", "Digest: {}", "From the wire: {}")
-_EMBED_TITLES = ("Analysis: {}", "Comment: {}", "What it means: {}", "Our view: {}")
-_LEAD_IN = (  # commentary that introduces the quoted story
-    "The report below adds to a growing list of signals that investors will watch closely.",
-    "We reproduce the agency story in full because it matters to many of our readers.",
-    "The full agency report follows, unedited apart from the headline.",
-    "Readers have asked us to explain what this means for households and small firms.",
-    "Our correspondents have been following the story for several weeks.",
-    "This is one of a series of pieces on the state of the economy.",
-    "Those who follow the sector closely will not be surprised by the news.",
-    "The wider context is a year of uncertainty for trade and for prices.",
-    "The numbers in the report deserve a careful reading before anyone draws firm conclusions.",
-)
-_COMMENTARY = (  # commentary that reads well after it
-    "Not everyone on our desk agrees with the conclusions drawn by the officials quoted.",
-    "Critics say the move comes too late, while supporters call it overdue.",
-    "It is worth remembering that similar announcements have been revised before.",
-    "What happens next will depend on decisions that have not yet been taken.",
-    "Analysts we spoke to were divided on how lasting the effect will be.",
-    "We will update this page as more details become available.",
-    "For now, the market reaction has been muted, but that could change quickly.",
-    "Several questions remain unanswered, and officials declined to comment further.",
-    "Our own reporting suggests the picture on the ground is more mixed.",
-    "Whatever the outcome, the episode shows how quickly sentiment can turn.",
-    "Let us know what you think in the comments below.",
-    "The wider context is a year of uncertainty for trade and for prices.",
-)
+
+def _site(fields: dict[str, Any]) -> Site:
+    kept: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    return Site(**kept)
+
+
+SITES: tuple[Site, ...] = tuple(_site(fields) for fields in _TEXT["sites"])
+_EXCERPT_TITLES: list[str] = _TEXT["excerpt_titles"]
+_EMBED_TITLES: list[str] = _TEXT["embed_titles"]
+_LEAD_IN: list[str] = _TEXT["lead_in"]  # commentary that introduces the quoted story
+_COMMENTARY: list[str] = _TEXT["commentary"]  # commentary that reads well after it
 
 
 # --------------------------------------------------------------------------- the stories
@@ -418,9 +164,7 @@ def _reflow(story: dict[str, str], min_words: int, min_paragraphs: int) -> Story
         paragraphs = paragraphs[:-1]
     if not title or len(body.split()) < min_words or len(paragraphs) < min_paragraphs:
         return None
-    if _tabular(body):
-        return None
-    return Story(story["id"], title, paragraphs)
+    return None if _tabular(body) else Story(story["id"], title, paragraphs)
 
 
 def _shingles(story: Story) -> set[str]:
@@ -503,13 +247,6 @@ def _embed(rng: random.Random, story: Story) -> tuple[tuple[str, ...], str]:
     return (title, *pre, *story.lines, *post), f"{before} before, {total - before} after"
 
 
-_PAIR_OF: dict[Form, PageKind] = {
-    "syndicated": "syndicated",
-    "excerpt": "excerpt",
-    "embeds": "embeds",
-}
-
-
 def _slug(title: str) -> str:
     return "-".join(_WORD.findall(title.lower())[:8]) or "story"
 
@@ -541,12 +278,11 @@ class Style:
 
 
 def styles(rng: random.Random, layout: Layout, sites: int) -> list[Style]:
-    """Per site: ``lines`` every site a line each (the layout of a site's HTML), ``paragraph``
-    every site's footer one paragraph and boxes on one line (what extraction of a page often
-    gives), ``mixed`` each site one of the four combinations, ``latest`` one box on one line
-    that lists the site's newest headlines (joined by a separator, commas or spaces; with
-    its title, or for a quarter of the sites without), the footer one paragraph for three
-    quarters of the sites."""
+    """Per site: ``lines`` a line each (as in a site's HTML), ``paragraph`` the footer one
+    paragraph and boxes on one line (as extraction often gives), ``mixed`` one of the four
+    combinations, ``latest`` one box on one line of the site's newest headlines (joined by a
+    separator, commas or spaces; untitled on a quarter of the sites), the footer one paragraph
+    on three quarters of them."""
     out = []
     for _ in range(sites):
         if layout == "latest":
@@ -624,8 +360,8 @@ def generate(
     ``excerpts`` and ``embeds`` of those stories (distinct ones) then get one more page each, on
     the least loaded other site, later in the stream. ``same_site`` and ``unrelated`` pairs are
     drawn uniformly among the pairs of pages that qualify. ``layout``: how the sites' templates
-    reach the detector (:func:`styles`; ``lines`` draws nothing, so a seed gives the pages it
-    gave before layouts).
+    reach the detector (:func:`styles`, drawn apart from the seed's generator, so ``lines`` gives
+    the pages a seed gave before layouts).
     """
     if not 2 <= sites <= len(SITES):
         raise ValueError(f"sites must be in 2..{len(SITES)}")
@@ -661,11 +397,7 @@ def generate(
     for p, plan in enumerate(plans):
         titles[plan.site].append((p, plan.lines[0]))
     number = [rng.randint(1000, 90000) for _ in range(sites)]
-    site_styles = (
-        [Style(False, False, " | ")] * sites
-        if layout == "lines"
-        else styles(random.Random(f"{seed}-{layout}"), layout, sites)
-    )
+    site_styles = styles(random.Random(f"{seed}-{layout}"), layout, sites)  # not ``rng``
     docs: list[PageDoc] = []
     printed: list[list[str]] = [[] for _ in range(sites)]  # each site's titles, stream order
     for p in order:
@@ -690,18 +422,18 @@ def generate(
             )
         )
 
-    pairs: list[PagePair] = []
-    for p, plan in enumerate(plans):
-        if plan.origin is not None:
-            kind = _PAIR_OF[plan.form]
-            pairs.append(PagePair(ids[plan.origin], ids[p], kind, plan.detail))
+    pairs = [  # a derived page's form names its pair's kind
+        PagePair(ids[plan.origin], ids[p], cast(PageKind, plan.form), plan.detail)
+        for p, plan in enumerate(plans)
+        if plan.origin is not None
+    ]
     pos = {p: n for n, p in enumerate(order)}
     by_site: list[list[int]] = [[] for _ in range(sites)]
     for p in order:
         by_site[plans[p].site].append(p)
     everyone = [(a, b) for group in by_site for i, a in enumerate(group) for b in group[i + 1 :]]
-    for a, b in rng.sample(everyone, min(same_site, len(everyone))):
-        pairs.append(PagePair(ids[a], ids[b], "same_site", SITES[plans[a].site].host))
+    same = rng.sample(everyone, min(same_site, len(everyone)))
+    pairs += [PagePair(ids[a], ids[b], "same_site", SITES[plans[a].site].host) for a, b in same]
     chosen: set[tuple[int, int]] = set()
     tries = 0
     while len(chosen) < unrelated and tries < 100 * (unrelated + 1):

@@ -3,20 +3,16 @@
 A producer that names its own ``source`` sends a victim's story as documents of its own,
 ``rounds`` times, so that the story is that source's "template"; then it sends the story again.
 A detector that leaves a source's template out of its texts and judges what remains misses the
-copy (or links it to another copy whose remainder is alike). Real Reuters-21578 stories. The
-attacker's shapes (:data:`SHAPES`):
+copy. Real Reuters-21578 stories. The attacker's shapes (:data:`SHAPES`); but for ``template``,
+the copy is the story so shaped and a line of its own:
 
-* ``lines``: four of the story's lines and a filler line a document; the copy is the story and
-  a line of its own.
-* ``sentences``: three of the story's sentences run together as one paragraph, and a filler
-  line, a document (what is taught is passages, not lines); the copy is the story as one
-  paragraph and a line of its own.
-* ``template``: the copier's own site template (a navigation line, a sign-up line, a footer
-  paragraph) around the story's lines, four a document; the copy is the story inside that
-  template, which the copier's source has learned as its own.
-* ``runs``: the story's body re-flowed into lines of thirty words with no full stop at their
-  ends (what reads as a box joined into one line, learned by its runs of words), two a
-  document; the copy is the story so and a line of its own.
+* ``lines``: four of the story's lines and a filler line a document.
+* ``sentences``: three of its sentences run together as one paragraph, and a filler line, a
+  document (what is taught is passages, not lines); the copy is the story as one paragraph.
+* ``template``: the copier's own site template (navigation, sign-up line, footer paragraph)
+  around four of the story's lines a document; the copy is the story inside that template.
+* ``runs``: the body re-flowed into lines of thirty words with no full stop at their ends (what
+  reads as a box joined into one line), two a document.
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""Where a ``neardup worker``'s time goes: py-spy's collapsed stacks sorted into categories.
+"""Where a ``neardup worker``'s time goes: py-spy's collapsed stacks (``record --format raw``, a
+line per distinct stack: ``frame;frame;... N``) sorted into categories.
 
-``py-spy record --format raw --idle`` writes one line per distinct stack (``frame;frame;... N``).
-A sample of the main thread belongs to the first category in :data:`RULES` with a frame below the
-event loop's ``Handle._run`` (the running callback), so logging inside the producer counts as
-logging and the producer's socket write as publishing; a stack ending in ``select`` is idle.
-
-:func:`attribute_deepest` sorts the other way round, for a worker answering HTTP checks: a sample
-belongs to the part (:class:`Part`, e.g. :data:`HTTP_CHECK_PARTS`) of its *deepest* frame that
-belongs to one, so a view calling the engine calling ``sketch/`` counts as sketches.
+:func:`analyse_profile`: a main-thread sample belongs to the first category in :data:`RULES`
+with a frame below the event loop's ``Handle._run`` (the running callback), so logging inside
+the producer counts as logging; a stack ending in ``select`` is idle. :func:`attribute_deepest`
+sorts the other way round, for a worker answering HTTP checks: by the part (:class:`Part`) of
+the *deepest* frame one owns, so a view calling the engine calling ``sketch/`` is sketches.
+:func:`attribute_command`: the same for a whole command run from start to exit.
 """
 
 from __future__ import annotations
@@ -342,10 +341,7 @@ DEDUP_PARTS: tuple[Part, ...] = (
     Whole(
         BOILERPLATE,
         ("sketch/lines.py", "sketch/pieces.py", "stream/engine/boilerplate.py"),
-        (
-            "MemoryIndex.line_counts",
-            "MemoryIndex.add_lines",
-        ),
+        ("MemoryIndex.line_counts", "MemoryIndex.add_lines"),
     ),
     Part(FACTS, ("sketch/facts.py", "sketch/spelling.py")),
     Part(VERDICT, ("sketch/verify.py", "sketch/evidence.py")),
@@ -360,17 +356,11 @@ DEDUP_PARTS: tuple[Part, ...] = (
 
 def command_part(frames: list[str], parts: tuple[Part, ...] = DEDUP_PARTS) -> str:
     """The part of one sample of a command run from start to exit (no event loop required):
-
-    - no Python frame (the interpreter starting before ``site``, or finalising at exit):
-      :data:`NO_PYTHON`;
-    - the stack is only the script's ``<module>`` frame (its module-level code): the first
-      :class:`Whole` part (start-up in :data:`DEDUP_PARTS`);
-    - a frame of a :class:`Whole` part: the first such part in ``parts`` order;
-    - else the part of the deepest frame that belongs to a part (not a fallback one), the
-      first in ``parts`` order matching it; else the deepest fallback part's; else
-      :data:`OTHER`. Frames of no part (numpy, re, dataclasses' ``__init__``) count for the
-      nearest part above them.
-    """
+    :data:`NO_PYTHON` without a Python frame (before ``site``, at exit); the first :class:`Whole`
+    part for the script's ``<module>`` frame alone (its module-level code), or the first in
+    ``parts`` order with a frame in the stack; else the part of the deepest frame a part other
+    than a fallback one owns (the first in ``parts`` order), else the deepest fallback part's,
+    else :data:`OTHER`. Frames of no part (numpy, re) count for the nearest part above them."""
     if not frames:
         return NO_PYTHON
     wholes = [p for p in parts if isinstance(p, Whole)]

@@ -219,21 +219,8 @@ def start_cluster(dir: str | os.PathLike[str]) -> RedisCluster6:
     """Start six cluster-enabled nodes, form the cluster, wait until it is ok."""
     find_redis_cli()
     cluster = RedisCluster6(Path(dir).resolve())
-    args = (
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        "--cluster-node-timeout",
-        str(NODE_TIMEOUT_MS),
-    )
     try:
-        for i in range(NODES):
-            # The bus port is given: by default it is the port + 10000, which may be taken or
-            # past 65535.
-            bus = ("--cluster-port", str(free_port()))
-            node = start_redis(cluster.dir / f"node{i}", extra_args=(*args, *bus))
-            cluster.nodes.append(node)
+        _start_nodes(cluster, NODES)
         addresses = [f"{HOST}:{n.port}" for n in cluster.nodes]
         cluster.cli("--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes")
         cluster.wait_ok()
@@ -251,14 +238,8 @@ def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
     replication (``redis-cli --cluster create`` wants three primaries, so it is formed by hand).
     """
     cluster = RedisCluster6(Path(dir).resolve())
-    args = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-    args += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS)]
     try:
-        buses = []
-        for i in range(2):
-            buses.append(free_port())
-            extra = [*args, "--cluster-port", str(buses[-1])]
-            cluster.nodes.append(start_redis(cluster.dir / f"node{i}", extra_args=extra))
+        buses = _start_nodes(cluster, 2)
         primary, replica = (n.port for n in cluster.nodes)
         with _admin(primary) as client:
             client.execute_command("CLUSTER ADDSLOTSRANGE", 0, 16383)
@@ -271,6 +252,18 @@ def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
         cluster.stop()
         raise
     return cluster
+
+
+def _start_nodes(cluster: RedisCluster6, count: int) -> list[int]:
+    """Start ``count`` cluster-enabled nodes; returns their bus ports, which are given because
+    the default (the port + 10000) may be taken or past 65535."""
+    buses: list[int] = []
+    for i in range(count):
+        buses.append(free_port())
+        extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+        extra += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-port", str(buses[-1])]
+        cluster.nodes.append(start_redis(cluster.dir / f"node{i}", extra_args=extra))
+    return buses
 
 
 def _replicate(port: int, primary_id: str) -> bool:

@@ -7,7 +7,7 @@ other readings (the machine, git, timing, Redis) are in ``bench/readings.py``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 import psutil
@@ -57,20 +57,18 @@ def parse_prometheus(text: str) -> dict[str, float]:
 
 def cpu_seconds(pid: int | None) -> float | None:
     """User + system CPU time of a process (all its threads); None if there is none."""
-    if pid is None:
-        return None
-    try:
-        times = psutil.Process(pid).cpu_times()
-    except psutil.Error:
-        return None
-    return float(times.user + times.system)
+    return _read(pid, lambda p: float(sum(p.cpu_times()[:2])))
 
 
 def rss_mb(pid: int | None) -> float | None:
     """A process's resident set size, MB; None if there is none."""
+    return _read(pid, lambda p: round(p.memory_info().rss / 1024**2, 1))
+
+
+def _read(pid: int | None, what: Callable[[psutil.Process], float]) -> float | None:
     if pid is None:
         return None
     try:
-        return round(psutil.Process(pid).memory_info().rss / 1024**2, 1)
+        return what(psutil.Process(pid))
     except psutil.Error:
         return None

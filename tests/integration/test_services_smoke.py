@@ -1,7 +1,8 @@
 """Smoke tests: the servers the fixtures start are real and do what the service relies on.
 
 Redis functions (the atomic register+probe step), Kafka keyed produce and group consume with
-commits, and a faust agent against Tansu both in-process and as a worker subprocess.
+commits, and a faust agent against Tansu both in-process and as a worker subprocess; and the
+``python -m harness.services`` CLI, whose servers outlive it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import uuid
@@ -18,12 +20,14 @@ from typing import Any
 
 import aiohttp
 import faust
+import psutil
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from redis.asyncio import Redis
 
-from harness.services import free_port
+from harness import services
+from harness.services import ServiceError, free_port, probe_redis
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,6 +91,54 @@ async def test_private_broker_restart_forgets_topics(make_broker: Callable[[], A
     assert "auto-created" in await topics()
     broker.restart(kill=True)  # memory storage: a restarted Tansu is empty
     assert "auto-created" not in await topics()
+
+
+def test_a_server_already_on_a_given_port_is_not_taken_for_ours(
+    make_redis: Callable[..., Any], tmp_path: Path
+) -> None:
+    other = make_redis()
+    with pytest.raises(ServiceError, match="already in use"):
+        services.start_redis(tmp_path / "second", port=other.port)
+    assert probe_redis(other.port)[1] == other.pid
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "harness.services", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_cli_start_detaches_its_servers_and_stop_ends_them(tmp_path: Path) -> None:
+    """``start`` exits with Redis and Tansu still running (Apache Kafka left out: no jars
+    given), ``status`` finds them answering from the recorded pids, ``stop`` ends them."""
+    root = str(Path(services.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "NEARDUP_KAFKA_LIBS": str(tmp_path / "no-jars")}
+    where = ["--dir", str(tmp_path / "services")]
+    started = _cli("start", *where, env=env)
+    assert started.returncode == 0, started.stderr
+    assert "apache-kafka: not started" in started.stderr
+    pids = [int((tmp_path / "services" / f"{n}.pid").read_text()) for n in ("redis", "kafka")]
+    try:
+        urls = dict(line.split("=", 1) for line in started.stdout.splitlines())
+        assert set(urls) == {"NEARDUP_REDIS_URL", "NEARDUP_KAFKA_BOOTSTRAP"}
+        redis_port = int(urls["NEARDUP_REDIS_URL"].rsplit(":", 1)[1].split("/")[0])
+        assert probe_redis(redis_port)[1] == pids[0]
+        again = _cli("start", *where, env=env)
+        assert again.stdout == started.stdout and "already running" in again.stderr
+        status = _cli("status", *where, env=env)
+        assert status.returncode == 0 and status.stdout == started.stdout
+        assert _cli("stop", *where, env=env).returncode == 0
+        assert not any(map(_alive, pids))
+        assert _cli("status", *where, env=env).returncode == 1
+    finally:
+        for pid in filter(_alive, pids):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _keyed_messages(n: int) -> list[tuple[bytes, bytes]]:
