@@ -1,13 +1,10 @@
 """Latency of the originality check: ``POST /check`` with ``register=false``, over HTTP.
 
-The index is filled as a user fills it (``neardup dedup`` of ``--docs`` generated texts into Redis);
-one ``neardup worker`` on it answers sequential checks on one keep-alive connection, half
-near-copies of indexed texts and half fresh ones (a copy is verified and explained, a fresh text
-stops at the candidates, so either half alone would mislead). The same checks then run in this
-process without HTTP, as the view calls the engine (the difference is what HTTP and faust's web
-server cost), with a cProfile. Between the two: the idle worker's CPU, and a second HTTP pass with
-``py-spy record`` on the worker, its main thread's samples attributed by
-:func:`harness.profile.attribute_deepest`.
+The index is filled by ``neardup dedup`` of ``--docs`` texts into Redis; one ``neardup worker``
+answers sequential checks on one keep-alive connection, half near-copies, half fresh texts (they
+cost differently, so either half alone would mislead). The same checks then run in this process
+without HTTP, as the view calls the engine, with a cProfile. Between the two: the idle worker's
+CPU, and a second HTTP pass under ``py-spy record`` (:func:`harness.profile.attribute_deepest`).
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ import contextlib
 import cProfile
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,16 +29,17 @@ import aiohttp
 import orjson
 import redis.asyncio as aioredis
 
-from bench import cli
+from bench import cli, readings
 from bench.cli import say
 from bench.readings import ROOT, git_state, latency_ms, machine_info, other_load, pct, write_corpus
+from bench.rig import Stack
 from harness import services
 from harness.corpus import Doc, generate, load_pool
-from harness.kafka import make_topics
-from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest, find_py_spy
+from harness.kafka import create_topics
+from harness.profile import HTTP_CHECK_PARTS, IDLE, attribute_deepest
 from harness.report import cpu_seconds
 from harness.services import log_tail
-from harness.workers import NEARDUP, WorkerProc, start_worker
+from harness.workers import NEARDUP, WorkerProc
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.redis.index import RedisIndex
@@ -71,39 +68,23 @@ class Check:
     copy: bool
 
 
-def near_copy(text: str, rng: random.Random, vocab: Sequence[str]) -> str:
-    """``text`` with ``EDITS`` words replaced: what a light rewrite of a published story is."""
-    words = text.split()
-    for i in rng.sample(range(len(words)), min(EDITS, len(words))):
-        words[i] = vocab[rng.randrange(len(vocab))]
-    return " ".join(words)
-
-
 def make_checks(indexed: Sequence[Doc], n: int, words: int, seed: int = 8) -> list[Check]:
-    """Half copies, half fresh texts, shuffled."""
+    """Half copies (``EDITS`` words of an indexed text replaced: a light rewrite of a published
+    story), half fresh texts, shuffled."""
     rng = random.Random(seed)
     _pool, vocab = load_pool()
-    copies = [
-        Check(near_copy(indexed[rng.randrange(len(indexed))]["text"], rng, vocab), True)
-        for _ in range(n // 2)
-    ]
+    copies = []
+    for _ in range(n // 2):
+        copy = indexed[rng.randrange(len(indexed))]["text"].split()
+        for i in rng.sample(range(len(copy)), min(EDITS, len(copy))):
+            copy[i] = vocab[rng.randrange(len(vocab))]
+        copies.append(Check(" ".join(copy), True))
     fresh = [
         Check(d["text"], False) for d in generate(n - n // 2, seed=seed, words=words, dup_rate=0.0)
     ]
     checks = copies + fresh
     rng.shuffle(checks)
     return checks
-
-
-def fill_index(corpus: Path, redis_url: str) -> float:
-    """``neardup dedup`` into Redis, as a user fills an index; seconds, start-up included.
-    Its summary goes to stderr as it prints it."""
-    argv = [str(NEARDUP), "dedup", str(corpus), "--store", redis_url, "--no-progress"]
-    started = time.perf_counter()
-    done = subprocess.run([*argv, "-o", os.devnull], stdin=subprocess.DEVNULL, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"neardup dedup exited with {done.returncode}")
-    return time.perf_counter() - started
 
 
 @dataclass
@@ -309,41 +290,25 @@ def profile_report(raw: str, checks: int) -> dict[str, Any]:
     }
 
 
-def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> dict[str, Any]:
+def spied_checks(stack: Stack, checks: Sequence[Check]) -> dict[str, Any]:
     """A second HTTP pass of ``checks`` with ``py-spy record`` attached to the worker; the
     samples classified by :func:`profile_report`, or ``{"skipped": why}``."""
     if not checks:
         return {"skipped": "--profile-requests 0"}
-    spy = find_py_spy()
-    if spy is None:
-        return {"skipped": "py-spy is not installed (pip install py-spy)"}
-    raw, log = workdir / "worker-profile.txt", workdir / "py-spy.log"
-    argv = [spy, "record", "--pid", str(worker.proc.pid), "--rate", str(PROFILE_HZ)]
-    argv += ["--format", "raw", "--idle", "--nolineno", "--threads", "--output", str(raw)]
+    worker, raw = stack.workers[0], stack.workdir / "worker-profile.txt"
+    argv = readings.spy_argv(worker.proc.pid, raw, PROFILE_HZ, "--threads")
+    if argv is None:
+        return dict(readings.NO_PY_SPY)
     say(f"profile: py-spy at {PROFILE_HZ} Hz on the worker, {len(checks):,} requests...")
-
-    def tail() -> str:
-        return " | ".join(log_tail(log, 5).splitlines())
-
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-    try:
-        time.sleep(ATTACH_S)
-        if proc.poll() is not None:
-            return {"skipped": f"py-spy exited with {proc.returncode}: {tail()}"}
-        started = time.perf_counter()
-        run, cpu = asyncio.run(http_checks(worker, [], checks))
-        seconds = time.perf_counter() - started
-        proc.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    if not raw.is_file() or raw.stat().st_size == 0:
-        return {"skipped": f"py-spy wrote nothing: {tail()}"}
-    text = raw.read_text()
+    proc = stack.start_helper(argv, "py-spy")
+    time.sleep(ATTACH_S)
+    if proc.poll() is not None:
+        return {"skipped": f"py-spy exited with {proc.returncode}: {spy_log(stack)}"}
+    started = time.perf_counter()
+    run, cpu = asyncio.run(http_checks(worker, [], checks))
+    seconds = time.perf_counter() - started
+    if (text := readings.spy_stop(proc, raw)) is None:
+        return {"skipped": f"py-spy wrote nothing: {spy_log(stack)}"}
     return {
         "command": " ".join(["py-spy", *argv[1:3], "<worker pid>", *argv[4:-1], "<file>"]),
         "hz": PROFILE_HZ,
@@ -357,12 +322,8 @@ def spied_checks(worker: WorkerProc, checks: Sequence[Check], workdir: Path) -> 
     }
 
 
-def start_checker(redis: services.Service, broker: services.Service, workdir: Path) -> WorkerProc:
-    """A worker on the run's Redis and default namespace, ready (``/health`` 200)."""
-    topics = asyncio.run(make_topics(broker.bootstrap, partitions=1))
-    worker = start_worker(topics, redis.url, workdir, "neardup-bench-check", **WORKER_SETTINGS)
-    worker.wait_ready(timeout_s=90)
-    return worker
+def spy_log(stack: Stack) -> str:
+    return " | ".join(log_tail(stack.workdir / "py-spy.log", 5).splitlines())
 
 
 def summary(run: Run, checks: Sequence[Check]) -> dict[str, Any]:
@@ -397,29 +358,32 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     corpus = workdir / "corpus.jsonl"
     write_corpus(docs, corpus)
     del docs
-    redis = services.start_redis(workdir / "services")
-    broker: services.Service | None = None
-    worker: WorkerProc | None = None
+    stack = Stack(workdir, group="neardup-bench-check", settings=WORKER_SETTINGS)
     try:
-        broker = services.start_broker(workdir / "services")
+        redis = stack.redis = services.start_redis(workdir / "services")
+        stack.broker = services.start_broker(workdir / "services")
         say(f"filling the index: neardup dedup of {args.docs:,} documents...")
-        fill_s = fill_index(corpus, redis.url)
+        # as a user fills an index, start-up included; its summary goes to stderr
+        argv = [str(NEARDUP), "dedup", str(corpus), "--store", redis.url, "--no-progress"]
+        started = time.perf_counter()
+        done = subprocess.run([*argv, "-o", os.devnull], stdin=subprocess.DEVNULL, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"neardup dedup exited with {done.returncode}")
+        fill_s = time.perf_counter() - started
         say(f"filled in {fill_s:.1f} s ({args.docs / fill_s:,.0f} docs/s)")
         say("starting the worker...")
-        worker = start_checker(redis, broker, workdir)
+        asyncio.run(create_topics(stack.broker.bootstrap, stack.topics().all, 1))
+        worker = stack.start_worker()
+        worker.wait_ready(timeout_s=90)
         worker_env = {k: v for k, v in worker.env.items() if k in WORKER_SETTINGS}
         http, worker_cpu = asyncio.run(http_checks(worker, warmup, timed))
         idle = idle_worker(worker)
         spied = [timed[i % len(timed)] for i in range(args.profile_requests)]
-        worker_profile = spied_checks(worker, spied, workdir)
-        worker.stop()  # idle, but its timers and fetches would share the cores with what follows
+        worker_profile = spied_checks(stack, spied)
+        stack.stop_workers()  # idle, but its timers and fetches would share the cores
         local = asyncio.run(in_process(redis.url, warmup, timed))
     finally:
-        if worker is not None:
-            worker.stop()
-        for service in (broker, redis):
-            if service is not None:
-                service.stop()
+        stack.stop()
         corpus.unlink(missing_ok=True)
     return {
         "redis_version": redis.version,
@@ -452,10 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         docs=(100_000, "indexed articles"),
         requests=(2_000, "timed checks"),
         words=(300, "words per text"),
-        profile_requests=(
-            1_000,
-            "checks of a second HTTP pass, py-spy on the worker (0: none)",
-        ),
+        profile_requests=(1_000, "checks of a second HTTP pass, py-spy on the worker (0: none)"),
     )
     args = parser.parse_args(argv)
     if args.docs < 1 or args.requests < 1 or args.words < 10 or args.profile_requests < 0:
@@ -465,14 +426,11 @@ def main(argv: list[str] | None = None) -> int:
     busy = other_load()
     workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-check-"))
     say(f"other processes kept {busy:.2f} cores busy; work directory {workdir}")
-    try:
-        measured = measure(args, workdir)
-    except (RuntimeError, TimeoutError) as exc:  # a service that did not start too
-        print(f"check benchmark: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    measured = cli.exits(
+        "check benchmark", lambda: measure(args, workdir), RuntimeError, TimeoutError
+    )
+    if isinstance(measured, int):  # a service that did not start too
+        return measured
     result: dict[str, Any] = {
         "generated": cli.now(),
         "seconds": round(time.perf_counter() - started, 1),

@@ -8,14 +8,16 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.report import write_atomic
 
-__all__ = ["RESULTS_DIR", "command", "now", "parser", "say", "sigterm_unwinds", "write"]
+__all__ = ["RESULTS_DIR", "command", "exits", "now", "parser", "say", "sigterm_unwinds", "write"]
+
+T = TypeVar("T")
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -81,3 +83,16 @@ def write(out: Path, stem: str, result: Mapping[str, Any], markdown: str, **dump
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / f"{stem}.json", json.dumps(result, indent=2, **dumps) + "\n")
     write_atomic(out / f"{stem}.md", markdown)
+
+
+def exits(what: str, fn: Callable[[], T], *errors: type[Exception]) -> T | int:
+    """``fn()``, or the exit status: 2 after one of ``errors`` (said on stderr after ``what``),
+    130 after Ctrl-C (or SIGTERM, see :func:`sigterm_unwinds`)."""
+    try:
+        return fn()
+    except errors as exc:
+        print(f"{what}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

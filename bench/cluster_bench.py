@@ -1,16 +1,13 @@
 """Redis Cluster: many namespaces on one primary vs three, the per-namespace ceiling, and the cost
 of waiting for a replica.
 
-Two clusters side by side (:mod:`harness.redis_cluster`), one primary and three, each primary with a
-replica, reached through the worker's cluster client and ``RedisIndex``. In ``--reps`` interleaved
-rounds, each setup's best kept: ``--namespaces`` tenants spread evenly over the three primaries,
-each fed the same documents by an engine task of its own, the tasks dealt over ``--drivers``
-processes (one would measure the client, which needs more CPU per article than Redis); the same
-with ``wait_replicas=1``; one tenant alone with and without the wait (what it adds to a batch
-without queueing for a core). Then one namespace driven by many tasks (its ceiling) and ``WAIT 1``
-alone against ``PING``. Every tenant's verdicts must equal the memory store's. Redis CPU is each
-node's ``INFO cpu`` around the timed part: a primary runs one command thread, so its ceiling is
-``1 / (CPU seconds per article)``, the capacity figure on a machine short of cores.
+Two clusters (:mod:`harness.redis_cluster`), one primary and three, each with a replica, through
+the worker's cluster client and ``RedisIndex``. In ``--reps`` interleaved rounds, best kept:
+``--namespaces`` tenants spread over the primaries, each fed by an engine task of its own, dealt
+over ``--drivers`` processes (one would measure the client); the same with ``wait_replicas=1``;
+one tenant alone with and without the wait. Then one namespace driven by many tasks (its ceiling)
+and ``WAIT 1`` against ``PING``. Every tenant's verdicts must equal the memory store's. A primary
+runs one command thread, so its ceiling is ``1 / (CPU seconds per article)`` from ``INFO cpu``.
 """
 
 from __future__ import annotations
@@ -228,13 +225,6 @@ def node_stats(ports: Sequence[int]) -> dict[int, NodeStats]:
     return got
 
 
-def flush(setup: Setup) -> None:
-    """Empty every primary (the FUNCTION library survives FLUSHALL); replicas follow."""
-    for port in setup.primaries:
-        with redis.Redis(host="127.0.0.1", port=port, socket_timeout=60) as r:
-            r.flushall()
-
-
 def _collect(results: Any, procs: Sequence[Any], expected: int) -> list[DriverResult]:
     got: list[DriverResult] = []
     deadline = time.monotonic() + RUN_TIMEOUT_S
@@ -255,7 +245,9 @@ def _collect(results: Any, procs: Sequence[Any], expected: int) -> list[DriverRe
 def run_once(setup: Setup, jobs: Sequence[Job], workload: str) -> dict[str, Any]:
     """Start the drivers, let them warm up, then time them from one start signal to the last
     article's verdict; every node's CPU around exactly that."""
-    flush(setup)
+    for port in setup.primaries:  # the FUNCTION library survives FLUSHALL; replicas follow
+        with redis.Redis(host="127.0.0.1", port=port, socket_timeout=60) as r:
+            r.flushall()
     ctx = mp.get_context("spawn")
     ready, go, results = ctx.Barrier(len(jobs) + 1), ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_drive, args=(j, ready, go, results)) for j in jobs]

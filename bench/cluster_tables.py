@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench.markdown import Column, code_line, columns, heading, section, table, times
+from bench.markdown import code_line, data_table, heading, report
 
 PLAN_LOADS = (10_000, 50_000, 200_000)  # articles/s for the sizing examples
 HEADROOM = 0.5  # plan primaries at half a core each
@@ -55,57 +55,38 @@ def summarise(
     }
 
 
-def _setup(r: Mapping[str, Any]) -> str:
-    base = {"one": "one primary (1 + 1 replica)", "three": "three primaries (3 + 3 replicas)"}
-    return f"{base[r['setup']]}, wait_replicas={r['wait_replicas']}"
+SETUPS = {"one": "one primary (1 + 1 replica)", "three": "three primaries (3 + 3 replicas)"}
+COMMON = (
+    "client CPU ms/article={client_cpu_ms_per_article:.3f} | "
+    "machine cores busy (others')={machine_cores_busy:.2f} ({others:.2f}) | "
+)
+ROUNDS = (
+    "round={round} | workload={workload} | setup={label} | articles/s={articles_per_s:,.0f} | "
+    f"Redis CPU ms/article={{redis_cpu_ms_per_article:.4f}} | {COMMON}"
+    "batch p50 / p95 / max ms={lat[p50]:.0f} / {lat[p95]:.0f} / {lat[max]:.0f} | "
+    "batches retried={retries}"
+)
+MAIN = (
+    "setup={label} | articles={articles:,} | articles/s={articles_per_s:,.0f} | "
+    "vs one primary={vs_one:.2f}× | Redis CPU ms/article (primaries)={redis_cpu_ms_per_article:.4f}"
+    " | cores used per primary={cores} | ceiling per primary, articles/s={ceiling:,.0f} | "
+    f"replica CPU ms/article={{replica_cpu_ms_per_article:.4f}} | {COMMON}"
+    "batch p50 / p95 ms={lat[p50]:.0f} / {lat[p95]:.0f} | batches retried={retries} | "
+    "COMMAND GETKEYS per primary={getkeys}"
+)
 
 
-def _joined(spec: str, key: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda r: " / ".join(format(v, spec) for v in r[key].values())
-
-
-def _lat(*ps: str) -> Callable[[Mapping[str, Any]], str]:
-    return lambda r: " / ".join(f"{r['batch_latency_ms'][p]:.0f}" for p in ps)
-
-
-RATE: Column = ("articles/s", "articles_per_s", ",.0f")
-CLIENT: Column = ("client CPU ms/article", "client_cpu_ms_per_article", ".3f")
-
-
-def _busy(r: Mapping[str, Any]) -> str:
-    return f"{r['machine_cores_busy']:.2f} ({max(0.0, r['other_cores_busy']):.2f})"
-
-
-BUSY: Column = ("machine cores busy (others')", _busy, "")
-RETRIED: Column = ("batches retried", "retries", "")
-ROUNDS: list[Column] = [
-    ("round", "round", ""),
-    ("workload", "workload", ""),
-    ("setup", _setup, ""),
-    RATE,
-    ("Redis CPU ms/article", "redis_cpu_ms_per_article", ".4f"),
-    CLIENT,
-    BUSY,
-    ("batch p50 / p95 / max ms", _lat("p50", "p95", "max"), ""),
-    RETRIED,
-]
-
-
-MAIN: list[Column] = [
-    ("setup", _setup, ""),
-    ("articles", "articles", ","),
-    RATE,
-    ("vs one primary", lambda r: times(r["vs_one"]), ""),
-    ("Redis CPU ms/article (primaries)", "redis_cpu_ms_per_article", ".4f"),
-    ("cores used per primary", _joined(".2f", "primary_cores"), ""),
-    ("ceiling per primary, articles/s", lambda r: 1000 / r["redis_cpu_ms_per_article"], ",.0f"),
-    ("replica CPU ms/article", "replica_cpu_ms_per_article", ".4f"),
-    CLIENT,
-    BUSY,
-    ("batch p50 / p95 ms", _lat("p50", "p95"), ""),
-    RETRIED,
-    ("COMMAND GETKEYS per primary", _joined(",", "getkeys_per_primary"), ""),
-]
+def _row(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A round with its setup's label and the cells of more than one figure."""
+    return {
+        **r,
+        "label": f"{SETUPS[r['setup']]}, wait_replicas={r['wait_replicas']}",
+        "others": max(0.0, r["other_cores_busy"]),
+        "lat": r["batch_latency_ms"],
+        "ceiling": 1000 / r["redis_cpu_ms_per_article"],
+        "cores": " / ".join(f"{v:.2f}" for v in r["primary_cores"].values()),
+        "getkeys": " / ".join(f"{v:,}" for v in r["getkeys_per_primary"].values()),
+    }
 
 
 def sizing_lines(result: Mapping[str, Any]) -> list[str]:
@@ -147,55 +128,54 @@ def markdown(result: Mapping[str, Any]) -> str:
     m, meth, c, s = result["machine"], result["method"], result["ceiling"], result["summary"]
     base, ch = s["one"]["articles_per_s"], result["checks"]
     best = [
-        {**s[k], "vs_one": s[k]["articles_per_s"] / base} for k in ("one", "three", "three_wait1")
+        {**_row(s[k]), "vs_one": s[k]["articles_per_s"] / base}
+        for k in ("one", "three", "three_wait1")
     ]
-    tenants = Counter(x["primary"] for x in result["tenants"])
-    return "\n".join(
+    tenants = ", ".join(
+        f"{p}: {n}" for p, n in sorted(Counter(x["primary"] for x in result["tenants"]).items())
+    )
+    return report(
         [
-            *heading(TITLE, "python -m bench cluster", result["date"], result["elapsed_s"]),
-            f"- Code: {code_line(result['git'])}",
-            f"- Machine: {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable), "
-            f"{m['platform']}; other processes kept {m['other_load_cores_before']:.2f} cores "
-            f"busy just before the run; 1-minute load average {m['load_average_1m_at_start']:.2f}"
-            f" at start, {m['load_average_1m_at_end']:.2f} at the end",
-            f"- Python {m['python']}, neardup {m['neardup']}, redis-py {m['redis']}; Redis "
-            f"{m['redis_server']}, every node on loopback on this machine, no persistence",
-            "- Method: `bench/cluster_bench.py`. **One primary** holds all 16384 slots; **three "
-            f"primaries** share them. {meth['namespaces']} namespaces by slot "
-            f"({', '.join(f'{p}: {n}' for p, n in sorted(tenants.items()))}), each given "
-            f"{meth['articles_per_namespace']:,} articles ({meth['corpus']}) in batches of "
-            f"{meth['batch']}, over {meth['drivers']} driver processes; {meth['reps']} "
-            "interleaved rounds, each setup's best kept",
-            f"- Checks: every tenant's verdicts equal the memory store's in every round: "
-            f"{ch['every_tenant_equals_memory']} (the lone tenant's: "
-            f"{ch['lone_tenant_equals_memory']}); every article decided: "
-            f"{ch['articles_all_decided']}",
-            "",
-            *section(
-                "Many namespaces: one primary vs three",
-                table(*columns(MAIN, best)),
-                "Cores used = CPU s / wall s; ceiling = 1 / CPU per article (at partial "
-                "load: conservative); (others') = other work's; GETKEYS = the client asking a "
-                "primary for an `FCALL`'s keys (calls go to their primary by name: none).",
-            ),
-            *section(
-                "The per-namespace ceiling",
-                f"One namespace ({c['namespace']}) is one slot ({c['slot']}), so one primary "
-                f"({c['primary']}): driven by {c['streams']} concurrent engine tasks, "
-                f"{c['articles']:,} articles ran at {c['articles_per_s']:,.0f} articles/s with "
-                f"its primary at {c['primary_cores'][c['primary']]:.2f} of a core and "
-                f"{c['namespace_primary_cpu_ms_per_article']:.4f} ms of its CPU per article: a "
-                f"ceiling of **{s['namespace_ceiling_articles_per_s']:,.0f} articles/s** (1 / CPU "
-                f"per article). Client CPU {c['client_cpu_ms_per_article']:.3f} ms/article; "
-                f"machine cores busy {_busy(c)}.",
-            ),
-            *section("Sizing", "\n".join(f"- {line}" for line in sizing_lines(result))),
-            *section(
-                "Every round",
-                f"One tenant alone = one engine task, {meth['lone_articles']:,} articles, batch "
-                "latency without queueing for a core. The machine is shared with other work: "
-                "articles/s move from run to run; CPU per article much less.",
-                table(*columns(ROUNDS, [*result["runs"], *result["lone"]])),
-            ),
+            heading(TITLE, "python -m bench cluster", result["date"], result["elapsed_s"]),
+            [
+                f"Code: {code_line(result['git'])}",
+                f"Machine: {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable), "
+                f"{m['platform']}; other processes kept {m['other_load_cores_before']:.2f} cores "
+                "busy just before the run; 1-minute load average "
+                f"{m['load_average_1m_at_start']:.2f} at start, {m['load_average_1m_at_end']:.2f} "
+                "at the end",
+                f"Python {m['python']}, neardup {m['neardup']}, redis-py {m['redis']}; Redis "
+                f"{m['redis_server']}, every node on loopback on this machine, no persistence",
+                "Method: `bench/cluster_bench.py`. **One primary** holds all 16384 slots; **three "
+                f"primaries** share them. {meth['namespaces']} namespaces by slot ({tenants}), "
+                f"each given {meth['articles_per_namespace']:,} articles ({meth['corpus']}) in "
+                f"batches of {meth['batch']}, over {meth['drivers']} driver processes; "
+                f"{meth['reps']} interleaved rounds, each setup's best kept",
+                "Checks: every tenant's verdicts equal the memory store's in every round: "
+                f"{ch['every_tenant_equals_memory']} (the lone tenant's: "
+                f"{ch['lone_tenant_equals_memory']}); every article decided: "
+                f"{ch['articles_all_decided']}",
+            ],
+            "## Many namespaces: one primary vs three",
+            data_table(MAIN, best),
+            "Cores used = CPU s / wall s; ceiling = 1 / CPU per article (at partial load: "
+            "conservative); (others') = other work's; GETKEYS = the client asking a primary for "
+            "an `FCALL`'s keys (calls go to their primary by name: none).",
+            "## The per-namespace ceiling",
+            f"One namespace ({c['namespace']}) is one slot ({c['slot']}), so one primary "
+            f"({c['primary']}): driven by {c['streams']} concurrent engine tasks, "
+            f"{c['articles']:,} articles ran at {c['articles_per_s']:,.0f} articles/s with its "
+            f"primary at {c['primary_cores'][c['primary']]:.2f} of a core and "
+            f"{c['namespace_primary_cpu_ms_per_article']:.4f} ms of its CPU per article: a "
+            f"ceiling of **{s['namespace_ceiling_articles_per_s']:,.0f} articles/s** (1 / CPU per "
+            f"article). Client CPU {c['client_cpu_ms_per_article']:.3f} ms/article; machine "
+            f"cores busy {c['machine_cores_busy']:.2f} ({max(0.0, c['other_cores_busy']):.2f}).",
+            "## Sizing",
+            sizing_lines(result),
+            "## Every round",
+            f"One tenant alone = one engine task, {meth['lone_articles']:,} articles, batch "
+            "latency without queueing for a core. The machine is shared with other work: "
+            "articles/s move from run to run; CPU per article much less.",
+            data_table(ROUNDS, map(_row, [*result["runs"], *result["lone"]])),
         ]
     )

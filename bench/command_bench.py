@@ -1,14 +1,12 @@
 """The whole command as a user runs it: ``neardup dedup`` beside a datasketch program, start-up in.
 
-Each side is a whole process on the Reuters-21578 stories (:func:`harness.data.reuters`, as JSON
-lines): ``neardup dedup`` against ``bench/peers/datasketch_dedup.py``, which builds
-``MinHash(num_perm=128)`` from :func:`harness.corpus.peer_shingles` (checked equal on every
-document) and calls ``query`` then ``insert`` on ``MinHashLSH(threshold=0.8)`` per document. Wall
-clock from spawn to exit (best of ``--reps``, the sides alternated) and the child's CPU from
-``os.wait4``, in memory and on one Redis (FLUSHALL before each run; bytes per document from
-``used_memory``, and after the last neardup run every key's ``MEMORY USAGE`` by :data:`KEY_KINDS`);
-start-up on a one-line file beside ``python -c pass`` with ``-X importtime``; and one more memory
-run under ``py-spy record``, its samples attributed to :data:`harness.profile.DEDUP_PARTS`.
+Both are whole processes on the Reuters-21578 stories: ``neardup dedup`` against
+``bench/peers/datasketch_dedup.py`` (``MinHashLSH(threshold=0.8)``, query then insert per document,
+shingles checked equal to :func:`harness.corpus.peer_shingles`). Wall clock from spawn to exit
+(best of ``--reps``, sides alternated) and the child's CPU from ``os.wait4``, in memory and on one
+Redis (FLUSHALL before each run; after the last neardup run every key's ``MEMORY USAGE`` by
+:data:`KEY_KINDS`); start-up on a one-line file with ``-X importtime``; one more memory run under
+``py-spy record``, attributed to :data:`harness.profile.DEDUP_PARTS`.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ from bench import cli, command_tables
 from bench.cli import say
 from bench.peers import datasketch_dedup
 from bench.readings import (
-    RedisStats,
     git_state,
     key_usage,
     loadavg,
@@ -98,13 +95,6 @@ PEER = Path(__file__).resolve().parent / "peers" / "datasketch_dedup.py"
 PEER_COMMAND = "python bench/peers/datasketch_dedup.py"
 
 
-def child_env() -> dict[str, str]:
-    """No ``NEARDUP_*`` (a developer's shell must not change a measurement) and bytecode caches
-    kept, as a user's Python keeps them."""
-    drop = ("PYTHONDONTWRITEBYTECODE",)
-    return {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_") and k not in drop}
-
-
 @dataclass(frozen=True)
 class ProcRun:
     """One child process: wall clock from spawn to reaping, and its own CPU."""
@@ -116,7 +106,11 @@ class ProcRun:
 
 def run_child(argv: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> ProcRun:
     """Run ``argv`` to its end (stderr kept), reaped by ``os.wait4`` so the CPU is this child's
-    alone (its ``ru_maxrss`` is not: Linux carries the parent's peak over ``exec``)."""
+    alone (its ``ru_maxrss`` is not: Linux carries the parent's peak over ``exec``). No
+    ``NEARDUP_*`` (a developer's shell must not change a measurement); bytecode caches kept, as a
+    user's Python keeps them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryFile(dir=cwd) as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
@@ -125,7 +119,7 @@ def run_child(argv: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> ProcR
             stdout=subprocess.DEVNULL,
             stderr=err,
             cwd=cwd,
-            env=child_env(),
+            env=env,
         )
         timer = threading.Timer(CHILD_TIMEOUT_S, proc.kill)
         timer.start()
@@ -202,11 +196,6 @@ class Side:
         summary = neardup_summary if self.key.startswith("nd") else peer_summary
         self.summary = summary(run.stderr)
 
-    def add_redis(self, before: RedisStats, after: RedisStats) -> None:
-        self.redis_bytes.append(after.used_memory - before.used_memory)
-        self.redis_keys.append(after.dbsize - before.dbsize)
-        self.redis_cpu_s.append(after.cpu_s - before.cpu_s)
-
     def counts(self) -> tuple[int | None, int | None]:
         """(decided, flagged) as the last run's summary said."""
         s = self.summary
@@ -247,11 +236,6 @@ class Side:
         return out
 
 
-def check_peer_shingles(docs: Sequence[Mapping[str, Any]]) -> int:
-    """Documents on which the program's tokenising differs from ``peer_shingles`` (must be 0)."""
-    return sum(1 for d in docs if datasketch_dedup.shingles(d["text"]) != peer_shingles(d["text"]))
-
-
 def measure_sides(
     corpus: Path, n: int, reps: int, workdir: Path, one: Path, on: services.Service | None = None
 ) -> list[Side]:
@@ -290,7 +274,10 @@ def measure_sides(
                 r.flushall()
                 before = redis_stats(r)
                 side.add(run_child(argv(side, corpus), workdir))
-                side.add_redis(before, redis_stats(r))
+                after = redis_stats(r)
+                side.redis_bytes.append(after.used_memory - before.used_memory)
+                side.redis_keys.append(after.dbsize - before.dbsize)
+                side.redis_cpu_s.append(after.cpu_s - before.cpu_s)
                 if side is nd and rep == reps:  # before the next FLUSHALL
                     side.breakdown = redis_breakdown(r, n, side.redis_bytes[-1])
                 say(
@@ -305,26 +292,10 @@ def measure_sides(
     return [nd, ds]
 
 
-def profile_report(raw: str, hz: int) -> dict[str, Any]:
-    """py-spy's samples as the report shows them: the parts (% of samples, seconds = samples /
-    rate) in :data:`DEDUP_PARTS` order of size, and the hottest leaf functions (own time)."""
-    got = attribute_command(raw, DEDUP_PARTS)
-    total = sum(got.parts.values())
-
-    parts = [
-        {"part": name, "samples": n, "pct": pct(n, total), "seconds": n / hz}
-        for name, n in got.parts.most_common()
-    ]
-    leaves = [
-        {"function": frame, "part": part, "samples": n, "pct": pct(n, total), "seconds": n / hz}
-        for (frame, part), n in got.leaves.most_common(PROFILE_LEAVES)
-    ]
-    return {"samples": total, "seconds": total / hz, "parts": parts, "top_leaves": leaves}
-
-
 def profile_memory(corpus: Path, workdir: Path, best_wall_s: float) -> dict[str, Any]:
-    """One more neardup memory run under ``py-spy record``; its samples classified by
-    :func:`profile_report`, or ``{"skipped": why}`` (never an error: the benchmark goes on)."""
+    """One more neardup memory run under ``py-spy record``: the parts of :data:`DEDUP_PARTS` by
+    size (seconds = samples / rate) and the hottest leaves (own time); or ``{"skipped": why}``
+    (never an error: the benchmark goes on)."""
     spy = find_py_spy()
     if spy is None:
         return {"skipped": "py-spy is not installed (pip install py-spy)"}
@@ -340,8 +311,9 @@ def profile_memory(corpus: Path, workdir: Path, best_wall_s: float) -> dict[str,
     if not raw.is_file() or raw.stat().st_size == 0:
         tail = " | ".join(run.stderr.strip().splitlines()[-3:])
         return {"skipped": f"py-spy wrote nothing: {tail or '(no output)'}"}
-    report = profile_report(raw.read_text(), PROFILE_HZ)
-    say(f"profile: {run.wall_s:.2f} s, {report['samples']:,} samples")
+    got, hz = attribute_command(raw.read_text(), DEDUP_PARTS), PROFILE_HZ
+    total = sum(got.parts.values())
+    say(f"profile: {run.wall_s:.2f} s, {total:,} samples")
     return {
         "command": " ".join(["py-spy", *spy_argv[1:], "--output", "<file>", "--", "python"])
         + " neardup dedup corpus.jsonl --store memory --no-progress -o /dev/null",
@@ -351,7 +323,16 @@ def profile_memory(corpus: Path, workdir: Path, best_wall_s: float) -> dict[str,
         "neardup_summary": neardup_summary(run.stderr),
         "rule": "DEDUP_PARTS: the first Whole part (start-up, boilerplate) with a frame in the "
         "stack, else the part of the deepest frame belonging to one",
-        **report,
+        "samples": total,
+        "seconds": total / hz,
+        "parts": [
+            {"part": name, "samples": n, "pct": pct(n, total), "seconds": n / hz}
+            for name, n in got.parts.most_common()
+        ],
+        "top_leaves": [
+            {"function": fn, "part": part, "samples": n, "pct": pct(n, total), "seconds": n / hz}
+            for (fn, part), n in got.leaves.most_common(PROFILE_LEAVES)
+        ],
     }
 
 
@@ -362,20 +343,6 @@ def key_kind(key: bytes) -> str:
     if len(parts) < 2 or parts[0] != PREFIX.encode():
         return "other"
     return (parts[2] if len(parts) > 2 else parts[1]).decode("utf-8", errors="replace")
-
-
-def line_cap(r: redis.Redis, metas: Sequence[bytes]) -> tuple[int, str]:
-    """``boilerplate_lines`` as the namespaces recorded it (the meta hash's ``policy`` field),
-    the policy's default when none did; and where it came from."""
-    caps = []
-    for meta in metas:
-        with contextlib.suppress(orjson.JSONDecodeError, TypeError, AttributeError):
-            got = orjson.loads(r.hget(meta, "policy"))
-            if isinstance(got.get("boilerplate_lines"), int):
-                caps.append(int(got["boilerplate_lines"]))
-    if caps:
-        return max(caps), "the namespace's recorded policy"
-    return Policy.boilerplate_lines, "the policy's default"
 
 
 def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[str, Any]:
@@ -391,7 +358,15 @@ def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[s
         found.get(kind, []).append(k)
     line_fields = sum(int(r.hlen(k)) for k in found[LINE_COUNTS])
     namespaces = len(found["m"])
-    cap, cap_from = line_cap(r, found["m"])
+    caps = []  # boilerplate_lines as the namespaces recorded it (the meta hash's policy)
+    for meta in found["m"]:
+        with contextlib.suppress(orjson.JSONDecodeError, TypeError, AttributeError):
+            got = orjson.loads(r.hget(meta, "policy"))
+            if isinstance(got.get("boilerplate_lines"), int):
+                caps.append(int(got["boilerplate_lines"]))
+    cap, cap_from = max(caps, default=Policy.boilerplate_lines), "the policy's default"
+    if caps:
+        cap_from = "the namespace's recorded policy"
     total = sum(bytes_by.values())
     lines = bytes_by.get(LINE_COUNTS, 0)
     order = sorted(bytes_by, key=lambda k: (-bytes_by[k], k))
@@ -428,32 +403,7 @@ def redis_breakdown(r: redis.Redis, docs: int, used_memory_delta: int) -> dict[s
     }
 
 
-def measure_redis(
-    corpus: Path, n: int, reps: int, workdir: Path, one: Path
-) -> tuple[list[Side], dict[str, Any]]:
-    say("starting Redis")
-    with services.start_redis(workdir / "redis") as service:
-        with redis.Redis(host=services.HOST, port=service.port) as r:
-            info = {
-                "redis_version": str(r.info("server").get("redis_version")),
-                "redis_binary": service.binary.name,
-                "redis_config": {
-                    str(k): str(v) for k, v in sorted(r.config_get("hash-max-listpack-*").items())
-                },
-            }
-        return measure_sides(corpus, n, reps, workdir, one, service), info
-
-
 _IMPORT_LINE = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\| ( *)(\S.*?)\s*$")
-
-
-def parse_importtime(stderr: str) -> list[dict[str, Any]]:
-    """``-X importtime`` lines -> one dict per import (µs), in the order they finished."""
-    return [
-        {"module": m[4], "depth": len(m[3]) // 2, "self_us": int(m[1]), "cumulative_us": int(m[2])}
-        for line in stderr.splitlines()
-        if (m := _IMPORT_LINE.match(line))
-    ]
 
 
 def timed_runs(argv: Sequence[str], runs: int, workdir: Path) -> dict[str, Any]:
@@ -476,7 +426,11 @@ def measure_startup(one: Path, runs: int, workdir: Path) -> dict[str, Any]:
     peer = timed_runs(peer_argv(one), runs, workdir)
     say(f"start-up: python -c pass {floor['median_s']:.3f} s, datasketch {peer['median_s']:.3f} s")
     traced = run_child([str(PYTHON), "-X", "importtime", *nd_argv], workdir)
-    imports = parse_importtime(traced.stderr)
+    imports = [  # one per import (µs), in the order they finished
+        {"module": m[4], "depth": len(m[3]) // 2, "self_us": int(m[1]), "cumulative_us": int(m[2])}
+        for line in traced.stderr.splitlines()
+        if (m := _IMPORT_LINE.match(line))
+    ]
     top = sorted(imports, key=lambda i: -i["cumulative_us"])[:TOP_IMPORTS]
     outer = [i for i in imports if i["depth"] == 0]
     top_level = sorted(outer, key=lambda i: -i["cumulative_us"])[:TOP_IMPORTS]
@@ -527,7 +481,8 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     write_corpus(docs[:1], one)
     lengths = [len(d["text"]) for d in docs]
     say(f"corpus: {len(docs):,} Reuters stories, median {statistics.median(lengths):.0f} chars")
-    mismatched = check_peer_shingles(docs)
+    # the program's tokenising must be peer_shingles'
+    mismatched = sum(datasketch_dedup.shingles(d["text"]) != peer_shingles(d["text"]) for d in docs)
     if mismatched:
         raise RuntimeError(f"the program's shingles differ from peer_shingles on {mismatched} docs")
 
@@ -542,8 +497,17 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         profile = profile_memory(corpus, workdir, best_nd)
         if "skipped" in profile:
             say(f"profile skipped: {profile['skipped']}")
-    say(f"Redis store: {n_redis:,} docs, best of {args.reps}")
-    redis_sides, redis_info = measure_redis(corpus_redis, n_redis, args.reps, workdir, one)
+    say(f"Redis store: {n_redis:,} docs, best of {args.reps}; starting Redis")
+    with services.start_redis(workdir / "redis") as service:
+        with redis.Redis(host=services.HOST, port=service.port) as r:
+            redis_info = {
+                "redis_version": str(r.info("server").get("redis_version")),
+                "redis_binary": service.binary.name,
+                "redis_config": {
+                    str(k): str(v) for k, v in sorted(r.config_get("hash-max-listpack-*").items())
+                },
+            }
+        redis_sides = measure_sides(corpus_redis, n_redis, args.reps, workdir, one, service)
     rows = {s.key: s.result() for s in [*sides, *redis_sides]}
     for key, base in (("nd_mem", "ds_mem"), ("nd_redis", "ds_redis")):
         rows[key]["vs_datasketch"] = rows[base]["best_wall_s"] / rows[key]["best_wall_s"]
@@ -589,15 +553,10 @@ def main(argv: list[str] | None = None) -> int:
     busy = other_load()
     machine = {**machine_info(PACKAGES), "cores_busy_before_run": round(busy, 2)}
     say(f"other processes kept {busy:.2f} cores busy")
-    try:
-        with tempfile.TemporaryDirectory(prefix="neardup-bench-command-") as tmp:
-            measured = measure(args, Path(tmp))
-    except RuntimeError as exc:  # a service that did not start too
-        print(f"command benchmark: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    with tempfile.TemporaryDirectory(prefix="neardup-bench-command-") as tmp:
+        measured = cli.exits("command benchmark", lambda: measure(args, Path(tmp)), RuntimeError)
+    if isinstance(measured, int):  # a service that did not start too
+        return measured
     machine["load_average_1m_at_end"] = (loadavg() or [float("nan")])[0]
     result: dict[str, Any] = {
         "benchmark": "command",

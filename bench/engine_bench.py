@@ -1,15 +1,12 @@
 """End-to-end dedup: neardup (memory, Redis, the CLI) against datasketch MinHashLSH (memory, Redis).
 
-Every system decides, for each document of one seeded corpus (:func:`harness.corpus.generate`, fed
-in the same order), which earlier documents it nearly duplicates: neardup's engine in batches of
-512 on memory and on Redis, and ``neardup dedup`` as a subprocess (start-up included), each pair
-verified by exact Jaccard; datasketch ``MinHashLSH(0.8, 128)`` tokenised the idiomatic way, in
-memory (its candidates, and once verified as neardup does) and on Redis (batch mode, and its
-documented query-then-insert per document on a prefix). Quality is scored against brute force
-(:mod:`bench.pairs`). Redis bytes per document: ``used_memory`` after minus before (FLUSHALL
-between systems) with a per-key-class breakdown; Redis CPU from ``INFO cpu``. The fast systems keep
-the best of ``--reps`` fresh runs after a warm-up, wall clock and this process's CPU (the child's
-for the CLI), which a shared machine disturbs much less.
+Every system decides, for each document of one seeded corpus in the same order, which earlier ones
+it nearly duplicates: neardup's engine in batches of 512 (memory, Redis) and ``neardup dedup`` as a
+subprocess; datasketch ``MinHashLSH(0.8, 128)`` in memory (its candidates, and verified as neardup
+does) and on Redis (batch mode, and query-then-insert per document on a prefix). Quality against
+brute force (:mod:`bench.pairs`); Redis bytes per document from ``used_memory`` (FLUSHALL between
+systems) with a per-key-class breakdown. The fast systems keep the best of ``--reps`` fresh runs
+after a warm-up, wall clock and CPU (which a shared machine disturbs much less).
 """
 
 from __future__ import annotations
@@ -117,11 +114,6 @@ async def run_engine(index: Index, docs: Sequence[Doc]) -> tuple[Timing, list[Ve
     return clock.stop(), verdicts
 
 
-def run_engine_memory(docs: Sequence[Doc], reps: int) -> tuple[Timing, list[Verdict]]:
-    asyncio.run(run_engine(MemoryIndex(), docs[:WARMUP_DOCS]))
-    return best_of(reps, lambda: asyncio.run(run_engine(MemoryIndex(), docs)))
-
-
 @dataclass
 class RedisRun:
     timing: Timing  # best of the repetitions
@@ -157,15 +149,11 @@ def run_engine_redis(url: str, r: redis.Redis, docs: Sequence[Doc], reps: int) -
     return asyncio.run(go())
 
 
-@dataclass
-class CliRun:
-    timing: Timing  # wall clock and the child's CPU
-    verdicts: list[dict[str, Any]]
-    reported_docs_per_s: float | None  # the command's own summary (after start-up)
-    command: str
-
-
-def run_cli(docs: Sequence[Doc], workdir: Path) -> CliRun:
+def run_cli(
+    docs: Sequence[Doc], workdir: Path
+) -> tuple[Timing, list[dict[str, Any]], float | None]:
+    """``neardup dedup`` as a subprocess: wall clock and the child's CPU, its verdicts, and the
+    docs/s its own summary gives (after start-up)."""
     corpus, out = workdir / "corpus.jsonl", workdir / "out.jsonl"
     write_corpus(docs, corpus)
     argv = [str(NEARDUP), "dedup", str(corpus), "-o", str(out)]
@@ -180,34 +168,7 @@ def run_cli(docs: Sequence[Doc], workdir: Path) -> CliRun:
         raise RuntimeError(f"neardup dedup exited {proc.returncode}:\n{proc.stderr[-2000:]}")
     own = re.search(r"docs/s\D*?([\d,]+)", proc.stderr)
     verdicts = [orjson.loads(line) for line in out.read_bytes().splitlines() if line.strip()]
-    return CliRun(
-        Timing(seconds, cpu),
-        verdicts,
-        float(own.group(1).replace(",", "")) if own else None,
-        "neardup dedup corpus.jsonl -o out.jsonl --store memory --no-progress",
-    )
-
-
-def profile_engine_memory(docs: Sequence[Doc], top: int = 20) -> str:
-    """cProfile of one neardup in-memory pass (not the timed one), top functions by own time."""
-    prof = cProfile.Profile()
-    prof.enable()
-    asyncio.run(run_engine(MemoryIndex(), docs))
-    prof.disable()
-    buf = io.StringIO()
-    stats = pstats.Stats(prof, stream=buf)
-    stats.sort_stats("tottime").print_stats(top)
-    stats.sort_stats("cumulative").print_stats(top)
-    return buf.getvalue()
-
-
-def engine_machine_info(r: redis.Redis) -> dict[str, Any]:
-    info = machine_info(("neardup", "numpy", "mmh3", "datasketch", "redis"))
-    server: dict[str, Any] = r.info("server")
-    cfg = r.config_get("hash-max-listpack-*")
-    info["redis_server"] = f"{server.get('redis_version')} ({server.get('executable', '')})"
-    info["redis_config"] = {str(k): str(v) for k, v in sorted(cfg.items())}
-    return info
+    return Timing(seconds, cpu), verdicts, float(own.group(1).replace(",", "")) if own else None
 
 
 def per_doc(before: RedisStats, after: RedisStats, n: int, memory: bool = True) -> dict[str, float]:
@@ -245,7 +206,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return rows[-1]
 
     cli.say(f"neardup Engine + MemoryIndex (best of {reps})")
-    timing, mem_verdicts = run_engine_memory(docs, reps)
+    asyncio.run(run_engine(MemoryIndex(), docs[:WARMUP_DOCS]))
+    timing, mem_verdicts = best_of(reps, lambda: asyncio.run(run_engine(MemoryIndex(), docs)))
     mem_dicts = [v.to_dict() for v in mem_verdicts]
     note = f"Engine(MemoryIndex()).process in batches of {BATCH}, best of {reps}"
     add("nd_mem", "neardup, memory", timing, mem_dicts, note)
@@ -253,21 +215,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
         workdir = Path(tmp)
         cli.say("neardup dedup (the CLI, subprocess)")
-        dedup = run_cli(docs, workdir)
-        own = dedup.reported_docs_per_s
-        note = f"`{dedup.command}` as a subprocess, wall clock incl. start-up, 1 run"
+        cli_timing, cli_verdicts, own = run_cli(docs, workdir)
+        command = "neardup dedup corpus.jsonl -o out.jsonl --store memory --no-progress"
+        note = f"`{command}` as a subprocess, wall clock incl. start-up, 1 run"
         note += f"; its own summary, after start-up: {own:,.0f} docs/s" if own else ""
-        system, k = "neardup dedup (CLI), memory", len(dedup.verdicts)
-        add("nd_cli", system, dedup.timing, dedup.verdicts, note, docs=k, scored=n)
-        checks["cli_verdicts_equal_engine_memory"] = dedup.verdicts == mem_dicts
-        checks["cli_command"] = dedup.command
+        system, k = "neardup dedup (CLI), memory", len(cli_verdicts)
+        add("nd_cli", system, cli_timing, cli_verdicts, note, docs=k, scored=n)
+        checks["cli_verdicts_equal_engine_memory"] = cli_verdicts == mem_dicts
+        checks["cli_command"] = command
 
         cli.say("starting Redis")
         with (
             services.start_redis(workdir / "redis") as service,
             redis.Redis(host="127.0.0.1", port=service.port) as r,
         ):
-            machine = engine_machine_info(r)
+            machine = machine_info(("neardup", "numpy", "mmh3", "datasketch", "redis"))
+            srv: dict[str, Any] = r.info("server")
+            cfg = r.config_get("hash-max-listpack-*")
+            machine["redis_server"] = f"{srv.get('redis_version')} ({srv.get('executable', '')})"
+            machine["redis_config"] = {str(k): str(v) for k, v in sorted(cfg.items())}
             cli.say(f"neardup Engine + RedisIndex (best of {reps})")
             red = run_engine_redis(service.url, r, docs, reps)
             red_dicts = [v.to_dict() for v in red.verdicts]
@@ -396,8 +362,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     machine["load_average_1m_at_end"] = os.getloadavg()[0]
     if args.profile:
-        cli.say("profiling one neardup in-memory pass (cProfile)")
-        result["profile_engine_memory"] = profile_engine_memory(docs)
+        cli.say("profiling one neardup in-memory pass (cProfile), not the timed one")
+        prof = cProfile.Profile()
+        prof.enable()
+        asyncio.run(run_engine(MemoryIndex(), docs))
+        prof.disable()
+        buf = io.StringIO()
+        stats = pstats.Stats(prof, stream=buf)
+        stats.sort_stats("tottime").print_stats(20)
+        stats.sort_stats("cumulative").print_stats(20)
+        result["profile_engine_memory"] = buf.getvalue()
         result["elapsed_s"] = time.perf_counter() - t_start
     return result
 

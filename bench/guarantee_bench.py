@@ -1,12 +1,10 @@
 """At-least-once against faust's ``exactly_once`` on Apache Kafka: the cost, and SIGKILLed workers.
 
-One worker at a time on the rig of :mod:`bench.rig`. **Throughput**: per round, one worker per
-guarantee on an input topic of its own (the order alternates, so a drift of the machine's load
-favours neither), ``--docs`` articles produced at once; the ratio compares the medians. **Kills**:
-per guarantee, articles paced while the worker is SIGKILLed ``--kills`` times 1.5-3.5 s after it
-is ready (faust commits every 2.8 s, so a transaction is open) and started again; once every input
-offset is committed, a ``read_committed`` librdkafka consumer counts articles with two or more
-verdicts, and groups of near-copies without exactly one original.
+One worker at a time on :mod:`bench.rig`. **Throughput**: per round, one worker per guarantee on
+its own input topic (order alternated against load drift), ``--docs`` articles at once; medians
+compared. **Kills**: paced articles while the worker is SIGKILLed ``--kills`` times 1.5-3.5 s after
+ready (faust commits every 2.8 s: a transaction is open) and restarted; once all is committed, a
+``read_committed`` consumer counts articles with 2+ verdicts and copy groups without one original.
 """
 
 from __future__ import annotations

@@ -7,26 +7,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.guarantee_bench import GUARANTEES
-from bench.markdown import Column, columns, section, table
+from bench.markdown import data_table, report
 
-PHASES: list[Column] = [
-    ("round", lambda p: int(p["phase"][1]) + 1, ""),
-    ("guarantee", "guarantee", ""),
-    ("articles/s", "rate", ",.0f"),
-    ("worker CPU ms/article", "worker_cpu_ms_per_article", ".3f"),
-    ("broker CPU ms/article", "broker_cpu_ms_per_article", ".3f"),
-    ("other processes (cores)", "other_processes_cores", ""),
-    ("repeated verdicts", "repeated_verdicts", ""),
-]
-KILLS: list[Column] = [
-    ("guarantee", "guarantee", ""),
-    ("articles", "articles", ""),
-    ("kills (s after start)", lambda k: ", ".join(map(str, k["killed_at_s"])), ""),
-    ("verdicts read", "verdicts_read_committed", ""),
-    ("articles with a verdict", "articles_with_a_verdict", ""),
-    ("with 2+ verdicts", "articles_with_two_or_more", ""),
-    ("groups without one original", "groups_without_one_original", ""),
-]
+PHASES = (
+    "round={round} | guarantee={guarantee} | articles/s={rate:,.0f} | "
+    "worker CPU ms/article={worker_cpu_ms_per_article:.3f} | "
+    "broker CPU ms/article={broker_cpu_ms_per_article:.3f} | "
+    "other processes (cores)={other_processes_cores} | repeated verdicts={repeated_verdicts}"
+)
+KILLS = (
+    "guarantee={guarantee} | articles={articles} | kills (s after start)={kills} | "
+    "verdicts read={verdicts_read_committed} | articles with a verdict={articles_with_a_verdict} "
+    "| with 2+ verdicts={articles_with_two_or_more} | "
+    "groups without one original={groups_without_one_original}"
+)
 
 
 def noise(phases: Sequence[dict[str, Any]]) -> str:
@@ -46,31 +40,28 @@ def markdown(result: dict[str, Any]) -> str:
     s, setup = result["summary"], result["setup"]
     ratio, cpu_ratio = s["exactly_once_over_at_least_once"], s["worker_cpu_exactly_over_least"]
     med, cpu = s["median_rate"], s["median_worker_cpu_ms_per_article"]
-    medians = (
-        f"Medians: at_least_once {med['at_least_once']:,.0f} articles/s, exactly_once "
-        f"{med['exactly_once']:,.0f} articles/s: ratio **{ratio:.2f}**; worker CPU per article "
-        f"{cpu['at_least_once']:.3f} vs {cpu['exactly_once']:.3f} ms: ratio **{cpu_ratio:.2f}**. "
-        + noise(result["phases"])
-        if ratio is not None and cpu_ratio is not None
-        else ""
-    )
-    return "\n".join(
+    phases = [{**p, "round": int(p["phase"][1]) + 1} for p in result["phases"]]
+    kills = [{**k, "kills": ", ".join(map(str, k["killed_at_s"]))} for k in result["kills"]]
+    return report(
         [
             "# Processing guarantee: at_least_once vs faust's exactly_once (Apache Kafka)",
-            "",
             f"`{setup['command']}`, {result['generated']}, {result['seconds']:.0f} s; "
             f"{setup['docs']:,} articles per throughput phase, {setup['partitions']} partitions, "
             f"one worker (batch {setup['batch_size']}), Apache Kafka {setup['kafka']}; other "
             f"processes kept {result['machine']['cores_busy_before_run']} cores busy before the "
             "run. Method: `bench/guarantee_bench.py`.",
-            "",
-            *section("Throughput (one worker)", table(*columns(PHASES, result["phases"])), medians),
-            *section(
-                "SIGKILL mid-stream, then a read_committed consumer of the verdicts",
-                table(*columns(KILLS, result["kills"])),
-                "faust's exactly_once commits the input offsets in Kafka transactions but sends "
-                "the verdicts outside them, so a read_committed consumer sees a replayed batch's "
-                "verdicts twice, as with at_least_once.",
-            ),
+            "## Throughput (one worker)",
+            data_table(PHASES, phases),
+            f"Medians: at_least_once {med['at_least_once']:,.0f} articles/s, exactly_once "
+            f"{med['exactly_once']:,.0f} articles/s: ratio **{ratio:.2f}**; worker CPU per "
+            f"article {cpu['at_least_once']:.3f} vs {cpu['exactly_once']:.3f} ms: ratio "
+            f"**{cpu_ratio:.2f}**. " + noise(result["phases"])
+            if ratio is not None and cpu_ratio is not None
+            else None,
+            "## SIGKILL mid-stream, then a read_committed consumer of the verdicts",
+            data_table(KILLS, kills),
+            "faust's exactly_once commits the input offsets in Kafka transactions but sends "
+            "the verdicts outside them, so a read_committed consumer sees a replayed batch's "
+            "verdicts twice, as with at_least_once.",
         ]
     )

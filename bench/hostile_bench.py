@@ -165,8 +165,7 @@ STAGES: dict[str, Callable[[str], object]] = {
 
 
 def _input_bytes(stage: str, text: str) -> int:
-    """What a stage reads: the message for parsing (a text of newlines is half escapes
-    there), the text for the rest."""
+    """The message for parsing (a text of newlines is half escapes there), else the text."""
     return len(_RAW[text]) if stage == "parse" else len(text.encode("utf-8"))
 
 
@@ -180,8 +179,7 @@ def _cpu(fn: Callable[[], object], calls: int = 1) -> float:
 
 
 def _least(fn: Callable[[], object]) -> float:
-    """The least of :data:`REPS` timings of ``fn``, each of enough calls to last some 10 ms
-    (parsing a message takes tens of microseconds: one call a timing was mostly noise)."""
+    """The least of :data:`REPS` timings of ``fn``, each ~10 ms of calls (one call is noise)."""
     calls = max(1, round(0.01 / max(_cpu(fn), 1e-6)))
     return min(_cpu(fn, calls) for _ in range(REPS))
 
@@ -253,21 +251,16 @@ def run() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = cli.parser("hostile", __doc__)
     parser.add_argument(
-        "--stages-only", action="store_true", help="skip the worker under attack (no services)"
-    )
-    parser.add_argument(
         "--requests", type=int, default=hostile_stream.REQUESTS, help="hostile requests (memory)"
     )
     args = parser.parse_args(argv)
     result = run()
-    if not args.stages_only:
-        workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-hostile-"))
-        docs = generate(2000, seed=7)
-        stream = hostile_stream.run(docs, workdir, args.requests)
-        if stream is None:
-            return 130
-        result["stream"] = stream
-        result["targets"] += stream["targets"]
+    workdir = Path(tempfile.mkdtemp(prefix="neardup-bench-hostile-"))
+    stream = hostile_stream.run(generate(2000, seed=7), workdir, args.requests)
+    if stream is None:
+        return 130
+    result["stream"] = stream
+    result["targets"] += stream["targets"]
     from bench import hostile_tables  # it reads this module's constants
 
     cli.write(args.out, "hostile", result, hostile_tables.markdown(result))

@@ -1,9 +1,8 @@
 """Cluster precision on a real newswire stream: every pair in a cluster, judged.
 
-Each pair of cluster members of Reuters-21578 in the wire's order (:func:`harness.data.reuters`)
-is judged by what people who read both said (:func:`harness.data.reuters_judged`), or needs no
-judge when the normalised texts are identical. A pair nobody judged is counted as unjudged and
-listed, never guessed: precision is over the judged pairs.
+Each cluster pair of Reuters-21578 (:func:`harness.data.reuters`) is judged by what its readers
+said (:func:`harness.data.reuters_judged`), or needs no judge when the normalised texts are equal.
+Unjudged pairs are listed, never guessed: precision is over the judged pairs.
 """
 
 from __future__ import annotations

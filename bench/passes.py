@@ -1,10 +1,8 @@
 """Passes of a corpus that repeat its duplicate structure without repeating its text.
 
-Pass 0 is the pool verbatim; pass ``p >= 1`` maps each ASCII word through a seeded bijection that
-shuffles words within bands of ``band`` adjacent frequency ranks, keeping its case pattern and
-everything between words. A bijection on the case-folded words keeps every exact Jaccard within a
-pass (:meth:`Deriver.check` measures a sample), while two passes share almost no shingle: a long
-stream with the pool's realistic duplicate structure, where pass ``p`` never matches pass ``q``.
+Pass 0 is the pool; pass ``p >= 1`` maps each ASCII word through a seeded bijection within bands
+of ``band`` adjacent frequency ranks (case and separators kept). Within a pass every exact Jaccard
+stays (:meth:`Deriver.check`); across passes almost no shingle is shared.
 """
 
 from __future__ import annotations

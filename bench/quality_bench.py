@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,20 +35,15 @@ RECALL_DOCS = 3000
 RECALL_WORDS = 300
 
 
-def run_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
-    if name == "briefs":
-        return quality_briefs.run(args.pairs, args.seed)
-    if name == "pages":
-        return quality_pages.run(args.seed)
-    if name == "newswire":
-        return quality_newswire.run()
-    if name == "realbriefs":
-        return quality_real_briefs.run()
-    if name == "disguise":
-        return quality_disguise.run(args.seed)
-    if name == "poison":
-        return quality_poison.run()
-    return quality_recall.run(RECALL_DOCS, args.seed, RECALL_WORDS)
+RUNS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "briefs": lambda args: quality_briefs.run(args.pairs, args.seed),
+    "pages": lambda args: quality_pages.run(args.seed),
+    "newswire": lambda args: quality_newswire.run(),
+    "recall": lambda args: quality_recall.run(RECALL_DOCS, args.seed, RECALL_WORDS),
+    "realbriefs": lambda args: quality_real_briefs.run(),
+    "disguise": lambda args: quality_disguise.run(args.seed),
+    "poison": lambda args: quality_poison.run(),
+}
 
 
 def _sections(value: str) -> list[str]:
@@ -76,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     sections: dict[str, Any] = {}
     for name in args.sections:
         t0 = time.perf_counter()
-        sections[name] = run_section(name, args)
+        sections[name] = RUNS[name](args)
         print(f"{TITLES[name]}: {time.perf_counter() - t0:.1f} s")
         for line in HEADLINE[name](sections[name]):
             print(f"  {line}")

@@ -1,10 +1,9 @@
 """Section 1, short briefs: are surface-noise copies found, and are template siblings kept apart?
 
-Seeded newswire briefs in English and Chinese (:mod:`harness.briefs`), ``pairs`` labelled pairs
-of each kind per language in one stream: ``copy`` (surface noise: should be linked), ``sibling``
-(one fact changed: should not), ``unrelated`` (should not). neardup at its defaults links a pair
-when the second's ``duplicate_of`` is the first or they share a cluster; datasketch when the first
-is among the second's candidates.
+Seeded briefs in English and Chinese (:mod:`harness.briefs`), ``pairs`` per kind and language in
+one stream: ``copy`` (should be linked), ``sibling`` (one fact changed) and ``unrelated`` (should
+not). A pair is linked by neardup (defaults) through ``duplicate_of`` or a shared cluster, by
+datasketch when the first is among the second's candidates.
 """
 
 from __future__ import annotations

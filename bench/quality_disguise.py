@@ -38,15 +38,7 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 
-__all__ = [
-    "PER_DISGUISE",
-    "SETS",
-    "SIZES",
-    "TARGET_FOUND",
-    "Original",
-    "originals",
-    "run",
-]
+__all__ = ["PER_DISGUISE", "SETS", "SIZES", "TARGET_FOUND", "Original", "originals", "run"]
 
 TARGET_FOUND = 0.975
 SETS = ("en long", "en short", "zh long", "zh short")

@@ -1,16 +1,15 @@
 """Section 3, a real news stream: is every pair neardup puts in one cluster the same news item?
 
-Reuters-21578 in the wire's order, neardup at its defaults. Every pair of one cluster is judged
-(:func:`bench.newswire.judge`), and so are datasketch's candidate pairs; the recall proxy is how
-many pairs judged ``same`` a system still links. Against brute force (word 3-shingles of the
-normalised text) every pair at Jaccard >= 0.8 is *linked* (one cluster, or named by
-``duplicate_of`` or ``matches``), *related* (named among ``related``, with what changed) or
-*missed* silently.
+Reuters-21578 in the wire's order, neardup at its defaults; every cluster pair and every
+datasketch candidate pair is judged (:func:`bench.newswire.judge`). Against brute force (Jaccard
+>= 0.8 of normalised word 3-shingles) a pair is *linked* (cluster, ``duplicate_of``, ``matches``),
+*related* (``related``) or *missed* silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bench.newswire import Judged, cluster_pairs, judge, stream
@@ -85,7 +84,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
                 k: sum(v.verdict == k for v in verdicts)
                 for k in ("original", "near_duplicate", "duplicate")
             },
-            "clusters_with_pairs": _multi(clusters.values()),
+            "clusters_with_pairs": sum(n > 1 for n in Counter(clusters.values()).values()),
         },
         "datasketch": ds_sum,
         "pair_recall": recall,
@@ -159,11 +158,3 @@ def _pair_recall(
 
 def _named(v: Verdict) -> set[str]:
     return {m.id for m in v.matches} | ({v.duplicate_of} if v.duplicate_of else set())
-
-
-def _multi(clusters: Iterable[str]) -> int:
-    """How many clusters have two members or more."""
-    seen: dict[str, int] = {}
-    for c in clusters:
-        seen[c] = seen.get(c, 0) + 1
-    return sum(n > 1 for n in seen.values())

@@ -1,11 +1,9 @@
-"""Section 2, web pages: are syndicated copies found through the sites' boilerplate, and are
-different stories of one site kept apart?
+"""Section 2, web pages: copies found through the sites' boilerplate, a site's stories kept apart?
 
-Real Reuters stories in the templates of 8 synthetic sites (:func:`harness.pages.generate`), each
-page with its ``url`` and ``source``. A story has at most two pages, so every pair in a cluster can
-be judged, not a sample. neardup runs at its defaults, under containment, and with boilerplate
-learning off (what learning buys), and each other layout text extraction delivers; datasketch's
-candidates beside. Under containment the ``direction`` of excerpts and embeds is checked.
+Real Reuters stories in the templates of 8 synthetic sites (:func:`harness.pages.generate`); a
+story has at most two pages, so every cluster pair is judged. neardup at its defaults, under
+containment and with boilerplate learning off, on each layout text extraction delivers; datasketch
+beside. Under containment the ``direction`` of excerpts and embeds is checked.
 """
 
 from __future__ import annotations
@@ -144,16 +142,14 @@ FEW_PAGES = {"stories_per_site": 20, "syndicated": 80, "excerpts": 20, "embeds":
              "same_site": 100, "unrelated": 100}  # fmt: skip
 
 
-def _few_pages(seed: int) -> dict[str, dict[str, Any]]:
-    docs, pairs = generate(seed=seed, layout="mixed", **FEW_PAGES)
-    return {
-        n: {**_neardup(docs, pairs, CONFIGS["jaccard"], batch), "batch": batch}
-        for n, batch in (("jaccard", BATCH), ("jaccard, one at a time", 1))
-    }
-
-
 def _layouts(seed: int) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {"mixed, 20 pages a site": _few_pages(seed)}
+    docs, pairs = generate(seed=seed, layout="mixed", **FEW_PAGES)
+    out: dict[str, dict[str, Any]] = {
+        "mixed, 20 pages a site": {
+            n: {**_neardup(docs, pairs, CONFIGS["jaccard"], batch), "batch": batch}
+            for n, batch in (("jaccard", BATCH), ("jaccard, one at a time", 1))
+        }
+    }
     every: tuple[Layout, ...] = ("lines", *OTHER_LAYOUTS)
     for layout in every:
         docs, pairs = generate(seed=seed, layout=layout)

@@ -1,14 +1,10 @@
 """Section 7, boilerplate poisoning: can a producer hide a copy by teaching its own source?
 
 :mod:`harness.poisoning`: 40 Reuters stories registered under the victim's source; then, under
-the copier's source, every story as documents of its own, three rounds, in each of the
-attacker's shapes: ``lines`` (four of its lines and a filler line a document; the copy adds a
-line of its own), ``sentences`` (three sentences run together as one paragraph a document; the
-copy is the story as one paragraph), ``template`` (the story's lines inside the copier's own
-site template; so is the copy); then each copy, one at a time. Found: the copy's
-``duplicate_of`` is its story, or they share a cluster. The same run without the poison is the
-baseline. datasketch learns nothing, so the poison cannot touch it: its candidates are shown on
-the same copies.
+the copier's source, every story cut into documents of its own, three rounds, in each of the
+attacker's shapes (``lines``, ``sentences``, ``template``); then each copy, one at a time.
+Found: the copy's ``duplicate_of`` is its story, or they share a cluster. The run without the
+poison is the baseline; datasketch learns nothing, so its candidates are shown beside.
 """
 
 from __future__ import annotations

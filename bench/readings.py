@@ -9,6 +9,7 @@ import gc
 import importlib.metadata
 import os
 import platform
+import signal
 import subprocess
 import time
 from collections import Counter
@@ -22,9 +23,12 @@ import orjson
 import psutil
 import redis
 
+from harness.profile import find_py_spy
+
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 _BUSY = ("user", "nice", "system", "irq", "softirq", "steal")  # of psutil.cpu_times()
+NO_PY_SPY = {"skipped": "py-spy is not installed (pip install py-spy)"}
 
 
 def machine_info(packages: Iterable[str]) -> dict[str, Any]:
@@ -188,3 +192,25 @@ def memory_breakdown(
         f"{cls} ({counts[cls]:,} key{'s' if counts[cls] > 1 else ''})": totals[cls] / n_docs
         for cls in sorted(totals, key=lambda c: -totals[c])
     }
+
+
+def spy_argv(pid: int, raw: Path, hz: int, *extra: str) -> list[str] | None:
+    """``py-spy record`` attached to ``pid``, raw stacks (idle ones too) into ``raw``; None
+    without py-spy."""
+    spy = find_py_spy()
+    if spy is None:
+        return None
+    argv = [spy, "record", "--pid", str(pid), "--rate", str(hz), "--format", "raw", "--idle"]
+    return [*argv, "--nolineno", *extra, "--output", str(raw)]
+
+
+def spy_stop(proc: subprocess.Popen[bytes], raw: Path) -> str | None:
+    """SIGINT (py-spy writes its output then), killed if still running after 30 s; the raw
+    stacks, or None when it wrote nothing."""
+    proc.send_signal(signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(30)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    return raw.read_text() if raw.is_file() and raw.stat().st_size else None

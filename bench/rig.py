@@ -189,31 +189,6 @@ def run_on_stack(stack: Stack, main: Callable[[], Coroutine[Any, Any, T]]) -> T 
         signal.signal(signal.SIGTERM, previous)
 
 
-def metric_deltas(
-    m0: Mapping[str, Mapping[str, float]], m1: Mapping[str, Mapping[str, float]]
-) -> dict[str, dict[str, float | None]]:
-    """Per worker: articles, batches and their mean size and time, candidates, retries."""
-    res: dict[str, dict[str, float | None]] = {}
-    for w, after in m1.items():
-        d = {k: after[k] - m0.get(w, {}).get(k, 0.0) for k in after}
-        batches = d.get("neardup_batch_seconds_count", 0.0)
-        articles = d.get("neardup_articles_in_total", 0.0)
-        cands = d.get("neardup_candidates_per_article_count", 0.0)
-        handle_s = d.get("neardup_batch_seconds_sum", 0.0)
-        res[w] = {
-            "articles_in": articles,
-            "batches": batches,
-            "mean_batch": articles / batches if batches else None,
-            "mean_batch_ms": handle_s / batches * 1e3 if batches else None,
-            "handle_s": handle_s,
-            "mean_candidates": d.get("neardup_candidates_per_article_sum", 0.0) / cands
-            if cands
-            else None,
-            "retries": d.get("neardup_index_retries_total", 0.0),
-        }
-    return res
-
-
 @dataclass
 class Rig:
     stack: Stack
@@ -328,13 +303,31 @@ class Rig:
                     "per_article": round((calls - c0) / max(n_articles, 1), 3),
                     "server_ms": round((usec - u0) / 1e3, 1),
                 }
+        workers: dict[str, dict[str, float | None]] = {}
+        for w, after in s1["metrics"].items():  # articles, batches, candidates, retries
+            d = {k: after[k] - s0["metrics"].get(w, {}).get(k, 0.0) for k in after}
+            batches = d.get("neardup_batch_seconds_count", 0.0)
+            articles = d.get("neardup_articles_in_total", 0.0)
+            cands = d.get("neardup_candidates_per_article_count", 0.0)
+            handle_s = d.get("neardup_batch_seconds_sum", 0.0)
+            workers[w] = {
+                "articles_in": articles,
+                "batches": batches,
+                "mean_batch": articles / batches if batches else None,
+                "mean_batch_ms": handle_s / batches * 1e3 if batches else None,
+                "handle_s": handle_s,
+                "mean_candidates": d.get("neardup_candidates_per_article_sum", 0.0) / cands
+                if cands
+                else None,
+                "retries": d.get("neardup_index_retries_total", 0.0),
+            }
         other = s1["machine"] - s0["machine"] - sum(cpu.values())
         return {
             "wall_s": round(wall, 2),
             "cpu_s": cpu,
             "cores_busy": round(sum(cpu.values()) / wall, 2) if wall > 0 else None,
             "other_processes_cores": round(max(other, 0.0) / wall, 2) if wall > 0 else None,
-            "worker_metrics": metric_deltas(s0["metrics"], s1["metrics"]),
+            "worker_metrics": workers,
             "redis_commands": redis_cmds,
         }
 

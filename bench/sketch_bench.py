@@ -1,14 +1,11 @@
 """Sketch throughput, accuracy and size: neardup against datasketch and the PyPI ``simhash``.
 
-Every pipeline is timed on the same texts of one seeded corpus: a warm-up, then the best of
-``--reps`` passes with the garbage collector off (as ``timeit`` does); one too slow for its time
-budget runs on a prefix, and the table says how many documents it saw. Accuracy: RMSE of each
-MinHash estimate against the exact Jaccard of the same word 3-shingle sets, on mutation pairs
-topped up with random ones. datasketch tokenises the idiomatic way (``\\w+`` on ``casefold()``),
-once with a new ``MinHash`` per document and once with ``MinHash.bulk``; the ratio is against the
-faster. The "precomputed" rows start every library from neardup's shingle hashes, so they compare
-sketching alone. The SimHash rows use each library's own default features: the same task, not the
-same features.
+Every pipeline runs on the same texts of one seeded corpus: a warm-up, then the best of ``--reps``
+passes with gc off (as ``timeit`` does); one too slow for its budget runs on a prefix. Accuracy:
+RMSE of each MinHash estimate against the exact Jaccard of the same word 3-shingle sets, on
+mutation pairs topped up with random ones. datasketch tokenises the idiomatic way, per document
+and with ``MinHash.bulk`` (the ratio is against the faster); the "precomputed" rows compare
+sketching alone; the SimHash rows use each library's own default features.
 """
 
 from __future__ import annotations

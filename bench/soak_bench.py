@@ -1,18 +1,13 @@
 """Soak benchmark: hundreds of thousands of articles through two workers with a retention window.
 
-Over a long steady stream, does throughput stay flat, do the workers' and Redis's memory stay
-bounded as ``NEARDUP_RETENTION_S`` says, and does every valid article get a verdict and none a
-dead letter? On the rig of :mod:`bench.rig` (Apache Kafka, or ``--broker tansu``: what differs is
-in :func:`plan`): capacity is a burst into a scratch namespace, into the empty index and again
-after one retention window, when each new article expires an old one as in the steady state (what
-the soak must stay under); the scratch namespaces are deleted; then ``--articles`` are paced at
-``--fraction`` of that capacity and sampled every ``--sample-s`` (verdicts, backlog, each process's
-memory and cores, Redis memory and records, dead letters, the broker's log). Throughput per
-interval counts the verdicts' Kafka timestamps, which the reader's fetches do not blur. The
-articles are passes of a generated pool (:class:`bench.passes.Deriver`): its duplicate structure
-again with almost no shingle shared across passes, so a copy's source stays inside the window.
-Exit status 1 when an article got no verdict, a valid one was dead-lettered, a send failed or a
-worker died; the flatness and boundedness checks are reported, as a shared machine can bend them.
+Does throughput stay flat, memory stay bounded as ``NEARDUP_RETENTION_S`` says, and every valid
+article get a verdict and none a dead letter? On the rig of :mod:`bench.rig` (Apache Kafka, or
+``--broker tansu``, see :func:`plan`): capacity is a burst into a scratch namespace, empty and
+again after one retention window (expiry at work, what the soak must stay under); then
+``--articles`` (passes of a generated pool, :class:`bench.passes.Deriver`) are paced at
+``--fraction`` of it and sampled every ``--sample-s``. Throughput per interval counts the
+verdicts' Kafka timestamps. Exit status 1 when an article got no verdict, a valid one was
+dead-lettered, a send failed or a worker died; flatness and boundedness are reported only.
 """
 
 from __future__ import annotations
@@ -25,13 +20,11 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import redis.asyncio as aioredis
 
 from bench import cli, soak_tables
 from bench.passes import BAND, Deriver
@@ -54,9 +47,8 @@ WARM_PHASE = "warm"
 SCRATCH_NAMESPACES = ("bench-probe", f"bench-{WARM_PHASE}", CAPACITY_NAMESPACE)
 STALL_TIMEOUT_S = 60.0  # give up waiting for verdicts after this long without one
 PRODUCE_TICK_S = 0.005
-# Tansu's memory storage keeps every produced batch as an object, and a Fetch that returns data
-# costs it time in proportion to the objects stored (one consumer of a 1,300/s stream: 1 ms batches
-# cost the broker 0.26 cores at 13k messages and 0.98 at 213k; 50 ms batches 0.08 and 0.13): without
+# Tansu stores every produced batch as an object and a Fetch costs it time per object stored
+# (1 ms batches: 0.26 broker cores at 13k messages, 0.98 at 213k; 50 ms: 0.08, 0.13): without
 # these the broker, not neardup, would set the soak's throughput and make it fall over time.
 TANSU_LINGER_MS = 50
 TANSU_SINK_FETCH = (500, 1 << 20)  # fetch at most every 500 ms (or once 1 MB is there)
@@ -90,16 +82,14 @@ def build_stream(deriver: Deriver, n: int) -> tuple[list[bytes], list[bytes], li
 
 
 def log_mb(stack: Stack) -> float | None:
-    """Apache Kafka's log directory on disk, MB (where its messages are; Tansu has none):
-    allocated blocks, as the broker preallocates each segment's index files sparsely."""
+    """Apache Kafka's log directory on disk, MB (Tansu has none): allocated blocks, as the broker
+    preallocates each segment's index files sparsely."""
     if stack.broker_kind != "kafka" or stack.broker is None:
         return None
-    data = stack.broker.dir / "kafka-data"
     total = 0
-    for path in data.rglob("*"):
+    for path in (stack.broker.dir / "kafka-data").rglob("*"):
         with contextlib.suppress(OSError):  # a segment deleted or rolled while walking
-            if path.is_file():
-                total += path.stat().st_blocks * 512
+            total += path.stat().st_blocks * 512 if path.is_file() else 0
     return round(total / 2**20, 1)
 
 
@@ -295,16 +285,6 @@ class Soak:
         }
 
 
-async def drop_namespaces(r: aioredis.Redis, namespaces: Sequence[str]) -> int:
-    """``UNLINK`` every key of the given namespaces; returns how many."""
-    n = 0
-    for ns in namespaces:
-        found = [k async for k in r.scan_iter(match=keys.base(ns) + "*", count=1000)]
-        for lo in range(0, len(found), 500):
-            n += int(await r.unlink(*found[lo : lo + 500]))
-    return n
-
-
 async def burst(bench: Rig, phase: str, offset: int, n: int) -> dict[str, Any]:
     """``n`` pool articles from ``offset`` produced at once into the capacity namespace."""
     sink = bench.sink
@@ -375,8 +355,12 @@ async def drive(soak: Soak, args: argparse.Namespace) -> dict[str, Any]:
         out["capacity"] = cap
         soak.rate = args.rate or args.fraction * cap["rate"]
         console.print(f"  soak paced at {soak.rate:,.0f}/s")
-        assert bench.redis is not None
-        out["scratch_keys_deleted"] = await drop_namespaces(bench.redis, SCRATCH_NAMESPACES)
+        r, out["scratch_keys_deleted"] = bench.redis, 0
+        assert r is not None
+        for ns in SCRATCH_NAMESPACES:  # UNLINK every key of the scratch namespaces
+            found = [k async for k in r.scan_iter(match=keys.base(ns) + "*", count=1000)]
+            for lo in range(0, len(found), 500):
+                out["scratch_keys_deleted"] += int(await r.unlink(*found[lo : lo + 500]))
         await asyncio.sleep(1.0)
         console.print(
             f"[bold]soak: {soak.n:,} articles at {soak.rate:,.0f}/s "

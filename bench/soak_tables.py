@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.markdown import bullets, code_line, data_table, facts, heading, met, report, row, table
+from bench.markdown import code_line, data_table, facts, heading, met, report, row, table
 from bench.svg import Series, document, line_chart
 
 # Soft pass criteria (reported, not fatal).
@@ -125,44 +125,41 @@ def summarise(
     return res
 
 
-def _check(check: str, measured: str, met: bool | None, hard: bool = False) -> dict[str, Any]:
-    return {"check": check, "measured": measured, "met": met, "hard": hard}
-
-
 def checks(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """``(check, measured, met, hard)``; hard checks decide the exit status; ``met`` is None
+    """``{check, measured, met, hard}``; hard checks decide the exit status; ``met`` is None
     when the run was too short to tell."""
     s, tp = summary, summary["throughput"]
     cv, quarters, backlog_s = tp["cv"], tp["last_to_first_quarter"], tp["max_backlog_s"]
     low, high = QUARTER_RATIO
+    flat = (
+        "n/a"
+        if quarters is None
+        else f"{quarters} ({tp['first_quarter_mean']:,.0f} -> {tp['last_quarter_mean']:,.0f}/s)"
+    )
     out = [
-        _check(
+        (
             "every article got a verdict",
             f"{s['verdicts']:,} of {s['articles']:,} ({s['missing_verdicts']:,} missing)",
             s["missing_verdicts"] == 0 and s["verdicts"] == s["articles"],
-            hard=True,
         ),
-        _check(
+        (
             "no DLQ entries for valid input",
             f"{s['dead_letters']} (all topics' dead letters during the run: "
             f"{s['dead_letters_all_topics']})",
             s["dead_letters"] == 0,
-            hard=True,
         ),
-        _check("no failed sends", str(s["send_errors"]), s["send_errors"] == 0, hard=True),
-        _check(
+        ("no failed sends", str(s["send_errors"]), s["send_errors"] == 0),
+        (
             f"throughput flat: CV of {tp['intervals']} intervals <= {MAX_CV}",
-            f"{cv}" if cv is not None else "n/a",
+            "n/a" if cv is None else f"{cv}",
             None if cv is None else cv <= MAX_CV,
         ),
-        _check(
+        (
             f"throughput flat: last / first quarter in [{low}, {high}]",
-            f"{quarters} ({tp['first_quarter_mean']:,.0f} -> {tp['last_quarter_mean']:,.0f}/s)"
-            if quarters is not None
-            else "n/a",
+            flat,
             None if quarters is None else low <= quarters <= high,
         ),
-        _check(
+        (
             f"workers kept pace: backlog <= {MAX_BACKLOG_S:g} s of the paced rate",
             f"max {tp['max_backlog']:,} articles ({backlog_s} s)",
             None if backlog_s is None else backlog_s <= MAX_BACKLOG_S,
@@ -181,8 +178,9 @@ def checks(summary: dict[str, Any]) -> list[dict[str, Any]]:
             else "n/a (run shorter than one window)"
         )
         check = f"{label} bounded: max after one window / value at it <= {MAX_PLATEAU_RATIO}"
-        out.append(_check(check, measured, None if ratio is None else ratio <= MAX_PLATEAU_RATIO))
-    return out
+        out.append((check, measured, None if ratio is None else ratio <= MAX_PLATEAU_RATIO))
+    keys = ("check", "measured", "met", "hard")  # the first three checks are hard
+    return [dict(zip(keys, (*c, i < 3), strict=True)) for i, c in enumerate(out)]
 
 
 _COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
@@ -350,14 +348,14 @@ def markdown(result: dict[str, Any]) -> str:
         "NEARDUP_WEB_PORT=<free port>  NEARDUP_DATA_DIR=<temp dir>/data-<port>",
     ]
     blocks = [
-        *heading("Soak benchmark", st["command"], result["generated"], result["seconds"]),
+        heading("Soak benchmark", st["command"], result["generated"], result["seconds"]),
         f"The soak itself: {s['duration_s']:.0f} s. Method: `bench/soak_bench.py`.",
         "## Checks",
         data_table("check={check}{soft} | measured={measured} | met={state}", checks),
         "\\* reported, not fatal: a shared machine can bend them. The others decide the exit "
         "status.",
         "## Summary",
-        bullets(row(SUMMARY, item)),
+        row(SUMMARY, item),
         _memory(s, NAMES.get(st.get("broker", "tansu"), "?")),
         "![articles/s and memory over time](soak.svg)",
         "## Samples",

@@ -1,24 +1,19 @@
 """End-to-end streaming benchmark: produce -> broker -> neardup worker -> verdict, on Apache Kafka
 and on Tansu in one run.
 
-Each broker in turn (so they never share the cores) on the rig of :mod:`bench.rig`, with 1 up to
-``--workers`` workers in one group, settled before measuring. **Throughput**: ``--docs`` articles
-produced at once; rate = ``(N - 1) / (last verdict - first verdict)``, besides end to end and the
-drain after producing. **Latency**: ``--rate`` articles/s paced for ``--seconds``; latency =
-verdict receipt - send, split at the verdict's Kafka timestamp (set by the worker's producer).
-With one worker ``py-spy record`` profiles it under a backlog and at the paced rate;
-``--fetch-wait-ms`` adds a latency phase whose worker has that ``NEARDUP_KAFKA_FETCH_MAX_WAIT_MS``.
-Every phase has its own ids and namespace; each process's CPU and Redis's commands per article are
-read per phase. What differs between the brokers is in :func:`plan`, with its reasons.
+Each broker in turn on the rig of :mod:`bench.rig`, 1 up to ``--workers`` workers, settled first.
+**Throughput**: ``--docs`` articles produced at once; rate = ``(N - 1) / (last verdict - first
+verdict)``. **Latency**: ``--rate`` articles/s for ``--seconds``; receipt - send, split at the
+verdict's Kafka timestamp. One worker is profiled by ``py-spy record`` under a backlog and paced;
+``--fetch-wait-ms`` adds a latency phase with that ``NEARDUP_KAFKA_FETCH_MAX_WAIT_MS``. What
+differs between the brokers is in :func:`plan`, with its reasons.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import cli, stream_tables
+from bench import cli, readings, stream_tables
 from bench.readings import git_state, latency_ms, machine_info, other_load
 from bench.rig import (
     BROKERS,
@@ -44,7 +39,7 @@ from bench.rig import (
     run_on_stack,
 )
 from harness.corpus import Doc, generate
-from harness.profile import analyse_profile, find_py_spy
+from harness.profile import analyse_profile
 from harness.report import write_atomic
 from harness.services import KAFKA_HEAP, log_tail
 from harness.workers import wait_ready
@@ -170,22 +165,17 @@ class StreamBench(Rig):
     ) -> dict[str, Any]:
         """``run`` (a phase, kept) with ``py-spy record`` attached to the (single) worker: the
         analysed profile with its raw stacks (nothing runs when py-spy is missing)."""
-        spy = find_py_spy()
-        if spy is None:
-            return {"skipped": "py-spy is not installed (pip install py-spy)"}
         raw = self.stack.workdir / f"profile-{phase}.txt"
-        argv = [spy, "record", "--pid", str(self.stack.workers[0].proc.pid)]
-        argv += ["--rate", str(PROFILE_HZ), "--format", "raw", "--idle", "--nolineno"]
-        argv += ["--output", str(raw)]
+        argv = readings.spy_argv(self.stack.workers[0].proc.pid, raw, PROFILE_HZ)
+        if argv is None:
+            return dict(readings.NO_PY_SPY)
         proc = self.stack.start_helper(argv, "py-spy")
         await asyncio.sleep(1.0)  # attached and sampling before the first article arrives
         self.phases.append(await run())
-        proc.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
-        await asyncio.to_thread(proc.wait, 30)
+        text = await asyncio.to_thread(readings.spy_stop, proc, raw)
         self.stack.helpers.remove(proc)
-        if not raw.is_file():
+        if text is None:
             return {"skipped": f"py-spy wrote nothing: {log_tail(raw.parent / 'py-spy.log')}"}
-        text = raw.read_text()
         return {"phase": phase, "hz": PROFILE_HZ, **analyse_profile(text), "raw": text}
 
 
@@ -288,16 +278,6 @@ def run_broker(
     return run, bench.phases, raws
 
 
-def rebuild(out_dir: Path) -> int:
-    """The tables again from a stored result (after a change to :mod:`bench.stream_tables`)."""
-    result = json.loads((out_dir / "stream.json").read_text())
-    result["ratios"] = stream_tables.ratios(result)
-    stream_tables.print_tables(result)
-    cli.write(out_dir, "stream", result, stream_tables.markdown(result))
-    out.print(f"rewrote {out_dir / 'stream.md'} from {out_dir / 'stream.json'}")
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = cli.parser(
         "stream",
@@ -317,11 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             "a latency phase more, its worker's NEARDUP_KAFKA_FETCH_MAX_WAIT_MS=MS",
             int,
         ),
-        rebuild=(False, "only rewrite OUT/stream.md from OUT/stream.json"),
     )
     args = parser.parse_args(argv)
-    if args.rebuild:
-        return rebuild(args.out)
     brokers = [b.strip() for b in args.brokers.split(",") if b.strip()]
     if not brokers or set(brokers) - set(BROKERS):
         parser.error(f"--brokers: choose from {', '.join(BROKERS)}")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from rich.markdown import Markdown
 
-from bench.markdown import bullets, code_line, console, data_table, facts, heading, report, table
+from bench.markdown import code_line, console, data_table, facts, heading, report, table
 from harness.profile import IDLE
 
 TARGET_RATE_PER_WORKER = 4000.0  # issue 15 (issue 4 asked 2,000)
@@ -312,7 +312,7 @@ def markdown(result: dict[str, Any]) -> str:
     }
     mean, peak = other_load(result)
     blocks = [
-        *heading("Streaming benchmark", s["command"], result["generated"], result["seconds"]),
+        heading("Streaming benchmark", s["command"], result["generated"], result["seconds"]),
         *_results_md(result),
         "## Setup",
         "Method: `bench/stream_bench.py`.",
@@ -338,7 +338,7 @@ def markdown(result: dict[str, Any]) -> str:
         "## Worker profiles",
         *_profile_md(result),
         "## What bounds throughput and latency",
-        bullets(analysis(result)),
+        analysis(result),
     ]
     return report(blocks)
 

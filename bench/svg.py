@@ -31,6 +31,10 @@ def _fmt(v: float) -> str:
     return f"{v:,.0f}" if v >= 10 or v == int(v) else f"{v:g}"
 
 
+def _text(x: object, y: object, text: str, attrs: str = 'font-size="11"') -> str:
+    return f'<text x="{x}" y="{y}" {attrs}>{html.escape(text)}</text>'
+
+
 def line_chart(
     title: str,
     ylabel: str,
@@ -46,65 +50,58 @@ def line_chart(
     """One chart whose top edge is at ``top``: axes with round ticks, a legend on the right, and
     an optional dotted vertical ``marker`` (x, label). Points are drawn as dots unless dashed."""
     left, right, ptop, pbottom = 70.0, width - 160.0, top + 30.0, top + height - 35.0
-    ys = [y for _, _, pts, _ in series for _, y in pts]
-    xt = _ticks(x_max)
-    yt = _ticks(max(ys, default=1.0) * 1.05)
-    x1, y1 = xt[-1], yt[-1]
+    xt, yt = _ticks(x_max), _ticks(max((y for s in series for _, y in s.points), default=1) * 1.05)
 
     def px(x: float) -> float:
-        return left + (right - left) * x / x1
+        return left + (right - left) * x / xt[-1]
 
     def py(y: float) -> float:
-        return pbottom - (pbottom - ptop) * y / y1
+        return pbottom - (pbottom - ptop) * y / yt[-1]
 
+    mid, end = (ptop + pbottom) / 2, 'font-size="11" text-anchor="end"'
     out = [
-        f'<text x="{left}" y="{top + 18}" font-size="14" font-weight="bold">'
-        f"{html.escape(title)}</text>",
+        _text(left, top + 18, title, 'font-size="14" font-weight="bold"'),
         f'<rect x="{left}" y="{ptop}" width="{right - left}" height="{pbottom - ptop}" '
         'fill="none" stroke="#999"/>',
-    ]
-    for t in yt:
-        out.append(
+        *(
             f'<line x1="{left}" y1="{py(t):.1f}" x2="{right}" y2="{py(t):.1f}" stroke="#eee"/>'
-            f'<text x="{left - 6}" y="{py(t) + 4:.1f}" font-size="11" text-anchor="end">'
-            f"{_fmt(t)}</text>"
-        )
-    for t in xt:
+            + _text(left - 6, f"{py(t) + 4:.1f}", _fmt(t), end)
+            for t in yt
+        ),
+        *(
+            _text(f"{px(t):.1f}", pbottom + 15, _fmt(t), 'font-size="11" text-anchor="middle"')
+            for t in xt
+        ),
+        _text((left + right) / 2, pbottom + 30, xlabel, 'font-size="11" text-anchor="middle"')
+        + _text(
+            left - 52,
+            mid,
+            ylabel,
+            f'font-size="11" text-anchor="middle" transform="rotate(-90 {left - 52} {mid})"',
+        ),
+    ]
+    if marker is not None and marker[0] <= xt[-1]:
+        mx = f"{px(marker[0]):.1f}"
         out.append(
-            f'<text x="{px(t):.1f}" y="{pbottom + 15}" font-size="11" text-anchor="middle">'
-            f"{_fmt(t)}</text>"
-        )
-    out.append(
-        f'<text x="{(left + right) / 2}" y="{pbottom + 30}" font-size="11" '
-        f'text-anchor="middle">{html.escape(xlabel)}</text>'
-        f'<text x="{left - 52}" y="{(ptop + pbottom) / 2}" font-size="11" text-anchor="middle" '
-        f'transform="rotate(-90 {left - 52} {(ptop + pbottom) / 2})">{html.escape(ylabel)}</text>'
-    )
-    if marker is not None and marker[0] <= x1:
-        mx = px(marker[0])
-        out.append(
-            f'<line x1="{mx:.1f}" y1="{ptop}" x2="{mx:.1f}" y2="{pbottom}" '
-            'stroke="#888" stroke-dasharray="2,3"/>'
-            f'<text x="{mx + 4:.1f}" y="{ptop + 12}" font-size="10" fill="#666">'
-            f"{html.escape(marker[1])}</text>"
+            f'<line x1="{mx}" y1="{ptop}" x2="{mx}" y2="{pbottom}" stroke="#888" '
+            'stroke-dasharray="2,3"/>'
+            + _text(f"{px(marker[0]) + 4:.1f}", ptop + 12, marker[1], 'font-size="10" fill="#666"')
         )
     for i, (label, color, pts, dashed) in enumerate(series):
-        dash = ' stroke-dasharray="6,4"' if dashed else ""
+        dash, ly = ' stroke-dasharray="6,4"' * dashed, ptop + 10 + 18 * i
         if pts:
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
             out.append(
                 f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"{dash}/>'
             )
-            if not dashed:
-                out += [
-                    f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{color}"/>'
-                    for x, y in pts
-                ]
-        ly = ptop + 10 + 18 * i
+            out += [
+                f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{color}"/>'
+                for x, y in pts
+                if not dashed
+            ]
         out.append(
             f'<line x1="{right + 12}" y1="{ly}" x2="{right + 32}" y2="{ly}" stroke="{color}" '
-            f'stroke-width="2"{dash}/>'
-            f'<text x="{right + 36}" y="{ly + 4}" font-size="11">{html.escape(label)}</text>'
+            f'stroke-width="2"{dash}/>' + _text(right + 36, ly + 4, label)
         )
     return "\n".join(out)
 

@@ -1,17 +1,8 @@
 """Seeded short newswire briefs in English and Chinese, and labelled pairs for the quality bench.
 
-Short templated items (dividend notices, repurchases, gold fixes, earnings, market reports) are
-where a character edit similarity cannot tell a copy from a different story: two funds' payouts
-differ in a few characters. The pairs here say which is which:
-
-* ``copy``: the same brief with surface noise only (case, punctuation, whitespace, one typo in a
-  template word, an emoji, a tracking suffix, a dropped stop word). A reader calls it the same.
-* ``sibling``: the same template with exactly one fact changed (a number, an amount, a date or an
-  entity name). A reader calls it a different story.
-* ``unrelated``: two briefs from different templates.
-
-Everything comes from one ``random.Random(seed)``, so a seed names a data set. Noise never touches
-a fact: the numerals of a copy are those of its original (:func:`numerals`).
+Short templated items are where a character edit similarity cannot tell a copy from another
+story. Pairs: ``copy`` (surface noise only, never touching a fact: :func:`numerals`),
+``sibling`` (exactly one fact changed) and ``unrelated``. One ``random.Random(seed)``.
 """
 
 from __future__ import annotations
@@ -339,11 +330,8 @@ def _pair(rng: random.Random, lang: Lang, kind: PairKind) -> tuple[str, str, str
 
 
 def generate(pairs_per_kind: int = 300, *, seed: int = 13) -> tuple[list[BriefDoc], list[Pair]]:
-    """Docs in stream order, each pair's first before its second, and the labelled pairs.
-
-    Every pair has its own two documents (per language and kind, ``pairs_per_kind`` pairs); the
-    pairs are interleaved at random, so a brief meets many others of its template as well.
-    """
+    """Docs in stream order, each pair's first before its second, and the labelled pairs
+    (``pairs_per_kind`` per language and kind, each with its own documents, interleaved)."""
     rng = random.Random(seed)
     placed: list[tuple[float, BriefDoc]] = []
     pairs: list[Pair] = []

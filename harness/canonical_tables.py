@@ -1,27 +1,12 @@
 """Generate ``sketch/canonical_data/``, the tables of the canonical form, from the Unicode data.
 
-``python -m harness.canonical_tables [--check]``. The product never reads these libraries at run
-time: the tables are generated once, here, and committed, so that every machine folds text the
-same way whatever library versions it has installed (the canonical form is part of the sketch
-scheme: a silent change would make stored signatures meaningless). ``--check`` exits 1 when the
-committed modules differ from what the installed libraries give (a new Unicode or OpenCC release:
-then bump ``CANONICAL_FORM`` in :mod:`neardup.sketch.canonical` and re-index). The package holds
-a module per table, a long table in parts of at most :data:`PART_LINES` lines of literals, and
-an ``__init__`` that joins them.
-
-Sources (all from PyPI, dev dependencies):
-
-* ``regex`` (its Unicode character database): the code points with the property
-  ``Default_Ignorable_Code_Point`` and the combining marks (general categories Mn and Me), which
-  the form removes, and the decimal digits of every script (Nd), which it reads as ASCII digits;
-* ``confusable-homoglyphs``: the Unicode confusables data (UTS #39, ``confusables.txt``) as JSON.
-  A letter of another script whose confusable prototype is one ASCII letter is mapped to it
-  (Cyrillic ``а`` -> ``a``, Greek ``ο`` -> ``o``); ASCII itself is never mapped (``0`` and ``l``
-  stay what they are), nor is anything to a digit;
-* ``opencc``: OpenCC's conversion tables (simplified, traditional, Taiwan and Hong Kong forms).
-  Every character is converted alone by each of them; the characters that convert into each other
-  form one class, written as one member of it (its simplified form where there is one), so that a
-  text and its conversion into any of the scripts fold to the same characters.
+``python -m harness.canonical_tables [--check]``. The tables are generated here and committed so
+that every machine folds text the same way whatever library versions it has (a silent change
+would make stored signatures meaningless); ``--check`` exits 1 when the installed libraries give
+other tables (then bump ``CANONICAL_FORM`` and re-index). Sources (dev dependencies): ``regex``
+(default ignorables, combining marks, decimal digits), ``confusable-homoglyphs`` (UTS #39: a
+letter confusable with one ASCII letter maps to it; ASCII and digits never) and ``opencc`` (the
+characters and phrases that convert into each other form one class).
 """
 
 from __future__ import annotations
@@ -209,13 +194,10 @@ def _opencc_phrases() -> set[str]:
 
 
 def han_phrases(chars: dict[int, str]) -> dict[str, str]:
-    """Phrases OpenCC converts as a whole into other characters than their characters' own
-    classes give (``想象`` -> ``想像`` in traditional script; Taiwan's words, ``软件`` ->
-    ``軟體``), as their phrase class's member: each phrase of its dictionaries is converted
-    by every configuration, and the phrases that convert into each other (their characters
-    already folded by ``chars``) form one class, written as its shortest member (a
-    mainland form where there is one). A class whose member would not fold to it in a text
-    (one member inside another) is left out."""
+    """Phrases OpenCC converts as a whole into other characters than their characters' classes
+    give (``软件`` -> ``軟體``): the phrases that convert into each other form one class, written as
+    its shortest member (a mainland form where there is one). A class whose member would not fold
+    to it in a text (one member inside another) is left out."""
     import opencc
 
     converters = {name: opencc.OpenCC(name) for name in _PHRASE_CONFIGS}
@@ -282,10 +264,9 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
 def _mapped(
     han: dict[int, str],
 ) -> tuple[dict[int, str], dict[int, str], dict[int, str], str]:
-    """The characters the form maps, by what they are: ``(digits, confusables, han, i_or_l)``:
-    digits of other scripts, letters and marks that look like ASCII ones (with the letters
-    whose case folding is one of them), Han script variants (``han``: :func:`han_variants`);
-    and the letters that look like a capital I and a small l alike, which no table maps."""
+    """The characters the form maps, ``(digits, confusables, han, i_or_l)``: other scripts'
+    digits, look-alikes of ASCII letters and marks, Han variants (:func:`han_variants`), and the
+    letters that look like both a capital I and a small l, which no table maps."""
     gone = _ranges(removed())
     confusable = confusable_letters()
     ambiguous = i_or_l()

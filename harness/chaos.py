@@ -1,23 +1,11 @@
 """A randomized fault checker, Jepsen-style: the real stack under a seeded fault schedule, judged
 from the outside.
 
-One run (:func:`run_seed`) starts its own broker (Apache Kafka, the production broker, by default;
-or Tansu), Redis with AOF (``appendfsync always``) and two ``neardup worker`` processes, produces
-the seed's workload while the seed's faults happen (:mod:`harness.chaos_plan`), waits (bounded)
-until the stack has settled, and hands what an outside observer sees -- the verdict and
-dead-letter topics, the Redis index (:mod:`harness.chaos_index`), the committed offsets, how each
-worker process ended -- to :func:`harness.chaos_check.check`. Nothing is read from the workers'
-internals. A killed worker is restarted at once, as a deployment would; one that exits by itself
-is recorded and restarted, like a crash-looping pod, until :data:`CRASH_LIMIT` such exits.
-
-CLI (``make chaos SEEDS="1 2 3" [BROKER=tansu]``)::
-
-    python -m harness.chaos --seeds 1 2 3 [--broker kafka|tansu] [--workdir DIR] [--skip KIND ...]
-
-prints each seed's schedule, verdict and wall time, and for a failing seed its violations and
-the command that reproduces it (the same workload and schedule; the exact interleaving is the
-scheduler's, so a rare race may need a few repeats). Exit status 1 if any seed failed. Each
-seed's directory keeps the worker logs and what the two topics held (``outputs.jsonl``).
+One run starts its own broker, Redis with AOF and two workers, produces the seed's workload while
+its faults happen (:mod:`harness.chaos_plan`), waits (bounded) until the stack settles and hands
+what an outside observer sees to :func:`harness.chaos_check.check`. A killed worker is restarted
+at once; one that exits by itself is recorded and restarted until :data:`CRASH_LIMIT`.
+``make chaos SEEDS="1 2 3" [BROKER=tansu]`` prints each seed's verdict and how to reproduce it.
 """
 
 from __future__ import annotations
@@ -162,8 +150,7 @@ class _Run:
             await asyncio.to_thread(slot.proc.wait_ready, READY_S)
 
     async def _other_scheme(self) -> None:
-        """A namespace indexed under another scheme, as ``neardup dedup --threshold 0.95
-        --store redis://...`` leaves it: any producer may name it."""
+        """A namespace indexed under another scheme (``dedup --threshold 0.95``), as any may be."""
         assert self.redis is not None
         client = aioredis.Redis.from_url(self.redis.url)
         try:
@@ -261,8 +248,7 @@ class _Run:
                 await asyncio.sleep(1.0)
 
     async def _committed(self, timeout_s: float) -> dict[int, int]:
-        """The workers' group's committed input offsets, read by librdkafka (see
-        :func:`harness.kafka.committed_offsets`)."""
+        """The workers' group's committed input offsets, read by librdkafka."""
         assert self.topics is not None
         t = self.topics
         return await asyncio.to_thread(
@@ -374,9 +360,8 @@ class _Run:
         return left
 
     async def settle(self) -> bool:
-        """Until every expected outcome is seen (then :data:`QUIET_S` more for late repeats), the
-        outputs stop for :data:`IDLE_S`, or :data:`SETTLE_S` pass. False if the stack never
-        settled: workers crash-looping, or still busy at the deadline."""
+        """Until every expected outcome is seen (then :data:`QUIET_S` more), the outputs stop for
+        :data:`IDLE_S`, or :data:`SETTLE_S` pass; False if the stack never settled."""
         began = time.monotonic()  # the last fault just ended: idle counts from here at the most
         deadline = began + SETTLE_S
         while time.monotonic() < deadline:
@@ -435,8 +420,7 @@ class _Run:
 async def run_seed(
     seed: int, workdir: Path, skip: frozenset[str] = frozenset(), broker: str = "kafka"
 ) -> Report:
-    """One seeded run on ``broker`` (``kafka`` or ``tansu``), start to verdict; every wait is
-    bounded."""
+    """One seeded run on ``broker`` (``kafka`` or ``tansu``); every wait is bounded."""
     started = time.monotonic()
     plan = make_plan(seed, session_timeout_s=SESSION_TIMEOUT_S, skip=skip, broker=broker)
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
@@ -446,8 +430,8 @@ async def run_seed(
 
 @contextlib.contextmanager
 def _client_log(path: Path) -> Iterator[None]:
-    """The run's own Kafka clients log into ``path``: a broker restart makes them warn many
-    times a second, which would bury the report."""
+    """The run's Kafka clients log into ``path``: a broker restart makes them warn many times a
+    second."""
     handler = logging.FileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     clients = [logging.getLogger("aiokafka"), LIBRDKAFKA_LOG]

@@ -1,25 +1,18 @@
 """The fault checker's judge: a run's history from the outside in, a list of violations out.
 
-Pure (no servers), so each invariant is tested on hand-made histories. A :class:`History` is what
-an outside observer can know: what was produced (valid articles and their near-copy groups,
-tombstones, poison with the reasons it must be dead-lettered with), everything the verdict and
-dead-letter topics hold in partition order, a dump of the Redis index, and how every worker
-process ended. :func:`check` returns one :class:`Violation` per broken promise, named by the
-invariant (:data:`INVARIANTS`):
+Pure (no servers), so each invariant is tested on hand-made histories. :func:`check` returns one
+:class:`Violation` per broken promise, named by the invariant (:data:`INVARIANTS`):
 
 - ``verdicts``: every accepted (valid, never deleted) article has a verdict;
 - ``repeats``: all verdicts of one article are identical (at-least-once may repeat, never differ);
 - ``originals``: a group of near-copies has one original (exactly one once all have verdicts);
 - ``deleted``: a tombstone is answered by a verdict tombstone, no verdict follows it, and the
-  article is nowhere in the index (id, record, buckets, content slot, times, verdicts);
+  article is nowhere in the index;
 - ``dlq``: the dead-letter topic holds exactly the poison, each with an expected reason;
-- ``index``: every bucket and content-slot entry has its record and every record its entries
-  (unless that bucket or slot is full), ids and records agree, one seq width throughout;
-- ``offsets``: across a broker restart the group's committed input offsets never go back, and no
-  offset of the verdict or dead-letter topic ever held two different records (the broker did not
-  lose what it had acknowledged and hand its offsets out again);
-- ``workers``: no worker exited that the fault schedule did not kill, except while the broker
-  was down (a worker that cannot reach the broker may exit: a restart fixes that);
+- ``index``: index entries and records agree (unless a bucket or slot is full), one seq width;
+- ``offsets``: committed input offsets never go back across a broker restart, and no output
+  offset ever held two different records;
+- ``workers``: no worker exited by itself, except while the broker was down;
 - ``quiesce``: the stack settled (every expected outcome seen) within its time bound.
 """
 
@@ -134,10 +127,8 @@ class OffsetCheck:
 
 @dataclass(frozen=True)
 class Exit:
-    """How one worker process ended: ``killed`` when the fault schedule killed it, ``stopped``
-    when the run stopped it at the end; anything else is an exit of its own. ``broker_away``: it
-    exited while the broker was down or just back (faust exits when it cannot bootstrap, the
-    worker when it cannot publish a batch; both leave the offsets uncommitted)."""
+    """How one worker process ended: ``killed`` by the schedule, ``stopped`` by the run's end,
+    else by itself; ``broker_away``: while the broker was down or just back."""
 
     name: str
     code: int | None

@@ -1,9 +1,6 @@
-"""The fault checker's view of the Redis index: one namespace's keys, read and decoded.
-
-Key names come from :mod:`neardup.stream.index.redis.keys`, records are decoded by
-:class:`neardup.stream.records.Record`, and seqs are read at the width the index code packs them
-(its own packer), so a change of the stored format changes what the checker reads with it; a stored
-seq of another width is reported, never silently misread.
+"""The fault checker's view of the Redis index: one namespace's keys, read and decoded with the
+index code's own key names, record decoder and seq packer, so a stored seq of another width is
+reported, never silently misread.
 """
 
 from __future__ import annotations

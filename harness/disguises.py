@@ -1,19 +1,8 @@
 """Disguises: ways to make a copy look new to a machine while a reader sees the same text.
 
-Each disguise is a seeded function ``text -> text`` registered by name in :data:`DISGUISES`
-(what each does: its ``note``), grouped in families (:data:`FAMILIES`): invisible characters
-inside words, look-alike letters of other scripts (some drawn from the Unicode confusables data,
-UTS #39, through ``confusable-homoglyphs``), combining marks, HTML (character references, tags,
-comments, a whole page), full-width and mathematical letters, Unicode spaces, other scripts'
-digits, typographic punctuation, OpenCC's conversions of simplified Chinese, and combinations.
-A reader sees the disguised text as the text it was made from (for ``html``: a browser shows the
-same text; a whole page adds its navigation and footer); only its code points differ.
-
-:func:`disguise` applies one by name with a seed; the same name, text and seed always give the
-same text. A disguise may leave a text unchanged when it has nothing to work on (digits in a
-text without numbers, Chinese conversion of English): :func:`applies` says whether it changed
-it. ``opencc`` and ``confusable-homoglyphs`` are dev dependencies: the product never imports
-this module.
+Each is a seeded function ``text -> text`` in :data:`DISGUISES` (its ``note`` says what it does),
+grouped in :data:`FAMILIES`; only code points change (a whole HTML page adds its navigation and
+footer). :func:`applies` says whether one changed a text (it may have nothing to work on).
 """
 
 from __future__ import annotations
@@ -42,9 +31,8 @@ BOTH = frozenset({"en", "zh"})
 
 @dataclass(frozen=True, slots=True)
 class Disguise:
-    """One registered disguise: ``langs`` are the languages of the texts it is meant for;
-    ``long_only``: it adds text a reader sees (a page's navigation and footer), so only a long
-    text stays the same story under it."""
+    """One registered disguise; ``long_only``: it adds text a reader sees (a page's navigation
+    and footer), so only a long text stays the same story under it."""
 
     name: str
     family: str

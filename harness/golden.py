@@ -1,10 +1,7 @@
 """The recorded verdicts that keep behaviour fixed across refactors (``tests/golden/``).
 
-``python -m harness.golden`` rebuilds ``tests/golden/corpus.jsonl.gz`` (seeded, from the shipped
-real text: long and short English, long and short Chinese, 30-40% near-copies) and records the
-verdicts ``neardup dedup`` gives it and ``examples/sample.jsonl.gz`` with the in-memory store.
-Run it only when a change of verdicts is intended, and say why in the commit; the test
-``tests/integration/test_golden.py`` compares every run (memory and Redis) with these files.
+``python -m harness.golden`` rebuilds the seeded corpus and records ``neardup dedup``'s verdicts
+on it and on the sample; run it only when a change of verdicts is intended.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The client side of the streaming tests, benchmarks and demo: topics, producing, reading verdicts.
 
-Topics are made one way (:func:`create_topics`: create, then wait until every partition has a
-leader, since a producer that races the metadata gets ``UnknownTopicOrPartition``); verdicts are
-read by :func:`collect` (a throwaway group, until every wanted id was seen; for tests) or
-:class:`VerdictSink` (no group, first arrival time per key; for measurements).
+Verdicts are read by :func:`collect` (until every wanted id was seen; for tests) or
+:class:`VerdictSink` (first arrival time per key; for measurements).
 """
 
 from __future__ import annotations
@@ -78,11 +76,8 @@ class Topics:
 async def create_topics(
     bootstrap: str, names: Iterable[str], partitions: int, *, exist_ok: bool = False
 ) -> None:
-    """Create ``names`` with ``partitions`` each and wait until every partition has a leader.
-
-    A topic that exists already is an error unless ``exist_ok`` (idempotent provisioning, as
-    after a memory broker's restart); then its partitions are taken as they are.
-    """
+    """Create ``names`` and wait until every partition has a leader (a producer racing the
+    metadata gets ``UnknownTopicOrPartition``); ``exist_ok`` takes an existing topic as is."""
     wanted = list(names)
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="neardup-harness")
     await admin.start()
@@ -175,10 +170,9 @@ def produce_librdkafka(
     timeout_s: float = 30,
     idempotent: bool = False,
 ) -> None:
-    """Send ``items`` with librdkafka (confluent-kafka), compressed with ``compression``
-    (:data:`CODECS`): the producer most clients in the wild use. Blocking; raises unless every
-    message is acknowledged. ``linger.ms`` batches them, so the broker stores compressed batches
-    of many records, as producers under load send them. ``idempotent`` needs Apache Kafka."""
+    """Send ``items`` with librdkafka, the producer most clients in the wild use, compressed with
+    ``compression`` and batched by ``linger.ms``; blocking, raises unless every message is
+    acknowledged. ``idempotent`` needs Apache Kafka."""
     from confluent_kafka import KafkaError as RdKafkaError
     from confluent_kafka import Producer
 
@@ -214,10 +208,8 @@ def read_librdkafka(
     timeout_s: float = 60,
     isolation: Literal["read_committed", "read_uncommitted"] = "read_committed",
 ) -> list[tuple[bytes | None, bytes | None]]:
-    """Every ``(key, value)`` of ``topic`` from the start as a librdkafka (confluent-kafka)
-    consumer in a throwaway group reads them, until ``done(records)`` or ``timeout_s``.
-    ``isolation`` is its ``isolation.level`` (librdkafka's default, read_committed, hides
-    records of open and aborted transactions). Blocking; callers assert on what arrived."""
+    """Every ``(key, value)`` of ``topic`` a librdkafka consumer in a throwaway group reads with
+    ``isolation``, until ``done(records)`` or ``timeout_s``. Blocking."""
     from confluent_kafka import Consumer
 
     consumer = Consumer(
@@ -245,12 +237,9 @@ def read_librdkafka(
 def committed_offsets(
     bootstrap: str, group: str, topic: str, partitions: int, timeout_s: float = 30
 ) -> dict[int, int]:
-    """The offsets ``group`` has committed on ``topic`` (partition -> offset; none committed is
-    left out), as librdkafka reads them. Not aiokafka: its OffsetFetch handling ignores the
-    response's group-level error code, so a coordinator still loading its log after a restart
-    reads as "nothing committed". librdkafka retries that state itself, but not the restarted
-    broker's NOT_COORDINATOR (its coordinator not yet elected): that is asked again here, until
-    ``timeout_s``. Blocking."""
+    """``group``'s committed offsets on ``topic`` (partition -> offset), read by librdkafka:
+    aiokafka ignores OffsetFetch's group-level error, so a coordinator still loading reads as
+    "nothing committed". NOT_COORDINATOR after a restart is asked again until ``timeout_s``."""
     from confluent_kafka import Consumer, KafkaError, KafkaException
     from confluent_kafka import TopicPartition as RdTopicPartition
 
@@ -296,10 +285,8 @@ def end_offsets_total(bootstrap: str, topic: str, partitions: int) -> int:
 
 
 async def produce_corrupt_batch(bootstrap: str, topic: str, partition: int, n: int = 3) -> None:
-    """Write one record batch of ``n`` records that says it is lz4-compressed but is not, with a
-    valid CRC: what a broken producer sends. Apache Kafka decompresses batches on produce and
-    refuses it; brokers that store batches as sent (Tansu) keep it, and a consumer fails to
-    decompress it on every fetch. Sent as a raw ProduceRequest: no client builds such a batch."""
+    """Write one batch of ``n`` records flagged lz4 but not compressed, with a valid CRC, as a raw
+    ProduceRequest (no client builds one): Apache Kafka refuses it; Tansu stores it as sent."""
     from aiokafka.client import AIOKafkaClient
     from aiokafka.protocol.produce import ProduceRequest
     from aiokafka.record.default_records import DefaultRecordBatchBuilder
@@ -360,12 +347,9 @@ KeyOf = Callable[[ConsumerRecord[bytes, bytes], dict[str, Any]], str]
 async def collect(
     bootstrap: str, topic: str, want: set[str], timeout_s: float = 90, key_of: KeyOf | None = None
 ) -> dict[str, list[dict[str, Any]]]:
-    """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept).
-
-    Ids are the JSON value's ``id`` unless ``key_of(record, value)`` says otherwise (dead letters
-    carry the id elsewhere); tombstones are skipped unless ``key_of`` is given (it sees ``{}``).
-    Returns what arrived by ``timeout_s``; callers assert on it.
-    """
+    """Read ``topic`` from the start until every id in ``want`` was seen (repeats kept). Ids are
+    the value's ``id`` unless ``key_of(record, value)`` says otherwise; tombstones are skipped
+    unless ``key_of`` is given (it sees ``{}``)."""
     got: dict[str, list[dict[str, Any]]] = defaultdict(list)
     seen = 0
 
@@ -384,11 +368,9 @@ async def collect(
 
 
 class VerdictSink:
-    """Reads the verdict and dead-letter topics from the beginning (no group, no commits). Keys
-    are ``PHASE-NNNNNN``, counted per phase; the first arrival of each key is kept (at-least-once
-    may repeat a verdict) with its receive time (``time_ns``) and the verdict's Kafka timestamp
-    (ms). ``fetch_max_wait_ms`` matters on Tansu, which holds a Fetch that finds no data that
-    long even when records arrive meanwhile."""
+    """Reads the verdict and dead-letter topics from the beginning (no group), keeping each
+    ``PHASE-NNNNNN`` key's first arrival time. ``fetch_max_wait_ms`` matters on Tansu, which holds
+    an empty Fetch that long even when records arrive meanwhile."""
 
     def __init__(
         self,

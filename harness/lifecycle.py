@@ -1,14 +1,8 @@
-"""A randomized checker of a namespace's life: registrations, copies, takedowns (by each of the
-three paths) and rebuilds (from an export, stale or fresh, and from the input topic's log)
-interleaved with a running worker, judged from outside by what the read API says afterwards:
-every id taken down stays down, every article registered and not taken down is indexed under
-its namespace's name, and no story has two originals among its live articles.
-
-The schedule runs against a :class:`System`: :class:`InProcess` (an engine on the memory store,
-a rebuild's "meanwhile" between its batches: fast, for many seeds) or
-:class:`harness.lifecycle_live.Live` (a real worker on Kafka and Redis, driven by the
-``neardup`` commands, HTTP and the topic, a rebuild's "meanwhile" while the command runs).
-``python -m harness.lifecycle --seeds 1 2 3 [--live]`` prints each failing seed's schedule.
+"""A randomized checker of a namespace's life: registrations, copies, takedowns and rebuilds
+interleaved with a running worker, judged by what the read API says afterwards: every id taken
+down stays down, every other article is indexed under its namespace's name, and no story has two
+originals among its live articles. It drives :class:`InProcess` (fast, for many seeds) or
+:class:`harness.lifecycle_live.Live` (a real worker); ``--live`` picks the latter.
 """
 
 from __future__ import annotations
@@ -45,13 +39,9 @@ Meanwhile = Callable[[], Awaitable[None]]
 
 
 class System(Protocol):
-    """What the checker drives: a worker and its index, seen from outside. ``register`` sends
-    one article and says what happened to it; ``delete`` takes one down by a path of
-    :data:`DELETE_PATHS`; ``export`` exports the namespace: a handle for ``rebuild`` and how many
-    articles; ``rebuild`` rebuilds from an export (None: from the input topic), calling
-    ``meanwhile`` while it runs, and says what it did (None: nothing to rebuild from); ``settle``
-    waits until everything sent is decided; ``read`` is the read API's answer (None: not
-    indexed)."""
+    """What the checker drives: a worker and its index, seen from outside. ``export`` returns a
+    handle for ``rebuild`` and a count; ``rebuild`` (None: from the input topic) calls ``meanwhile``
+    while it runs; ``read`` is the read API's answer (None: not indexed)."""
 
     async def register(self, article: Article) -> str: ...
     async def delete(self, doc_id: str, path: str) -> None: ...

@@ -1,11 +1,6 @@
-"""The lifecycle checker (:mod:`harness.lifecycle`) against a real worker: articles and
-tombstones go to the input topic, takedowns also through ``neardup delete --kafka-bootstrap``
-and ``DELETE /articles/{id}``, exports and rebuilds are the ``neardup export`` and ``neardup
-reindex`` commands an operator runs (the schedule goes on while a rebuild runs), and the judge
-reads ``GET /articles/{id}``.
-
-One partition, so that the worker decides articles in the order they were sent; the judge
-first waits for a sentinel sent last (in a namespace of its own) to be decided.
+"""The lifecycle checker (:mod:`harness.lifecycle`) against a real worker, driven by the topic,
+HTTP and the ``neardup`` commands an operator runs. One partition, so the worker decides articles
+in the order sent; the judge first waits for a sentinel sent last to be decided.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """Real short newswire briefs from Reuters-21578, noisy copies of them and their real siblings.
 
-:mod:`harness.briefs` writes its briefs from templates; this module takes them from the real wire
-(:func:`harness.data.reuters`): headlines and whole stories of fewer than 30 tokens, the
-short-text path's texts. Every pair has its own two documents, labelled by how the second was
-made from the first:
-
-* ``copy``: the same brief with surface noise only, of one or more families
-  (:data:`COPY_FAMILIES`; the detail names them, ``+`` between). A reader calls it the same
-  story; it should be linked.
-* ``sibling``: another story of the same template. ``real ...``: two distinct briefs of the wire
-  that are the same text but for their numbers, or but for one word (:func:`real_siblings`);
-  ``synthetic ...``: a number, amount, date, name or other word substituted in a real brief
-  (:data:`SIBLING_FAMILIES`), alone or with noise besides. A reader calls it another story; it
-  should not be linked.
-
-The numbers of a copy are those of its brief; a sibling's substitution is never a typo (the
-words differ by two edits or more, or are short). Everything comes from one
-``random.Random(seed)``: a seed names a data set.
+Headlines and stories of fewer than 30 tokens (the short-text path's texts), each pair with its
+own two documents: a ``copy`` is the brief with surface noise of one or more
+:data:`COPY_FAMILIES` (to be linked); a ``sibling`` is another story of the same template, real
+(:func:`real_siblings`) or made by a substitution of :data:`SIBLING_FAMILIES` (not to be
+linked, and never a mere typo). One ``random.Random(seed)``: a seed names a data set.
 """
 
 from __future__ import annotations
@@ -76,9 +64,8 @@ def _short_enough(text: str) -> bool:
 
 @cache
 def briefs() -> tuple[str, ...]:
-    """Distinct real short briefs of the wire, in wire order: every headline of 4 to 29 tokens
-    and every whole story that short (dividend notices, one-line items), once each (case and
-    spacing folded to tell them apart)."""
+    """Distinct real short briefs of the wire, in wire order: headlines of 4 to 29 tokens and
+    stories that short, once each (case and spacing folded to tell them apart)."""
     out: dict[str, str] = {}  # folded text -> the first brief that folds to it
     for story in reuters():
         text = story["text"].strip()
@@ -99,10 +86,9 @@ def _bare(token: str) -> str:
 
 @cache
 def real_siblings() -> tuple[tuple[str, str, str], ...]:
-    """Pairs of distinct real briefs of one template, ``(earlier, later, detail)``: the same
-    text but for their numbers (``real number``), or the same number of words with exactly
-    one word differing that is not a typo nor punctuation (``real month`` for a month name,
-    ``real word`` otherwise). At most one pair per template text, earlier first."""
+    """Pairs of distinct real briefs of one template, ``(earlier, later, detail)``: the same text
+    but for their numbers (``real number``) or for one word that is no typo (``real month``,
+    ``real word``). At most one pair per template text."""
     pool = briefs()
     out: list[tuple[str, str, str]] = []
     by_mask: dict[str, list[str]] = defaultdict(list)
@@ -291,9 +277,8 @@ def _case(rng: random.Random, text: str) -> str | None:
 
 
 def _glue(rng: random.Random, text: str) -> str | None:
-    """Two or three words next to each other run together, or joined by a hyphen
-    (``TWO FOR ONE`` -> ``TWOFORONE``, ``TAX FREE`` -> ``TAX-FREE``); numbers in words
-    included, never digits (``1,750 TONNES`` stays)."""
+    """Two or three words run together or hyphenated (``TAX FREE`` -> ``TAX-FREE``); numbers in
+    words included, never digits (``1,750 TONNES`` stays)."""
     words = list(re.finditer(r"(?<!\S)[A-Za-z]+(?: [A-Za-z]+){1,2}(?!\S)", text))
     spots = [m for m in words if len(m.group()) <= 24]
     if not spots:
@@ -488,11 +473,9 @@ def generate(
     copies_per_family: int = 150, siblings_per_family: int = 150, *, seed: int = 21
 ) -> tuple[list[RealDoc], list[NoisyPair]]:
     """Docs in stream order, each pair's first before its second, and the labelled pairs: per
-    copy family, ``copies_per_family`` copies with that family alone and as many with it and one
-    or two others (in the order applied), then as many re-broken with a tag added (``rebreak+tag
-    end``); per synthetic substitution, ``siblings_per_family`` siblings, half of them with a
-    noise family besides (``+ noise``); every real sibling pair. A brief is in one pair at most.
-    """
+    copy family ``copies_per_family`` copies alone, as many combined, as many re-broken with a tag;
+    per substitution ``siblings_per_family`` siblings, half with noise besides; every real sibling
+    pair. A brief is in one pair at most."""
     rng = random.Random(seed)
     reals = real_siblings()
     used = {t for a, b, _ in reals for t in (a, b)}

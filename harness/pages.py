@@ -1,23 +1,11 @@
 """Seeded web pages: real Reuters stories wrapped in the templates of synthetic news sites.
 
-A detector that compares whole pages sees two kinds of shared text: the story, which makes a
-copy, and the site's boilerplate (navigation, boxes of headlines, sign-up and cookie lines,
-footer), which does not. The pairs here say which is which:
-
-* ``syndicated``: one story on two sites, each page in its own site's template.
-* ``same_site``: two different stories on one site, sharing nothing but the template.
-* ``excerpt``: a later page on another site whose story part is 2-4 consecutive paragraphs of an
-  earlier story under a new title: its story text lies inside the earlier one.
-* ``embeds``: a later page on another site whose story part is the whole earlier story with
-  commentary around it: its story text contains the earlier one.
-* ``unrelated``: different stories on different sites.
-
-Each story has at most two pages (the original and at most one derived page on another site),
-so two pages are related exactly when their ``story`` is the same, and the pairs of those kinds
-are the complete ground truth. Stories that overlap one already chosen (the wire's re-sends and
-corrections) or are mostly a table are left out. One ``random.Random(seed)``: a seed names a
-data set. The sites' templates and the words of derived pages are in
-``harness/data/templates/pages.json``.
+A detector comparing whole pages sees shared story text (a copy) and shared site boilerplate
+(not one). Pair kinds: ``syndicated`` (one story on two sites), ``same_site`` (two stories, one
+template), ``excerpt`` (2-4 consecutive paragraphs of an earlier story under a new title),
+``embeds`` (a whole earlier story with commentary around it) and ``unrelated``. A story has at
+most two pages, so the pairs are the complete ground truth. One ``random.Random(seed)``: a seed
+names a data set; templates and words are in ``harness/data/templates/pages.json``.
 """
 
 from __future__ import annotations
@@ -56,10 +44,8 @@ KINDS: tuple[PageKind, ...] = ("syndicated", "same_site", "excerpt", "embeds", "
 
 
 class PageDoc(TypedDict):
-    """``story`` is the Reuters id the page's story comes from (for every form); ``story_span``
-    the ``[start, end)`` characters of the story part (title to last paragraph) in ``text``;
-    ``form`` says whether the page is an original, a syndicated copy, an excerpt or an embedding.
-    """
+    """``story``: the Reuters id of the page's story; ``story_span``: the ``[start, end)`` of the
+    story part in ``text``; ``form``: original, syndicated, excerpt or embedding."""
 
     id: str
     url: str
@@ -95,9 +81,8 @@ class Story:
 
 @dataclass(frozen=True)
 class Site:
-    """One site's template. Fixed lines are identical on every page; ``meta`` and ``subscribe``
-    vary (one variant per page), as do the box headlines. ``layout`` places the boxes: all
-    ``before`` the story, all ``after`` it, or ``split`` (most read before, related after)."""
+    """One site's template: fixed lines, per-page variants of ``meta`` and ``subscribe``, and
+    boxes placed by ``layout`` (``before`` the story, ``after`` it, or ``split``)."""
 
     name: str
     host: str
@@ -266,9 +251,8 @@ LATEST = 8  # headlines in a "latest" box
 
 @dataclass(frozen=True)
 class Style:
-    """How one site's template reaches the detector: its footer (with the subscription and
-    cookie lines) a line each or as one paragraph, its boxes a headline a line or all on one
-    line after their title (``separator`` between headlines)."""
+    """How one site's template reaches the detector: footer lines and boxes one a line or run
+    together (``separator`` between a box's headlines)."""
 
     footer_paragraph: bool
     box_one_line: bool
@@ -278,11 +262,9 @@ class Style:
 
 
 def styles(rng: random.Random, layout: Layout, sites: int) -> list[Style]:
-    """Per site: ``lines`` a line each (as in a site's HTML), ``paragraph`` the footer one
-    paragraph and boxes on one line (as extraction often gives), ``mixed`` one of the four
-    combinations, ``latest`` one box on one line of the site's newest headlines (joined by a
-    separator, commas or spaces; untitled on a quarter of the sites), the footer one paragraph
-    on three quarters of them."""
+    """Per site, how its template's boxes and footer reach the detector under ``layout``: a line
+    each (``lines``), a paragraph each (``paragraph``), one of those (``mixed``), or a box of the
+    site's newest headlines on one line (``latest``)."""
     out = []
     for _ in range(sites):
         if layout == "latest":
@@ -316,9 +298,8 @@ def _render(
     style: Style = Style(False, False, " | "),
     latest: Sequence[str] = (),
 ) -> tuple[str, list[int]]:
-    """The page text and the story's character span: header, boxes and story as the site's
-    layout orders them, footer last. ``latest``: the site's headlines before this page, in
-    stream order (for a ``latest`` style, whose one box lists the newest of them)."""
+    """The page text and the story's character span, parts in the site's layout order;
+    ``latest``: the site's earlier headlines, for a ``latest`` style's box."""
     words = sum(len(line.split()) for line in lines)
     if style.latest:
         most, related = _box(site, style, site.most_read, list(latest[-LATEST:])[::-1]), []
@@ -356,12 +337,9 @@ def generate(
 ) -> tuple[list[PageDoc], list[PagePair]]:
     """Pages in stream order, each pair's first before its second, and the labelled pairs.
 
-    Every site first publishes ``stories_per_site`` stories of its own; ``syndicated``,
-    ``excerpts`` and ``embeds`` of those stories (distinct ones) then get one more page each, on
-    the least loaded other site, later in the stream. ``same_site`` and ``unrelated`` pairs are
-    drawn uniformly among the pairs of pages that qualify. ``layout``: how the sites' templates
-    reach the detector (:func:`styles`, drawn apart from the seed's generator, so ``lines`` gives
-    the pages a seed gave before layouts).
+    Every site first publishes ``stories_per_site`` stories; distinct ones of those then get one
+    more page each, on the least loaded other site. ``layout`` (:func:`styles`) is drawn apart from
+    the seed's generator, so ``lines`` gives the pages a seed gave before layouts.
     """
     if not 2 <= sites <= len(SITES):
         raise ValueError(f"sites must be in 2..{len(SITES)}")

@@ -1,18 +1,8 @@
 """The boilerplate-poisoning attack: a producer teaches its own source someone else's story.
 
-A producer that names its own ``source`` sends a victim's story as documents of its own,
-``rounds`` times, so that the story is that source's "template"; then it sends the story again.
-A detector that leaves a source's template out of its texts and judges what remains misses the
-copy. Real Reuters-21578 stories. The attacker's shapes (:data:`SHAPES`); but for ``template``,
-the copy is the story so shaped and a line of its own:
-
-* ``lines``: four of the story's lines and a filler line a document.
-* ``sentences``: three of its sentences run together as one paragraph, and a filler line, a
-  document (what is taught is passages, not lines); the copy is the story as one paragraph.
-* ``template``: the copier's own site template (navigation, sign-up line, footer paragraph)
-  around four of the story's lines a document; the copy is the story inside that template.
-* ``runs``: the body re-flowed into lines of thirty words with no full stop at their ends (what
-  reads as a box joined into one line), two a document.
+The producer sends a victim's story as its own documents ``rounds`` times, so the story becomes
+that source's "template", then sends it again: a detector that leaves a source's template out
+misses the copy. Real Reuters-21578 stories, in the attacker's :data:`SHAPES`.
 """
 
 from __future__ import annotations

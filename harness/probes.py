@@ -1,11 +1,7 @@
 """Readiness probes for the local servers, asked through the clients the product uses.
 
-A probe answers "is *this* server up and the right kind": Redis must answer PING and support
-``FUNCTION`` (7+); the broker must answer a metadata request and advertise the address we gave it
-(else clients would be sent elsewhere after bootstrapping). Both return ``(version, pid or
-None)`` so a caller can check that the answer came from the process it started, not from a
-stranger on the port. "Not up yet" is a :class:`ConnectionError` (try again); the wrong kind of
-server is a :class:`ServiceError` (give up).
+Both return ``(version, pid or None)`` so a caller can check the answer came from its own process.
+"Not up yet" is a :class:`ConnectionError` (try again); the wrong server a :class:`ServiceError`.
 """
 
 from __future__ import annotations

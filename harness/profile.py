@@ -1,12 +1,9 @@
 """Where a ``neardup worker``'s time goes: py-spy's collapsed stacks (``record --format raw``, a
 line per distinct stack: ``frame;frame;... N``) sorted into categories.
 
-:func:`analyse_profile`: a main-thread sample belongs to the first category in :data:`RULES`
-with a frame below the event loop's ``Handle._run`` (the running callback), so logging inside
-the producer counts as logging; a stack ending in ``select`` is idle. :func:`attribute_deepest`
-sorts the other way round, for a worker answering HTTP checks: by the part (:class:`Part`) of
-the *deepest* frame one owns, so a view calling the engine calling ``sketch/`` is sketches.
-:func:`attribute_command`: the same for a whole command run from start to exit.
+:func:`analyse_profile` takes the first category in :data:`RULES` of the running callback;
+:func:`attribute_deepest` and :func:`attribute_command` the part of the *deepest* frame one owns,
+so a view calling the engine calling ``sketch/`` is sketches.
 """
 
 from __future__ import annotations
@@ -150,10 +147,8 @@ def analyse_profile(raw: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Part:
-    """A part of the program, known by its frames' files (as py-spy prints them: relative to
-    site-packages, the repository or the standard library) or by function names. ``fallback``:
-    the part takes a sample only when no other part has a frame in it (the event loop wraps
-    everything, and a socket write from the Redis client is the Redis client's)."""
+    """A part of the program, known by its frames' files or function names. A ``fallback`` part
+    takes a sample only when no other part has a frame in it (the event loop wraps everything)."""
 
     name: str
     prefixes: tuple[str, ...]
@@ -230,11 +225,9 @@ def _deepest(frames: Sequence[str], parts: Sequence[Part]) -> str | None:
 
 
 def deepest_part(frames: list[str], parts: tuple[Part, ...]) -> str:
-    """The part of the deepest frame of the running callback (the frames below the event loop's
-    ``Handle._run``) that belongs to a part other than a fallback one; else the deepest fallback
-    part's; else :data:`UNKNOWN`. A stack ending in a wait is :data:`IDLE`; one without the
-    event loop is :data:`OUTSIDE_LOOP`. Frames of no part (numpy, json, logging) count for the
-    nearest part above them: numpy called from ``sketch/`` is sketches."""
+    """The part of the deepest frame below the event loop that a non-fallback part owns, else the
+    deepest fallback part's, else :data:`UNKNOWN`; :data:`IDLE` for a stack ending in a wait,
+    :data:`OUTSIDE_LOOP` without the event loop."""
     if _waiting(frames):
         return IDLE
     cut = max((i for i, f in enumerate(frames) if f.startswith(_LOOP_FRAMES)), default=-1)
@@ -278,10 +271,8 @@ CONSUMER_THREAD = "faust consumer thread"
 
 
 def attribute_deepest(raw: str, parts: tuple[Part, ...] = HTTP_CHECK_PARTS) -> Attribution:
-    """Sort py-spy's collapsed stacks (``record --format raw --idle``, with or without
-    ``--threads``) by thread; the main thread's (its stack starts at ``<module>``) by
-    :func:`deepest_part` and by leaf function (own time). The faust consumer thread is the one
-    running ``ServiceThread._start_thread``; other threads are listed by name."""
+    """Sort collapsed stacks (``--idle``, with or without ``--threads``) by thread, and the main
+    thread's by :func:`deepest_part` and by leaf function."""
     got = Attribution()
     for line in raw.splitlines():
         stack, _, count = line.rpartition(" ")
@@ -312,9 +303,8 @@ def attribute_deepest(raw: str, parts: tuple[Part, ...] = HTTP_CHECK_PARTS) -> A
 
 @dataclass(frozen=True)
 class Whole(Part):
-    """A part that takes every sample with one of its frames, whatever runs deeper: start-up is
-    start-up even when the module being imported is ``sketch/``, and the boilerplate pass is
-    the boilerplate pass even where it reads the index or a model's method."""
+    """A part that takes every sample with one of its frames, whatever runs deeper (start-up is
+    start-up even when the module imported is ``sketch/``)."""
 
 
 NO_PYTHON = "interpreter, no Python frame (before site, at exit)"
@@ -355,12 +345,9 @@ DEDUP_PARTS: tuple[Part, ...] = (
 
 
 def command_part(frames: list[str], parts: tuple[Part, ...] = DEDUP_PARTS) -> str:
-    """The part of one sample of a command run from start to exit (no event loop required):
-    :data:`NO_PYTHON` without a Python frame (before ``site``, at exit); the first :class:`Whole`
-    part for the script's ``<module>`` frame alone (its module-level code), or the first in
-    ``parts`` order with a frame in the stack; else the part of the deepest frame a part other
-    than a fallback one owns (the first in ``parts`` order), else the deepest fallback part's,
-    else :data:`OTHER`. Frames of no part (numpy, re) count for the nearest part above them."""
+    """The part of one sample of a command run from start to exit: :data:`NO_PYTHON` without a
+    frame; the first :class:`Whole` part with a frame in the stack (the script's ``<module>`` alone
+    too); else as :func:`deepest_part`, else :data:`OTHER`."""
     if not frames:
         return NO_PYTHON
     wholes = [p for p in parts if isinstance(p, Whole)]
@@ -376,10 +363,8 @@ ALL_THREADS = "all threads"
 
 
 def attribute_command(raw: str, parts: tuple[Part, ...] = DEDUP_PARTS) -> Attribution:
-    """Sort py-spy's collapsed stacks of a whole command (``record --format raw -- CMD``,
-    without ``--idle``: every sample is running or runnable) by :func:`command_part` and by
-    leaf function (own time; ``(no Python frame)`` for an empty stack). All threads count
-    (under :data:`ALL_THREADS`); ``--threads`` lines lose their thread frame first."""
+    """Sort a whole command's collapsed stacks (without ``--idle``) by :func:`command_part` and
+    by leaf function, all threads under :data:`ALL_THREADS`."""
     got = Attribution()
     total = got.threads.setdefault(ALL_THREADS, ThreadSamples())
     for line in raw.splitlines():

@@ -1,13 +1,9 @@
 """A real Redis Cluster on loopback: three primaries and three replicas from ``redis-server``.
 
-For the cluster integration tests. Each node is a :class:`~harness.services.Service` (its own
-directory, port and log) started with ``--cluster-enabled yes`` and a short
-``--cluster-node-timeout``, so a killed primary's replica takes over within seconds. The cluster
-is formed with ``redis-cli --cluster create ... --cluster-replicas 1``; :func:`start_cluster`
-returns once every node reports ``cluster_state:ok`` and every replica has finished its first
-sync, and stops every node it started if anything
-fails on the way. :func:`start_one_primary` forms a one-primary cluster (all 16384 slots, one
-replica): the baseline the cluster benchmark compares three primaries with.
+Each node is a :class:`~harness.services.Service` with a short ``--cluster-node-timeout``, so a
+killed primary's replica takes over within seconds. :func:`start_cluster` returns once every node
+reports ``cluster_state:ok`` and every replica finished its first sync (it stops what it started
+if anything fails); :func:`start_one_primary` is the one-primary baseline of the benchmark.
 
 Python::
 
@@ -64,6 +60,14 @@ def _info(port: int) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(info).items()}
 
 
+def _replicas(port: int) -> tuple[int, list[dict[str, str]]]:
+    """The primary on ``port``'s replication offset and its replicas as INFO lists them."""
+    with _admin(port) as client:
+        info = client.info("replication")
+    replicas = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
+    return int(info["master_repl_offset"]), replicas
+
+
 @dataclass(eq=False)
 class RedisCluster6:
     """Six nodes on loopback. ``nodes`` keeps every node, killed ones included."""
@@ -78,19 +82,6 @@ class RedisCluster6:
 
     def live_ports(self) -> list[int]:
         return [n.port for n in self.nodes if n.is_running()]
-
-    def cli(self, *args: str, timeout_s: float = 120.0) -> str:
-        """``redis-cli --cluster ...`` (or any redis-cli arguments); raises with its output."""
-        done = subprocess.run(
-            [str(find_redis_cli()), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise ServiceError(f"redis-cli {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-        return done.stdout
 
     def primaries(self) -> dict[int, list[tuple[int, int]]]:
         """Port of each live primary -> its slot ranges, as a live node sees them."""
@@ -113,41 +104,28 @@ class RedisCluster6:
 
     def replicas_caught_up(self, port: int) -> bool:
         """Whether every replica of the primary on ``port`` has acknowledged all its writes."""
-        with _admin(port) as client:
-            info = client.info("replication")
-        offset = int(info["master_repl_offset"])
-        replicas = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
+        offset, replicas = _replicas(port)
         return bool(replicas) and all(int(r["offset"]) >= offset for r in replicas)
 
     def replicas_online(self, port: int) -> bool:
-        """Whether the primary on ``port`` has replicas and each finished its first sync
-        (``state=online``): until then ``WAIT`` counts none of them, even on an idle cluster."""
-        with _admin(port) as client:
-            info = client.info("replication")
-        states = [
-            v["state"] for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
-        ]
-        return bool(states) and all(state == "online" for state in states)
+        """Whether the primary on ``port`` has replicas, each done with its first sync (until
+        then ``WAIT`` counts none of them)."""
+        replicas = _replicas(port)[1]
+        return bool(replicas) and all(r["state"] == "online" for r in replicas)
 
     def replica_of(self, port: int) -> Service:
         """A replica of the primary on ``port`` (its node, e.g. to stop it with SIGSTOP)."""
-        with _admin(port) as client:
-            info = client.info("replication")
-        ports = {
-            int(v["port"]) for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
-        }
+        ports = {int(r["port"]) for r in _replicas(port)[1]}
         return next(n for n in self.nodes if n.port in ports and n.is_running())
 
     def cut_replicas(self, port: int) -> int:
-        """Close the primary's links to its replicas (``CLIENT KILL TYPE replica``); a replica
-        that cannot reconnect (stopped: :meth:`Service.frozen`) then lags by every later write,
-        which nothing in flight can still deliver. Returns how many links were closed."""
+        """Close the primary's links to its replicas; a stopped replica then lags by every later
+        write. Returns how many links were closed."""
         with _admin(port) as client:
             return int(client.execute_command("CLIENT KILL TYPE replica"))
 
     def begin_move(self, slot: int, to_port: int) -> None:
-        """Start moving a slot to another primary (IMPORTING there, MIGRATING here), as
-        ``redis-cli --cluster reshard`` does for each slot; keys move with :meth:`migrate_keys`."""
+        """Start moving a slot to another primary (IMPORTING there, MIGRATING here)."""
         src = self.primary_of_slot(slot)
         with _admin(to_port) as dst:
             dst.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", self.node_id(src))
@@ -169,8 +147,7 @@ class RedisCluster6:
         return moved
 
     def finish_move(self, slot: int, to_port: int) -> None:
-        """Move the slot's remaining keys, then give the slot to ``to_port`` on every primary
-        (the target first; replicas learn it from them)."""
+        """Move the slot's remaining keys, then give it to ``to_port`` on every primary."""
         self.migrate_keys(slot, to_port)
         owner = self.node_id(to_port)
         for port in [to_port, *(p for p in self.primaries() if p != to_port)]:
@@ -182,20 +159,15 @@ class RedisCluster6:
         next(n for n in self.nodes if n.port == port).stop(kill=True)
 
     def wait_ok(self, timeout_s: float = READY_TIMEOUT_S, primaries: int = 3) -> None:
-        """Until every live node says ``cluster_state:ok`` and sees ``primaries`` primaries with
-        every slot served (after a start or a failover)."""
+        """Until every live node says ``cluster_state:ok`` and sees ``primaries`` primaries."""
         deadline = time.monotonic() + timeout_s
         last = ""
         while time.monotonic() < deadline:
             try:
                 states = [_info(p) for p in self.live_ports()]
-                if (
-                    all(
-                        s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == "16384"
-                        for s in states
-                    )
-                    and len(self.primaries()) == primaries
-                ):
+                ok = all(s.get("cluster_state") == "ok" for s in states)
+                ok = ok and all(s.get("cluster_slots_ok") == "16384" for s in states)
+                if ok and len(self.primaries()) == primaries:
                     return
                 last = repr([s.get("cluster_state") for s in states])
             except (redis.RedisError, OSError) as exc:
@@ -217,12 +189,15 @@ class RedisCluster6:
 
 def start_cluster(dir: str | os.PathLike[str]) -> RedisCluster6:
     """Start six cluster-enabled nodes, form the cluster, wait until it is ok."""
-    find_redis_cli()
+    cli = str(find_redis_cli())
     cluster = RedisCluster6(Path(dir).resolve())
     try:
         _start_nodes(cluster, NODES)
         addresses = [f"{HOST}:{n.port}" for n in cluster.nodes]
-        cluster.cli("--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes")
+        args = ["--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes"]
+        done = subprocess.run([cli, *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise ServiceError(f"redis-cli {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
         cluster.wait_ok()
         # (until each replica's first sync is done, a WAIT counts none of them)
         _until(lambda: all(map(cluster.replicas_online, cluster.primaries())))
@@ -233,10 +208,8 @@ def start_cluster(dir: str | os.PathLike[str]) -> RedisCluster6:
 
 
 def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
-    """A cluster of one primary holding all 16384 slots and one replica: the baseline that a
-    three-primary cluster is compared with, served by the same cluster client and the same
-    replication (``redis-cli --cluster create`` wants three primaries, so it is formed by hand).
-    """
+    """One primary holding all slots and one replica, formed by hand (``redis-cli --cluster
+    create`` wants three primaries): the baseline of the cluster benchmark."""
     cluster = RedisCluster6(Path(dir).resolve())
     try:
         buses = _start_nodes(cluster, 2)
@@ -255,8 +228,8 @@ def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
 
 
 def _start_nodes(cluster: RedisCluster6, count: int) -> list[int]:
-    """Start ``count`` cluster-enabled nodes; returns their bus ports, which are given because
-    the default (the port + 10000) may be taken or past 65535."""
+    """Start ``count`` cluster-enabled nodes; returns their bus ports (the default, port + 10000,
+    may be taken or past 65535)."""
     buses: list[int] = []
     for i in range(count):
         buses.append(free_port())

@@ -1,9 +1,5 @@
 """What the benchmarks and the harness read and write the same way: Markdown tables, atomic
-result files, a worker's Prometheus samples, and a process's CPU and memory.
-
-The Prometheus text is read by prometheus-client's parser, a process by psutil; the benchmarks'
-other readings (the machine, git, timing, Redis) are in ``bench/readings.py``.
-"""
+result files, Prometheus samples, a process's CPU and memory."""
 
 from __future__ import annotations
 
@@ -37,12 +33,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def parse_prometheus(text: str) -> dict[str, float]:
-    """Prometheus text exposition -> metric name -> value summed over its label sets.
-
-    Histogram buckets are left out (summing them means nothing); ``_sum`` and ``_count`` stay.
-    Each line is parsed alone, so a malformed one (a scrape cut short) is skipped and the rest
-    still counts.
-    """
+    """Prometheus text exposition -> metric name -> value summed over its label sets (buckets
+    left out); each line is parsed alone, so a scrape cut short still counts."""
     out: dict[str, float] = {}
     for line in text.splitlines():
         try:

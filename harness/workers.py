@@ -1,11 +1,8 @@
 """``neardup worker`` processes started as a deployment starts them: configured by ``NEARDUP_*``.
 
-:func:`worker_env` is the one place that builds a worker's environment, for the tests, the
-benchmarks and ``make run``: inherited ``NEARDUP_*`` variables are dropped (a developer's shell
-must not change what a test or a measurement runs), then the broker, Redis, topics, group, web
-address and data directory are set, then :data:`LOCAL` (short group timeouts: on Tansu a JoinGroup
-waits half the session timeout), then the caller's settings. :meth:`WorkerProc.setting` reads back
-what a worker runs with, defaults included, so reports quote the real values.
+:func:`worker_env` builds every worker's environment: inherited ``NEARDUP_*`` variables are
+dropped (a developer's shell must not change a test or a measurement), then the stack's
+addresses, :data:`LOCAL` and the caller's settings are set.
 """
 
 from __future__ import annotations
