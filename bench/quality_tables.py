@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench.markdown import code_line, data_table, pct, report, table
+from bench.markdown import code_line, data_table, met, pct, report, table
 from bench.newswire import stream
 from bench.quality_briefs import Cell, goal
 from bench.quality_disguise import SETS, TARGET_FOUND
@@ -250,15 +250,11 @@ def disguise_markdown(section: Section) -> list[str]:
 
 
 def poison_markdown(section: Section) -> list[str]:
-    runs = {
-        "neardup, no poison": "clean",
-        "neardup, poisoned": "poisoned",
-        "datasketch (candidates)": "datasketch",
-    }
+    runs = ("neardup, no poison", "clean"), ("neardup, poisoned", "poisoned")
     rows = [
         (shape, label, r[key], r[key].get("linked_elsewhere", "n/a"))
         for shape, r in section["shapes"].items()
-        for label, key in runs.items()
+        for label, key in (*runs, ("datasketch (candidates)", "datasketch"))
     ]
     return [
         "Method: `bench/quality_poison.py` (`harness.poisoning`).",
@@ -293,7 +289,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         for label, policy in nd.items() if "summary" not in nd else [("defaults", nd["summary"])]:
             run = label if label.startswith("neardup") else f"neardup {label}"
             settings.append((TITLES[name], cfg.get("generator") or cfg.get("stream"), run, policy))
-    targets = [{**t, "state": "met" if t["met"] else "**missed**"} for t in result["targets"]]
+    targets = [{**t, "state": met(t["met"])} for t in result["targets"]]
     wall = [(TITLES[n], run, s) for n, sec in sections.items() for run, s in sec["wall_s"].items()]
     blocks = [
         "# Verdict quality: neardup beside datasketch",
@@ -309,7 +305,6 @@ def markdown(result: Mapping[str, Any]) -> str:
         "## Settings",
         data_table("section={0} | data=`{1}` | run={2} | policy=`{3}`", settings),
         "## Targets",
-        "Met or missed is neardup's; datasketch's figure on the same measure is beside it.",
         data_table(
             "target={target} | where={where} | goal={goal} | neardup={neardup:.2%} | "
             "met?={state} | datasketch={datasketch:.2%}",

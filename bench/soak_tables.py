@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.markdown import code_line, data_table, facts, heading, met, report, row, table
+from bench.markdown import code_line, data_table, facts, heading, met, report, row
 from bench.svg import Series, document, line_chart
 
 # Soft pass criteria (reported, not fatal).
@@ -23,20 +23,6 @@ QUARTER_RATIO = (0.90, 1.10)
 MAX_PLATEAU_RATIO = 1.15
 MAX_BACKLOG_S = 5.0
 NAMES = {"kafka": "Apache Kafka", "tansu": "Tansu"}
-
-
-def _ratio(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """mean(a) / mean(b), or None."""
-    if not a or not b or statistics.fmean(b) == 0:
-        return None
-    return round(statistics.fmean(a) / statistics.fmean(b), 3)
-
-
-def _slope_per_min(points: Sequence[tuple[float, float]]) -> float | None:
-    if len(points) < 3:
-        return None
-    x, y = (np.array([p[i] for p in points]) for i in (0, 1))
-    return round(float(np.polyfit(x, y, 1)[0]) * 60.0, 3)
 
 
 def _bounded(
@@ -55,7 +41,8 @@ def _bounded(
         top = max(v for _, v in after) if after else at[1]
         res |= {"window_t": at[0], "at_window": at[1], "max_after_window": top}
         res["ratio_max_to_window"] = round(top / at[1], 3) if after and at[1] else None
-        res["slope_after_window_per_min"] = _slope_per_min(after)
+        slope = np.polyfit(*zip(*after, strict=True), 1)[0] * 60.0 if len(after) >= 3 else None
+        res["slope_after_window_per_min"] = None if slope is None else round(float(slope), 3)
     return res
 
 
@@ -75,6 +62,7 @@ def summarise(
     rates = [float(s["published_rate"]) for s in steady]
     q = max(1, len(rates) // 4)
     mean = statistics.fmean(rates) if rates else 0.0
+    head, tail = (statistics.fmean(part) if rates else None for part in (rates[:q], rates[-q:]))
     first, last = samples[0], samples[-1]
     workers = sorted(k for k in first["rss_mb"] if k.startswith("worker"))
     backlog = max((s["backlog"] for s in samples if s["t"] <= end), default=0)
@@ -102,9 +90,9 @@ def summarise(
             "min": min(rates, default=None),
             "max": max(rates, default=None),
             "cv": round(statistics.pstdev(rates) / mean, 4) if len(rates) > 1 and mean else None,
-            "first_quarter_mean": round(statistics.fmean(rates[:q]), 1) if rates else None,
-            "last_quarter_mean": round(statistics.fmean(rates[-q:]), 1) if rates else None,
-            "last_to_first_quarter": _ratio(rates[-q:], rates[:q]) if len(rates) > 1 else None,
+            "first_quarter_mean": None if head is None else round(head, 1),
+            "last_quarter_mean": None if tail is None else round(tail, 1),
+            "last_to_first_quarter": round(tail / head, 3) if len(rates) > 1 and head else None,
             "overall": round(last["verdicts"] / last["t"], 1) if last["t"] else None,
             "max_backlog": backlog,
             "max_backlog_s": round(backlog / rate, 2) if rate else None,
@@ -227,24 +215,28 @@ SAMPLES = (
 )
 SUMMARY = (
     "**{articles:,} articles** sent at a paced {paced_rate:,.0f}/s ({pace}) over {produce_s:.0f} "
-    "s; {verdicts:,} verdicts, {dead_letters} dead letters, {repeated_verdicts} repeated verdicts "
-    "(at-least-once), {send_errors} failed sends. | **Throughput** per {sample_s:g} s interval "
-    "while sending: mean {tp[mean]:,.0f}/s, min {tp[min]:,.0f}, max {tp[max]:,.0f} (its flatness "
-    "and the backlog: the checks above). | **Memory** with a retention of {retention_s:g} s, one "
-    "window in at t={records[window_t]:.0f} s (records expected then, ~rate x window: "
-    "{expected_records_in_window:,}): the table below. The broker used {broker_cores_mean:.2f} "
-    "cores on average; {memory}. | Verdicts: {kinds}. Share of `original` per pass (these should "
-    "agree): {shares}. | Load average (1/5/15 min, this run included) {loadavg_start} at the "
-    "start, {loadavg_end} at the end; other processes used {other_cores_mean:.2f} cores on "
-    "average (max {other_cores_max:.2f})."
+    "s; {repeated_verdicts} repeated verdicts (at-least-once). | **Throughput** per {sample_s:g} s "
+    "interval while sending: mean {tp[mean]:,.0f}/s, min {tp[min]:,.0f}, max {tp[max]:,.0f}. | "
+    "**Memory** with a retention of {retention_s:g} s, one window in at t={records[window_t]:.0f} "
+    "s (records expected then, ~rate x window: {expected_records_in_window:,}). The broker used "
+    "{broker_cores_mean:.2f} cores on average; {memory}. | Verdicts: {kinds}. Share of `original` "
+    "per pass (these should agree): {shares}. | Load average (1/5/15 min, this run included) "
+    "{loadavg_start} at the start, {loadavg_end} at the end; other processes used "
+    "{other_cores_mean:.2f} cores on average (max {other_cores_max:.2f})."
 )
 METRICS = (
     "worker={0} | articles={1[articles_in]:,.0f} | mean batch={1[mean_batch]:,.0f} | "
     "mean batch ms={1[mean_batch_ms]:.1f} | index retries={1[retries]:,.0f}"
 )
+MEMORY = (
+    "figure={0} | at start={1[start]:,.{2}f} | one window in={1[at_window]:,.{2}f} | max after "
+    "it={1[max_after_window]:,.{2}f} | ratio={1[ratio_max_to_window]} | slope /min="
+    "{1[slope_after_window_per_min]} | end={1[final]:,.{2}f} ({1[growth]:+,.{2}f})"
+)
 CAPACITY = (
     "index state={state} | articles/s (first->last)={rate:,.0f} | worker CPU ms/article="
-    "{worker_ms:.3f} | Redis server ms/article={server_ms:.3f} | FCALL/article={fcall} | "
+    "{worker_ms:.3f} | Redis server ms/article={server_ms:.3f} | FCALL/article="
+    "{redis_commands[fcall][per_article]} | "
     "HGET/article (incl. inside FCALLs)={hget:.2f} | cores (this run)={cores_busy} | "
     "cores (others)={other_processes_cores}"
 )
@@ -272,33 +264,13 @@ SETUP = (
 )
 
 
-def _n(v: Any, digits: int = 0) -> str:
-    return "-" if v is None else f"{v:,.{digits}f}" if isinstance(v, float | int) else str(v)
-
-
 def _capacity(c: dict[str, Any]) -> dict[str, Any]:
     """A capacity burst's figures per article."""
     n, cmds = max(c["articles"], 1), c["redis_commands"]
     worker_s = sum(v for k, v in c["cpu_s"].items() if k.startswith("worker"))
-    state = "one window later (expiring)" if c["expiring"] else "empty"
-    fcall, hget = cmds.get("fcall", {}).get("per_article", 0), cmds.get("hget", {}).get("calls", 0)
-    server_ms = sum(v["server_ms"] for v in cmds.values()) / n
-    per = {"worker_ms": worker_s / n * 1e3, "server_ms": server_ms, "hget": hget / n}
-    return {**c, **per, "state": state, "fcall": fcall}
-
-
-def _memory(s: dict[str, Any], broker: str) -> str:
-    """Each bounded figure: at start, one window in, max after it, ratio, slope, end (growth)."""
-    rows = [("records (HLEN)", s["records"], 0), ("Redis used_memory MB", s["redis_used_mb"], 1)]
-    rows += [(f"{w} RSS MB", b, 0) for w, b in sorted(s["worker_rss_mb"].items())]
-    rows += [("DBSIZE", s["dbsize"], 0), (f"broker RSS MB ({broker})", s["broker_rss_mb"], 0)]
-    out = []
-    for label, b, d in (r for r in rows if r[1]):
-        cells = [_n(b.get(k), d) for k in ("start", "at_window", "max_after_window")]
-        cells += [str(b.get(k, "-")) for k in ("ratio_max_to_window", "slope_after_window_per_min")]
-        out.append([label, *cells, f"{_n(b['final'], d)} ({b['growth']:+,.{d}f})"])
-    head = ["figure", "at start", "one window in", "max after it", "ratio", "slope /min", "end"]
-    return table(head, out)
+    per = {"worker_ms": worker_s / n * 1e3, "hget": cmds.get("hget", {}).get("calls", 0) / n}
+    per["server_ms"] = sum(v["server_ms"] for v in cmds.values()) / n
+    return {**c, **per, "state": "one window later (expiring)" if c["expiring"] else "empty"}
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -343,10 +315,12 @@ def markdown(result: dict[str, Any]) -> str:
     checks = [
         {**c, "soft": "" if c["hard"] else " *", "state": met(c["met"])} for c in result["checks"]
     ]
-    env = [
-        *(f"{k}={v}" for k, v in st["worker_env"].items()),
-        "NEARDUP_WEB_PORT=<free port>  NEARDUP_DATA_DIR=<temp dir>/data-<port>",
-    ]
+    memory = [("records (HLEN)", s["records"], 0), ("Redis used_memory MB", s["redis_used_mb"], 1)]
+    memory += [(f"{w} RSS MB", b, 0) for w, b in sorted(s["worker_rss_mb"].items())]
+    broker = NAMES.get(st.get("broker", "tansu"), "?")
+    memory += [("DBSIZE", s["dbsize"], 0), (f"broker RSS MB ({broker})", s["broker_rss_mb"], 0)]
+    env = [*(f"{k}={v}" for k, v in st["worker_env"].items()), "NEARDUP_WEB_PORT=<free port>"]
+    env.append("NEARDUP_DATA_DIR=<temp dir>/data-<port>")
     blocks = [
         heading("Soak benchmark", st["command"], result["generated"], result["seconds"]),
         f"The soak itself: {s['duration_s']:.0f} s. Method: `bench/soak_bench.py`.",
@@ -356,7 +330,7 @@ def markdown(result: dict[str, Any]) -> str:
         "status.",
         "## Summary",
         row(SUMMARY, item),
-        _memory(s, NAMES.get(st.get("broker", "tansu"), "?")),
+        data_table(MEMORY, [r for r in memory if r[1]]),
         "![articles/s and memory over time](soak.svg)",
         "## Samples",
         data_table(columns, samples),

@@ -7,6 +7,7 @@ story. Pairs: ``copy`` (surface noise only, never touching a fact: :func:`numera
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import string
@@ -108,10 +109,6 @@ def _pick(pool: Sequence[str]) -> Callable[[random.Random], str]:
     return lambda rng: rng.choice(pool)
 
 
-def _en_fund(rng: random.Random) -> str:
-    return f"{rng.choice(_EN_FUND_HEAD)} {rng.choice(_EN_FUND_MID)} {rng.choice(_EN_FUND_TAIL)}"
-
-
 def _en_billions(rng: random.Random) -> str:
     """An amount as a wire writes it: ``1.5`` or ``TWO`` (as in ``TWO BILLION DLR``)."""
     return rng.choice(_EN_NUMBER_WORDS[:5]) if rng.random() < 0.3 else f"{rng.uniform(0.5, 9):.1f}"
@@ -125,7 +122,10 @@ def _zh_small(rng: random.Random) -> str:
 
 # slot -> (what it holds, how a value is drawn)
 _SLOTS: dict[str, tuple[SlotKind, Callable[[random.Random], str]]] = {
-    "fund": ("entity", _en_fund),
+    "fund": (
+        "entity",
+        lambda rng: " ".join(map(rng.choice, (_EN_FUND_HEAD, _EN_FUND_MID, _EN_FUND_TAIL))),
+    ),
     "co": ("entity", _pick(_EN_COMPANIES)),
     "co2": ("entity", _pick(_EN_COMPANIES)),
     "bank": ("entity", _pick(_EN_BANKS)),
@@ -205,15 +205,10 @@ _EN_NUMBER_RE = re.compile(r"\b(?:" + "|".join(_EN_NUMBER_WORDS) + r")\b", re.IG
 def numerals(text: str) -> list[str]:
     """The numerals of ``text`` in order (digits, Chinese numeral characters, English number
     words, upper-cased): noise keeps this sequence, a changed number does not."""
-    out: list[str] = []
-    for m in re.finditer(r"\d|[" + "".join(sorted(_ZH_NUMERAL_CHARS)) + r"]|[A-Za-z]+", text):
-        tok = m.group()
-        if tok.isalpha() and tok.isascii():
-            if _EN_NUMBER_RE.fullmatch(tok):
-                out.append(tok.upper())
-        else:
-            out.append(tok)
-    return out
+    toks = re.findall(r"\d|[" + "".join(sorted(_ZH_NUMERAL_CHARS)) + r"]|[A-Za-z]+", text)
+    return [
+        t.upper() for t in toks if not (t.isascii() and t.isalpha()) or _EN_NUMBER_RE.fullmatch(t)
+    ]
 
 
 def has_numeral(text: str) -> bool:
@@ -284,17 +279,13 @@ def _emoji(rng: random.Random, brief: Brief, text: str) -> str | None:
     return f"{e} {text}" if rng.random() < 0.5 else f"{text} {e}"
 
 
-def _suffix(rng: random.Random, brief: Brief, text: str) -> str | None:
-    return text + rng.choice(_SUFFIX)
-
-
 _NOISE: dict[str, Callable[[random.Random, Brief, str], str | None]] = {
     "case": _case,
     "punct": _punct,
     "space": _space,
     "typo": _typo,
     "emoji": _emoji,
-    "suffix": _suffix,
+    "suffix": lambda rng, _brief, text: text + rng.choice(_SUFFIX),
     "stop": _drop_stop,
 }
 
@@ -335,18 +326,12 @@ def generate(pairs_per_kind: int = 300, *, seed: int = 13) -> tuple[list[BriefDo
     rng = random.Random(seed)
     placed: list[tuple[float, BriefDoc]] = []
     pairs: list[Pair] = []
-    n = 0
-    for lang in LANGS:
-        for kind in KINDS:
-            for _ in range(pairs_per_kind):
-                a, b, detail = _pair(rng, lang, kind)
-                ida, idb = f"{lang}-{n:05d}", f"{lang}-{n + 1:05d}"
-                n += 2
-                at = rng.random()
-                placed.append((at, BriefDoc(id=ida, text=a, lang=lang)))
-                placed.append(
-                    (at + (1 - at) * rng.random() + 1e-9, BriefDoc(id=idb, text=b, lang=lang))
-                )
-                pairs.append(Pair(ida, idb, kind, detail))
+    for n, (lang, kind, _) in enumerate(itertools.product(LANGS, KINDS, range(pairs_per_kind))):
+        a, b, detail = _pair(rng, lang, kind)
+        ida, idb = f"{lang}-{2 * n:05d}", f"{lang}-{2 * n + 1:05d}"
+        at = rng.random()
+        placed.append((at, BriefDoc(id=ida, text=a, lang=lang)))
+        placed.append((at + (1 - at) * rng.random() + 1e-9, BriefDoc(id=idb, text=b, lang=lang)))
+        pairs.append(Pair(ida, idb, kind, detail))
     placed.sort(key=lambda p: p[0])
     return [d for _, d in placed], pairs

@@ -8,6 +8,7 @@ footer). :func:`applies` says whether one changed a text (it may have nothing to
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import random
 import re
@@ -52,13 +53,8 @@ def _per_word(text: str, sub: Callable[[str], str], *, escape: bool = False) -> 
     """Each word replaced by ``sub(word)``; ``escape``: the text between words escaped for HTML
     (what ``sub`` adds is markup)."""
     esc = _escape if escape else str
-    out: list[str] = []
-    last = 0
-    for m in _WORD_RE.finditer(text):
-        out += [esc(text[last : m.start()]), sub(m.group())]
-        last = m.end()
-    out.append(esc(text[last:]))
-    return "".join(out)
+    gaps, words = _WORD_RE.split(text), [sub(w) for w in _WORD_RE.findall(text)]
+    return esc(gaps[0]) + "".join(w + esc(g) for w, g in zip(words, gaps[1:], strict=True))
 
 
 def _insert_in_words(
@@ -67,11 +63,8 @@ def _insert_in_words(
     """``pick()`` inserted at the offsets ``where(word)`` gives inside each word."""
 
     def sub(word: str) -> str:
-        out, prev = [], 0
-        for c in sorted(set(where(word))):
-            out += [word[prev:c], pick()]
-            prev = c
-        return "".join(out) + word[prev:]
+        cuts = [0, *sorted(set(where(word)))]
+        return "".join(word[a:b] + pick() for a, b in itertools.pairwise(cuts)) + word[cuts[-1] :]
 
     return _per_word(text, sub, escape=escape)
 
@@ -107,10 +100,6 @@ def _map_letters(text: str, share: float, rng: random.Random, sub: Callable[[str
     return "".join(sub(ch) if ch.isalpha() and rng.random() < share else ch for ch in text)
 
 
-def _chars(rng: random.Random, pool: Sequence[str]) -> Callable[[], str]:
-    return lambda: rng.choice(pool)
-
-
 # --------------------------------------------------------------------------- invisible
 
 _BIDI_PAIRS = (
@@ -136,7 +125,7 @@ def _invisible(char: str, density: str) -> Fn:
 
 
 def _variation_selectors(rng: random.Random, text: str) -> str:
-    return _insert_in_words(text, _chars(rng, _VARIATION), _density(rng, "letter"))
+    return _insert_in_words(text, lambda: rng.choice(_VARIATION), _density(rng, "letter"))
 
 
 def _bidi(rng: random.Random, text: str) -> str:
@@ -173,7 +162,7 @@ def _invisible_mixed(rng: random.Random, text: str) -> str:
     def where(word: str) -> list[int]:
         return [i for i in range(1, len(word)) if rng.random() < 0.3]
 
-    return _insert_in_words(text, _chars(rng, _INVISIBLE_ALL), where)
+    return _insert_in_words(text, lambda: rng.choice(_INVISIBLE_ALL), where)
 
 
 # --------------------------------------------------------------------------- look-alikes
@@ -229,12 +218,9 @@ def _uts39(share: float, scripts: tuple[str, ...] = ()) -> Fn:
                 for k, v in table.items()
                 if (kept := tuple(c for c in v if unicodedata.name(c, "").startswith(scripts)))
             }
-
-        def sub(ch: str) -> str:
-            options = table.get(ch)
-            return rng.choice(options) if options else ch
-
-        return _map_letters(text, share, rng, sub)
+        return _map_letters(
+            text, share, rng, lambda ch: rng.choice(table[ch]) if ch in table else ch
+        )
 
     return fn
 
@@ -309,22 +295,17 @@ def _references(hexadecimal: bool, share: float) -> Fn:
 
 
 def _named_references(rng: random.Random, text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _NAMED and (ch in "&<>" or rng.random() < 0.7):
-            out.append(_NAMED[ch])
-        elif ch == " " and rng.random() < 0.3:
-            out.append("&nbsp;")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return "".join(
+        _NAMED[ch]
+        if ch in _NAMED and (ch in "&<>" or rng.random() < 0.7)
+        else "&nbsp;"
+        if ch == " " and rng.random() < 0.3
+        else ch
+        for ch in text
+    )
 
 
-def _paragraphs(text: str) -> list[str]:
-    """Paragraphs of a text: a Reuters story's title, then its body's indented paragraphs (the
-    wire hard-wraps lines); a text without line breaks is one paragraph."""
-    parts = re.split(r"\n(?=\s)|\n\s*\n", text)
-    return [" ".join(p.split()) for p in parts if p.strip()]
+_PARAGRAPH_RE = re.compile(r"\n(?=\s)|\n\s*\n")  # a Reuters body's indented paragraphs
 
 
 @cache
@@ -334,7 +315,7 @@ def _page() -> string.Template:
 
 def _html_page(rng: random.Random, text: str) -> str:
     """The text as a news site's page (``harness/data/templates/disguise_page.html``)."""
-    paras = [_escape(p) for p in _paragraphs(text)]
+    paras = [_escape(" ".join(p.split())) for p in _PARAGRAPH_RE.split(text) if p.strip()]
     classes = ("story", "para", "body-text")
     body = "\n".join(f'  <p class="{rng.choice(classes)}">{p}</p>' for p in paras)
     return _page().substitute(title=paras[0][:60], id=rng.randrange(10**6), body=body)
@@ -342,7 +323,7 @@ def _html_page(rng: random.Random, text: str) -> str:
 
 def _html_paragraphs(rng: random.Random, text: str) -> str:
     """A ``<p>`` per paragraph, the wire's line breaks as ``<br>`` inside it, text escaped."""
-    parts = re.split(r"\n(?=\s)|\n\s*\n", _escape(text))
+    parts = _PARAGRAPH_RE.split(_escape(text))
     br = rng.choice(("<br>", "<br/>", "<br />"))
     return "\n".join(
         "<p>" + f"{br}\n".join(line.strip() for line in p.split("\n")) + "</p>"
@@ -377,7 +358,7 @@ def _html_inline(rng: random.Random, text: str) -> str:
 
 def _html_comments(rng: random.Random, text: str) -> str:
     notes = ("<!-- -->", "<!-- ad -->", "<!--x-->", "<!-- wp:paragraph -->")
-    return _insert_in_words(text, _chars(rng, notes), _density(rng, "some"), escape=True)
+    return _insert_in_words(text, lambda: rng.choice(notes), _density(rng, "some"), escape=True)
 
 
 # --------------------------------------------------------------------------- width, mathematical
@@ -421,12 +402,9 @@ def _math_letters() -> dict[str, dict[str, str]]:
 def _math(style: str | None, share: float = 1.0) -> Fn:
     def fn(rng: random.Random, text: str) -> str:
         tables = _math_letters()
-
-        def sub(ch: str) -> str:
-            table = tables[style or rng.choice(_MATH_STYLES)]
-            return table.get(ch, ch)
-
-        return _map_letters(text, share, rng, sub)
+        return _map_letters(
+            text, share, rng, lambda ch: tables[style or rng.choice(_MATH_STYLES)].get(ch, ch)
+        )
 
     return fn
 

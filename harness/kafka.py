@@ -251,19 +251,16 @@ def committed_offsets(
     try:
         asked = [RdTopicPartition(topic, p) for p in range(partitions)]
         while True:
-            left = max(1.0, deadline - time.monotonic())
             try:
-                got = consumer.committed(asked, timeout=left)
+                got = consumer.committed(asked, timeout=max(1.0, deadline - time.monotonic()))
+                break
             except KafkaException as exc:
                 if exc.args[0].code() not in not_yet or time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
-                continue
-            break
     finally:
         consumer.close()
-    failed = [tp for tp in got if tp.error is not None]
-    if failed:
+    if failed := [tp for tp in got if tp.error is not None]:
         raise KafkaException(failed[0].error)
     return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
 

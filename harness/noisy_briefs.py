@@ -76,10 +76,6 @@ def briefs() -> tuple[str, ...]:
     return tuple(out.values())
 
 
-def _mask(text: str) -> str:
-    return " ".join(_NUM_RE.sub("#", text).split())
-
-
 def _bare(token: str) -> str:
     return re.sub(r"\W", "", token).lower()
 
@@ -94,7 +90,7 @@ def real_siblings() -> tuple[tuple[str, str, str], ...]:
     by_mask: dict[str, list[str]] = defaultdict(list)
     for t in pool:
         if _NUM_RE.search(t):
-            by_mask[_mask(t)].append(t)
+            by_mask[" ".join(_NUM_RE.sub("#", t).split())].append(t)
     for group in by_mask.values():
         distinct = [t for t in group if _NUM_RE.findall(t) != _NUM_RE.findall(group[0])]
         if distinct:
@@ -147,33 +143,29 @@ _STOP = frozenset(_WORDS["stop_words"])
 Noise = Callable[[random.Random, str], str | None]
 
 
-def _source(rng: random.Random) -> str:
-    return rng.choice(_SOURCES)
-
-
 def _name(rng: random.Random) -> str:
     return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
 
 
 def _tag_end(rng: random.Random, text: str) -> str | None:
-    tag = rng.choice(_END_TAGS).format(s=_source(rng))
+    tag = rng.choice(_END_TAGS).format(s=rng.choice(_SOURCES))
     return text + (" " + tag if tag[0] not in " ,." else tag)
 
 
 def _tag_start(rng: random.Random, text: str) -> str | None:
-    return rng.choice(_START_TAGS).format(s=_source(rng)) + text
+    return rng.choice(_START_TAGS).format(s=rng.choice(_SOURCES)) + text
 
 
 def _byline(rng: random.Random, text: str) -> str | None:
     if rng.random() < 0.6:
         form = rng.choice(_BYLINES_END)
-        return text + form.format(n=_name(rng), m=_name(rng), s=_source(rng))
-    return rng.choice(_BYLINES_START).format(n=_name(rng), s=_source(rng)) + text
+        return text + form.format(n=_name(rng), m=_name(rng), s=rng.choice(_SOURCES))
+    return rng.choice(_BYLINES_START).format(n=_name(rng), s=rng.choice(_SOURCES)) + text
 
 
 def _via(rng: random.Random, text: str) -> str | None:
     form = rng.choice((" (via {s})", " via {s}", " (via @{h})", " - via {s}"))
-    return text + form.format(s=_source(rng), h=rng.choice(("wire", "newsdesk", "Reuters")))
+    return text + form.format(s=rng.choice(_SOURCES), h=rng.choice(("wire", "newsdesk", "Reuters")))
 
 
 def _hashtag(rng: random.Random, text: str) -> str | None:
@@ -372,20 +364,15 @@ def _vocabulary() -> tuple[str, ...]:
 _VOWEL_RE = re.compile("[AEIOUY]", re.IGNORECASE)
 
 
-def _other_number(rng: random.Random, numeral: str) -> str:
-    """Another value written the same way: one digit changed (not into a leading zero)."""
-    digits = [i for i, c in enumerate(numeral) if c.isdigit()]
-    i = rng.choice(digits)
-    choices = [d for d in "0123456789" if d != numeral[i] and not (d == "0" and i == 0)]
-    return numeral[:i] + rng.choice(choices or ["1"]) + numeral[i + 1 :]
-
-
 def _sub_number(rng: random.Random, text: str) -> str | None:
+    """A number's value changed, written the same way: one digit (not into a leading zero)."""
     spots = list(_NUM_RE.finditer(text))
     if not spots:
         return None
     m = rng.choice(spots)
-    return text[: m.start()] + _other_number(rng, m.group()) + text[m.end() :]
+    i = m.start() + rng.choice([i for i, c in enumerate(m.group()) if c.isdigit()])
+    choices = [d for d in "0123456789" if d != text[i] and not (d == "0" and i == m.start())]
+    return text[:i] + rng.choice(choices or ["1"]) + text[i + 1 :]
 
 
 _SCALES = ("MLN", "BILLION", "BLN", "PCT", "CTS", "DLRS", "TONNES", "YEN", "STG", "MARKS")
@@ -486,8 +473,7 @@ def generate(
     plans: list[list[str]] = []
     names = sorted(COPY_FAMILIES)
     for name in names:
-        for _ in range(copies_per_family):
-            plans.append([name])
+        plans += [[name] for _ in range(copies_per_family)]
         for _ in range(copies_per_family):
             others = rng.sample([n for n in names if n != name], rng.choice((1, 1, 2)))
             plans.append(rng.sample([name, *others], 1 + len(others)))

@@ -152,11 +152,6 @@ def _reflow(story: dict[str, str], min_words: int, min_paragraphs: int) -> Story
     return None if _tabular(body) else Story(story["id"], title, paragraphs)
 
 
-def _shingles(story: Story) -> set[str]:
-    words = _WORD.findall(" ".join(story.paragraphs).lower())
-    return {" ".join(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1)}
-
-
 def stories(
     rng: random.Random, n: int, *, min_words: int = 150, min_paragraphs: int = 4
 ) -> list[Story]:
@@ -172,7 +167,8 @@ def stories(
         story = _reflow(wire[i], min_words, min_paragraphs)
         if story is None or story.title in titles or not paragraphs.isdisjoint(story.paragraphs):
             continue
-        grams = _shingles(story)
+        words = _WORD.findall(" ".join(story.paragraphs).lower())
+        grams = {" ".join(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1)}
         shared = Counter(owner[g] for g in grams if g in owner)
         if shared and max(shared.values()) >= _MAX_SHARED:
             continue
@@ -230,14 +226,6 @@ def _embed(rng: random.Random, story: Story) -> tuple[tuple[str, ...], str]:
     title = rng.choice(_EMBED_TITLES).format(story.title)
     pre, post = _commentary(rng, _LEAD_IN, before), _commentary(rng, _COMMENTARY, total - before)
     return (title, *pre, *story.lines, *post), f"{before} before, {total - before} after"
-
-
-def _slug(title: str) -> str:
-    return "-".join(_WORD.findall(title.lower())[:8]) or "story"
-
-
-def _later(rng: random.Random, at: float) -> float:
-    return max(at + (1.0 - at) * rng.random(), math.nextafter(at, 2.0))
 
 
 Layout = Literal["lines", "paragraph", "mixed", "latest"]
@@ -367,13 +355,14 @@ def generate(
             lines, detail = _excerpt(rng, origin.story)
         else:
             lines, detail = _embed(rng, origin.story)
-        plans.append(_Plan(_later(rng, origin.at), to, origin.story, form, lines, detail, o))
+        at = max(origin.at + (1.0 - origin.at) * rng.random(), math.nextafter(origin.at, 2.0))
+        plans.append(_Plan(at, to, origin.story, form, lines, detail, o))
 
     order = sorted(range(len(plans)), key=lambda p: plans[p].at)
     ids = {p: f"p{n:05d}" for n, p in enumerate(order)}
-    titles: list[list[tuple[int, str]]] = [[] for _ in range(sites)]
-    for p, plan in enumerate(plans):
-        titles[plan.site].append((p, plan.lines[0]))
+    titles = [
+        [(p, pl.lines[0]) for p, pl in enumerate(plans) if pl.site == s] for s in range(sites)
+    ]
     number = [rng.randint(1000, 90000) for _ in range(sites)]
     site_styles = styles(random.Random(f"{seed}-{layout}"), layout, sites)  # not ``rng``
     docs: list[PageDoc] = []
@@ -386,7 +375,8 @@ def generate(
         )
         printed[plan.site].append(plan.lines[0])
         number[plan.site] += rng.randint(1, 9)
-        url = f"https://{site.host}/news/{_slug(plan.lines[0])}-{number[plan.site]}"
+        slug = "-".join(_WORD.findall(plan.lines[0].lower())[:8]) or "story"
+        url = f"https://{site.host}/news/{slug}-{number[plan.site]}"
         docs.append(
             PageDoc(
                 id=ids[p],
@@ -406,9 +396,7 @@ def generate(
         if plan.origin is not None
     ]
     pos = {p: n for n, p in enumerate(order)}
-    by_site: list[list[int]] = [[] for _ in range(sites)]
-    for p in order:
-        by_site[plans[p].site].append(p)
+    by_site = [[p for p in order if plans[p].site == s] for s in range(sites)]
     everyone = [(a, b) for group in by_site for i, a in enumerate(group) for b in group[i + 1 :]]
     same = rng.sample(everyone, min(same_site, len(everyone)))
     pairs += [PagePair(ids[a], ids[b], "same_site", SITES[plans[a].site].host) for a, b in same]
