@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 
 NAMES = ("sketch", "engine", "stream", "soak", "guarantee", "cluster", "quality", "cost", "check")
-NAMES += ("command", "hostile")
+NAMES += ("command", "hostile", "scale")
 
 
 def _lazy(name: str) -> Callable[[list[str]], int]:

@@ -16,10 +16,8 @@ import contextlib
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -34,6 +32,7 @@ from bench import cli, command_tables
 from bench.cli import say
 from bench.peers import datasketch_dedup
 from bench.readings import (
+    ChildRun,
     git_state,
     key_usage,
     loadavg,
@@ -41,6 +40,7 @@ from bench.readings import (
     other_load,
     pct,
     redis_stats,
+    run_child,
     write_corpus,
 )
 from harness import services
@@ -53,7 +53,6 @@ from neardup.stream.namespaces.policy import Policy
 
 PYTHON = Path(sys.executable)
 PACKAGES = ("neardup", "datasketch", "numpy", "scipy", "redis", "typer", "rich", "orjson")
-CHILD_TIMEOUT_S = 900.0
 TOP_IMPORTS = 10
 PROFILE_HZ = 250
 PROFILE_LEAVES = 15
@@ -93,53 +92,6 @@ SCAN_BATCH = 1000
 # the datasketch side, as its documentation shows the library used (Redis when HOST:PORT is given)
 PEER = Path(__file__).resolve().parent / "peers" / "datasketch_dedup.py"
 PEER_COMMAND = "python bench/peers/datasketch_dedup.py"
-
-
-@dataclass(frozen=True)
-class ProcRun:
-    """One child process: wall clock from spawn to reaping, and its own CPU."""
-
-    wall_s: float
-    cpu_s: float  # user + system, from os.wait4
-    stderr: str
-
-
-def run_child(argv: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> ProcRun:
-    """Run ``argv`` to its end (stderr kept), reaped by ``os.wait4`` so the CPU is this child's
-    alone (its ``ru_maxrss`` is not: Linux carries the parent's peak over ``exec``). No
-    ``NEARDUP_*`` (a developer's shell must not change a measurement); bytecode caches kept, as a
-    user's Python keeps them."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    with tempfile.TemporaryFile(dir=cwd) as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            cwd=cwd,
-            env=env,
-        )
-        timer = threading.Timer(CHILD_TIMEOUT_S, proc.kill)
-        timer.start()
-        try:
-            _pid, status, usage = os.wait4(proc.pid, 0)
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read().decode("utf-8", errors="replace")
-    if proc.returncode not in ok:
-        raise RuntimeError(
-            f"{' '.join(argv[:3])} ... exited with {proc.returncode}:\n{text[-2000:]}"
-        )
-    return ProcRun(wall, usage.ru_utime + usage.ru_stime, text)
 
 
 def neardup_argv(corpus: Path, store: str) -> list[str]:
@@ -184,14 +136,14 @@ class Side:
     store: str  # "memory" | "redis"
     docs: int
     command: str
-    runs: list[ProcRun] = field(default_factory=list)
+    runs: list[ChildRun] = field(default_factory=list)
     redis_bytes: list[int] = field(default_factory=list)  # used_memory delta per run
     redis_keys: list[int] = field(default_factory=list)
     redis_cpu_s: list[float] = field(default_factory=list)
     summary: dict[str, int] = field(default_factory=dict)  # what the last run said
     breakdown: dict[str, Any] = field(default_factory=dict)  # by key kind, after the last run
 
-    def add(self, run: ProcRun) -> None:
+    def add(self, run: ChildRun) -> None:
         self.runs.append(run)
         summary = neardup_summary if self.key.startswith("nd") else peer_summary
         self.summary = summary(run.stderr)

@@ -11,9 +11,11 @@ import os
 import platform
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -214,3 +216,88 @@ def spy_stop(proc: subprocess.Popen[bytes], raw: Path) -> str | None:
         proc.kill()
         proc.wait()
     return raw.read_text() if raw.is_file() and raw.stat().st_size else None
+
+
+POLL_S = 0.05  # how often run_child reads a child's memory
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """One child process: wall clock from spawn to reaping, its own CPU, its peak RSS (0 when
+    not polled)."""
+
+    wall_s: float
+    cpu_s: float  # user + system, os.wait4
+    stderr: str
+    peak_rss: int = 0  # bytes, polled (the child and its children)
+
+
+def _poll_peak(pid: int, done: threading.Event, peak: list[int]) -> None:
+    try:
+        proc = psutil.Process(pid)
+    except psutil.Error:
+        return
+    while not done.is_set():
+        try:
+            rss = proc.memory_info().rss
+            for child in proc.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    rss += child.memory_info().rss
+        except psutil.Error:
+            return
+        peak[0] = max(peak[0], rss)
+        done.wait(POLL_S)
+
+
+def run_child(
+    argv: Sequence[str],
+    cwd: Path,
+    *,
+    ok: Sequence[int] = (0,),
+    timeout_s: float = 900.0,
+    poll_rss: bool = False,
+) -> ChildRun:
+    """Run ``argv`` to its end (stderr kept), reaped by ``os.wait4`` so the CPU is this child's
+    alone; its RSS (with its children's) polled every :data:`POLL_S` when ``poll_rss`` (the
+    child's ``ru_maxrss`` is not its own: Linux carries the parent's peak over ``exec``). No
+    ``NEARDUP_*`` (a developer's shell must not change a measurement); bytecode caches kept, as
+    a user's Python keeps them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    peak = [0]
+    done = threading.Event()
+    with tempfile.TemporaryFile(dir=cwd) as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=cwd,
+            env=env,
+        )
+        poller = threading.Thread(target=_poll_peak, args=(proc.pid, done, peak), daemon=True)
+        if poll_rss:
+            poller.start()
+        timer = threading.Timer(timeout_s, proc.kill)
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+            done.set()
+        wall = time.perf_counter() - started
+        if poll_rss:
+            poller.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", errors="replace")
+    if proc.returncode not in ok:
+        raise RuntimeError(
+            f"{' '.join(argv[:3])} ... exited with {proc.returncode}:\n{text[-2000:]}"
+        )
+    return ChildRun(wall, usage.ru_utime + usage.ru_stime, text, peak[0])

@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stale = []
     for name in args.names or list(BENCHMARKS):
         path = args.results / f"{name}.md"
-        text, committed = rendered(name, args.results), path.read_text(encoding="utf-8")
+        text = rendered(name, args.results)
+        committed = path.read_text(encoding="utf-8") if path.exists() else ""
         if committed == text:
             continue
         if not args.check:
