@@ -219,10 +219,13 @@ def _own_template(
         return (0.0, None), ""
     text = sent.me.article.text
     found = sent.units
-    norm, whole = features.normalize(other.raw), whole_shingles(policy, other.raw)
+    theirs_read: tuple[str, npt.NDArray[np.uint32]] | None = None  # read once one is learned
     drop = set()
     for i, key in enumerate(found.keys):
         if key[8:] in learned:
+            if theirs_read is None:
+                theirs_read = features.normalize(other.raw), whole_shingles(policy, other.raw)
+            norm, whole = theirs_read
             # whether ``other`` has it, whatever the two layouts (a sentence of one is a line
             # of the other, or runs over two): its text, or most of its shingles
             a, b = found.spans[i]
@@ -231,7 +234,9 @@ def _own_template(
             unit = whole_shingles(policy, text[a:b])
             if not len(unit) or verify.intersection_size(unit, whole) * 2 < len(unit):
                 drop.add(i)
-    rest = without(text, found, drop) if drop else text
+    if not drop:  # all of ``me`` is kept: its share is whole
+        return _similarity(policy, whole_shingles(policy, text), theirs), text
+    rest = without(text, found, drop)
     if _kept_share(features.normalize(rest), text) < 1 / 2:
         # what ``me`` shares with ``other`` is a small part of it: whatever its source was
         # taught, ``me`` is not ``other``'s copy (a copier's own document that carries some
