@@ -37,12 +37,20 @@ class AsSent:
         self.policy, self.me = policy, me
         self._shingles: npt.NDArray[np.uint32] | None = None
         self._units = units  # what Engine._boilerplate read already, if it did
+        self._tokens: int | None = None
 
     @property
     def shingles(self) -> npt.NDArray[np.uint32]:
         if self._shingles is None:
             self._shingles = whole_shingles(self.policy, self.me.article.text)
         return self._shingles
+
+    @property
+    def tokens(self) -> int:
+        """Its normalised tokens: what a kept share is a share of (:func:`_kept_share`)."""
+        if self._tokens is None:
+            self._tokens = len(features.tokenize(features.normalize(self.me.article.text)))
+        return self._tokens
 
     @property
     def units(self) -> Lines:
@@ -104,7 +112,7 @@ def judge(
             return _judge_as_sent(policy, as_sent, other, learned, view, sent)
         return None
     if me.kind is Kind.SHORT:
-        kept = _kept_share(me.text, as_sent.article.text) if as_sent is not None else 1.0
+        kept = _kept_share(me.text, sent.tokens) if as_sent is not None and sent else 1.0
         if as_sent is not None and (
             kept < 1 / 3 or (kept < 1 / 2 and features.has_tokens(other.raw, policy.short_tokens))
         ):
@@ -237,7 +245,7 @@ def _own_template(
     if not drop:  # all of ``me`` is kept: its share is whole
         return _similarity(policy, whole_shingles(policy, text), theirs), text
     rest = without(text, found, drop)
-    if _kept_share(features.normalize(rest), text) < 1 / 2:
+    if _kept_share(features.normalize(rest), sent.tokens) < 1 / 2:
         # what ``me`` shares with ``other`` is a small part of it: whatever its source was
         # taught, ``me`` is not ``other``'s copy (a copier's own document that carries some
         # lines of a story is not what the story's copy copies)
@@ -245,9 +253,9 @@ def _own_template(
     return _similarity(policy, whole_shingles(policy, rest), theirs), rest
 
 
-def _kept_share(rest: str, whole: str) -> float:
-    """The share of a text's tokens that it kept (``rest``: what it kept, normalised)."""
-    n = len(features.tokenize(features.normalize(whole)))
+def _kept_share(rest: str, n: int) -> float:
+    """The share of a text's ``n`` normalised tokens that it kept (``rest``: what it kept,
+    normalised)."""
     return len(features.tokenize(rest)) / n if n else 1.0
 
 
