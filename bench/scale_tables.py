@@ -14,7 +14,7 @@ ROWS = (
     "system={system} | docs/s={docs_per_s:,.0f} | wall s={best_wall_s:.2f} | "
     "CPU s={best_cpu_s:.2f} | peak MB={peak_mb:,.0f} | KB/doc={kb_per_doc:.2f} | "
     "KB/doc over start-up={net_kb_per_doc:.2f} | pairs reported={quality[reported_pairs]:,} | "
-    "recall={recall} | precision={precision}"
+    "recall={recall} | recall, same figures={same} | precision={precision}"
 )
 
 
@@ -23,6 +23,7 @@ def size_table(size: Mapping[str, Any]) -> str:
         {
             **r,
             "recall": pct(r["quality"]["recall"], 2),
+            "same": pct(r["quality"].get("recall_same_figures"), 2),
             "precision": pct(r["quality"]["precision"], 2),
         }
         for r in size["rows"]
