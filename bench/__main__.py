@@ -10,8 +10,20 @@ import importlib
 import sys
 from collections.abc import Callable
 
-NAMES = ("sketch", "engine", "stream", "soak", "guarantee", "cluster", "quality", "cost", "check")
-NAMES += ("command", "hostile", "scale")
+NAMES = [
+    "sketch",
+    "engine",
+    "stream",
+    "soak",
+    "guarantee",
+    "cluster",
+    "quality",
+    "cost",
+    "check",
+    "command",
+    "hostile",
+    "scale",
+]
 
 
 def _lazy(name: str) -> Callable[[list[str]], int]:

@@ -33,7 +33,7 @@ from bench.cli import say
 from bench.peers import datasketch_dedup
 from bench.readings import (
     ChildRun,
-    git_state,
+    header,
     key_usage,
     loadavg,
     machine_info,
@@ -510,16 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(measured, int):  # a service that did not start too
         return measured
     machine["load_average_1m_at_end"] = (loadavg() or [float("nan")])[0]
-    result: dict[str, Any] = {
-        "benchmark": "command",
-        "generated": cli.now(),
-        "seconds": round(time.perf_counter() - started, 1),
-        "command": cli.command("command", argv),
-        "machine": machine,
-        "git": git_state(),
-        "reps": args.reps,
-        **measured,
-    }
+    result = {**header("command", argv, started, machine), "reps": args.reps, **measured}
     cli.write(args.out, "command", result, command_tables.markdown(result))
     print(command_tables.results_table(result), "", command_tables.targets_table(result), sep="\n")
     say(f"wrote {args.out / 'command.md'} and command.json")

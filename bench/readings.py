@@ -25,6 +25,7 @@ import orjson
 import psutil
 import redis
 
+from bench import cli
 from harness.profile import find_py_spy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -301,3 +302,16 @@ def run_child(
             f"{' '.join(argv[:3])} ... exited with {proc.returncode}:\n{text[-2000:]}"
         )
     return ChildRun(wall, usage.ru_utime + usage.ru_stime, text, peak[0])
+
+
+def header(name: str, argv: Sequence[str] | None, started: float, machine: Any) -> dict[str, Any]:
+    """What a result says of itself: which benchmark, when, in how long (``started``: its
+    ``time.perf_counter()``), from which command, on which machine and code."""
+    return {
+        "benchmark": name,
+        "generated": cli.now(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "command": cli.command(name, argv),
+        "machine": machine,
+        "git": git_state(),
+    }

@@ -42,7 +42,7 @@ from bench.cli import say
 from bench.command_bench import neardup_summary, peer_summary
 from bench.readings import (
     ChildRun,
-    git_state,
+    header,
     loadavg,
     machine_info,
     other_load,
@@ -183,6 +183,7 @@ class Judge:
         self.index = {d["id"]: i for i, d in enumerate(corpus.docs)}
         self._shingles: Shingles | None = None
         self._cache: dict[tuple[int, int], float] = {}
+        self._figures: dict[tuple[int, int], bool] = {}
 
     def jaccard(self, i: int, j: int) -> float:
         key = (i, j) if i > j else (j, i)
@@ -247,9 +248,15 @@ class Judge:
         }
 
     def figure_changed(self, c: int, s: int) -> bool:
-        """Whether an edit touched a token with a digit (a copy whose figures differ)."""
-        docs = self.corpus.docs
-        return sorted(_FIGURE.findall(docs[c]["text"])) != sorted(_FIGURE.findall(docs[s]["text"]))
+        """Whether an edit touched a token with a digit (a copy whose figures differ); read once
+        a pair, as every system is scored on the same truth."""
+        got = self._figures.get((c, s))
+        if got is None:
+            docs = self.corpus.docs
+            got = self._figures[(c, s)] = sorted(_FIGURE.findall(docs[c]["text"])) != sorted(
+                _FIGURE.findall(docs[s]["text"])
+            )
+        return got
 
     def peer(self, output: Path, truth: list[tuple[int, int]]) -> dict[str, Any]:
         cands: list[set[int]] = []
@@ -481,16 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(measured, int):
         return measured
     machine["load_average_1m_at_end"] = (loadavg() or [float("nan")])[0]
-    result: dict[str, Any] = {
-        "benchmark": "scale",
-        "generated": cli.now(),
-        "seconds": round(time.perf_counter() - started, 1),
-        "command": cli.command("scale", argv),
-        "machine": machine,
-        "git": git_state(),
-        "reps": args.reps,
-        **measured,
-    }
+    result = {**header("scale", argv, started, machine), "reps": args.reps, **measured}
     cli.write(args.out, "scale", result, scale_tables.markdown(result))
     print(scale_tables.summary(result))
     say(f"wrote {args.out / 'scale.md'} and scale.json")
