@@ -4,16 +4,18 @@ of what a text is sketched and judged by.
 
 What counts: each line or passage of two to ``boilerplate_tokens`` tokens that at least
 ``boilerplate_min_docs`` earlier documents of the same source had, counted in the index when a
-batch's verdicts are stored. What teaches: originals and loose copies (:func:`teaches`); a close
-copy teaches only what is not in the text it copies, so a story syndicated many times never
-makes its own lines template, and a source cannot teach another's story as its template.
+batch's verdicts are stored. What teaches: originals and a named source's loose copies
+(:func:`teaches`); a close copy, and any copy without a source, teaches only what is not in the
+text it copies (an original without a source, what it does not share with a text it resembles),
+so a story syndicated many times never makes its own lines template, and a source cannot teach
+another's story as its template.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -53,35 +55,52 @@ def _counted_now(probe: Probe) -> bool:
     return probe.status == "new" or (probe.status == "replay" and probe.verdict is None)
 
 
-def teaches(v: Verdict | NeardupError | None) -> bool:
-    """Whether an article's lines count towards its source's boilerplate: an original's do,
-    and a loose copy's (a template shared by two stories can make them look alike: they must
-    teach it, or the template is never learned); a copy nearly identical to an earlier text
-    does not (a story syndicated many times must not make its own lines template)."""
+def teaches(v: Verdict | NeardupError | None, source: str) -> bool:
+    """Whether all of an article's lines count towards its source's boilerplate: an
+    original's do, and a loose copy's from a named source (a template shared by two of a
+    site's stories can make them look alike: they must teach it, or the template is never
+    learned); a copy nearly identical to an earlier text does not (a story syndicated many
+    times must not make its own lines template), nor any copy without a source (``source``
+    ""): there the namespace is one source, so what its copies share is the story, not a
+    site's template (a corpus of lightly edited copies would make every copied story
+    template after ``boilerplate_min_docs`` copies)."""
     if not isinstance(v, Verdict) or v.verdict == "duplicate":
         return False
-    return v.verdict == "original" or (v.similarity or 0.0) < COPY_TEACHES_BELOW
+    if v.verdict == "original":
+        return True
+    return bool(source) and (v.similarity or 0.0) < COPY_TEACHES_BELOW
 
 
 def copied(
-    records: Iterable[Record], decided: Mapping[int, Verdict | NeardupError]
-) -> dict[int, str]:
-    """Per close copy of the batch that does not teach (:func:`teaches`) but is not an exact
-    duplicate either, the normalised text of the earlier article it copies, when its record
-    kept the text (else the copy teaches nothing)."""
-    close = {
-        k: v.duplicate_of
-        for k, v in decided.items()
-        if isinstance(v, Verdict) and v.verdict == "near_duplicate" and not teaches(v)
-    }
-    if not close:
-        return {}
-    by_id = {r.doc_id: r for r in records if r.raw}
-    return {
-        k: features.normalize(by_id[doc].raw)
-        for k, doc in close.items()
-        if doc is not None and doc in by_id
-    }
+    records: Mapping[int, Record],
+    decided: Mapping[int, Verdict | NeardupError],
+    articles: Sequence[Article],
+    probes: Sequence[Probe],
+) -> dict[int, tuple[str, ...]]:
+    """Per article of the batch that may teach only what it does not share, the normalised
+    texts it may share (when their records kept them): a copy that does not teach all its
+    lines (:func:`teaches`; not an exact duplicate), the text it copies; an original without
+    a source, its candidates' (:func:`lines_taught` keeps those it resembles)."""
+    texts: dict[int, str] = {}
+
+    def text(seq: int) -> str:
+        if seq not in texts:
+            texts[seq] = features.normalize(records[seq].raw)
+        return texts[seq]
+
+    seq_of = {r.doc_id: s for s, r in records.items() if r.raw}
+    out: dict[int, tuple[str, ...]] = {}
+    for k, v in decided.items():
+        if not isinstance(v, Verdict):
+            continue
+        if v.verdict == "near_duplicate" and not teaches(v, articles[k].source_name()):
+            if v.duplicate_of in seq_of:
+                out[k] = (text(seq_of[v.duplicate_of]),)
+        elif v.verdict == "original" and not articles[k].source_name():
+            near = tuple(text(s) for s in probes[k].candidates if s in records and records[s].raw)
+            if near:
+                out[k] = near
+    return out
 
 
 def units(text: str, source: str, policy: Policy) -> Lines:
@@ -191,16 +210,20 @@ def lines_taught(
     lines: list[Lines | None],
     probes: list[Probe],
     decided: Mapping[int, Verdict | NeardupError],
-    copied: Mapping[int, str],
+    copied: Mapping[int, tuple[str, ...]],
 ) -> list[bytes]:
     """The lines of the batch's newly registered articles that teach (each line once per
     article; see :func:`teaches`). Boilerplate is what recurs across different stories of
     a source: a story syndicated again, or its copies, must not teach that its own lines
-    are template. A close copy still teaches the lines that are not in what it copies
-    (``copied``: that text, normalised): its own site's template, and a box of the
-    site's latest headlines, which a site that syndicates much would otherwise never
-    learn. They are counted in the step that stores the verdicts, so a replayed
-    article was counted iff its verdict was stored (:func:`_counted_now`)."""
+    are template. A copy that does not teach them all still teaches the lines that are not
+    in what it copies (``copied``: that text, normalised): a site's own template, and a box
+    of the site's latest headlines, which a site that syndicates much would otherwise never
+    learn. So does an original without a source, of the candidates it resembles (that have
+    half its lines): in a namespace that is one source, a story's copy edited past the
+    threshold must not teach that the story is template (three of them would make it so),
+    while a footer that different stories share is learned from them. They are counted
+    in the step that stores the verdicts, so a replayed article was counted iff its verdict
+    was stored (:func:`_counted_now`)."""
     out: list[bytes] = []
     for k, (found, probe) in enumerate(zip(lines, probes, strict=True)):
         if (
@@ -209,15 +232,22 @@ def lines_taught(
             or not policy.teaches(articles[k].source_name())
         ):
             continue
-        if teaches(decided.get(k)):
-            out += dict.fromkeys(found.keys)
-        elif k in copied:
-            text, theirs = articles[k].text, copied[k]
+        v, text = decided.get(k), articles[k].text
+        theirs = copied.get(k, ())
+        if theirs:
+            mine = [features.normalize(text[a:b]) for a, b in found.spans]
+            if isinstance(v, Verdict) and v.verdict == "original":
+                # an original resembles a text that has half its lines or more: a story's
+                # copy edited past the threshold, whose lines are the story's, not template
+                theirs = tuple(t for t in theirs if 2 * sum(m in t for m in mine) >= len(mine))
+        if theirs:
             out += dict.fromkeys(
                 key
-                for (a, b), key in zip(found.spans, found.keys, strict=True)
-                if features.normalize(text[a:b]) not in theirs
+                for m, key in zip(mine, found.keys, strict=True)
+                if not any(m in t for t in theirs)
             )
+        elif teaches(v, articles[k].source_name()):
+            out += dict.fromkeys(found.keys)
     return out
 
 

@@ -242,7 +242,12 @@ class Engine:
         # replicas, which covers the cluster members written before it.
         taught = (
             lines_taught(
-                policy, articles, lines, probes, decided, copied(batch.records.values(), decided)
+                policy,
+                articles,
+                lines,
+                probes,
+                decided,
+                copied(batch.records, decided, articles, probes),
             )
             if register and teach
             else []

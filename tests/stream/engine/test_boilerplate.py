@@ -488,3 +488,67 @@ async def test_a_box_of_the_sites_latest_headlines_is_left_out_however_it_is_joi
     assert copies == {f"c-copy{i}": ("near_duplicate", f"l{i}") for i in COPIED}
     assert got["c-copy13"].similarity == 1.0  # the story alone: the box and footer left out
     assert {v.verdict for k, v in got.items() if not k.startswith("c-copy")} == {"original"}
+
+
+def _wire(story: Sequence[str], width: int = 8) -> list[str]:
+    """A story as a newswire sends it: short lines of ``width`` words (each may be template)."""
+    words = " ".join(story).split()
+    return [" ".join(words[i : i + width]) for i in range(0, len(words), width)]
+
+
+def _edited(lines: Sequence[str], every: int, offset: int, words: int) -> str:
+    """The story with ``words`` words (one: the last; two: the second and the second last)
+    replaced in every ``every``-th line from ``offset``."""
+    out = list(lines)
+    for i in range(offset % every, len(out), every):
+        w = out[i].split()
+        for at in [-1] if words == 1 else [1, -2]:
+            w[at] = f"changed{i}x{offset}x{at}"
+        out[i] = " ".join(w)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize(
+    ("every", "words", "wanted"),
+    [(5, 1, "near_duplicate"), (3, 1, "original")],
+    ids=["near-copies", "copies-past-the-threshold"],
+)
+async def test_without_a_source_a_storys_copies_never_make_it_template(
+    every: int, words: int, wanted: str
+) -> None:
+    """A namespace of sourceless texts is one source: lightly edited copies of one story, near
+    copies (similarity under 0.95, which teach when a site sends them) or copies edited past the
+    threshold (originals that share most of its lines), teach none of the lines they share with
+    it, so the fifth copy still keeps the whole story in its sketch."""
+    index = MemoryIndex()
+    engine = Engine(index)  # boilerplate_min_docs = 3
+    story = _wire(_stories()[2])
+    texts = ["\n".join(story), *(_edited(story, every, k, words) for k in range(1, 6))]
+    got = await _verdicts(engine, [Article(f"w{k}", t) for k, t in enumerate(texts)])
+    assert [v.verdict for v in got.values()][1:] == [wanted] * 5
+    assert all((v.similarity or 0.0) < 0.95 for v in got.values())
+    policy = engine.default_policy
+    shared = [line for line in story if sum(line in t.split("\n") for t in texts) >= 4]
+    assert len(shared) >= len(story) // 2
+    keys = [lines_of(line, "", policy.seed, min_tokens=2).keys[0] for line in shared]
+    assert max(await index.line_counts("default", keys)) == 1  # the story's own count alone
+    last = Record.decode((await index.records("default", [6]))[6])
+    whole = prepare(policy, [Article("x", texts[-1])])[0]
+    assert list(last.shingles) == list(whole.shingles)
+
+
+async def test_without_a_source_a_footer_that_different_stories_share_is_learned() -> None:
+    """The rule above keeps a sourceless namespace's own template: different stories under
+    one footer teach it, and the fourth leaves it out of its sketch."""
+    index = MemoryIndex()
+    engine = Engine(index)
+    footer = list(LEDGER[4:])
+    pages = [Article(f"s{k}", "\n".join([*_wire(_stories()[k]), *footer])) for k in range(4)]
+    got = await _verdicts(engine, pages)
+    assert {v.verdict for v in got.values()} == {"original"}
+    policy = engine.default_policy
+    keys = [lines_of(line, "", policy.seed, min_tokens=2).keys[0] for line in footer]
+    assert await index.line_counts("default", keys) == [4, 4, 4]
+    last = Record.decode((await index.records("default", [4]))[4])
+    story = prepare(policy, [Article("x", "\n".join(_wire(_stories()[3])))])[0]
+    assert list(last.shingles) == list(story.shingles)
