@@ -19,7 +19,8 @@ the source is among the copy's candidates; neardup when the copy's verdict names
 of reported pairs (rensa: every (document, candidate); neardup: every (document,
 ``duplicate_of``)) whose exact Jaccard is >= 0.8. Recall is also given over the truth pairs
 whose tokens with a digit are the same (neardup takes a short text with another figure for
-another story, on purpose).
+another story, on purpose), and, for neardup, counting a copy that names the source among its
+``related`` texts (alike but for a fact: a figure, or a word of a short text) as linked.
 """
 
 from __future__ import annotations
@@ -230,6 +231,7 @@ class Judge:
         reported: list[tuple[int, int]],
         linked: Callable[[int, int], bool],
         truth: list[tuple[int, int]],
+        related: Callable[[int, int], bool] | None = None,
     ) -> dict[str, Any]:
         true = sum(self.jaccard(c, s) >= THRESHOLD for c, s in reported)
         hit = sum(linked(c, s) for c, s in truth)
@@ -245,6 +247,12 @@ class Judge:
             # neardup calls a short text with another figure another story, on purpose
             "same_figures_pairs": len(same),
             "recall_same_figures": kept / len(same) if same else None,
+            # neardup also names texts alike but for their facts (related): linked, not copies
+            "recall_with_related": (
+                sum(linked(c, s) or related(c, s) for c, s in truth) / len(truth)
+                if related is not None and truth
+                else None
+            ),
         }
 
     def figure_changed(self, c: int, s: int) -> bool:
@@ -270,6 +278,7 @@ class Judge:
     def neardup(self, output: Path, truth: list[tuple[int, int]]) -> dict[str, Any]:
         dup_of: list[int | None] = []
         cluster: list[str] = []
+        related: list[set[int]] = []
         kinds: dict[str, int] = {}
         with output.open("rb") as fh:
             for line in fh:
@@ -281,9 +290,15 @@ class Judge:
                 d = v["duplicate_of"]
                 dup_of.append(None if d is None else self.index[d])
                 cluster.append(v["cluster"])
+                related.append({self.index[r["id"]] for r in v.get("related", ())})
                 kinds[v["verdict"]] = kinds.get(v["verdict"], 0) + 1
         reported = [(c, s) for c, s in enumerate(dup_of) if s is not None]
-        got = self.score(reported, lambda c, s: dup_of[c] == s or cluster[c] == cluster[s], truth)
+        got = self.score(
+            reported,
+            lambda c, s: dup_of[c] == s or cluster[c] == cluster[s],
+            truth,
+            lambda c, s: s in related[c],
+        )
         return got | {"verdicts": kinds}
 
 

@@ -14,7 +14,8 @@ ROWS = (
     "system={system} | docs/s={docs_per_s:,.0f} | wall s={best_wall_s:.2f} | "
     "CPU s={best_cpu_s:.2f} | peak MB={peak_mb:,.0f} | KB/doc={kb_per_doc:.2f} | "
     "KB/doc over start-up={net_kb_per_doc:.2f} | pairs reported={quality[reported_pairs]:,} | "
-    "recall={recall} | recall, same figures={same} | precision={precision}"
+    "recall={recall} | recall, same figures={same} | recall, copy or related={related} | "
+    "precision={precision}"
 )
 
 
@@ -24,6 +25,7 @@ def size_table(size: Mapping[str, Any]) -> str:
             **r,
             "recall": pct(r["quality"]["recall"], 2),
             "same": pct(r["quality"].get("recall_same_figures"), 2),
+            "related": pct(r["quality"].get("recall_with_related"), 2),
             "precision": pct(r["quality"]["precision"], 2),
         }
         for r in size["rows"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -72,34 +72,63 @@ def teaches(v: Verdict | NeardupError | None, source: str) -> bool:
 
 
 def copied(
+    records: Iterable[Record],
+    decided: Mapping[int, Verdict | NeardupError],
+    articles: Sequence[Article],
+) -> dict[int, str]:
+    """Per copy of the batch that does not teach all its lines (:func:`teaches`) but is not
+    an exact duplicate either, the normalised text of the earlier article it copies, when its
+    record kept the text (else the copy teaches nothing)."""
+    close = {
+        k: v.duplicate_of
+        for k, v in decided.items()
+        if isinstance(v, Verdict)
+        and v.verdict == "near_duplicate"
+        and not teaches(v, articles[k].source_name())
+    }
+    if not close:
+        return {}
+    by_id = {r.doc_id: r for r in records if r.raw}
+    return {
+        k: features.normalize(by_id[doc].raw)
+        for k, doc in close.items()
+        if doc is not None and doc in by_id
+    }
+
+
+def resembled(
+    policy: Policy,
     records: Mapping[int, Record],
     decided: Mapping[int, Verdict | NeardupError],
     articles: Sequence[Article],
+    lines: Sequence[Lines | None],
     probes: Sequence[Probe],
-) -> dict[int, tuple[str, ...]]:
-    """Per article of the batch that may teach only what it does not share, the normalised
-    texts it may share (when their records kept them): a copy that does not teach all its
-    lines (:func:`teaches`; not an exact duplicate), the text it copies; an original without
-    a source, its candidates' (:func:`lines_taught` keeps those it resembles)."""
-    texts: dict[int, str] = {}
-
-    def text(seq: int) -> str:
-        if seq not in texts:
-            texts[seq] = features.normalize(records[seq].raw)
-        return texts[seq]
-
-    seq_of = {r.doc_id: s for s, r in records.items() if r.raw}
-    out: dict[int, tuple[str, ...]] = {}
+) -> dict[int, frozenset[bytes]]:
+    """Per original without a source, the keys of its lines that a candidate with half of
+    its lines or more also has (a copy of the story edited past the threshold): in a namespace
+    that is one source, they are the story's, and do not teach (:func:`lines_taught`)."""
+    keys_of: dict[int, frozenset[bytes]] = {}
+    out: dict[int, frozenset[bytes]] = {}
     for k, v in decided.items():
-        if not isinstance(v, Verdict):
+        found = lines[k]
+        if (
+            not isinstance(v, Verdict)
+            or v.verdict != "original"
+            or articles[k].source_name()
+            or found is None
+        ):
             continue
-        if v.verdict == "near_duplicate" and not teaches(v, articles[k].source_name()):
-            if v.duplicate_of in seq_of:
-                out[k] = (text(seq_of[v.duplicate_of]),)
-        elif v.verdict == "original" and not articles[k].source_name():
-            near = tuple(text(s) for s in probes[k].candidates if s in records and records[s].raw)
-            if near:
-                out[k] = near
+        mine = frozenset(found.keys)
+        shared: set[bytes] = set()
+        for s in probes[k].candidates:
+            if s not in keys_of:
+                raw = records[s].raw if s in records else ""
+                keys_of[s] = frozenset(units(raw, "", policy).keys) if "\n" in raw else frozenset()
+            both = mine & keys_of[s]
+            if 2 * len(both) >= len(mine):
+                shared |= both
+        if shared:
+            out[k] = frozenset(shared)
     return out
 
 
@@ -210,7 +239,8 @@ def lines_taught(
     lines: list[Lines | None],
     probes: list[Probe],
     decided: Mapping[int, Verdict | NeardupError],
-    copied: Mapping[int, tuple[str, ...]],
+    copied: Mapping[int, str],
+    shared: Mapping[int, frozenset[bytes]],
 ) -> list[bytes]:
     """The lines of the batch's newly registered articles that teach (each line once per
     article; see :func:`teaches`). Boilerplate is what recurs across different stories of
@@ -218,10 +248,11 @@ def lines_taught(
     are template. A copy that does not teach them all still teaches the lines that are not
     in what it copies (``copied``: that text, normalised): a site's own template, and a box
     of the site's latest headlines, which a site that syndicates much would otherwise never
-    learn. So does an original without a source, of the candidates it resembles (that have
-    half its lines): in a namespace that is one source, a story's copy edited past the
-    threshold must not teach that the story is template (three of them would make it so),
-    while a footer that different stories share is learned from them. They are counted
+    learn. An original without a source teaches none of its lines that a candidate with half
+    of its lines has (``shared``: :func:`resembled`): in a namespace that is one source, a
+    story's copy edited past the threshold must not teach that the story is template (three of
+    them would make it so), while a footer that different stories share is learned from
+    them. They are counted
     in the step that stores the verdicts, so a replayed article was counted iff its verdict
     was stored (:func:`_counted_now`)."""
     out: list[bytes] = []
@@ -232,22 +263,17 @@ def lines_taught(
             or not policy.teaches(articles[k].source_name())
         ):
             continue
-        v, text = decided.get(k), articles[k].text
-        theirs = copied.get(k, ())
-        if theirs:
-            mine = [features.normalize(text[a:b]) for a, b in found.spans]
-            if isinstance(v, Verdict) and v.verdict == "original":
-                # an original resembles a text that has half its lines or more: a story's
-                # copy edited past the threshold, whose lines are the story's, not template
-                theirs = tuple(t for t in theirs if 2 * sum(m in t for m in mine) >= len(mine))
-        if theirs:
+        v, source = decided.get(k), articles[k].source_name()
+        if k in copied:
+            text, theirs = articles[k].text, copied[k]
             out += dict.fromkeys(
                 key
-                for m, key in zip(mine, found.keys, strict=True)
-                if not any(m in t for t in theirs)
+                for (a, b), key in zip(found.spans, found.keys, strict=True)
+                if features.normalize(text[a:b]) not in theirs
             )
-        elif teaches(v, articles[k].source_name()):
-            out += dict.fromkeys(found.keys)
+        elif teaches(v, source):
+            kept = shared.get(k, frozenset())
+            out += dict.fromkeys(key for key in found.keys if key not in kept)
     return out
 
 
@@ -295,6 +321,7 @@ __all__ = [
     "copied",
     "learn",
     "lines_taught",
+    "resembled",
     "teaches",
     "units",
     "views",

@@ -35,7 +35,7 @@ from dataclasses import replace
 
 from neardup.stream.engine import boilerplate
 from neardup.stream.engine.batch import Batch
-from neardup.stream.engine.boilerplate import anchored, copied, lines_taught
+from neardup.stream.engine.boilerplate import anchored, copied, lines_taught, resembled
 from neardup.stream.engine.judge import AsSent, Found, matches, verdict
 from neardup.stream.engine.prepare import Prepared, prepare
 from neardup.stream.engine.targets import ALIAS_TTL_S, Targets
@@ -247,7 +247,8 @@ class Engine:
                 lines,
                 probes,
                 decided,
-                copied(batch.records, decided, articles, probes),
+                copied(batch.records.values(), decided, articles),
+                resembled(policy, batch.records, decided, articles, lines, probes),
             )
             if register and teach
             else []
