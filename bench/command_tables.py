@@ -62,16 +62,19 @@ def breakdown(r: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def profile(r: Mapping[str, Any]) -> list[str]:
-    """Where the profiled memory run's samples went."""
-    p = r["profile"]
-    head = "## Where `neardup dedup` spends its time (memory, newswire)"
+def profile(
+    p: Mapping[str, Any],
+    head: str = "## Where `neardup dedup` spends its time (memory, newswire)",
+    subject: str = "",
+) -> list[str]:
+    """Where a profiled memory run's samples went (:func:`bench.command_bench.profile_memory`);
+    ``subject``: what it ran on."""
     if "skipped" in p:
         return [head, f"Profile skipped: {p['skipped']}."]
     slower = p["wall_s"] / p["best_timed_wall_s"] if p["best_timed_wall_s"] else float("nan")
     return [
         head,
-        f"One more memory run on the {r['corpus']['docs']:,} stories under `{p['command']}`: "
+        f"One more memory run on {subject} under `{p['command']}`: "
         f"{p['samples']:,} samples = {p['seconds']:.2f} s at {p['hz']} Hz, each given to a part "
         "of `harness.profile.DEDUP_PARTS`.",
         data_table(
@@ -135,7 +138,7 @@ def markdown(r: Mapping[str, Any]) -> str:
             f"docs/s on Redis. Redis B/doc is the last run's; over the runs: neardup "
             f"{over_runs['nd_redis']}, datasketch {over_runs['ds_redis']}.",
             *breakdown(r),
-            *profile(r),
+            *profile(r["profile"], subject=f"the {r['corpus']['docs']:,} stories"),
             "## Targets",
             targets_table(r),
             "## Start-up",

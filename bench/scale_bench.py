@@ -40,7 +40,7 @@ import orjson
 
 from bench import cli, scale_tables
 from bench.cli import say
-from bench.command_bench import neardup_summary, peer_summary
+from bench.command_bench import neardup_summary, peer_summary, profile_memory
 from bench.readings import (
     ChildRun,
     header,
@@ -331,6 +331,7 @@ def measure(args: argparse.Namespace, sizes: list[int], workdir: Path) -> dict[s
 
     judge = Judge(corpus)
     out_sizes = []
+    profile: dict[str, Any] = {"skipped": f"--profile-size {args.profile_size} is not a size run"}
     for n in sizes:
         here = systems + (extra if n == min(sizes) else [])
         sides = [Side(s, n, workdir / f"{s.key}_{n}.out") for s in here]
@@ -361,6 +362,10 @@ def measure(args: argparse.Namespace, sizes: list[int], workdir: Path) -> dict[s
                 f"{n:,} docs: {side.system.name} reports {q['reported_pairs']:,} pairs, "
                 f"recall {_share(q['recall'])}, precision {_share(q['precision'])}"
             )
+        if n == args.profile_size:  # where neardup's time goes, at a size with copies
+            best = min(r["best_wall_s"] for r in rows if r["key"] == NEARDUP_SYS.key)
+            profile = profile_memory(files[n], workdir, best)
+            profile["docs"] = n
         out_sizes.append(
             {
                 "docs": n,
@@ -388,6 +393,7 @@ def measure(args: argparse.Namespace, sizes: list[int], workdir: Path) -> dict[s
         "threshold": THRESHOLD,
         "baseline_mb": {k: v / MB for k, v in baseline.items()},
         "sizes": out_sizes,
+        "profile": profile,
         "ratios": ratios(out_sizes),
         "targets": targets(out_sizes),
     }
@@ -483,6 +489,11 @@ def main(argv: list[str] | None = None) -> int:
         reps=(1, "runs per command and size, alternated; best wall clock kept"),
         timeout=(1800.0, "seconds before a child is killed"),
         no_datasketch=(False, "skip datasketch's program (otherwise run at the smallest size)"),
+        profile_size=(
+            100_000,
+            "the size at which one more neardup run is profiled (py-spy); 0: none",
+            int,
+        ),
     )
     args = parser.parse_args(argv)
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bench.command_tables import profile
 from bench.markdown import code_line, data_table, heading, met, pct, report
 
 __all__ = ["markdown", "size_table", "summary", "targets_table"]
@@ -140,5 +141,13 @@ def markdown(r: Mapping[str, Any]) -> str:
     ]
     for size in r["sizes"]:
         blocks += [f"## {size['docs']:,} documents", _size_line(size), size_table(size)]
-    blocks += ["## Ratios", *ratios_tables(r), "## Targets", targets_table(r)]
+    blocks += ["## Ratios", *ratios_tables(r)]
+    if "profile" in r:
+        p = r["profile"]
+        blocks += profile(
+            p,
+            f"## Where `neardup dedup` spends its time at {p.get('docs', 0):,} documents",
+            f"the {p.get('docs', 0):,}-document corpus",
+        )
+    blocks += ["## Targets", targets_table(r)]
     return report(blocks)

@@ -72,8 +72,12 @@ KEY_FUNCTIONS = (
 
 
 def _split_frame(frame: str) -> tuple[str, str]:
+    """A frame's function and its file, as the rules name it: py-spy shows a file relative
+    to its ``sys.path`` entry, ``neardup/stream/...`` for the installed package, whose
+    ``stream/`` and ``sketch/`` are the repository's folders."""
     name, _, path = frame.rpartition(" (")
-    return (name, path.rstrip(")")) if name else (frame, "")
+    path = path.rstrip(")").removeprefix("neardup/")
+    return (name, path) if name else (frame, "")
 
 
 def _matches(frame: str, prefixes: tuple[str, ...], names: tuple[str, ...]) -> bool:

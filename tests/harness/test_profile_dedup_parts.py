@@ -125,3 +125,18 @@ def test_whole_parts_win_over_deeper_frames_and_order_settles_the_rest() -> None
     assert command_part(verify, sketch_first) == "sketch"
     fallback = (Part("loop", ("asyncio/",), fallback=True), Part("cli", ("stream/cli/main.py",)))
     assert command_part(LOOP.split(";"), fallback) == "cli"
+
+
+def test_a_frame_of_the_installed_package_is_named_as_its_folder() -> None:
+    """py-spy names the installed package's files ``neardup/stream/...``: the same parts."""
+    frames = [
+        *LOOP.split(";"),
+        "Engine.process (neardup/stream/engine/engine.py)",
+        "judge_short (neardup/stream/engine/judge.py)",
+        "compare (neardup/sketch/facts.py)",
+    ]
+    assert command_part(frames) == FACTS
+    assert command_part(frames[:-1]) == VERDICT
+    assert (
+        command_part([*frames[:-2], "_long (neardup/stream/engine/prepare.py)"]) == DEDUP_SKETCHES
+    )
