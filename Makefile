@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SERVICES := .services
 
-.PHONY: run test check unit lint bench chaos install deploy-tools validate-deploy clean kafka
+.PHONY: run test check unit lint bench chaos install deploy-tools validate-deploy clean kafka model model-tools
 HELM_VENV := .venv-helm
 
 install: $(STAMP)
@@ -28,6 +28,18 @@ $(STAMP): pyproject.toml
 	fi
 	touch $(STAMP)
 
+# spin (Debian's package) checks the sharded namespace's protocol model (model/sharded.pml)
+model-tools:
+	@if ! command -v spin >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing spin (Debian package) for the protocol model's checker"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spin >/dev/null \
+		|| echo "apt-get failed: make model and tests/model need spin"; \
+	fi
+
+# Every configuration of the protocol model: the naive rule must fail, the chosen one hold.
+model: $(STAMP) model-tools
+	$(PY) -m harness.model
+
 # Starts Redis + a Kafka-protocol broker, two workers, streams the bundled sample, then stops all.
 run: $(STAMP)
 	$(PY) -m harness.demo
@@ -36,12 +48,12 @@ run: $(STAMP)
 # (tests/integration/conftest.py) and stop them even when a test fails. TEST_WORKERS processes
 # (pytest-xdist), one file to each at a time: each process starts its own servers on free ports.
 TEST_WORKERS ?= 4
-test: $(STAMP) deploy-tools kafka
+test: $(STAMP) deploy-tools kafka model-tools
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The tests that need no server (everything but tests/integration and tests/deploy), in 2
 # processes, with the dev hypothesis profile's fewer examples and without the slow tests.
-unit: $(STAMP)
+unit: $(STAMP) model-tools
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -n 2 -m "not slow and not kafka" \
 		tests --ignore=tests/integration --ignore=tests/deploy $(PYTEST_ARGS)
 
