@@ -7,12 +7,11 @@ engine uses for registration times, retention and liveness, as it uses Redis's `
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from neardup.stream.errors import SeqExhaustedError
 from neardup.stream.index.base import (
@@ -28,9 +27,8 @@ from neardup.stream.index.base import (
     Window,
     scheme_mismatch,
 )
+from neardup.stream.index.columns import Buckets, Slot, seqs_of, size_of, take_out, with_seq
 from neardup.stream.records import Record
-
-K = TypeVar("K", int, bytes)
 
 
 @dataclass
@@ -43,47 +41,13 @@ class _Space:
     times: dict[int, float] = field(default_factory=dict)
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
-    buckets: dict[int, Slot] = field(default_factory=dict)
+    buckets: Buckets = field(default_factory=Buckets)
     # line counts: the current generation, then the previous one
     lines: list[Counter[bytes]] = field(default_factory=lambda: [Counter(), Counter()])
     decisions: bytes | None = None
     cap: int = 0  # the bucket cap of the last registration (stats: buckets at it are hot)
     members: dict[str, dict[int, float]] = field(default_factory=dict)  # cluster -> copies
     cluster_of: dict[int, str] = field(default_factory=dict)  # a copy's seq -> its cluster
-
-
-# A slot (bucket or content slot) is one seq, or several packed as int64: ints and bytes are not
-# garbage-collector objects, so the big dicts of a namespace are never tracked and never slow a
-# full collection down (a list or array per bucket would be scanned at every one).
-Slot = int | bytes
-_ORDER = sys.byteorder  # memoryview.cast reads native order
-
-
-def _seqs(slot: Slot) -> Sequence[int]:
-    return (slot,) if isinstance(slot, int) else memoryview(slot).cast("q")
-
-
-def _size(slot: Slot) -> int:
-    return 1 if isinstance(slot, int) else len(slot) // 8
-
-
-def _with(slot: Slot, seq: int) -> bytes:
-    head = slot.to_bytes(8, _ORDER) if isinstance(slot, int) else slot
-    return head + seq.to_bytes(8, _ORDER)
-
-
-def _take_out(table: dict[K, Slot], key: K, seq: int) -> None:
-    """Remove a seq from a slot; an emptied slot goes."""
-    slot = table.get(key)
-    if slot is None:
-        return
-    rest = [s for s in _seqs(slot) if s != seq]
-    if not rest:
-        del table[key]
-    elif len(rest) == 1:
-        table[key] = rest[0]
-    else:
-        table[key] = b"".join(s.to_bytes(8, _ORDER) for s in rest)
 
 
 class MemoryIndex:
@@ -133,16 +97,27 @@ class MemoryIndex:
         forget = window.forget_before
         if forget is not None and space.deleted:
             space.deleted = {d: t for d, t in space.deleted.items() if t >= forget}
-        return [self._register_one(space, reg, cap, window.live_after) for reg in regs]
+        where = space.buckets.ranges([reg.buckets for reg in regs])  # one search a call
+        probes = [
+            self._register_one(space, reg, cap, window.live_after, at)
+            for reg, at in zip(regs, where, strict=True)
+        ]
+        space.buckets.settle()
+        return probes
 
     def _first_live(self, space: _Space, holders: Slot, live_after: float | None) -> int | None:
         """The first copy of a text still inside the retention window (swept or not)."""
         if live_after is None:
-            return _seqs(holders)[0]
-        return next((s for s in _seqs(holders) if space.times[s] >= live_after), None)
+            return seqs_of(holders)[0]
+        return next((s for s in seqs_of(holders) if space.times[s] >= live_after), None)
 
     def _register_one(
-        self, space: _Space, reg: Registration, cap: int, live_after: float | None
+        self,
+        space: _Space,
+        reg: Registration,
+        cap: int,
+        live_after: float | None,
+        where: tuple[list[int], list[int]],
     ) -> Probe:
         if reg.doc_id in space.deleted:
             return Probe(0, "deleted", None, ())
@@ -165,20 +140,10 @@ class MemoryIndex:
             exact = None
         else:
             exact = self._first_live(space, holders, live_after)
-            if _size(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
-                space.exact[reg.content] = _with(holders, seq)
+            if size_of(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
+                space.exact[reg.content] = with_seq(holders, seq)
         found: set[int] = set()
-        hot = 0
-        buckets = space.buckets
-        for b, members in zip(reg.buckets, list(map(buckets.get, reg.buckets)), strict=True):
-            if members is None:  # most buckets of most articles are new
-                buckets[b] = seq
-                continue
-            found.update(_seqs(members))
-            if _size(members) < cap:
-                buckets[b] = _with(members, seq)
-            else:
-                hot += 1
+        hot = space.buckets.add(reg.buckets, seq, cap, found, where)
         space.ids[reg.doc_id] = seq
         space.docs[seq] = reg.record
         space.times[seq] = reg.at
@@ -191,11 +156,7 @@ class MemoryIndex:
         self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         space = self._space(ns)
-        found: set[int] = set()
-        for b in buckets:
-            slot = space.buckets.get(b)
-            if slot is not None:
-                found.update(_seqs(slot))
+        found = space.buckets.read(buckets)
         holders = space.exact.get(content)
         first = None if holders is None else self._first_live(space, holders, live_after)
         return first, tuple(sorted(found))
@@ -257,9 +218,8 @@ class MemoryIndex:
 
     def _remove(self, space: _Space, seq: int) -> None:
         rec = Record.decode(space.docs.pop(seq))
-        for b in rec.buckets:
-            _take_out(space.buckets, b, seq)
-        _take_out(space.exact, rec.content, seq)
+        space.buckets.remove(rec.buckets, seq)
+        take_out(space.exact, rec.content, seq)
         space.ids.pop(rec.doc_id, None)
         space.verdicts.pop(seq, None)
         space.times.pop(seq, None)
@@ -309,7 +269,7 @@ class MemoryIndex:
             verdicts=len(space.verdicts),
             line_keys=sum(map(len, space.lines)),
             bytes=sum(map(len, space.docs.values())) + sum(map(len, space.verdicts.values())),
-            hot_buckets=sum(1 for v in space.buckets.values() if cap and _size(v) >= cap),
+            hot_buckets=space.buckets.hot(cap) if cap else 0,
             scheme=space.scheme.decode() if space.scheme else None,
             policy=space.decisions.decode() if space.decisions else None,
         )
@@ -363,8 +323,7 @@ class MemoryIndex:
 
     def bucket_members(self, ns: str, bucket: int) -> list[int]:
         """Inspection for tests: the seqs currently in a bucket."""
-        slot = self._space(ns).buckets.get(bucket)
-        return [] if slot is None else list(_seqs(slot))
+        return self._space(ns).buckets.members(bucket)
 
 
 __all__ = ["MemoryIndex"]

@@ -1,0 +1,213 @@
+"""The in-memory index's buckets in columns: bucket id -> the seqs added to it, earliest first.
+
+A dict of Python ints costs about 100 bytes a (bucket, seq) entry, and a namespace holds some
+twenty a document: most of its memory. Here most entries live in two sorted numpy columns (bucket
+ids, seqs: 16 bytes an entry); the newest ones in a dict, which is merged into the columns when it
+outgrows a quarter of them (and at least :data:`MERGE_MIN` entries), in time linear in the
+columns. A removed entry of the columns is marked dead until the next merge drops it. Reads and
+additions between merges see the columns and the dict together, in that order: a bucket's
+members stay earliest first, as the Redis index keeps them.
+
+A slot of the dict (and of the index's content slots) is one seq, or several packed as native
+int64: ints and bytes are not garbage-collector objects, so a big dict of them is never scanned
+by a full collection.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+Slot = int | bytes
+K = TypeVar("K", int, bytes)
+MERGE_MIN = 1 << 16  # dict entries before the first merge
+_ORDER = sys.byteorder  # memoryview.cast reads native order
+
+
+def seqs_of(slot: Slot) -> Sequence[int]:
+    return (slot,) if isinstance(slot, int) else memoryview(slot).cast("q")
+
+
+def size_of(slot: Slot) -> int:
+    return 1 if isinstance(slot, int) else len(slot) // 8
+
+
+def with_seq(slot: Slot, seq: int) -> bytes:
+    head = slot.to_bytes(8, _ORDER) if isinstance(slot, int) else slot
+    return head + seq.to_bytes(8, _ORDER)
+
+
+def take_out(table: dict[K, Slot], key: K, seq: int) -> None:
+    """Remove a seq from a slot; an emptied slot goes."""
+    slot = table.get(key)
+    if slot is None:
+        return
+    rest = [s for s in seqs_of(slot) if s != seq]
+    if not rest:
+        del table[key]
+    elif len(rest) == 1:
+        table[key] = rest[0]
+    else:
+        table[key] = b"".join(s.to_bytes(8, _ORDER) for s in rest)
+
+
+class Buckets:
+    """Bucket id -> seqs, earliest first (see the module doc)."""
+
+    def __init__(self, merge_min: int = MERGE_MIN) -> None:
+        self._merge_min = merge_min
+        self._ids: npt.NDArray[np.uint64] = np.empty(0, np.uint64)
+        self._seqs: npt.NDArray[np.int64] = np.empty(0, np.int64)
+        self._dead: npt.NDArray[np.bool_] = np.empty(0, np.bool_)
+        self._dead_count = 0
+        self._new: dict[int, Slot] = {}
+        self._new_entries = 0
+
+    def __len__(self) -> int:
+        """(bucket, seq) entries held."""
+        return len(self._ids) - self._dead_count + self._new_entries
+
+    def _ranges(self, ids: Sequence[int]) -> tuple[list[int], list[int]]:
+        if not len(self._ids):
+            zeros = [0] * len(ids)
+            return zeros, zeros
+        wanted = np.array(ids, dtype=np.uint64)
+        order = np.argsort(wanted)  # sorted needles search a big column with fewer misses
+        needles = wanted[order]
+        lo = np.searchsorted(self._ids, needles, "left")
+        hi = lo.copy()
+        hit = np.flatnonzero(self._ids[np.minimum(lo, len(self._ids) - 1)] == needles)
+        if len(hit):  # most buckets are new: only those found are searched for their end
+            hi[hit] = np.searchsorted(self._ids, needles[hit], "right")
+        out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
+        out_lo[order], out_hi[order] = lo, hi
+        return out_lo.tolist(), out_hi.tolist()
+
+    def _old(self, lo: int, hi: int) -> list[int]:
+        """The columns' live seqs in ``[lo, hi)``."""
+        if self._dead_count and self._dead[lo:hi].any():
+            got: list[int] = self._seqs[lo:hi][~self._dead[lo:hi]].tolist()
+            return got
+        seqs: list[int] = self._seqs[lo:hi].tolist()
+        return seqs
+
+    def ranges(self, groups: Sequence[Sequence[int]]) -> list[tuple[list[int], list[int]]]:
+        """Where each group's buckets are in the columns, found for all groups at once (the
+        columns change only in :meth:`settle`): for :meth:`add`."""
+        flat = [b for g in groups for b in g]
+        lo, hi = self._ranges(flat)
+        out, at = [], 0
+        for g in groups:
+            out.append((lo[at : at + len(g)], hi[at : at + len(g)]))
+            at += len(g)
+        return out
+
+    def add(
+        self,
+        ids: Sequence[int],
+        seq: int,
+        cap: int,
+        found: set[int],
+        where: tuple[list[int], list[int]] | None = None,
+    ) -> int:
+        """Read each bucket into ``found`` and add ``seq`` to those under ``cap`` members;
+        the number at their cap (hot). ``where``: :meth:`ranges`' answer for ``ids``. Call
+        :meth:`settle` once a batch is added."""
+        hot = 0
+        new = self._new
+        slots = [new.get(b) for b in ids]  # read before any is added to
+        for b, slot, lo, hi in zip(ids, slots, *(where or self._ranges(ids)), strict=True):
+            size = hi - lo
+            if size:
+                old = self._old(lo, hi)
+                found.update(old)
+                size = len(old)
+            if slot is not None:
+                found.update(seqs_of(slot))
+                size += size_of(slot)
+            if size < cap:
+                now, before = seq if slot is None else with_seq(slot, seq), new.get(b)
+                new[b] = now  # a bucket named twice is added to once
+                self._new_entries += size_of(now) - (0 if before is None else size_of(before))
+            else:
+                hot += 1
+        return hot
+
+    def read(self, ids: Iterable[int]) -> set[int]:
+        """Every seq in any of the buckets."""
+        ids = list(ids)
+        found: set[int] = set()
+        for b, lo, hi in zip(ids, *self._ranges(ids), strict=True):
+            if hi > lo:
+                found.update(self._old(lo, hi))
+            slot = self._new.get(b)
+            if slot is not None:
+                found.update(seqs_of(slot))
+        return found
+
+    def members(self, bucket: int) -> list[int]:
+        """A bucket's seqs, earliest first."""
+        (lo,), (hi,) = self._ranges([bucket])
+        slot = self._new.get(bucket)
+        return self._old(lo, hi) + ([] if slot is None else list(seqs_of(slot)))
+
+    def remove(self, ids: Iterable[int], seq: int) -> None:
+        ids = list(ids)
+        for b, lo, hi in zip(ids, *self._ranges(ids), strict=True):
+            if b in self._new:
+                before = size_of(self._new[b])
+                take_out(self._new, b, seq)
+                self._new_entries -= before - (size_of(self._new[b]) if b in self._new else 0)
+            for i in range(lo, hi):
+                if self._seqs[i] == seq and not self._dead[i]:
+                    self._dead[i] = True
+                    self._dead_count += 1
+
+    def hot(self, cap: int) -> int:
+        """Buckets with ``cap`` members or more."""
+        sizes: Counter[int] = Counter()
+        if len(self._ids):
+            live = self._ids[~self._dead] if self._dead_count else self._ids
+            ids, counts = np.unique(live, return_counts=True)
+            sizes.update(dict(zip(ids.tolist(), counts.tolist(), strict=True)))
+        for b, slot in self._new.items():
+            sizes[b] += size_of(slot)
+        return sum(1 for n in sizes.values() if n >= cap)
+
+    def settle(self) -> None:
+        """Merge the dict into the columns once it outgrew a quarter of them."""
+        if self._new_entries < max(self._merge_min, len(self._ids) // 4):
+            return
+        n = self._new_entries
+        ids = np.empty(n, np.uint64)
+        seqs = np.empty(n, np.int64)
+        i = 0
+        for b, slot in self._new.items():
+            if isinstance(slot, int):
+                ids[i], seqs[i] = b, slot
+                i += 1
+            else:
+                run = np.frombuffer(slot, dtype=np.int64)
+                ids[i : i + len(run)], seqs[i : i + len(run)] = b, run
+                i += len(run)
+        order = np.argsort(ids, kind="stable")  # a bucket's members stay in the order added
+        ids, seqs = ids[order], seqs[order]
+        old_ids, old_seqs = self._ids, self._seqs
+        if self._dead_count:
+            keep = ~self._dead
+            old_ids, old_seqs = old_ids[keep], old_seqs[keep]
+        at = np.searchsorted(old_ids, ids, "right")  # after the bucket's earlier members
+        self._ids = np.insert(old_ids, at, ids)
+        self._seqs = np.insert(old_seqs, at, seqs)
+        self._dead = np.zeros(len(self._ids), np.bool_)
+        self._dead_count = 0
+        self._new = {}
+        self._new_entries = 0
+
+
+__all__ = ["MERGE_MIN", "Buckets", "Slot", "seqs_of", "size_of", "take_out", "with_seq"]
