@@ -150,9 +150,11 @@ class Verdict:
         }
 
     def to_json(self) -> bytes:
-        """The published contract's bytes, made once per verdict."""
+        """The published contract's bytes, made once per verdict. Copied to their own size:
+        orjson's result keeps the whole buffer it wrote into (4 KB or more), and the
+        in-memory index keeps a verdict for every document it holds."""
         if self._json is None:
-            object.__setattr__(self, "_json", orjson.dumps(self.to_dict()))
+            object.__setattr__(self, "_json", bytes(memoryview(orjson.dumps(self.to_dict()))))
         assert self._json is not None
         return self._json
 
