@@ -54,6 +54,12 @@ CONFIGS = (
         holds=True,
     ),
     Config(
+        "chosen-3-chain-crashes",
+        "the chosen protocol, a chain of 3 articles (the ends not alike), two crashes",
+        {"PROTOCOL": 1, "N": 3, "CRASHES": 2, "CHAIN": 1},
+        holds=True,
+    ),
+    Config(
         "chosen-3-takedown",
         "the chosen protocol, 3 articles, a crash at any point, a takedown of one racing them",
         {"PROTOCOL": 1, "N": 3, "CRASHES": 1, "TAKEDOWN": 1},

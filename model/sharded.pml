@@ -1,7 +1,8 @@
 /*
  * One namespace's registrations spread over shards (issue: a sharded namespace).
  *
- * N articles of one story: every pair is alike, so every pair shares one bucket, and each
+ * N articles of one story: every pair is alike (or, with CHAIN, each article is alike to its
+ * neighbours only), each pair alike shares one bucket, and each
  * bucket lives on a shard of its own (the worst case: no two of an article's buckets can be
  * read or written in one atomic call). A shard call is one atomic step; anything between two
  * calls may interleave with every other article and with a takedown.
@@ -27,7 +28,9 @@
  * each other and X has the smaller id.
  *
  * Invariants (asserted):
- *   - exactly one original per story, and a copy's match is earlier than it (no cycle);
+ *   - each verdict is the one deciding the articles one at a time in seq order gives: an
+ *     original iff no article alike has a smaller seq, a copy's match alike and earlier (no
+ *     cycle); so exactly one original in a story whose articles are all alike;
  *   - a replay gets the verdict first published;
  *   - an article read after a takedown was acknowledged never sees the taken-down article.
  */
@@ -44,6 +47,12 @@
 #ifndef TAKEDOWN
 #define TAKEDOWN 0         /* 1: a takedown of article 0 races the registrations */
 #endif
+#ifndef CHAIN
+#define CHAIN 0            /* 1: a chain story, article i alike only to i - 1 and i + 1 */
+#endif
+
+/* which pairs are alike (share a bucket) */
+#define ALIKE(i, j) ((i) != (j) && (!CHAIN || (i) == (j) + 1 || (j) == (i) + 1))
 
 #define PAIR(i, j) ((i) < (j) -> (i) * N + (j) : (j) * N + (i))
 #define ORIGINAL 1
@@ -87,7 +96,7 @@ inline add_to_buckets() {
     do
     :: k < N ->
         if
-        :: k != me -> bucket[PAIR(me, k)] = bucket[PAIR(me, k)] | (1 << me); crash_point()
+        :: ALIKE(me, k) -> bucket[PAIR(me, k)] = bucket[PAIR(me, k)] | (1 << me); crash_point()
         :: else
         fi;
         k++
@@ -125,7 +134,7 @@ redelivered:
     do
     :: k < N ->
         if
-        :: k != me ->
+        :: ALIKE(me, k) ->
             found = found | (bucket[PAIR(me, k)] & ~(1 << me));
             crash_point()
         :: else
@@ -181,7 +190,7 @@ redelivered:
     do
     :: k < N ->
         if
-        :: k != me -> found = found | (bucket[PAIR(me, k)] & ~(1 << me))
+        :: ALIKE(me, k) -> found = found | (bucket[PAIR(me, k)] & ~(1 << me))
         :: else
         fi;
         k++
@@ -225,7 +234,7 @@ proctype Takedown(byte x) {
     do
     :: k < N ->
         if
-        :: k != x -> bucket[PAIR(x, k)] = bucket[PAIR(x, k)] & ~(1 << x)
+        :: ALIKE(x, k) -> bucket[PAIR(x, k)] = bucket[PAIR(x, k)] & ~(1 << x)
         :: else
         fi;
         k++
@@ -235,9 +244,12 @@ proctype Takedown(byte x) {
     acked[x] = true
 }
 
-/* Once every article is finished: one original per story, every copy's match earlier. */
+/* Once every article is finished: each verdict is the one the articles decided one at a time
+ * in seq order give (an original iff no article alike has a smaller seq; a copy names an
+ * earlier article alike), so a story whose articles are all alike has exactly one original. */
 proctype Story() {
-    byte k, originals;
+    byte k, j, originals;
+    bool earlier;
     k = 0;
     do
     :: k < N -> finished[k]; k++
@@ -247,13 +259,32 @@ proctype Story() {
     k = 0;
     do
     :: k < N ->
+        earlier = false;
+        j = 0;
+        do
+        :: j < N ->
+            if
+            :: ALIKE(j, k) && seq_of[j] != 0 && seq_of[j] < seq_of[k] -> earlier = true
+            :: else
+            fi;
+            j++
+        :: else -> break
+        od;
         if
         :: TAKEDOWN && k == 0
         :: else ->
             if
-            :: published[k] == ORIGINAL -> originals++
+            :: published[k] == ORIGINAL ->
+                originals++;
+#if PROTOCOL != 0
+                assert(TAKEDOWN || !earlier)
+#else
+                skip
+#endif
             :: published[k] >= COPY_OF(0) ->
 #if PROTOCOL != 0
+                assert(ALIKE(published[k] - 2, k));
+                assert(TAKEDOWN || earlier);
                 assert(seq_of[published[k] - 2] != 0 || (TAKEDOWN && published[k] == COPY_OF(0)));
                 assert(TAKEDOWN && published[k] == COPY_OF(0) || seq_of[published[k] - 2] < seq_of[k])
 #else
@@ -265,7 +296,7 @@ proctype Story() {
         k++
     :: else -> break
     od;
-    assert(TAKEDOWN || originals == 1)
+    assert(TAKEDOWN || CHAIN || originals == 1)
 }
 
 init {
