@@ -35,6 +35,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +50,15 @@ _HEAD = struct.Struct("<BBHIdQ16sH")
 class Kind(IntEnum):
     LONG = 1
     SHORT = 2
+
+
+_KINDS = {int(k): k for k in Kind}
+
+
+@lru_cache(maxsize=64)
+def _buckets(n: int) -> struct.Struct:
+    """A record's bucket ids, read as a tuple in one call (a record has a few dozen)."""
+    return struct.Struct(f"<{n}Q")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +116,12 @@ class Record:
         version, kind, n_buckets, items, at, sim, content, id_len = _HEAD.unpack_from(data)
         if version not in (1, 2, 3, VERSION):
             raise ValueError(f"record version {version} is not supported (expected {VERSION})")
+        if kind not in _KINDS:
+            raise ValueError(f"{kind} is not a valid Kind")
         pos = _HEAD.size
         doc_id = data[pos : pos + id_len].decode("utf-8")
         pos += id_len
-        buckets = np.frombuffer(data, dtype="<u8", count=n_buckets, offset=pos)
+        buckets = _buckets(n_buckets).unpack_from(data, pos)
         pos += 8 * n_buckets
         numbers: tuple[str, ...] = ()
         dates: tuple[str, ...] = ()
@@ -148,11 +160,11 @@ class Record:
         raw = tail.decode("utf-8", "surrogatepass") if tail else ""
         return cls(
             doc_id,
-            Kind(kind),
+            _KINDS[kind],
             at,
             sim,
             content,
-            tuple(buckets.tolist()),
+            buckets,
             shingles,
             text,
             numbers,
