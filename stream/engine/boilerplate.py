@@ -6,13 +6,14 @@ What counts: each line or passage of two to ``boilerplate_tokens`` tokens that a
 ``boilerplate_min_docs`` earlier documents of the same source had, counted in the index when a
 batch's verdicts are stored. What teaches: originals and a named source's loose copies
 (:func:`teaches`); a close copy, and any copy without a source, teaches only what is not in the
-text it copies (an original without a source, what it does not share with a text it resembles),
-so a story syndicated many times never makes its own lines template, and a source cannot teach
-another's story as its template.
+text it copies (an original without a source, what it does not share with a text it is an
+edited copy of), so a story syndicated many times never makes its own lines template, and a
+source cannot teach another's story as its template.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -96,6 +97,19 @@ def copied(
     }
 
 
+REST_FOUND = 1 / 3  # of the word pairs of the lines an edited copy changed, in what it copies
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """The pairs of consecutive tokens inside each line: most of them outlive an edit of the
+    line (a word, a character) however short the line."""
+    out: set[tuple[str, str]] = set()
+    for line in text.split("\n"):
+        tokens = features.tokenize(line)
+        out.update(itertools.pairwise(tokens))
+    return out
+
+
 def resembled(
     policy: Policy,
     records: Mapping[int, Record],
@@ -104,10 +118,15 @@ def resembled(
     lines: Sequence[Lines | None],
     probes: Sequence[Probe],
 ) -> dict[int, frozenset[bytes]]:
-    """Per original without a source, the keys of its lines that a candidate with half of
-    its lines or more also has (a copy of the story edited past the threshold): in a namespace
-    that is one source, they are the story's, and do not teach (:func:`lines_taught`)."""
+    """Per original without a source, the keys of its lines that a candidate it is an edited
+    copy of also has: a candidate with half of its lines or more, and in whose lines at least
+    :data:`REST_FOUND` of the word pairs of its other lines are (the lines it edited). In a
+    namespace that is one source, those lines are the story's and do not teach
+    (:func:`lines_taught`). Pages of a site sent without a source share their template's
+    lines, maybe most of them, but their other lines are another story: their template is
+    still learned."""
     keys_of: dict[int, frozenset[bytes]] = {}
+    pairs_of: dict[int, set[tuple[str, str]]] = {}
     out: dict[int, frozenset[bytes]] = {}
     for k, v in decided.items():
         found = lines[k]
@@ -118,15 +137,21 @@ def resembled(
             or found is None
         ):
             continue
-        mine = frozenset(found.keys)
         shared: set[bytes] = set()
         for s in probes[k].candidates:
+            rec = records.get(s)
+            if rec is None or "\n" not in rec.raw:
+                continue
             if s not in keys_of:
-                raw = records[s].raw if s in records else ""
-                keys_of[s] = frozenset(units(raw, "", policy).keys) if "\n" in raw else frozenset()
-            both = mine & keys_of[s]
-            if 2 * len(both) >= len(mine):
-                shared |= both
+                keys_of[s] = frozenset(units(rec.raw, "", policy).keys)
+            both = {i for i, key in enumerate(found.keys) if key in keys_of[s]}
+            if 2 * len(both) < len(found.keys):
+                continue
+            if s not in pairs_of:
+                pairs_of[s] = _pairs(rec.raw)
+            rest = _pairs(without(articles[k].text, found, both))
+            if len(rest & pairs_of[s]) >= REST_FOUND * len(rest):
+                shared |= {found.keys[i] for i in both}
         if shared:
             out[k] = frozenset(shared)
     return out
@@ -248,13 +273,12 @@ def lines_taught(
     are template. A copy that does not teach them all still teaches the lines that are not
     in what it copies (``copied``: that text, normalised): a site's own template, and a box
     of the site's latest headlines, which a site that syndicates much would otherwise never
-    learn. An original without a source teaches none of its lines that a candidate with half
-    of its lines has (``shared``: :func:`resembled`): in a namespace that is one source, a
+    learn. An original without a source teaches none of its lines that a candidate it is an
+    edited copy of has (``shared``: :func:`resembled`): in a namespace that is one source, a
     story's copy edited past the threshold must not teach that the story is template (three of
-    them would make it so), while a footer that different stories share is learned from
-    them. They are counted
-    in the step that stores the verdicts, so a replayed article was counted iff its verdict
-    was stored (:func:`_counted_now`)."""
+    them would make it so), while a template that different stories share is learned from
+    them. They are counted in the step that stores the verdicts, so a replayed article was
+    counted iff its verdict was stored (:func:`_counted_now`)."""
     out: list[bytes] = []
     for k, (found, probe) in enumerate(zip(lines, probes, strict=True)):
         if (

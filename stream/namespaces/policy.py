@@ -34,7 +34,7 @@ Boilerplate (``boilerplate_min_docs``, 0 turns it off): a line of a multi-line t
 carried (navigation, footers, "most read" boxes; counted by the index, :mod:`neardup.sketch.lines`)
 is left out of the text's sketches and of its similarity. Verbatim and close copies (similarity 0.95
 or more) count only the lines they do not copy, and so does any copy without a source, and an
-original without a source for the lines it shares with a candidate that has half of its lines:
+original without a source for the lines it shares with a candidate it is an edited copy of:
 boilerplate is what recurs across different stories, and a story copied many times must not make
 its own lines template. What was left out is frozen in the article's record
 when it is registered, so a replay or another worker deciding it later reaches the same verdict; the
