@@ -68,6 +68,7 @@ SCHEME_FORMAT = 6
 ANCHORS = 4
 ANCHOR_TOKENS = 8
 FactsRule = Literal["strict", "relaxed"]
+MAX_SHARDS = 4096  # shard groups of a namespace: a Redis Cluster has 16,384 slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,9 @@ class Policy:
     simhash_k: int = 3
     simhash_blocks: int = 5
     bucket_salts: BucketSalts = BUCKET_SALTS
+    # shard groups of the namespace's buckets on Redis (1: one slot, one primary); part of the
+    # scheme, because it decides where buckets are (neardup.stream.index.redis.sharded)
+    shards: int = 1
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
@@ -165,6 +169,8 @@ class Policy:
             raise ValueError("boilerplate_sources must be a list of source names")
         if self.facts not in ("strict", "relaxed"):
             raise ValueError(f"facts must be 'strict' or 'relaxed', got {self.facts!r}")
+        if not 1 <= self.shards <= MAX_SHARDS:
+            raise ValueError(f"shards must be in [1, {MAX_SHARDS}], got {self.shards}")
         if self.max_size_ratio < 1.0:
             raise ValueError(f"max_size_ratio must be >= 1, got {self.max_size_ratio}")
         # derived parameters fail here, at start, rather than on the first article
@@ -241,7 +247,7 @@ class Policy:
             "measure": self.measure,
             "bucket_salts": asdict(self.bucket_salts),
             "anchors": {"k": ANCHORS, "tokens": ANCHOR_TOKENS},
-        }
+        } | ({"shards": self.shards} if self.shards > 1 else {})
 
     def scheme_bytes(self) -> bytes:
         return orjson.dumps(self.scheme(), option=orjson.OPT_SORT_KEYS)
@@ -254,6 +260,7 @@ __all__ = [
     "ANCHORS",
     "ANCHOR_TOKENS",
     "BUCKET_SALTS",
+    "MAX_SHARDS",
     "SCHEME_FORMAT",
     "BucketSalts",
     "FactsRule",

@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neardup.stream.index.redis.keys import NAMESPACE_RE
 from neardup.stream.namespaces import policies as namespaces
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
 
 
 class Settings(BaseSettings):
@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     boilerplate_sources: str | None = None
     keep_text: bool = True
     explain: bool = False
+    # shard groups of a new namespace's buckets on Redis (1: one slot; see docs/operations.md)
+    shards: int = Field(1, ge=1, le=MAX_SHARDS)
     namespaces_file: str | None = (
         None  # TOML of per-namespace policies (neardup.stream.namespaces.policies)
     )
@@ -158,6 +160,7 @@ class Settings(BaseSettings):
             else tuple(x.strip() for x in self.boilerplate_sources.split(",") if x.strip()),
             keep_text=self.keep_text,
             explain=self.explain,
+            shards=self.shards,
         )
 
     @model_validator(mode="after")

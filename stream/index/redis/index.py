@@ -82,6 +82,7 @@ from neardup.stream.index.redis import keys, wire
 from neardup.stream.index.redis.errors import index_errors
 from neardup.stream.index.redis.namespace_commands import NamespaceCommands
 from neardup.stream.index.redis.registration import StreamedRegistration
+from neardup.stream.index.redis.sharded import Layout, Sharded, shards_of
 from neardup.stream.records import Record
 
 # namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
@@ -129,6 +130,7 @@ class RedisIndex(NamespaceCommands):
         self._chunk = chunk_size
         self._loaded = False
         self._schemes: dict[str, bytes] = {}  # ns -> scheme checked by every registration
+        self._shards: dict[str, int] = {}  # ns -> its shard groups, as its stored scheme says
         self.round_trips = 0  # calls that waited for Redis (metrics)
         self.remote = True  # calls wait on the Redis server (see Index.remote)
 
@@ -198,7 +200,26 @@ class RedisIndex(NamespaceCommands):
             return False
         if stored != mine:
             raise scheme_mismatch(ns, stored, mine)
+        self._keep_shards(ns, stored)
         return True
+
+    def _keep_shards(self, ns: str, scheme: bytes) -> None:
+        """Remember how many shard groups ``ns`` has (its scheme never changes while it has
+        keys; a dropped namespace is forgotten), ``SCHEMES_KEPT`` namespaces at most."""
+        if ns not in self._shards and len(self._shards) >= SCHEMES_KEPT:
+            self._shards.pop(next(iter(self._shards)))
+        self._shards[ns] = shards_of(scheme)
+
+    async def _sharded(self, ns: str) -> Sharded | None:
+        """The calls of ``ns`` if it is sharded (its scheme names ``shards`` > 1), else None:
+        the single-slot layout. A namespace with no scheme recorded is single-slot."""
+        if ns not in self._shards:
+            stored = await self.stored_scheme(ns)
+            if stored is None:
+                return None
+            self._keep_shards(ns, stored)
+        n = self._shards[ns]
+        return Sharded(self, Layout(ns, n, self._bits)) if n > 1 else None
 
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()
@@ -210,6 +231,7 @@ class RedisIndex(NamespaceCommands):
         if len(self._schemes) >= SCHEMES_KEPT:
             self._schemes.pop(next(iter(self._schemes)))
         self._schemes[ns] = mine
+        self._keep_shards(ns, mine)
         await self._call(self._r.sadd(keys.REGISTRY, ns))  # GET /namespaces lists it
 
     @staticmethod
@@ -256,6 +278,9 @@ class RedisIndex(NamespaceCommands):
         await self._ready()
         if not regs:
             return []
+        sharded = await self._sharded(ns)
+        if sharded is not None:
+            return await sharded.register(regs, cap, window)
         pipe = self._r.pipeline(transaction=False)
         # On a cluster every call (and the WAIT) goes to the namespace's primary, on one
         # connection (the cluster pipeline sends each node's commands on one, in order).
@@ -285,10 +310,14 @@ class RedisIndex(NamespaceCommands):
         a node first which keys the call has (``COMMAND GETKEYS``, with the whole call as its
         argument): one more round trip, and the payload twice. A stale table costs a MOVED,
         which the client follows (and then learns the new owner)."""
+        return self._route_key(keys.meta(ns), ns)
+
+    def _route_key(self, key: str, ns: str) -> dict[str, Any]:
+        """:meth:`_route` for a call whose first key is ``key`` (a shard group's)."""
         if not self._cluster:
             return {}
         with self._errors(ns):
-            return {"target_nodes": self._r.get_node_from_key(keys.meta(ns))}
+            return {"target_nodes": self._r.get_node_from_key(key)}
 
     def _fcall(self, ns: str, command: str, function: str, ks: Sequence[str], *args: Any) -> Any:
         """``FCALL``/``FCALL_RO`` of a namespace's function, routed by :meth:`_route`."""
@@ -309,13 +338,23 @@ class RedisIndex(NamespaceCommands):
         that is not a plain ``redis.asyncio.Redis``, e.g. a cluster client, registers the batch
         in one pipeline at the end instead.)"""
         if isinstance(self._r, aioredis.Redis) and not self._cluster:
-            return StreamedRegistration(self, ns, cap)
+            return _Registration(self, ns, cap)
         return BufferedRegistration(self, ns, cap)
 
     async def lookup(
         self, ns: str, content: bytes, buckets: Sequence[int], *, live_after: float | None = None
     ) -> tuple[int | None, tuple[int, ...]]:
         await self._ready()
+        sharded = await self._sharded(ns)
+        if sharded is None:
+            return await self._lookup(ns, content, buckets, live_after)
+        first, _ = await self._lookup(ns, content, [], live_after)
+        return first, await sharded.found(buckets)
+
+    async def _lookup(
+        self, ns: str, content: bytes, buckets: Sequence[int], live_after: float | None
+    ) -> tuple[int | None, tuple[int, ...]]:
+        """:meth:`lookup` in one call on the namespace's (home) slot."""
         ks = self._call_keys(ns, [content], [buckets])
         fields = keys.bucket_fields(buckets)
         reply = await self._call(
@@ -343,6 +382,27 @@ class RedisIndex(NamespaceCommands):
         live_after: float | None = None,
     ) -> Checked:
         await self._ready()
+        sharded = await self._sharded(ns)
+        if sharded is None:
+            return await self._check(ns, doc_id, content, buckets, live_after)
+        home = await self._check(ns, doc_id, content, [], live_after)
+        if home.own is not None:
+            return home
+        found = await sharded.found(buckets)
+        more = [s for s in found if s not in home.records]
+        records = {**home.records, **await self.records(ns, more)}
+        verdicts = {**home.verdicts, **await self.verdicts(ns, more)}
+        return Checked(None, home.exact_seq, found, records, verdicts)
+
+    async def _check(
+        self,
+        ns: str,
+        doc_id: str,
+        content: bytes,
+        buckets: Sequence[int],
+        live_after: float | None,
+    ) -> Checked:
+        """:meth:`check` in one call on the namespace's (home) slot."""
         ks = self._call_keys(ns, [content], [buckets])
         fields = keys.bucket_fields(buckets)
         own, first, found, read, recs, vers = await self._call(
@@ -440,6 +500,9 @@ class RedisIndex(NamespaceCommands):
         if not raws:
             return 0
         await self._forget_members(ns, [seq for seq, _ in raws])
+        sharded = await self._sharded(ns)
+        if sharded is not None:
+            return await sharded.remove(raws)
         pipe = self._r.pipeline(transaction=False)
         route = self._route(ns)
         for lo in range(0, len(raws), self._chunk):
@@ -510,6 +573,29 @@ class RedisIndex(NamespaceCommands):
         ks = [keys.meta(ns), *keys.lines(ns)]
         packed = b"".join(lines)
         await self._call(self._fcall(ns, "FCALL", "neardup_add_lines16", ks, cap, packed))
+
+
+class _Registration:
+    """:meth:`RedisIndex.registration` on a plain client: streamed on one connection for a
+    single-slot namespace, buffered and registered at the end for a sharded one (its steps each
+    wait for the one before)."""
+
+    def __init__(self, index: RedisIndex, ns: str, cap: int) -> None:
+        self._index, self._ns, self._cap = index, ns, cap
+        self._inner: StreamedRegistration | BufferedRegistration | None = None
+
+    async def __aenter__(self) -> RegistrationStream:
+        index = self._index
+        await index._ready()
+        if await index._sharded(self._ns) is None:
+            self._inner = StreamedRegistration(index, self._ns, self._cap)
+        else:
+            self._inner = BufferedRegistration(index, self._ns, self._cap)
+        return await self._inner.__aenter__()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._inner is not None:
+            await self._inner.__aexit__(*exc)
 
 
 __all__ = ["MAX_CHUNK", "RedisIndex"]

@@ -29,6 +29,15 @@ one slot, and different namespaces still spread over shards.
 A seq, wherever it is stored (field, value or member), is 8 bytes big-endian (storage format 3;
 format 2 had 4 bytes and wrapped at 2**32); a run of packed seqs is their concatenation.
 
+Sharded namespaces (a policy of ``shards`` = N > 1, :mod:`neardup.stream.index.redis.sharded`)
+keep the keys above on their home slot ``{ns}``, with one more, and their buckets on N others:
+
+``nd:{ns}:h``            hash: 8-byte id hash (:func:`id_hash`) -> packed seq
+``nd:{ns/<g>}:b:<shard>`` hash: 8-byte bucket id -> packed id hashes, earliest added first; shard
+                         group ``g`` (decimal) is ``<shard> mod N`` (:func:`group_base`)
+
+``/`` is not a namespace character, so a group's hash tag is never another namespace's.
+
 ``<shard>`` is the lower-case hex, without leading zeros, of the top ``shard_bits`` bits (1 to 24)
 of the content hash's first 4 bytes or of the 64-bit bucket id (:func:`exact_shard`,
 :func:`bucket_shard`). Every index function call declares every key it touches: the namespace
@@ -86,6 +95,31 @@ def times(ns: str) -> str:
 
 def deleted(ns: str) -> str:
     return base(ns) + "g"
+
+
+def hashes(ns: str) -> str:
+    """A sharded namespace's id hash -> seq map (its bucket entries are id hashes)."""
+    return base(ns) + "h"
+
+
+def id_hash(doc_id: str) -> bytes:
+    """An article's 8-byte id hash: what a sharded namespace's buckets list (an article adds
+    itself before it has a seq). Two ids of one hash share their entries: at a billion
+    articles the chance that any two do is about 3%, and the later one is then found only
+    through the earlier one's entries and its content slot."""
+    return mmh3.hash_bytes(doc_id.encode("utf-8", "surrogatepass"), 0x696468)[:8]
+
+
+def group_base(ns: str, group: int) -> str:
+    """The key base of shard group ``group`` of a sharded namespace: its own hash tag."""
+    return f"{PREFIX}:{{{ns}/{group}}}:"
+
+
+def bucket_shard_key(ns: str, shard: int, shards: int) -> str:
+    """The name of bucket shard ``shard`` (its top-bits index) of a namespace of ``shards``
+    shard groups (1: the single-slot layout)."""
+    head = base(ns) if shards == 1 else group_base(ns, shard % shards)
+    return f"{head}b:{shard:x}"
 
 
 def cluster(ns: str, cluster_id: str) -> str:
@@ -146,12 +180,16 @@ __all__ = [
     "bucket_field",
     "bucket_fields",
     "bucket_shard",
+    "bucket_shard_key",
     "check_namespace",
     "cluster",
     "cluster_of",
     "deleted",
     "docs",
     "exact_shard",
+    "group_base",
+    "hashes",
+    "id_hash",
     "ids",
     "lines",
     "meta",

@@ -12,6 +12,7 @@ import orjson
 
 from neardup.stream.index.base import NamespaceStats
 from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.sharded import shards_of
 
 
 class NamespaceCommands:
@@ -21,9 +22,16 @@ class NamespaceCommands:
     _r: Any
     _bits: int
     _schemes: dict[str, bytes]
+    _shards: dict[str, int]
 
     async def _call(self, awaitable: Any) -> Any:
         raise NotImplementedError  # RedisIndex's: counts the round trip, maps the errors
+
+    async def _groups(self, ns: str) -> int:
+        """How many shard groups ``ns`` has (1: single-slot), from its stored scheme."""
+        if ns not in self._shards:
+            return shards_of(await self.stored_scheme(ns))
+        return self._shards[ns]
 
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
@@ -49,10 +57,11 @@ class NamespaceCommands:
         """Counts from the namespace's hashes; bytes and hot buckets from ``sample`` shard
         keys of each kind, spread evenly over the ``2**shard_bits`` names, scaled up."""
         main = [keys.meta(ns), keys.ids(ns), keys.docs(ns), keys.verdicts(ns), keys.times(ns)]
-        main += [keys.deleted(ns), keys.cluster_of(ns), *keys.lines(ns)]
-        n = 1 << self._bits
+        main += [keys.deleted(ns), keys.cluster_of(ns), *keys.lines(ns), keys.hashes(ns)]
+        n, groups = 1 << self._bits, await self._groups(ns)
         picks = sorted({(i * n) // sample for i in range(min(sample, n))})
-        shards = [f"{keys.base(ns)}{k}:{i:x}" for k in ("x", "b") for i in picks]
+        shards = [f"{keys.base(ns)}x:{i:x}" for i in picks]
+        shards += [keys.bucket_shard_key(ns, i, groups) for i in picks]
         pipe = self._r.pipeline(transaction=False)
         for k in (keys.docs(ns), keys.cluster_of(ns), keys.verdicts(ns), *keys.lines(ns)):
             pipe.hlen(k)
@@ -106,16 +115,24 @@ class NamespaceCommands:
     async def drop(self, ns: str) -> int:
         removed = 0
         batch: list[bytes] = []
-        # every key of the namespace carries its hash tag (one slot): found by their prefix
-        async for key in self._r.scan_iter(match=keys.meta(ns)[:-1] + "*", count=1000):
-            batch.append(key)
-            if len(batch) == 500:
+        # every key of the namespace carries its hash tag (one slot, and one more a shard
+        # group): found by their prefixes
+        groups = await self._groups(ns)
+        bases = [keys.base(ns)]
+        if groups > 1:
+            bases += [keys.group_base(ns, g) for g in range(groups)]
+        for base in bases:
+            async for key in self._r.scan_iter(match=base + "*", count=1000):
+                batch.append(key)
+                if len(batch) == 500:
+                    removed += int(await self._call(self._r.unlink(*batch)))
+                    batch = []
+            if batch:
                 removed += int(await self._call(self._r.unlink(*batch)))
                 batch = []
-        if batch:
-            removed += int(await self._call(self._r.unlink(*batch)))
         await self._call(self._r.srem(keys.REGISTRY, ns))
         self._schemes.pop(ns, None)
+        self._shards.pop(ns, None)
         return removed
 
     async def read_deleted(self, ns: str) -> dict[str, float]:

@@ -50,14 +50,13 @@ end
 -- its 'm'): returns shard_key(prefix, s) and the exact-slot and bucket prefixes. shard_key names
 -- the shard of a content hash or bucket field s: prefix .. the lower-case hex, no leading zeros,
 -- of the top shard_bits bits of s (big-endian; shard_bits <= 24, so 3 bytes suffice).
-local function shard_layout(keys, shard_bits)
+local function shard_layout_at(base, shard_bits)
   local bits = tonumber(shard_bits)
   if not bits or bits < 1 or bits > 24 or bits % 1 ~= 0 then
     error('shard_bits must be an integer in [1, 24]')
   end
   local byte = string.byte
   local div = 2 ^ (24 - bits)
-  local base = string.sub(keys[1], 1, -2)
   local function shard_key(prefix, s)
     local a, b, c = byte(s, 1, 3)
     local top = a * 65536 + b * 256 + c
@@ -72,10 +71,14 @@ local function shard_layout(keys, shard_bits)
   return shard_key, base .. 'x:', base .. 'b:'
 end
 
--- The shard keys a call declared (KEYS[7] on), as a set.
-local function declared_shards(keys)
+local function shard_layout(keys, shard_bits)
+  return shard_layout_at(string.sub(keys[1], 1, -2), shard_bits)
+end
+
+-- The shard keys a call declared (KEYS[from] on, 7 unless given), as a set.
+local function declared_shards(keys, from)
   local set = {}
-  for k = 7, #keys do set[keys[k]] = true end
+  for k = from or 7, #keys do set[keys[k]] = true end
   return set
 end
 
@@ -154,7 +157,7 @@ end
 -- seqs, the earliest; past the cap an article still reads it and counts it in hot. Most slots and
 -- buckets are new: HSETNX adds the article to those in one command, HGET and HSET only follow for
 -- one that existed.
-local function register64k(keys, args)
+local function register_articles(keys, args, hashes)
   local call, sub, concat = redis.call, string.sub, table.concat
   local meta, ids, docs, times, verdicts, deleted = keys[1], keys[2], keys[3], keys[4], keys[5],
     keys[6]
@@ -170,12 +173,13 @@ local function register64k(keys, args)
   local forget_before = optional_number(args[8], 'forget_before')
   local wanted, contents, ats, records, all_fields = unpack_articles(args[5], n)
   -- every shard key of every article, checked before the first write
-  local shards = declared_shards(keys)
+  local shards = declared_shards(keys, hashes and 8)
   local xkeys, bkeys = {}, {}
   for k = 1, n do
     xkeys[k] = checked(shards, shard_key(xprefix, contents[k]))
     local fields, bk = all_fields[k], {}
-    for at = 1, #fields, 8 do
+    if hashes and #fields ~= 8 then error('register_home64: one id hash an article') end
+    for at = 1, hashes and 0 or #fields, 8 do
       bk[#bk + 1] = checked(shards, shard_key(bprefix, sub(fields, at, at + 7)))
     end
     bkeys[k] = bk
@@ -226,6 +230,10 @@ local function register64k(keys, args)
         if #copies < copies_cap then call('HSET', xkey, content, copies .. me) end
       end
       local found, nf, hot = {}, 0, 0
+      if hashes then
+        call('HSETNX', hashes, fields, me)
+        fields = ''
+      end
       for at = 1, #fields, 8 do
         local f = sub(fields, at, at + 7)
         local bkey = bk[(at + 7) / 8]
@@ -258,6 +266,21 @@ local function register64k(keys, args)
     call('HSET', meta, 'touch', tonumber(call('HGET', meta, 'touch') or '0') + 1)
   end
   return out
+end
+
+local function register64k(keys, args)
+  return register_articles(keys, args, nil)
+end
+
+-- register_home64: a sharded namespace's registration on its home slot (see Sharded below).
+-- KEYS = the namespace's keys (as register64k), its id-hash map (nd:{ns}:h), then the distinct
+-- content shard keys of the call's articles; ARGV as register64k, each article packed with
+-- exactly one 8-byte field: its id hash (its buckets live on other slots). Registers and probes
+-- as register64k does with no buckets (the deleted check, replays, the counter, the content
+-- slot), and records id hash -> seq (the first article of a hash keeps it). Returns as
+-- register64k, with hot 0 and no bucket values.
+local function register_home64(keys, args)
+  return register_articles(keys, args, keys[7])
 end
 
 -- probe64k (read only; was probe64: shard keys declared): KEYS as register64k;
@@ -315,23 +338,26 @@ local function check64k(keys, args)
   return {own or '', first, found, table.concat(seqs), records, verdicts}
 end
 
+-- where a run of 8-byte entries holds entry e, at an aligned offset (nil: it does not)
+local function entry_at(v, e)
+  local pos = 1
+  while true do
+    local s = string.find(v, e, pos, true)
+    if not s then return nil end
+    if (s - 1) % SEQ_BYTES == 0 then return s end
+    pos = s + 1
+  end
+end
+
 -- take one packed seq out of a hash field's run of seqs (8-byte aligned); drop emptied fields
 local function take_out(key, f, me)
   local v = redis.call('HGET', key, f)
-  if not v then return end
-  local pos = 1
-  while true do
-    local s = string.find(v, me, pos, true)
-    if not s then return end
-    if (s - 1) % SEQ_BYTES == 0 then
-      if #v == SEQ_BYTES then
-        redis.call('HDEL', key, f)
-      else
-        redis.call('HSET', key, f, string.sub(v, 1, s - 1) .. string.sub(v, s + SEQ_BYTES))
-      end
-      return
-    end
-    pos = s + 1
+  local s = v and entry_at(v, me)
+  if not s then return end
+  if #v == SEQ_BYTES then
+    redis.call('HDEL', key, f)
+  else
+    redis.call('HSET', key, f, string.sub(v, 1, s - 1) .. string.sub(v, s + SEQ_BYTES))
   end
 end
 
@@ -339,13 +365,13 @@ end
 -- ARGV = shard_bits, then 4 per article: packed seq, id,
 -- content hash, fields. Deletes each article everywhere, buckets included; one already gone is
 -- skipped. Returns how many were there.
-local function remove64k(keys, args)
+local function remove_articles(keys, args, hashes)
   local call, sub = redis.call, string.sub
   local ids, docs, times, verdicts = keys[2], keys[3], keys[4], keys[5]
   local shard_key, xprefix, bprefix = shard_layout(keys, args[1])
-  local shards = declared_shards(keys)
+  local shards = declared_shards(keys, hashes and 8)
   for a = 2, #args, 4 do
-    local content, fields = args[a + 2], args[a + 3]
+    local content, fields = args[a + 2], hashes and '' or args[a + 3]
     checked(shards, shard_key(xprefix, content))
     for at = 1, #fields, 8 do checked(shards, shard_key(bprefix, sub(fields, at, at + 7))) end
   end
@@ -353,6 +379,10 @@ local function remove64k(keys, args)
   for a = 2, #args, 4 do
     local me, id, content, fields = args[a], args[a + 1], args[a + 2], args[a + 3]
     if call('HEXISTS', docs, me) == 1 then
+      if hashes then
+        if call('HGET', hashes, fields) == me then call('HDEL', hashes, fields) end
+        fields = ''
+      end
       for at = 1, #fields, 8 do
         local f = sub(fields, at, at + 7)
         take_out(shard_key(bprefix, f), f, me)
@@ -366,6 +396,76 @@ local function remove64k(keys, args)
     end
   end
   return removed
+end
+
+local function remove64k(keys, args)
+  return remove_articles(keys, args, nil)
+end
+
+-- remove_home64: a sharded namespace's removal on its home slot, after its bucket entries went
+-- (shard_remove64). KEYS as register_home64; ARGV = shard_bits, then 4 per article: packed seq,
+-- id, content hash, id hash. As remove64k without buckets, and drops id hash -> seq.
+local function remove_home64(keys, args)
+  return remove_articles(keys, args, keys[7])
+end
+
+-- Sharded namespaces (stream/index/redis/sharded.py). A namespace of N > 1 shards keeps its
+-- buckets in N other slots, nd:{ns/g}:b:<hex> for shard group g, and everything else on its
+-- home slot {ns}. A bucket lists 8-byte id hashes, earliest first (an article has no seq when it
+-- adds itself). The three functions below run on one shard group's slot. KEYS = the group's
+-- bucket shard keys a call touches; ARGV starts with shard_bits and the group's base
+-- (nd:{ns/g}:), from which each key is derived and checked as declared, before any write.
+-- Articles come packed: id hash (8 bytes), field count ('>H'), fields (8 bytes each).
+local function group_articles(keys, args, each)
+  local sub, unpack_head = string.sub, struct.unpack
+  local shard_key, _, bprefix = shard_layout_at(args[2], args[1])
+  local shards = declared_shards(keys, 1)
+  local blob, todo, pos = args[#args], {}, 1
+  while pos <= #blob do
+    local hash = sub(blob, pos, pos + 7)
+    local nf, p = unpack_head('>H', blob, pos + 8)
+    for at = p, p + 8 * nf - 1, 8 do
+      local f = sub(blob, at, at + 7)
+      todo[#todo + 1] = {checked(shards, shard_key(bprefix, f)), f, hash}
+    end
+    pos = p + 8 * nf
+  end
+  for _, t in ipairs(todo) do each(t[1], t[2], t[3]) end
+end
+
+-- shard_add64: ARGV = shard_bits, base, cap (entries), articles. Adds each article's id hash to
+-- its buckets below the cap (once: a replay adds nothing). Step 1 of a sharded registration.
+local function shard_add64(keys, args)
+  local call, cap = redis.call, SEQ_BYTES * tonumber(args[3])
+  local added = 0
+  group_articles(keys, args, function(key, f, hash)
+    if call('HSETNX', key, f, hash) == 1 then
+      added = added + 1
+      return
+    end
+    local v = call('HGET', key, f)
+    if #v < cap and not entry_at(v, hash) then
+      call('HSET', key, f, v .. hash)
+      added = added + 1
+    end
+  end)
+  return added
+end
+
+-- shard_read64 (read only): ARGV = shard_bits, base, articles (the id hash is not used). Returns
+-- each field's run of id hashes ('' for none), in order. Step 3.
+local function shard_read64(keys, args)
+  local call, out = redis.call, {}
+  group_articles(keys, args, function(key, f)
+    out[#out + 1] = call('HGET', key, f) or ''
+  end)
+  return out
+end
+
+-- shard_remove64: ARGV = shard_bits, base, articles. Takes each id hash out of its buckets.
+local function shard_remove64(keys, args)
+  group_articles(keys, args, function(key, f, hash) take_out(key, f, hash) end)
+  return 1
 end
 
 -- forget64: KEYS = the namespace's keys (as register64k without shard keys: it touches none);
@@ -467,5 +567,12 @@ redis.register_function('neardup_register64k', register64k)
 redis.register_function{function_name='neardup_probe64k', callback=probe64k, flags={'no-writes'}}
 redis.register_function{function_name='neardup_check64k', callback=check64k, flags={'no-writes'}}
 redis.register_function('neardup_remove64k', remove64k)
+redis.register_function('neardup_register_home64', register_home64)
+redis.register_function('neardup_remove_home64', remove_home64)
+redis.register_function('neardup_shard_add64', shard_add64)
+redis.register_function{
+  function_name='neardup_shard_read64', callback=shard_read64, flags={'no-writes'}
+}
+redis.register_function('neardup_shard_remove64', shard_remove64)
 redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

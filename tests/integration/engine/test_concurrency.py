@@ -8,11 +8,15 @@ Invariants checked:
 * linearisability: the verdicts equal those of one serial engine that sees the articles in
   sequence-number order (a verdict is a function of the earlier articles only);
 * a chain ``A <- B <- C`` is one cluster even when B's verdict is not yet stored when C is decided.
+
+The racing tests run on a single-slot namespace and on a sharded one (``shards`` = 4: buckets on
+other slots, registration in steps; :mod:`neardup.stream.index.redis.sharded`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import multiprocessing
 import random
 import re
@@ -22,6 +26,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+import pytest
 from redis.asyncio import Redis
 
 from harness import data
@@ -195,8 +200,13 @@ def _deal(articles: list[Article], n_workers: int, rng: random.Random) -> list[l
 # --------------------------------------------------------------------------- tests
 
 
-async def test_concurrent_tasks_one_original_per_group(redis_url: str, redis_client: Redis) -> None:
+@pytest.mark.parametrize("shards", [1, 4], ids=["one-slot", "sharded"])
+async def test_concurrent_tasks_one_original_per_group(
+    redis_url: str, redis_client: Redis, shards: int
+) -> None:
+    """Ten tasks race; on a sharded namespace (buckets in 4 shard groups) too."""
     _CountingIndex.resolves = 0
+    policy = dataclasses.replace(ORDERED, shards=shards)
     for seed in range(10):
         groups = _groups(40, seed)
         chains = _chains(5, seed)
@@ -206,7 +216,7 @@ async def test_concurrent_tasks_one_original_per_group(redis_url: str, redis_cli
         start = asyncio.Event()
         hands = _deal(articles, 10, rng)
         tasks = [
-            asyncio.create_task(_worker(redis_url, ns, hand, seed * 100 + w, start))
+            asyncio.create_task(_worker(redis_url, ns, hand, seed * 100 + w, start, policy))
             for w, hand in enumerate(hands)
         ]
         await asyncio.sleep(0.05)
@@ -225,7 +235,10 @@ async def test_concurrent_tasks_one_original_per_group(redis_url: str, redis_cli
     assert _CountingIndex.resolves > 0, "the race (an undecided earlier match) never happened"
 
 
-async def test_with_boilerplate_learning_on_still_one_original_per_group(redis_url: str) -> None:
+@pytest.mark.parametrize("shards", [1, 4], ids=["one-slot", "sharded"])
+async def test_with_boilerplate_learning_on_still_one_original_per_group(
+    redis_url: str, shards: int
+) -> None:
     """The defaults, learning on, ten concurrent tasks: one original per group, every member
     in its cluster (what learning may change is which copy's similarity is which)."""
     for seed in range(3):
@@ -235,7 +248,9 @@ async def test_with_boilerplate_learning_on_still_one_original_per_group(redis_u
         ns = f"conc-on-{seed}-{uuid.uuid4().hex[:6]}"
         start = asyncio.Event()
         tasks = [
-            asyncio.create_task(_worker(redis_url, ns, hand, seed * 100 + w, start, Policy()))
+            asyncio.create_task(
+                _worker(redis_url, ns, hand, seed * 100 + w, start, Policy(shards=shards))
+            )
             for w, hand in enumerate(hands)
         ]
         await asyncio.sleep(0.05)
@@ -246,13 +261,21 @@ async def test_with_boilerplate_learning_on_still_one_original_per_group(redis_u
 
 
 def _process_main(
-    url: str, ns: str, items: list[tuple[str, str]], seed: int, barrier: Any, queue: Any
+    url: str,
+    ns: str,
+    items: list[tuple[str, str]],
+    seed: int,
+    barrier: Any,
+    queue: Any,
+    shards: int,
 ) -> None:
     """One OS process: its own event loop, Redis client and Engine; starts with the others."""
 
     async def main() -> list[dict[str, Any]]:
         gate = asyncio.Event()
-        task = asyncio.create_task(_worker(url, ns, [Article(i, t) for i, t in items], seed, gate))
+        arts = [Article(i, t) for i, t in items]
+        policy = dataclasses.replace(ORDERED, shards=shards)
+        task = asyncio.create_task(_worker(url, ns, arts, seed, gate, policy))
         await asyncio.get_running_loop().run_in_executor(None, barrier.wait, 60)
         gate.set()
         return await task
@@ -263,7 +286,8 @@ def _process_main(
         queue.put((seed, None, repr(exc)))
 
 
-def test_concurrent_processes_one_original_per_group(redis_url: str) -> None:
+@pytest.mark.parametrize("shards", [1, 4], ids=["one-slot", "sharded"])
+def test_concurrent_processes_one_original_per_group(redis_url: str, shards: int) -> None:
     seed = 99
     groups = _groups(40, seed)
     chains = _chains(5, seed)
@@ -276,7 +300,7 @@ def test_concurrent_processes_one_original_per_group(redis_url: str) -> None:
     procs = [
         ctx.Process(
             target=_process_main,
-            args=(redis_url, ns, [(a.id, a.text) for a in h], seed + w, barrier, queue),
+            args=(redis_url, ns, [(a.id, a.text) for a in h], seed + w, barrier, queue, shards),
         )
         for w, h in enumerate(hands)
     ]

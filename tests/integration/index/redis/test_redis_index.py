@@ -29,6 +29,7 @@ from neardup.stream.index.base import COPIES_CAP, Probe, Registration, StoredVer
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.index.redis.sharded import Sharded
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
@@ -624,8 +625,10 @@ async def test_content_slot_lists_the_first_copies_up_to_its_cap(redis_client: R
 async def test_every_function_python_calls_is_in_the_library(redis_client: Redis) -> None:
     """The names the index calls are exactly those the loaded library registers (a renamed
     layout must be renamed on both sides), and none of the format-2 names survives."""
-    source = Path(RedisIndex.__module__.replace(".", "/") + ".py")
-    called = set(re.findall(r'"(neardup_\w+)"', (ROOT / source).read_text(encoding="utf-8")))
+    called: set[str] = set()
+    for module in (RedisIndex.__module__, Sharded.__module__):
+        source = ROOT / Path(module.replace(".", "/") + ".py")
+        called |= set(re.findall(r'"(neardup_\w+)"', source.read_text(encoding="utf-8")))
     await RedisIndex(redis_client).load_functions()
     (library,) = await redis_client.function_list("neardup")
     info = dict(zip(library[::2], library[1::2], strict=True))

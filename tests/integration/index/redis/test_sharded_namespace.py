@@ -1,0 +1,263 @@
+"""A sharded namespace (``shards`` > 1: buckets on other slots than the rest) on a real Redis: it
+answers every probe as the in-process index does, whatever the history; its keys are where
+the layout says; and what needs all of a namespace (stats, drop, deletion, expiry, the read-only
+check) covers its shard groups too."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from redis.asyncio import Redis
+
+from neardup.stream.engine.engine import Engine
+from neardup.stream.index.base import Probe, Registration, Window
+from neardup.stream.index.memory import MemoryIndex
+from neardup.stream.index.redis import keys
+from neardup.stream.index.redis.index import RedisIndex
+from neardup.stream.index.redis.sharded import Layout, Sharded
+from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Kind, Record
+from tests.integration.engine.test_concurrency import ORDERED, _chains, _groups
+
+SCHEME = b'{"shards":3}'  # a scheme naming 3 shard groups (the index reads only that field)
+
+
+def _reg(doc_id: str, content: bytes, buckets: Sequence[int], at: float = 1000.0) -> Registration:
+    rec = Record(doc_id, Kind.SHORT, at, 0, content, tuple(buckets), np.empty(0, np.uint32), "t")
+    return Registration(doc_id, content, tuple(buckets), rec.encode(), at)
+
+
+def _bucket(i: int) -> int:
+    """Bucket ids spread over the top bits, so a few of them land in every shard group."""
+    return (i * 0x9E3779B97F4A7C15) % 2**64
+
+
+@st.composite
+def _ops(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    n = draw(st.integers(5, 40))
+    out: list[tuple[str, Any]] = []
+    for _ in range(n):
+        kind = draw(st.sampled_from(["reg", "reg", "reg", "del", "tick", "expire"]))
+        if kind == "reg":
+            ids = draw(st.lists(st.integers(0, 15), min_size=1, max_size=6))
+            out.append(
+                ("reg", [(i, draw(st.integers(0, 3)), draw(st.integers(0, 6))) for i in ids])
+            )
+        elif kind == "del":
+            out.append(("del", draw(st.integers(0, 15))))
+        else:
+            out.append((kind, draw(st.floats(1.0, 60.0))))
+    return out
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=_ops(), chunk=st.integers(1, 5))
+async def test_a_sharded_namespace_answers_as_the_memory_index(
+    redis_client: Redis, ops: list[tuple[str, Any]], chunk: int
+) -> None:
+    """Registrations (repeated ids, shared contents and buckets, full buckets), deletions,
+    expiry and a retention window: the sharded store's probes equal the in-process index's."""
+    await redis_client.flushdb()
+    ns, cap, retention = "sharded", 2, 50.0
+    mem, red = MemoryIndex(), RedisIndex(redis_client, shard_bits=3, chunk_size=chunk)
+    await red.ensure_scheme(ns, SCHEME)
+    clock = 1000.0
+    for kind, arg in ops:
+        if kind == "tick":
+            clock += arg
+        elif kind == "expire":
+            assert await mem.expire(ns, clock - arg) == await red.expire(ns, clock - arg)
+        elif kind == "del":
+            assert await mem.delete(ns, f"id{arg}") == await red.delete(ns, f"id{arg}")
+        else:
+            regs = [
+                _reg(f"id{i}", bytes([c]) * 16, [_bucket(b), _bucket(b + 1), _bucket(9)], clock)
+                for i, c, b in arg
+            ]
+            window = Window(live_after=clock - retention)
+            got_mem: list[Probe] = await mem.register(ns, regs, cap, window=window)
+            got_red: list[Probe] = await red.register(ns, regs, cap, window=window)
+            assert got_red == got_mem
+    for b in range(10):
+        content = bytes([b % 4]) * 16
+        want = await mem.lookup(ns, content, [_bucket(b)], live_after=clock - retention)
+        assert await red.lookup(ns, content, [_bucket(b)], live_after=clock - retention) == want
+
+
+async def test_buckets_live_in_the_shard_groups_and_drop_removes_them(redis_client: Redis) -> None:
+    await redis_client.flushdb()
+    index = RedisIndex(redis_client, shard_bits=4)
+    await index.ensure_scheme("wide", SCHEME)
+    regs = [_reg(f"a{i}", bytes([i]) * 16, [_bucket(i), _bucket(i + 20)]) for i in range(12)]
+    await index.register("wide", regs, 8)
+    names = sorted(k.decode() for k in await redis_client.keys("*"))
+    buckets = [k for k in names if ":b:" in k]
+    assert buckets and all(
+        k.startswith(("nd:{wide/0}:", "nd:{wide/1}:", "nd:{wide/2}:")) for k in buckets
+    )
+    assert {k.split("}")[0] for k in buckets} == {"nd:{wide/0", "nd:{wide/1", "nd:{wide/2"}
+    for k in buckets:  # shard s lives in group s mod 3
+        shard = int(k.rsplit(":", 1)[1], 16)
+        assert k.startswith(f"nd:{{wide/{shard % 3}}}:")
+    assert await redis_client.hlen(keys.hashes("wide")) == 12
+    stats = await index.stats("wide")
+    assert stats.documents == 12 and stats.bytes > 0
+    assert await index.drop("wide") == len(names) - 1  # all but the registry, nd:namespaces
+    assert await redis_client.keys("*") == []  # (the registry went with its last member)
+
+
+async def test_deleted_article_leaves_no_entry_and_a_replay_adds_none(redis_client: Redis) -> None:
+    await redis_client.flushdb()
+    index = RedisIndex(redis_client, shard_bits=4)
+    await index.ensure_scheme("wide", SCHEME)
+    a, b = _reg("a", b"a" * 16, [_bucket(1), _bucket(2)]), _reg("b", b"b" * 16, [_bucket(1)])
+    (pa,) = await index.register("wide", [a], 8)
+    (pb,) = await index.register("wide", [b], 8)
+    assert pb.candidates == (pa.seq,)
+    (again,) = await index.register("wide", [b], 8)
+    assert again.status == "replay"
+    entries = await redis_client.hget(
+        keys.bucket_shard_key("wide", _bucket(1) >> 60, 3), keys.bucket_field(_bucket(1))
+    )
+    assert entries == keys.id_hash("a") + keys.id_hash("b")  # each once
+    assert await index.delete("wide", "a")
+    assert await index.lookup("wide", b"z" * 16, [_bucket(1), _bucket(2)]) == (None, (pb.seq,))
+    entries = await redis_client.hget(
+        keys.bucket_shard_key("wide", _bucket(1) >> 60, 3), keys.bucket_field(_bucket(1))
+    )
+    assert entries == keys.id_hash("b")
+    assert await redis_client.hget(keys.hashes("wide"), keys.id_hash("a")) is None
+    (refused,) = await index.register("wide", [a], 8)
+    assert refused.status == "deleted"
+    assert not await redis_client.hexists(
+        keys.bucket_shard_key("wide", _bucket(2) >> 60, 3), keys.bucket_field(_bucket(2))
+    )
+
+
+async def test_an_entry_without_a_seq_is_never_a_candidate(redis_client: Redis) -> None:
+    """A worker that added an article to its buckets and died before taking its seq: the entry
+    is ignored by every reader, and the redelivered article registers as new."""
+    await redis_client.flushdb()
+    index = RedisIndex(redis_client, shard_bits=4)
+    await index.ensure_scheme("wide", SCHEME)
+    ghost = _reg("ghost", b"g" * 16, [_bucket(5)])
+    key = keys.bucket_shard_key("wide", _bucket(5) >> 60, 3)
+    await redis_client.hset(key, keys.bucket_field(_bucket(5)), keys.id_hash("ghost"))
+    (later,) = await index.register("wide", [_reg("later", b"l" * 16, [_bucket(5)])], 8)
+    assert later.candidates == ()
+    assert await index.lookup("wide", b"q" * 16, [_bucket(5)]) == (None, (later.seq,))
+    (back,) = await index.register("wide", [ghost], 8)
+    assert back.status == "new" and back.seq == later.seq + 1 and back.candidates == (later.seq,)
+
+
+@pytest.mark.parametrize("shards", [1, 4])
+async def test_engine_verdicts_and_check_on_a_sharded_namespace(
+    redis_client: Redis, shards: int
+) -> None:
+    """The engine on a sharded namespace gives the in-process index's verdicts (batches of
+    near-copies and chains), and the read-only check finds what registration found."""
+    await redis_client.flushdb()
+    policy = Policy(shards=shards)
+    groups, chains = _groups(6, seed=3), _chains(2, seed=3)
+    arts = [Article(a.id, a.text, namespace="sh") for g in groups + chains for a in g]
+    red = Engine(RedisIndex(redis_client, shard_bits=6), policy)
+    mem = Engine(MemoryIndex(), policy)
+    got, want = [], []
+    for lo in range(0, len(arts), 7):
+        got += await red.process(arts[lo : lo + 7])
+        want += await mem.process(arts[lo : lo + 7])
+    assert all(isinstance(v, Verdict) for v in got)
+    assert [v.to_dict() for v in got] == [v.to_dict() for v in want]  # type: ignore[union-attr]
+    originals = [v for v in got if isinstance(v, Verdict) and v.verdict == "original"]
+    assert len(originals) == len(groups) + len(chains)  # in order, C copies B, B copies A
+    probe = Article("probe", groups[2][3].text + " again", namespace="sh")
+    (checked,) = await red.process([probe], register=False)
+    assert isinstance(checked, Verdict) and checked.cluster == groups[2][0].id
+    if shards > 1:
+        assert await redis_client.keys("nd:{sh/*") and not await redis_client.keys("nd:{sh}:b:*")
+
+
+class _Paused(Sharded):
+    """A sharded namespace's calls that stop before one step, until released: the steps of
+    another worker then run in that gap."""
+
+    def __init__(self, index: RedisIndex, layout: Layout, step: str, gate: _Gate) -> None:
+        super().__init__(index, layout)
+        self._step, self._gate = step, gate
+
+    async def _pause(self, step: str) -> None:
+        if step == self._step and not self._gate.release.is_set():
+            self._gate.paused.set()
+            await self._gate.release.wait()
+
+    async def _on_groups(self, calls: list[tuple[str, list[Any]]], *, wait: bool = False) -> Any:
+        await self._pause("add" if calls and "shard_add64" in calls[0][1][1] else "read")
+        return await super()._on_groups(calls, wait=wait)
+
+    async def _register_home(self, *args: Any) -> Any:
+        await self._pause("seq")
+        return await super()._register_home(*args)
+
+    async def _resolve(self, run: bytes) -> Any:
+        await self._pause("resolve")
+        return await super()._resolve(run)
+
+
+class _Gate:
+    def __init__(self) -> None:
+        self.paused, self.release = asyncio.Event(), asyncio.Event()
+
+
+class _PausingIndex(RedisIndex):
+    def __init__(self, client: Redis, step: str, gate: _Gate) -> None:
+        super().__init__(client, shard_bits=6)
+        self._step, self._gate = step, gate
+
+    async def _sharded(self, ns: str) -> Sharded | None:
+        plain = await super()._sharded(ns)
+        if plain is None:
+            return None
+        return _Paused(self, Layout(ns, self._shards[ns], self._bits), self._step, self._gate)
+
+
+@pytest.mark.parametrize("step", ["add", "seq", "read", "resolve"])
+async def test_a_worker_paused_before_any_step_leaves_one_original(
+    redis_url: str, redis_client: Redis, step: str
+) -> None:
+    """Worker B stops before one step of its registration while worker A registers and decides
+    a copy of the same story, then B goes on: one original, and the verdicts of deciding the
+    two in seq order. Taking the seq before adding to the buckets (the order the model refutes)
+    makes both originals when B stops before its adding step."""
+    await redis_client.flushdb()
+    policy = dataclasses.replace(ORDERED, shards=4)
+    story = _groups(1, seed=11)[0]
+    a, b = (Article(x.id, x.text, namespace="race") for x in (story[0], story[2]))
+    gate = _Gate()
+    other = Redis.from_url(redis_url)
+    try:
+        slow = asyncio.create_task(Engine(_PausingIndex(other, step, gate), policy).process([b]))
+        await asyncio.wait_for(gate.paused.wait(), 10)
+        (va,) = await Engine(RedisIndex(redis_client, shard_bits=6), policy).process([a])
+        gate.release.set()
+        (vb,) = await slow
+    finally:
+        await other.aclose()
+    assert isinstance(va, Verdict) and isinstance(vb, Verdict)
+    assert sorted([va.verdict, vb.verdict]) == ["near_duplicate", "original"], (va, vb)
+    first, second = sorted([(va.seq, a), (vb.seq, b)], key=lambda x: x[0])
+    serial = await Engine(MemoryIndex(), policy).process([first[1], second[1]])
+    got = {va.id: va, vb.id: vb}
+    for want in serial:
+        assert isinstance(want, Verdict)
+        mine = got[want.id].to_dict()
+        assert {**mine, "namespace": want.namespace} == want.to_dict()
