@@ -28,7 +28,7 @@ from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import BrokenTableError, InvalidMessage, NeardupError, TableError
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces import policies as namespaces
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
 from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, article_from_obj
 
 BATCH = 512
@@ -164,6 +164,15 @@ def dedup(
     explain: Annotated[
         bool, typer.Option(help="each copy's evidence: the passages it shares, in both texts")
     ] = False,
+    shards: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_SHARDS,
+            help="a new namespace's buckets in this many Redis Cluster slots (1: one slot,"
+            " one primary; see the README's 'When to shard')",
+        ),
+    ] = 1,
     namespaces_file: Annotated[
         Path | None,
         typer.Option(help="TOML of per-namespace policies ([namespace.NAME] tables)"),
@@ -215,6 +224,7 @@ def dedup(
             facts=facts,  # type: ignore[arg-type]
             boilerplate_min_docs=boilerplate_min_docs,
             explain=explain,
+            shards=shards,
         )
         policies = namespaces.load(namespaces_file, policy) if namespaces_file else {}
     except ValueError as exc:

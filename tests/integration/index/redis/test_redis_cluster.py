@@ -1,6 +1,7 @@
 """neardup on a real Redis Cluster (three primaries, three replicas; :mod:`harness.redis_cluster`).
 
-Namespaces on different primaries get the memory store's verdicts; a primary killed mid-stream
+Namespaces on different primaries get the memory store's verdicts, and so do sharded namespaces
+whose buckets are on all three; a primary killed mid-stream
 (its replica promoted) and a busy namespace's slot moved mid-stream cost retries, not verdicts;
 the function library is on every primary and comes back after it is lost; a call that does not
 declare a shard key is refused before it writes; ``neardup delete --redis-cluster`` deletes.
@@ -95,6 +96,51 @@ def _prepared(
     return src, lines, _memory_verdicts(src, tmp)
 
 
+def _group_owners(cluster: RedisCluster6, ns: str, shards: int) -> set[int]:
+    """The primaries that serve a sharded namespace's shard groups."""
+    return {
+        cluster.primary_of_slot(key_slot(keys.group_base(ns, g).encode())) for g in range(shards)
+    }
+
+
+def test_a_sharded_namespace_spreads_over_every_primary_with_memory_verdicts(
+    redis_cluster: RedisCluster6, tmp_path: Path
+) -> None:
+    """``--shards 6``: each namespace's buckets on all three primaries, its counter on one; the
+    memory store's verdicts (which know nothing of shards)."""
+    src, _, want = _prepared(redis_cluster, tmp_path)
+    for ns in NAMESPACES:
+        assert _group_owners(redis_cluster, ns, 6) == set(redis_cluster.primaries()), ns
+    out = tmp_path / "cluster.jsonl"
+    cmd = [*CLI, str(src), "-o", str(out), "--store", redis_cluster.url, "--redis-cluster"]
+    subprocess.run([*cmd, "--shards", "6"], check=True, capture_output=True)
+    got = _verdicts(out)
+    assert got.keys() == want.keys()
+    _assert_memory_verdicts(got, want)
+    for port in redis_cluster.primaries():  # every primary holds buckets of every namespace
+        with redis.Redis(port=port) as client:
+            for ns in NAMESPACES:
+                assert client.keys(f"nd:{{{ns}/*}}:b:*"), (port, ns)
+    _consistent_sharded(redis_cluster, NAMESPACES, 6)
+
+
+def _consistent_sharded(cluster: RedisCluster6, namespaces: tuple[str, ...], shards: int) -> None:
+    """Every id hash in a sharded namespace's buckets names an article with a seq and a record
+    (no batch was left half-registered), on whichever primary holds it."""
+    with redis.RedisCluster(host="127.0.0.1", port=cluster.live_ports()[0]) as client:
+        for ns in namespaces:
+            seqs = client.hgetall(keys.hashes(ns))
+            docs = set(client.hkeys(keys.docs(ns)))
+            assert seqs and set(seqs.values()) <= docs
+            for g in range(shards):
+                owner = cluster.primary_of_slot(key_slot(keys.group_base(ns, g).encode()))
+                with redis.Redis(port=owner) as node:
+                    for key in node.keys(keys.group_base(ns, g) + "b:*"):
+                        for packed in node.hvals(key):
+                            found = {packed[i : i + 8] for i in range(0, len(packed), 8)}
+                            assert found <= seqs.keys(), key
+
+
 def test_namespaces_spread_over_all_primaries_with_memory_verdicts(
     redis_cluster: RedisCluster6, tmp_path: Path
 ) -> None:
@@ -127,16 +173,19 @@ def _wait_registered(seed: int, total: int) -> None:
     pytest.fail(f"the CLI did not register {total} articles")
 
 
+@pytest.mark.parametrize("shards", [1, 6], ids=["one-slot", "sharded"])
 def test_primary_killed_mid_stream_every_article_gets_a_verdict(
-    redis_cluster: RedisCluster6, tmp_path: Path
+    redis_cluster: RedisCluster6, tmp_path: Path, shards: int
 ) -> None:
-    _, lines, want = _prepared(redis_cluster, tmp_path)
+    """Sharded, the killed primary holds a third of every namespace's buckets as well."""
+    _, lines, want = _prepared(redis_cluster, tmp_path, f"k{shards}")
     seed = redis_cluster.live_ports()[0]
     victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
     if victim == seed:
         seed = next(p for p in redis_cluster.live_ports() if p != victim)
     out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
     cmd = [*CLI, "-", "-o", str(out), "--store", f"redis://127.0.0.1:{seed}/0", "--redis-cluster"]
+    cmd += ["--shards", str(shards)]
     first = 3 * 512  # three whole batches of the CLI, decided before the primary dies
     with log.open("wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
@@ -156,27 +205,31 @@ def test_primary_killed_mid_stream_every_article_gets_a_verdict(
         finally:
             _stop(proc)
             _running_again(redis_cluster, victim)  # rejoins as a replica of the promoted one
-    assert "retrying" in log.read_text()  # the slot was down for a while: retried, no exit
+    if shards == 1:  # (sharded, the cluster client's own retries may ride the failover out)
+        assert "retrying" in log.read_text()  # the slot was down for a while: retried, no exit
     assert victim not in redis_cluster.primaries()
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict
     _assert_memory_verdicts(got, want)
 
 
+@pytest.mark.parametrize("shards", [1, 6], ids=["one-slot", "sharded"])
 def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
-    redis_cluster: RedisCluster6, tmp_path: Path
+    redis_cluster: RedisCluster6, tmp_path: Path, shards: int
 ) -> None:
     """The stream never pauses: the primary dies while calls are in flight, with writes its
     replica may not have. With ``--redis-wait-replicas 1`` no verdict rests on such a write, so
     none is lost with the primary: the memory store's verdicts, one original per group. The
     promoted replica has no replica of its own until the killed node is back (restarted as a
-    supervisor would): until then its namespace's calls are refused and retried."""
-    _, lines, want = _prepared(redis_cluster, tmp_path, "w")
+    supervisor would): until then its namespace's calls are refused and retried. Sharded, the
+    bucket writes of every group wait for their primary's replica too."""
+    _, lines, want = _prepared(redis_cluster, tmp_path, f"w{shards}")
     victim = redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode()))
     seed = next(p for p in redis_cluster.live_ports() if p != victim)
     out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
     store = ["--store", f"redis://127.0.0.1:{seed}/0", "--redis-cluster"]
     cmd = [*CLI, "-", "-o", str(out), *store, "--redis-wait-replicas", "1"]
+    cmd += ["--shards", str(shards)]
     node = next(n for n in redis_cluster.nodes if n.port == victim)
     with log.open("wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
@@ -198,7 +251,8 @@ def test_primary_killed_while_calls_are_in_flight_with_the_replica_wait(
     got = _verdicts(out)
     assert got.keys() == want.keys()  # every article has a verdict
     _assert_memory_verdicts(got, want)
-    _consistent(redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode())), "forum")
+    if shards == 1:
+        _consistent(redis_cluster.primary_of_slot(key_slot(keys.meta("forum").encode())), "forum")
 
 
 @pytest.mark.parametrize("wait", [0, 1], ids=["no-wait", "wait"])
@@ -395,16 +449,21 @@ def _consistent(port: int, ns: str) -> None:
                 assert seqs <= docs, shard
 
 
+@pytest.mark.parametrize("shards", [1, 6], ids=["one-slot", "sharded"])
 def test_slot_of_a_busy_namespace_resharded_mid_stream(
-    redis_cluster: RedisCluster6, tmp_path: Path
+    redis_cluster: RedisCluster6, tmp_path: Path, shards: int
 ) -> None:
-    _, lines, want = _prepared(redis_cluster, tmp_path)
-    slot = key_slot(keys.meta("forum").encode())
+    """Single-slot: the namespace's slot moves. Sharded: the slot of one of its shard groups
+    moves (its home slot stays)."""
+    _, lines, want = _prepared(redis_cluster, tmp_path, f"m{shards}")
+    home = keys.meta("forum") if shards == 1 else keys.group_base("forum", 1)
+    slot = key_slot(home.encode())
     owner = redis_cluster.primary_of_slot(slot)
     target = next(p for p in redis_cluster.primaries() if p != owner)
     seed = redis_cluster.live_ports()[0]
     out, log = tmp_path / "cluster.jsonl", tmp_path / "stderr.txt"
     cmd = [*CLI, "-", "-o", str(out), "--store", f"redis://127.0.0.1:{seed}/0", "--redis-cluster"]
+    cmd += ["--shards", str(shards)]
     first = 3 * 512
     with log.open("wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=err)
@@ -434,10 +493,14 @@ def test_slot_of_a_busy_namespace_resharded_mid_stream(
     got = _verdicts(out)
     assert got.keys() == want.keys()
     assert {k: _decision(v) for k, v in got.items()} == {k: _decision(v) for k, v in want.items()}
-    _consistent(target, "forum")
+    if shards == 1:
+        _consistent(target, "forum")
+    else:
+        _consistent_sharded(redis_cluster, NAMESPACES, shards)
 
 
-def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path) -> None:
+@pytest.mark.parametrize("shards", [1, 6], ids=["one-slot", "sharded"])
+def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path, shards: int) -> None:
     _flush(redis_cluster)
     src = tmp_path / "in.jsonl"
     texts = ["the first story about rivers and boats", "another story on mountains and snow"]
@@ -445,7 +508,8 @@ def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path) -> No
         b"".join(orjson.dumps({"id": f"a{i}", "text": t}) + b"\n" for i, t in enumerate(texts))
     )
     store = ["--store", redis_cluster.url, "--redis-cluster", "--namespace", "wiki"]
-    subprocess.run([*CLI, str(src), "-o", str(tmp_path / "out.jsonl"), *store], check=True)
+    out = tmp_path / "out.jsonl"
+    subprocess.run([*CLI, str(src), "-o", str(out), *store, "--shards", str(shards)], check=True)
     owner = redis_cluster.primary_of_slot(key_slot(keys.meta("wiki").encode()))
     with redis.Redis(port=owner) as client:
         assert client.hlen(keys.docs("wiki")) == 2
@@ -455,3 +519,10 @@ def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path) -> No
         )
         assert done.returncode == 0, done.stderr
         assert client.hlen(keys.docs("wiki")) == 1 and client.hget(keys.ids("wiki"), "a0") is None
+    entries = []
+    for port in redis_cluster.primaries():
+        with redis.Redis(port=port) as node:
+            for key in node.keys("nd:{wiki*}:b:*"):
+                entries += [v[i : i + 8] for v in node.hvals(key) for i in range(0, len(v), 8)]
+    a0, a1 = (keys.id_hash(x) for x in ("a0", "a1"))
+    assert a0 not in entries and (a1 in entries) == (shards > 1)  # buckets list seqs unsharded
