@@ -117,8 +117,8 @@ class _Slot:
 
 
 class _Run:
-    def __init__(self, plan: Plan, workdir: Path) -> None:
-        self.plan = plan
+    def __init__(self, plan: Plan, workdir: Path, shards: int = 1) -> None:
+        self.plan, self.shards = plan, shards
         self.dir = workdir
         self.redis: services.Service | None = None
         self.broker: services.Service | None = None
@@ -161,7 +161,8 @@ class _Run:
 
     def _spawn(self, slot: _Slot) -> None:
         assert self.topics is not None and self.redis is not None
-        slot.proc = start_worker(self.topics, self.redis.url, self.dir, self.group, **SETTINGS)
+        settings = {**SETTINGS, "NEARDUP_SHARDS": str(self.shards)}
+        slot.proc = start_worker(self.topics, self.redis.url, self.dir, self.group, **settings)
         slot.proc.name = f"worker{slot.index}-{slot.proc.port}"
 
     async def supervise(self) -> None:
@@ -418,14 +419,19 @@ class _Run:
 
 
 async def run_seed(
-    seed: int, workdir: Path, skip: frozenset[str] = frozenset(), broker: str = "kafka"
+    seed: int,
+    workdir: Path,
+    skip: frozenset[str] = frozenset(),
+    broker: str = "kafka",
+    shards: int = 1,
 ) -> Report:
-    """One seeded run on ``broker`` (``kafka`` or ``tansu``); every wait is bounded."""
+    """One seeded run on ``broker`` (``kafka`` or ``tansu``), its namespace in ``shards`` shard
+    groups (1: one slot); every wait is bounded."""
     started = time.monotonic()
     plan = make_plan(seed, session_timeout_s=SESSION_TIMEOUT_S, skip=skip, broker=broker)
     await asyncio.to_thread(workdir.mkdir, parents=True, exist_ok=True)
     with _client_log(workdir / "clients.log"):
-        return await _run_seed(plan, workdir, started)
+        return await _run_seed(plan, workdir, started, shards)
 
 
 @contextlib.contextmanager
@@ -447,8 +453,8 @@ def _client_log(path: Path) -> Iterator[None]:
         handler.close()
 
 
-async def _run_seed(plan: Plan, workdir: Path, started: float) -> Report:
-    run = _Run(plan, workdir)
+async def _run_seed(plan: Plan, workdir: Path, started: float, shards: int) -> Report:
+    run = _Run(plan, workdir, shards)
     tasks: list[asyncio.Task[None]] = []
     try:
         await run.start()
@@ -460,7 +466,8 @@ async def _run_seed(plan: Plan, workdir: Path, started: float) -> Report:
                 t.result()  # the watcher or supervisor failed: say so, not a silent pass
         exits = await run.stop()
         assert run.redis is not None
-        index = {NAMESPACE: await asyncio.to_thread(dump_index, run.redis.url, NAMESPACE)}
+        url = run.redis.url
+        index = {NAMESPACE: await asyncio.to_thread(dump_index, url, NAMESPACE, shards=shards)}
     finally:
         for t in tasks:
             t.cancel()
@@ -505,12 +512,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None, help="logs (default: a temp dir)")
     skip = "poison or fault kinds to leave out (by name)"
     parser.add_argument("--skip", nargs="*", default=[], help=skip)
+    parser.add_argument("--shards", type=int, default=1, help="the namespace's shard groups")
     args = parser.parse_args(argv)
     base = args.workdir or Path(tempfile.mkdtemp(prefix="neardup-chaos-"))
     failed = []
     for seed in args.seeds:
         where = base / f"seed-{seed}-{args.broker}"
-        report = asyncio.run(run_seed(seed, where, frozenset(args.skip), args.broker))
+        report = asyncio.run(run_seed(seed, where, frozenset(args.skip), args.broker, args.shards))
         print(report.text(), flush=True)
         if not report.ok:
             failed.append(seed)

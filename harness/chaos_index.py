@@ -6,6 +6,7 @@ reported, never silently misread.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import cast
 
 import redis
@@ -30,9 +31,11 @@ def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
     return cast(dict[bytes, bytes], r.hgetall(key))
 
 
-def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
+def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP, shards: int = 1) -> IndexDump:
     """One namespace's keys, decoded (see the module docstring); every stored seq must have the
-    width the code packs (:func:`code_seq_width`)."""
+    width the code packs (:func:`code_seq_width`). A sharded namespace (``shards`` > 1) lists
+    id hashes in its buckets: they are read as the seqs its id-hash map gives them, and every
+    record must be in that map under its own id's hash."""
     width = code_seq_width()
     problems: list[str] = []
 
@@ -59,9 +62,12 @@ def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
                 problems.append(f"record {s} does not decode: {exc}")
                 continue
             d.records[s] = StoredRecord(rec.doc_id, rec.content, tuple(rec.buckets))
-        for key in r.scan_iter(match=keys.base(ns) + "b:*", count=1000):
-            for f, v in _hash(r, key).items():
-                d.buckets[int.from_bytes(f, "big")] = seqs(v, f"bucket {f.hex()}")
+        if shards == 1:
+            for key in r.scan_iter(match=keys.base(ns) + "b:*", count=1000):
+                for f, v in _hash(r, key).items():
+                    d.buckets[int.from_bytes(f, "big")] = seqs(v, f"bucket {f.hex()}")
+        else:
+            _sharded_buckets(r, ns, shards, d, seq, problems)
         for key in r.scan_iter(match=keys.base(ns) + "x:*", count=1000):
             for f, v in _hash(r, key).items():
                 d.slots[f] = seqs(v, f"content slot {f.hex()}")
@@ -73,3 +79,28 @@ def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP) -> IndexDump:
         r.close()
     d.problems = sorted(set(problems))
     return d
+
+
+def _sharded_buckets(
+    r: redis.Redis,
+    ns: str,
+    shards: int,
+    d: IndexDump,
+    seq: Callable[[bytes, str], int],
+    problems: list[str],
+) -> None:
+    """A sharded namespace's buckets as seqs, through its id-hash map."""
+    by_hash = {h: seq(v, f"id hash {h.hex()}") for h, v in _hash(r, keys.hashes(ns)).items()}
+    for s, rec in d.records.items():
+        if by_hash.get(keys.id_hash(rec.doc_id)) != s:
+            problems.append(f"record {s} ({rec.doc_id}) is not in the id-hash map as its own")
+    for g in range(shards):
+        for key in r.scan_iter(match=keys.group_base(ns, g) + "b:*", count=1000):
+            for f, v in _hash(r, key).items():
+                if len(v) % 8:
+                    problems.append(f"bucket {f.hex()}: {len(v)} bytes is not a run of id hashes")
+                b = int.from_bytes(f, "big")
+                entries = [v[i : i + 8] for i in range(0, len(v), 8)]
+                d.buckets[b] = [by_hash[e] for e in entries if e in by_hash]
+                if len(d.buckets[b]) < len(entries):
+                    d.unregistered[b] = len(entries) - len(d.buckets[b])
