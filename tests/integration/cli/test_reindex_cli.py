@@ -87,6 +87,34 @@ def _indexed_and_exported(prefix: str, redis_url: str, tmp_path: Path) -> tuple[
     return ns, dump
 
 
+async def test_a_namespace_becomes_sharded_by_a_rebuild(
+    redis_url: str, redis_client: Redis, tmp_path: Path
+) -> None:
+    """A namespace keeps the layout it was built with: asking for shards later is refused with
+    what differs. ``neardup reindex`` under a policy of ``shards = 4`` rebuilds it sharded and
+    switches to it; copies sent afterwards are found through the shard groups."""
+    ns, dump = _indexed_and_exported("rs", redis_url, tmp_path)
+    copy = tmp_path / "copy.jsonl"
+    text = _lines(ns)[2]["text"].replace(" the ", " a ", 3)
+    copy.write_text(json.dumps({"id": "b2", "namespace": ns, "text": text}) + "\n")
+    refused = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "--shards", "4")
+    assert "differs in: shards" in refused.stdout + refused.stderr, refused
+    toml = tmp_path / "ns.toml"
+    toml.write_text(f"[namespace.{ns}]\nshards = 4\n")
+    done = _run(
+        "reindex", ns, "--store", redis_url, "--from", str(dump), "--namespaces-file", str(toml)
+    )
+    assert done.returncode == 0, done.stderr
+    target = f"{ns}.r2"
+    assert await redis_client.keys(f"nd:{{{target}/*}}:b:*")
+    assert not await redis_client.keys(f"nd:{{{target}}}:b:*")
+    out = tmp_path / "out.jsonl"
+    sent = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "-o", str(out))
+    assert sent.returncode == 0, sent.stderr
+    (verdict,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (verdict["verdict"], verdict["duplicate_of"]) == ("near_duplicate", "b"), verdict
+
+
 def test_a_takedown_survives_a_rebuild_from_an_export_made_before_it(
     redis_url: str, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 from tests.integration.index.test_index_defects import _reg
 from tests.stream.engine.test_boilerplate import (
     COPIED,
@@ -42,12 +43,16 @@ def _stream(ns: str) -> list[Article]:
     return [Article(a.id, a.text, ns, url=a.url) for a in pages]
 
 
+@pytest.mark.parametrize("shards", [1, 4], ids=["one-slot", "sharded"])
 async def test_two_workers_on_redis_learn_together_and_match_the_memory_store(
-    redis_client: Redis,
+    redis_client: Redis, shards: int
 ) -> None:
-    """Two engines (two workers) share one Redis: the second sees what the first counted."""
+    """Two engines (two workers) share one Redis: the second sees what the first counted (in a
+    sharded namespace too: the counts live on its home slot)."""
+    await redis_client.flushdb()
+    policy = Policy(shards=shards)
     want = await _verdicts(Engine(MemoryIndex()), _stream("pages"))
-    one, two = Engine(RedisIndex(redis_client)), Engine(RedisIndex(redis_client))
+    one, two = (Engine(RedisIndex(redis_client), policy) for _ in range(2))
     got = {}
     for i, article in enumerate(_stream("pages")):
         got |= await _verdicts(one if i % 2 else two, [article])
