@@ -1,5 +1,5 @@
-"""Redis Cluster: many namespaces on one primary vs three, the per-namespace ceiling, and the cost
-of waiting for a replica.
+"""Redis Cluster: many namespaces on one primary vs three, the per-namespace ceiling, the cost
+of waiting for a replica, and one namespace sharded over 1, 3 and 6 primaries.
 
 Two clusters (:mod:`harness.redis_cluster`), one primary and three, each with a replica, through
 the worker's cluster client and ``RedisIndex``. In ``--reps`` interleaved rounds, best kept:
@@ -8,6 +8,8 @@ over ``--drivers`` processes (one would measure the client); the same with ``wai
 one tenant alone with and without the wait. Then one namespace driven by many tasks (its ceiling)
 and ``WAIT 1`` against ``PING``. Every tenant's verdicts must equal the memory store's. A primary
 runs one command thread, so its ceiling is ``1 / (CPU seconds per article)`` from ``INFO cpu``.
+Last, on clusters of 1, 3 and 6 primaries without replicas, one namespace driven as for the
+ceiling, single-slot and in ``--shards`` shard groups: its ceiling is set by its busiest primary.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ from redis.crc import key_slot
 from bench import cli, cluster_tables
 from bench.readings import git_state, machine_busy_seconds, machine_info, other_load
 from harness.corpus import Doc, generate
-from harness.redis_cluster import RedisCluster6, start_cluster, start_one_primary
+from harness.redis_cluster import RedisCluster6, start_cluster, start_one_primary, start_primaries
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces.policy import Policy
 
 START_TIMEOUT_S = 120.0  # spawn + imports + warm-up of the drivers
 RUN_TIMEOUT_S = 600.0
@@ -64,6 +67,7 @@ class Job:
     wait_replicas: int
     batch: int
     streams: tuple[Stream, ...]
+    shards: int = 1  # the namespaces' shard groups (Policy.shards)
 
 
 @dataclass
@@ -134,7 +138,7 @@ async def _drive_async(job: Job, ready: Any, go: Any) -> DriverResult:
     try:
         index = RedisIndex(client, wait_replicas=job.wait_replicas)
         await index.load_functions()
-        engines = [Engine(index) for _ in job.streams]
+        engines = [Engine(index, Policy(shards=job.shards)) for _ in job.streams]
         for engine, s in zip(engines, job.streams, strict=True):  # connections, scheme, routing
             probe = [Article(i, t, namespace=s.namespace) for i, t in s.docs[:8]]
             await engine.process(probe, register=False)
@@ -212,6 +216,7 @@ class Setup:
 class NodeStats:
     cpu_s: float  # used_cpu_user + used_cpu_sys
     getkeys: int  # COMMAND GETKEYS calls: a cluster client asking a node where a call's keys are
+    used_memory: int  # bytes (INFO memory)
 
 
 def node_stats(ports: Sequence[int]) -> dict[int, NodeStats]:
@@ -220,8 +225,10 @@ def node_stats(ports: Sequence[int]) -> dict[int, NodeStats]:
         with redis.Redis(host="127.0.0.1", port=port, socket_timeout=10) as r:
             cpu: dict[str, Any] = r.info("cpu")
             cmds: dict[str, Any] = r.info("commandstats")
+            mem: dict[str, Any] = r.info("memory")
         calls = int(cmds.get("cmdstat_command|getkeys", {}).get("calls", 0))
-        got[port] = NodeStats(float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), calls)
+        used = float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+        got[port] = NodeStats(used, calls, int(mem["used_memory"]))
     return got
 
 
@@ -300,6 +307,12 @@ def run_once(setup: Setup, jobs: Sequence[Job], workload: str) -> dict[str, Any]
             setup.label(p): stats1[p].getkeys - stats0[p].getkeys for p in setup.primaries
         },
         "client_cpu_ms_per_article": 1000 * sum(d.cpu_s for d in drivers) / articles,
+        "primary_bytes_per_article": sum(
+            stats1[p].used_memory - stats0[p].used_memory for p in setup.primaries
+        )
+        / articles,
+        "shards": jobs[0].shards,
+        "home": setup.label(setup.primary_of(jobs[0].streams[0].namespace)),
         "machine_cores_busy": (busy1 - busy0) / wall,
         "other_cores_busy": (busy1 - busy0 - sum(d.cpu_s for d in drivers) - sum(cpu.values()))
         / wall,
@@ -358,10 +371,43 @@ def stream(ns: str, docs: Sequence[Doc]) -> Stream:
     return Stream(ns, tuple((d["id"], d["text"]) for d in docs))
 
 
-def jobs_of(url: str, streams: Sequence[Stream], args: Any, wait: int = 0) -> list[Job]:
+def jobs_of(
+    url: str, streams: Sequence[Stream], args: Any, wait: int = 0, shards: int = 1
+) -> list[Job]:
     """The streams dealt round-robin over ``--drivers`` drivers (or as many as there are)."""
     drivers = min(args.drivers, len(streams))
-    return [Job(url, wait, args.batch, tuple(streams[k::drivers])) for k in range(drivers)]
+    return [Job(url, wait, args.batch, tuple(streams[k::drivers]), shards) for k in range(drivers)]
+
+
+SHARDED_PRIMARIES = (1, 3, 6)
+
+
+def sharded_runs(args: argparse.Namespace, tmp: Path, docs: Sequence[Doc]) -> list[dict[str, Any]]:
+    """One namespace driven by the ceiling's streams, single-slot and in ``--shards`` shard
+    groups, on clusters of 1, 3 and 6 primaries without replicas (started one at a time:
+    the machine's cores are shared). Each primary's CPU per article says which bounds it."""
+    out: list[dict[str, Any]] = []
+    n = args.drivers * args.ceiling_streams
+    ns = "sharded-000"
+    streams = [stream(ns, docs[k::n]) for k in range(n)]
+    for count in SHARDED_PRIMARIES:
+        cli.say(f"starting {count} primaries (no replicas) for one namespace, sharded or not")
+        with start_primaries(tmp / f"primaries{count}", count) as cluster:
+            ranges = cluster.primaries()
+            setup = Setup(f"{count}p", cluster, sorted(ranges, key=lambda p: min(ranges[p])))
+            for rep in range(args.reps):
+                for shards in (1, args.shards):
+                    jobs = jobs_of(cluster.url, streams, args, shards=shards)
+                    res = run_once(
+                        setup, jobs, "one namespace, sharded" if shards > 1 else "one namespace"
+                    )
+                    res["round"] = rep + 1
+                    out.append(res)
+                    cli.say(
+                        f"  round {rep + 1}: {count} primaries, shards={shards}: "
+                        f"{res['articles_per_s']:,.0f} articles/s"
+                    )
+    return out
 
 
 def memory_digest(docs: Sequence[Doc], batch: int) -> str:
@@ -420,6 +466,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cli.say(f"  {ceiling['articles_per_s']:,.0f} articles/s")
             cli.say("WAIT 1 round trip, alone")
             probe = wait_probe(three, ns)
+        sharded = sharded_runs(args, Path(tmp), ceiling_docs)
     machine = machine_info(("neardup", "redis"))
     machine["redis_server"] = f"{server.get('redis_version')} ({server.get('executable', '')})"
     machine["load_average_1m_at_end"] = os.getloadavg()[0]
@@ -434,7 +481,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ),
         "articles_all_decided": all(r["articles"] == len(names) * len(docs) for r in runs)
         and ceiling["articles"] == len(ceiling_docs)
-        and all(r["articles"] == len(lone_docs) for r in lone),
+        and all(r["articles"] == len(lone_docs) for r in lone)
+        and all(r["articles"] == len(ceiling_docs) for r in sharded),
     }
     return {
         "benchmark": "cluster",
@@ -451,6 +499,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "batch": args.batch,
             "reps": args.reps,
             "seed": args.seed,
+            "shards": args.shards,
             "corpus": f"harness.corpus.generate({len(docs)}, seed={args.seed}), the same for "
             f"every tenant; the ceiling: generate({len(ceiling_docs)}, seed={args.seed + 1})",
         },
@@ -459,6 +508,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "lone": lone,
         "ceiling": ceiling,
         "wait_probe": probe,
+        "sharded": sharded,
+        "sharded_summary": cluster_tables.summarise_sharded(sharded),
         "summary": cluster_tables.summarise(runs, lone, ceiling),
         "checks": checks,
         "elapsed_s": time.perf_counter() - t_start,
@@ -476,6 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     add("--ceiling-articles", type=int, default=8000, help="documents into one namespace")
     add("--ceiling-streams", type=int, default=4, help="engine tasks per driver for the ceiling")
     add("--lone-batches", type=int, default=16, help="batches of the lone-tenant latency runs")
+    add("--shards", type=int, default=24, help="shard groups of the sharded namespace (24)")
     args = parser.parse_args(argv)
     if min(args.namespaces, args.articles, args.drivers, args.batch, args.reps) < 1:
         parser.error("--namespaces, --articles, --drivers, --batch and --reps must be >= 1")

@@ -55,6 +55,87 @@ def summarise(
     }
 
 
+def summarise_sharded(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per cluster size and layout, the best round, with its busiest primary's CPU per article
+    (what bounds the namespace: a primary runs one command thread) and its ceiling."""
+    best: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in runs:
+        key = (r["setup"], r["shards"])
+        if key not in best or r["articles_per_s"] > best[key]["articles_per_s"]:
+            best[key] = r
+    out = []
+    for _, r in sorted(best.items(), key=lambda x: (int(x[0][0][:-1]), x[0][1])):
+        per = {k: 1000 * v / r["articles"] for k, v in r["primary_cpu_s"].items()}
+        busiest = max(per.values())
+        out.append(
+            {
+                **r,
+                "primary_ms": per,
+                "busiest_ms": busiest,
+                "home_ms": per[r["home"]],
+                "ceiling": 1000 / busiest,
+            }
+        )
+    for r in out:
+        first = next(x for x in out if x["shards"] == r["shards"])
+        r["ceiling_vs_one"] = r["ceiling"] / first["ceiling"]
+    return out
+
+
+SHARDED = (
+    "primaries={count} | layout={layout} | articles/s={articles_per_s:,.0f} | "
+    "Redis CPU ms/article, all primaries={redis_cpu_ms_per_article:.4f} | "
+    "CPU ms/article per primary (home *)={per} | ceiling, articles/s={ceiling:,.0f} | "
+    "ceiling vs 1 primary={ceiling_vs_one:.2f}× | client CPU ms/article="
+    "{client_cpu_ms_per_article:.3f} | machine cores busy={machine_cores_busy:.2f} | "
+    "Redis bytes/article={primary_bytes_per_article:,.0f} | batch p50 ms={lat[p50]:.0f}"
+)
+
+
+def _sharded_row(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        **r,
+        "count": len(r["primary_cpu_s"]),
+        "layout": f"{r['shards']} shard groups" if r["shards"] > 1 else "one slot",
+        "per": " / ".join(
+            f"{v:.4f}" + ("*" if k == r["home"] else "") for k, v in r["primary_ms"].items()
+        ),
+        "lat": r["batch_latency_ms"],
+    }
+
+
+def sharded_lines(result: Mapping[str, Any]) -> list[str]:
+    """What the sharded runs show: how the ceiling grows, and what bounds it."""
+    rows = result["sharded_summary"]
+    most = max(len(r["primary_cpu_s"]) for r in rows)
+    one = {r["shards"]: r for r in rows if len(r["primary_cpu_s"]) == 1}
+    top = {r["shards"]: r for r in rows if len(r["primary_cpu_s"]) == most}
+    shards = max(one)
+    m = result["machine"]
+    return [
+        f"ceiling (1 / the busiest primary's CPU per article): single-slot {one[1]['ceiling']:,.0f}"
+        f" articles/s on 1 primary, {top[1]['ceiling']:,.0f} on {most} (one slot is one "
+        f"primary whatever the cluster); {shards} shard groups {one[shards]['ceiling']:,.0f} on "
+        f"1 primary, {top[shards]['ceiling']:,.0f} on {most}: "
+        f"{top[shards]['ceiling_vs_one']:.2f}× with {most}× the primaries",
+        f"what bounds a sharded namespace: its home primary (the counter, id -> seq, id hash -> "
+        f"seq, records, verdicts) at {top[shards]['home_ms']:.4f} ms/article on {most} primaries, "
+        f"where it also serves some groups; the busiest at {top[shards]['busiest_ms']:.4f}",
+        "what sharding costs: Redis CPU over all primaries "
+        f"{one[shards]['redis_cpu_ms_per_article']:.4f} ms/article against "
+        f"{one[1]['redis_cpu_ms_per_article']:.4f} single-slot on one primary, client CPU "
+        f"{one[shards]['client_cpu_ms_per_article']:.3f} against "
+        f"{one[1]['client_cpu_ms_per_article']:.3f} ms/article (five round trips to register a batch "
+        f"instead of one), memory {one[shards]['primary_bytes_per_article']:,.0f} against "
+        f"{one[1]['primary_bytes_per_article']:,.0f} bytes/article",
+        f"measured: {shards} shard groups ran {one[shards]['articles_per_s']:,.0f} articles/s on "
+        f"1 primary and {top[shards]['articles_per_s']:,.0f} on {most}, with "
+        f"{top[shards]['machine_cores_busy']:.2f} of this machine's {m['cores']} cores busy: "
+        "the drivers and every primary share them, and the drivers' client CPU per article is "
+        "the larger share; the ceilings say what a core per primary would serve",
+    ]
+
+
 SETUPS = {"one": "one primary (1 + 1 replica)", "three": "three primaries (3 + 3 replicas)"}
 COMMON = (
     "client CPU ms/article={client_cpu_ms_per_article:.3f} | "
@@ -177,5 +258,23 @@ def markdown(result: Mapping[str, Any]) -> str:
             "latency without queueing for a core. The machine is shared with other work: "
             "articles/s move from run to run; CPU per article much less.",
             data_table(ROUNDS, map(_row, [*result["runs"], *result["lone"]])),
+            *_sharded_section(result),
         ]
     )
+
+
+def _sharded_section(result: Mapping[str, Any]) -> list[Any]:
+    if "sharded_summary" not in result:  # (a result from before the sharded runs)
+        return []
+    meth = result["method"]
+    return [
+        f"## One namespace sharded over 1, 3 and 6 primaries ({meth['shards']} shard groups)",
+        f"Clusters of 1, 3 and 6 primaries without replicas, one at a time; one namespace driven "
+        f"by {meth['ceiling_streams']} engine tasks over {meth['drivers']} driver processes "
+        f"({meth['ceiling_articles']:,} articles), single-slot and in {meth['shards']} shard "
+        f"groups (`shards = {meth['shards']}`); {meth['reps']} rounds, the best kept. A "
+        "primary runs one command thread: the namespace's ceiling is 1 / its busiest "
+        "primary's CPU per article (* marks the home primary, which holds the counter).",
+        data_table(SHARDED, map(_sharded_row, result["sharded_summary"])),
+        sharded_lines(result),
+    ]

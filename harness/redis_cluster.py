@@ -227,6 +227,28 @@ def start_one_primary(dir: str | os.PathLike[str]) -> RedisCluster6:
     return cluster
 
 
+def start_primaries(dir: str | os.PathLike[str], count: int) -> RedisCluster6:
+    """``count`` primaries without replicas, the 16384 slots split evenly in port order, formed
+    by hand (``redis-cli --cluster create`` wants three or more): the sharded-namespace part of
+    the cluster benchmark, where replicas would only take the machine's cores."""
+    cluster = RedisCluster6(Path(dir).resolve())
+    try:
+        buses = _start_nodes(cluster, count)
+        ports = [n.port for n in cluster.nodes]
+        for k, port in enumerate(ports):
+            lo, hi = 16384 * k // count, 16384 * (k + 1) // count - 1
+            with _admin(port) as client:
+                client.execute_command("CLUSTER ADDSLOTSRANGE", lo, hi)
+        for port in ports[1:]:
+            with _admin(port) as client:
+                client.execute_command("CLUSTER MEET", HOST, ports[0], buses[0])
+        cluster.wait_ok(primaries=count)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
 def _start_nodes(cluster: RedisCluster6, count: int) -> list[int]:
     """Start ``count`` cluster-enabled nodes; returns their bus ports (the default, port + 10000,
     may be taken or past 65535)."""
