@@ -125,8 +125,8 @@ def sharded_lines(result: Mapping[str, Any]) -> list[str]:
         f"{one[shards]['redis_cpu_ms_per_article']:.4f} ms/article against "
         f"{one[1]['redis_cpu_ms_per_article']:.4f} single-slot on one primary, client CPU "
         f"{one[shards]['client_cpu_ms_per_article']:.3f} against "
-        f"{one[1]['client_cpu_ms_per_article']:.3f} ms/article (five round trips to register a batch "
-        f"instead of one), memory {one[shards]['primary_bytes_per_article']:,.0f} against "
+        f"{one[1]['client_cpu_ms_per_article']:.3f} ms/article (five round trips to register "
+        f"a batch instead of one), memory {one[shards]['primary_bytes_per_article']:,.0f} against "
         f"{one[1]['primary_bytes_per_article']:,.0f} bytes/article",
         f"measured: {shards} shard groups ran {one[shards]['articles_per_s']:,.0f} articles/s on "
         f"1 primary and {top[shards]['articles_per_s']:,.0f} on {most}, with "
