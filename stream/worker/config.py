@@ -100,8 +100,15 @@ class Settings(BaseSettings):
     boilerplate_sources: str | None = None
     keep_text: bool = True
     explain: bool = False
-    # shard groups of a new namespace's buckets on Redis (1: one slot; see docs/operations.md)
-    shards: int = Field(1, ge=1, le=MAX_SHARDS)
+    shards: int = Field(
+        1,
+        ge=1,
+        le=MAX_SHARDS,
+        description="shard groups of a new namespace's buckets on Redis: 1 keeps a namespace in "
+        "one Redis Cluster slot (one primary); N > 1 spreads its buckets over N slots, past "
+        "one primary's ceiling, at the cost of more round trips (see *When to shard* in "
+        "docs/operations.md). Part of the scheme: an existing namespace changes it by a rebuild",
+    )
     namespaces_file: str | None = (
         None  # TOML of per-namespace policies (neardup.stream.namespaces.policies)
     )
