@@ -433,6 +433,24 @@ local function group_articles(keys, args, each)
   for _, t in ipairs(todo) do each(t[1], t[2], t[3]) end
 end
 
+-- known64 (read only): KEYS = a sharded namespace's ids, deleted (nd:{ns}:i, :g); ARGV = article
+-- ids. Returns, per id, 1 when it is registered, 2 when it is remembered as deleted, else 0: what
+-- a registration reads before step 1 (a replay or a deleted id adds nothing to the buckets).
+local function known64(keys, args)
+  local out = {}
+  local seqs = redis.call('HMGET', keys[1], unpack(args))
+  for k, id in ipairs(args) do
+    if seqs[k] then
+      out[k] = 1
+    elseif redis.call('ZSCORE', keys[2], id) then
+      out[k] = 2
+    else
+      out[k] = 0
+    end
+  end
+  return out
+end
+
 -- shard_add64: ARGV = shard_bits, base, cap (entries), articles. Adds each article's id hash to
 -- its buckets below the cap (once: a replay adds nothing). Step 1 of a sharded registration.
 local function shard_add64(keys, args)
@@ -574,5 +592,6 @@ redis.register_function{
   function_name='neardup_shard_read64', callback=shard_read64, flags={'no-writes'}
 }
 redis.register_function('neardup_shard_remove64', shard_remove64)
+redis.register_function{function_name='neardup_known64', callback=known64, flags={'no-writes'}}
 redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

@@ -133,17 +133,12 @@ class Sharded:
         index, ns = self._index, self._ns
         hashed = [keys.id_hash(r.doc_id) for r in regs]
         # which ids are new (a replay or a deleted id adds nothing to the buckets)
-        pipe = index._r.pipeline(transaction=False)
-        route = index._route(ns)
+        ks = [keys.ids(ns), keys.deleted(ns)]
         ids = [r.doc_id for r in regs]
-        pipe.execute_command("HMGET", keys.ids(ns), *ids, **route)
-        pipe.execute_command("ZMSCORE", keys.deleted(ns), *ids, **route)
-        index.round_trips += 1
-        with index._errors(ns):
-            known, gone = await pipe.execute()
+        known = await index._call(index._fcall(ns, "FCALL_RO", "neardup_known64", ks, *ids))
         adding: dict[str, int] = {}
         for k, r in enumerate(regs):
-            if known[k] is None and gone[k] is None:
+            if int(known[k]) == 0:
                 adding.setdefault(r.doc_id, k)
         # 1. add
         wait = bool(index.wait_replicas)

@@ -590,10 +590,11 @@ async def connect(acl_redis: str) -> AsyncIterator[Any]:
             await c.aclose()
 
 
-async def exercise(index: RedisIndex, ns: str) -> None:
-    """Everything the worker does with the index: register, replay, check, delete, expire."""
+async def exercise(index: RedisIndex, ns: str, shards: int = 1) -> None:
+    """Everything the worker does with the index: register, replay, check, delete, expire (on a
+    namespace of ``shards`` shard groups)."""
     await index.load_functions()
-    engine = Engine(index, Policy(retention_s=3600))
+    engine = Engine(index, Policy(retention_s=3600, shards=shards))
     docs = [d["text"] for d in generate(3, seed=5, words=120, dup_rate=0.0)]
     articles = [Article(f"d{i}", t, ns) for i, t in enumerate(docs)]
     articles += [Article("copy", docs[0], ns), Article("short", "a short one", ns)]
@@ -631,8 +632,9 @@ async def exercise(index: RedisIndex, ns: str) -> None:
     assert await index.count(ns) == 0
 
 
-async def test_acl_variant_a_worker_loads_its_functions(connect: Any) -> None:
-    await exercise(RedisIndex(connect("neardup"), shard_bits=4), "acl-a")
+@pytest.mark.parametrize("shards", [1, 3], ids=["one-slot", "sharded"])
+async def test_acl_variant_a_worker_loads_its_functions(connect: Any, shards: int) -> None:
+    await exercise(RedisIndex(connect("neardup"), shard_bits=4), f"acl-a{shards}", shards)
 
 
 async def test_acl_variant_b_operator_preloads_the_functions(make_redis: Any, connect: Any) -> None:
