@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from neardup.stream.index.redis.index import RedisIndex
 
 _COUNT = struct.Struct(">H")
+RESOLVE_CHUNK = 10_000  # id hashes an HMGET of step 4 asks for (hot buckets can list many)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +213,12 @@ class Sharded:
         wanted = sorted(set(_entries(run)))
         if not wanted:
             return {}
-        got = await self._index._call(
-            self._index._r.execute_command(
-                "HMGET", keys.hashes(self._ns), *wanted, **self._index._route(self._ns)
-            )
-        )
+        index, key = self._index, keys.hashes(self._ns)
+        pipe = index._r.pipeline(transaction=False)
+        route = index._route(self._ns)
+        for lo in range(0, len(wanted), RESOLVE_CHUNK):
+            pipe.execute_command("HMGET", key, *wanted[lo : lo + RESOLVE_CHUNK], **route)
+        got = [s for reply in await index._call(pipe.execute()) for s in reply]
         return {
             h: int.from_bytes(s, "big") if s else None for h, s in zip(wanted, got, strict=True)
         }

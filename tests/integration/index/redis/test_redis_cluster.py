@@ -380,6 +380,28 @@ async def test_library_is_on_every_primary_and_reloaded_when_lost(
         assert probe.seq == 1 and probe.status == "new"
 
 
+async def test_a_sharded_namespace_on_a_cluster_is_dropped_from_every_primary(
+    redis_cluster: RedisCluster6, cluster_client: RedisCluster
+) -> None:
+    """Its keys live on every primary (the home slot and 6 shard groups); stats sample them and
+    ``drop`` finds and removes them all."""
+    index = RedisIndex(cluster_client, shard_bits=6)
+    await index.ensure_scheme("wide", b'{"shards":6}')
+    regs = [_reg(f"a{i}", bytes([i]) * 16, (i * 2**58, 2**63 + i * 2**57)) for i in range(40)]
+    probes = await index.register("wide", regs, 16)
+    assert [p.seq for p in probes] == list(range(1, 41))
+    held = {}
+    for port in redis_cluster.primaries():
+        with redis.Redis(port=port) as node:
+            held[port] = node.keys("nd:{wide*")
+    assert all(held.values()), held  # every primary holds some of it
+    assert (await index.stats("wide")).documents == 40
+    assert await index.drop("wide") == sum(map(len, held.values()))
+    for port in redis_cluster.primaries():
+        with redis.Redis(port=port) as node:
+            assert node.keys("nd:{wide*") == []
+
+
 async def test_replica_wait_on_a_cluster_returns_once_the_replica_has_the_registration(
     redis_cluster: RedisCluster6, cluster_client: RedisCluster
 ) -> None:

@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from neardup.stream.engine.engine import Engine
 from neardup.stream.index.base import Probe, Registration, Window
 from neardup.stream.index.memory import MemoryIndex
-from neardup.stream.index.redis import keys
+from neardup.stream.index.redis import keys, sharded
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.index.redis.sharded import Layout, Sharded
 from neardup.stream.model import Article, Verdict
@@ -162,10 +162,12 @@ async def test_an_entry_without_a_seq_is_never_a_candidate(redis_client: Redis) 
 
 @pytest.mark.parametrize("shards", [1, 4])
 async def test_engine_verdicts_and_check_on_a_sharded_namespace(
-    redis_client: Redis, shards: int
+    redis_client: Redis, shards: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine on a sharded namespace gives the in-process index's verdicts (batches of
-    near-copies and chains), and the read-only check finds what registration found."""
+    near-copies and chains), and the read-only check finds what registration found (the id
+    hashes resolved a few per command)."""
+    monkeypatch.setattr(sharded, "RESOLVE_CHUNK", 3)
     await redis_client.flushdb()
     policy = Policy(shards=shards)
     groups, chains = _groups(6, seed=3), _chains(2, seed=3)
