@@ -67,12 +67,14 @@ def _stories(n: int) -> list[str]:
 
 
 class InProcess:
-    """An engine on the memory store, as a worker and the admin commands would drive it: a
-    takedown by any path leaves the index and puts a tombstone on the (modelled) topic."""
+    """An engine on the memory store (or the index given, under the policy given), as a worker
+    and the admin commands would drive it: a takedown by any path leaves the index and puts a
+    tombstone on the (modelled) topic."""
 
-    def __init__(self, index: Index | None = None) -> None:
+    def __init__(self, index: Index | None = None, policy: Policy | None = None) -> None:
         self.index = index or MemoryIndex()
-        self.worker = Engine(self.index, alias_ttl_s=0.0)
+        self.policy = policy or Policy()
+        self.worker = Engine(self.index, self.policy, alias_ttl_s=0.0)
         self.topic: list[Item] = []  # the input topic's log
 
     async def register(self, article: Article) -> str:
@@ -102,7 +104,7 @@ class InProcess:
                 yield batch
                 await meanwhile()
 
-        done = await reindex(self.index, NS, Policy(), source, wait_s=0)
+        done = await reindex(self.index, NS, self.policy, source, wait_s=0)
         return f"into {done.target}: {dict(done.verdicts)}"
 
     async def settle(self) -> None:
