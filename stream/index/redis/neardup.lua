@@ -416,21 +416,24 @@ end
 -- bucket shard keys a call touches; ARGV starts with shard_bits and the group's base
 -- (nd:{ns/g}:), from which each key is derived and checked as declared, before any write.
 -- Articles come packed: id hash (8 bytes), field count ('>H'), fields (8 bytes each).
+-- each(key, field, id hash, k) is called for every field of the k-th article, in order, once
+-- every key is checked.
 local function group_articles(keys, args, each)
   local sub, unpack_head = string.sub, struct.unpack
   local shard_key, _, bprefix = shard_layout_at(args[2], args[1])
   local shards = declared_shards(keys, 1)
-  local blob, todo, pos = args[#args], {}, 1
+  local blob, todo, pos, k = args[#args], {}, 1, 0
   while pos <= #blob do
     local hash = sub(blob, pos, pos + 7)
     local nf, p = unpack_head('>H', blob, pos + 8)
+    k = k + 1
     for at = p, p + 8 * nf - 1, 8 do
       local f = sub(blob, at, at + 7)
-      todo[#todo + 1] = {checked(shards, shard_key(bprefix, f)), f, hash}
+      todo[#todo + 1] = {checked(shards, shard_key(bprefix, f)), f, hash, k}
     end
     pos = p + 8 * nf
   end
-  for _, t in ipairs(todo) do each(t[1], t[2], t[3]) end
+  for _, t in ipairs(todo) do each(t[1], t[2], t[3], t[4]) end
 end
 
 -- known64 (read only): KEYS = a sharded namespace's ids, deleted (nd:{ns}:i, :g); ARGV = article
@@ -470,13 +473,23 @@ local function shard_add64(keys, args)
   return added
 end
 
--- shard_read64 (read only): ARGV = shard_bits, base, articles (the id hash is not used). Returns
--- each field's run of id hashes ('' for none), in order. Step 3.
+-- shard_read64 (read only): ARGV = shard_bits, base, cap (entries), articles. Returns two values
+-- per article, in order: how many of its buckets here are full without it (hot), and the runs
+-- of id hashes of its buckets here, concatenated. Step 3.
 local function shard_read64(keys, args)
-  local call, out = redis.call, {}
-  group_articles(keys, args, function(key, f)
-    out[#out + 1] = call('HGET', key, f) or ''
+  local call, cap = redis.call, SEQ_BYTES * tonumber(args[3])
+  local hot, runs = {}, {}
+  group_articles(keys, args, function(key, f, hash, k)
+    local v = call('HGET', key, f) or ''
+    if not runs[k] then runs[k], hot[k] = {}, 0 end
+    local r = runs[k]
+    r[#r + 1] = v
+    if #v >= cap and not entry_at(v, hash) then hot[k] = hot[k] + 1 end
   end)
+  local out = {}
+  for k = 1, #runs do
+    out[2 * k - 1], out[2 * k] = hot[k], table.concat(runs[k])
+  end
   return out
 end
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,15 @@ RESOLVE_CHUNK = 10_000  # id hashes an HMGET of step 4 asks for (hot buckets can
 
 
 @dataclass(frozen=True, slots=True)
+class Split:
+    """One article's buckets by shard group: each group's packed entry (its id hash, field count
+    and fields, as the group functions read it) and the bucket shard indexes it touches."""
+
+    parts: dict[int, bytes]
+    shard_keys: dict[int, set[int]]
+
+
+@dataclass(frozen=True, slots=True)
 class Layout:
     """Where a sharded namespace's buckets live: ``shards`` groups of its ``2**bits`` bucket
     shard keys, group ``g`` holding the shard keys whose index is ``g`` mod ``shards``."""
@@ -64,31 +73,41 @@ class Layout:
     shards: int
     bits: int
 
-    def group(self, bucket: int) -> int:
-        return (bucket >> (64 - self.bits)) % self.shards
+    def split(self, hashed: bytes, buckets: Sequence[int]) -> Split:
+        """An article's buckets by group (computed once, used by each step's calls)."""
+        fields: dict[int, list[int]] = defaultdict(list)
+        shard_keys: dict[int, set[int]] = defaultdict(set)
+        shift, n = 64 - self.bits, self.shards
+        for b in buckets:
+            top = b >> shift
+            fields[top % n].append(b)
+            shard_keys[top % n].add(top)
+        parts = {
+            g: b"".join((hashed, _COUNT.pack(len(fs)), keys.bucket_fields(fs)))
+            for g, fs in fields.items()
+        }
+        return Split(parts, shard_keys)
 
     def calls(
-        self, function: str, articles: Iterable[tuple[bytes, Sequence[int]]], *extra: Any
-    ) -> list[tuple[str, list[Any]]]:
+        self, function: str, articles: Sequence[Split], *extra: Any
+    ) -> list[tuple[str, list[Any], list[int]]]:
         """One call of ``function`` per group that any article has a bucket in: the group's
-        base (to route by) and the call. Each article travels as its id hash, its field count
-        in that group and the fields, in the order given."""
+        base (to route by), the call, and which of the articles it carries, in order."""
         blobs: dict[int, list[bytes]] = defaultdict(list)
+        carried: dict[int, list[int]] = defaultdict(list)
         shard_keys: dict[int, set[int]] = defaultdict(set)
-        shift = 64 - self.bits
-        for hashed, buckets in articles:
-            mine: dict[int, list[int]] = defaultdict(list)
-            for b in buckets:
-                mine[(b >> shift) % self.shards].append(b)
-                shard_keys[(b >> shift) % self.shards].add(b >> shift)
-            for g, fields in mine.items():
-                blobs[g] += (hashed, _COUNT.pack(len(fields)), keys.bucket_fields(fields))
+        for k, a in enumerate(articles):
+            for g, part in a.parts.items():
+                blobs[g].append(part)
+                carried[g].append(k)
+                shard_keys[g] |= a.shard_keys[g]
         out = []
         for g in sorted(blobs):
             head = keys.group_base(self.ns, g)
             ks = [f"{head}b:{s:x}" for s in sorted(shard_keys[g])]
             blob = b"".join(blobs[g])
-            out.append((head, ["FCALL", function, len(ks), *ks, self.bits, head, *extra, blob]))
+            call = ["FCALL", function, len(ks), *ks, self.bits, head, *extra, blob]
+            out.append((head, call, carried[g]))
         return out
 
 
@@ -105,7 +124,7 @@ class Sharded:
         return [*self._index._ns_keys(ns), keys.hashes(ns), *xs]
 
     async def _on_groups(
-        self, calls: list[tuple[str, list[Any]]], *, wait: bool = False
+        self, calls: list[tuple[str, list[Any], list[int]]], *, wait: bool = False
     ) -> list[Any]:
         """Run one call per group, pipelined (a cluster client sends each primary its calls at
         once); with ``wait``, a ``WAIT`` for the replicas after each primary's calls."""
@@ -114,7 +133,7 @@ class Sharded:
         index = self._index
         pipe = index._r.pipeline(transaction=False)
         nodes: dict[str, dict[str, Any]] = {}
-        for head, call in calls:
+        for head, call, _ in calls:
             route = index._route_key(head + "b:0", self._ns)
             pipe.execute_command(*call, **route)
             name = route["target_nodes"].name if route else ""
@@ -141,24 +160,26 @@ class Sharded:
         for k, r in enumerate(regs):
             if int(known[k]) == 0:
                 adding.setdefault(r.doc_id, k)
+        splits = {k: self._layout.split(hashed[k], regs[k].buckets) for k in adding.values()}
         # 1. add
         wait = bool(index.wait_replicas)
-        adds = [(hashed[k], regs[k].buckets) for k in adding.values()]
-        await self._on_groups(self._layout.calls("neardup_shard_add64", adds, cap), wait=wait)
+        adds = self._layout.calls("neardup_shard_add64", list(splits.values()), cap)
+        await self._on_groups(adds, wait=wait)
         # 2. seq, on the home slot
         probes = await self._register_home(regs, hashed, cap, window)
-        refused = [k for k in adding.values() if probes[k].status == "deleted"]
+        refused = [splits[k] for k in adding.values() if probes[k].status == "deleted"]
         if refused:  # deleted since the ids were read: take their entries out again
-            out = [(hashed[k], regs[k].buckets) for k in refused]
-            await self._on_groups(self._layout.calls("neardup_shard_remove64", out), wait=wait)
+            out = self._layout.calls("neardup_shard_remove64", refused)
+            await self._on_groups(out, wait=wait)
         # 3. read, 4. resolve
         new = [k for k, p in enumerate(probes) if p.status == "new"]
-        runs = await self._read([regs[k].buckets for k in new])
-        seq_of = await self._resolve(b"".join(b"".join(r) for r in runs))
-        for k, found in zip(new, runs, strict=True):
-            p, me = probes[k], hashed[k]
-            hot = sum(1 for run in found if len(run) >= 8 * cap and not _holds(run, me))
-            seqs = {seq_of[h] for run in found for h in _entries(run)}
+        got = await self._read(
+            [splits.get(k) or self._layout.split(hashed[k], regs[k].buckets) for k in new], cap
+        )
+        seq_of = await self._resolve(b"".join(run for run, _ in got))
+        for k, (run, hot) in zip(new, got, strict=True):
+            p = probes[k]
+            seqs = {seq_of[h] for h in _entries(run)}
             cands = tuple(sorted(s for s in seqs if s is not None and s < p.seq))
             probes[k] = replace(p, candidates=cands, hot=hot)
         return probes
@@ -192,21 +213,20 @@ class Sharded:
             index._check_acknowledged(ns, replies.pop())
         return [p for reply in replies for p in wire.probes(reply)]
 
-    async def _read(self, articles: Sequence[Sequence[int]]) -> list[list[bytes]]:
-        """Step 3: each article's bucket runs (of id hashes), in its buckets' order."""
+    async def _read(self, articles: Sequence[Split], cap: int) -> list[tuple[bytes, int]]:
+        """Step 3: each article's bucket runs (of id hashes) concatenated, and how many of its
+        buckets are full without it."""
         if not articles:
             return []
-        calls = self._layout.calls("neardup_shard_read64", ((b"\0" * 8, b) for b in articles))
+        calls = self._layout.calls("neardup_shard_read64", articles, cap)
         replies = await self._on_groups(calls)
-        # the replies list each group's fields in the order the articles were packed
-        queues = {head: iter(reply) for (head, _), reply in zip(calls, replies, strict=True)}
-        out = []
-        for buckets in articles:
-            out.append([bytes(next(queues[self._group_head(b)])) for b in buckets])
-        return out
-
-    def _group_head(self, bucket: int) -> str:
-        return keys.group_base(self._ns, self._layout.group(bucket))
+        runs: list[list[bytes]] = [[] for _ in articles]
+        hot = [0] * len(articles)
+        for (_, _, carried), reply in zip(calls, replies, strict=True):
+            for j, k in enumerate(carried):
+                hot[k] += int(reply[2 * j])
+                runs[k].append(bytes(reply[2 * j + 1]))
+        return [(b"".join(r), h) for r, h in zip(runs, hot, strict=True)]
 
     async def _resolve(self, run: bytes) -> dict[bytes, int | None]:
         """Step 4: the seq of each distinct id hash in a run (None: it has none)."""
@@ -225,15 +245,15 @@ class Sharded:
 
     async def found(self, buckets: Sequence[int]) -> tuple[int, ...]:
         """The registered articles in these buckets (read only), ascending."""
-        runs = await self._read([buckets])
-        seq_of = await self._resolve(b"".join(runs[0]) if runs else b"")
+        ((run, _),) = await self._read([self._layout.split(bytes(8), buckets)], 1)
+        seq_of = await self._resolve(run)
         return tuple(sorted(s for s in seq_of.values() if s is not None))
 
     async def remove(self, raws: Sequence[tuple[int, bytes]]) -> int:
         """Remove articles (seq, record) group by group, then from the home slot."""
         index, ns = self._index, self._ns
         recs = [Record.decode(raw) for _, raw in raws]
-        out = [(keys.id_hash(r.doc_id), r.buckets) for r in recs]
+        out = [self._layout.split(keys.id_hash(r.doc_id), r.buckets) for r in recs]
         await self._on_groups(self._layout.calls("neardup_shard_remove64", out))
         pipe = index._r.pipeline(transaction=False)
         route = index._route(ns)
@@ -251,10 +271,6 @@ def _entries(run: bytes) -> list[bytes]:
     return [run[i : i + 8] for i in range(0, len(run), 8)]
 
 
-def _holds(run: bytes, entry: bytes) -> bool:
-    return entry in _entries(run)
-
-
 def shards_of(scheme: bytes | None) -> int:
     """The shard groups a stored scheme names (``Policy.scheme()['shards']``, absent: 1)."""
     if not scheme:
@@ -267,4 +283,4 @@ def shards_of(scheme: bytes | None) -> int:
     return n if isinstance(n, int) and n >= 1 else 1
 
 
-__all__ = ["Layout", "Sharded", "shards_of"]
+__all__ = ["Layout", "Sharded", "Split", "shards_of"]

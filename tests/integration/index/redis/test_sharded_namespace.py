@@ -202,7 +202,9 @@ class _Paused(Sharded):
             self._gate.paused.set()
             await self._gate.release.wait()
 
-    async def _on_groups(self, calls: list[tuple[str, list[Any]]], *, wait: bool = False) -> Any:
+    async def _on_groups(
+        self, calls: list[tuple[str, list[Any], list[int]]], *, wait: bool = False
+    ) -> Any:
         await self._pause("add" if calls and "shard_add64" in calls[0][1][1] else "read")
         return await super()._on_groups(calls, wait=wait)
 
