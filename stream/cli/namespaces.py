@@ -70,7 +70,7 @@ def namespaces(
     longest = max((len(r["namespace"]) for r in got["namespaces"]), default=9)
     table.add_column("namespace", no_wrap=True, min_width=longest)  # never cut: looked for
     table.add_column("serves")
-    for col in ("documents", "copies", "clusters", "bytes", "hot buckets"):
+    for col in ("documents", "copies", "clusters", "bytes", "hot buckets", "shard groups"):
         table.add_column(col, justify="right")
     for row in got["namespaces"]:
         serves = ", ".join(row["serves"]) or (
@@ -84,6 +84,7 @@ def namespaces(
             f"{row['clusters']:,}",
             f"{row['bytes']:,}" + (" ~" if row["estimated_from_shards"] else ""),
             f"{row['hot_buckets']:,}" + (" ~" if row["estimated_from_shards"] else ""),
+            f"{row['shard_groups']:,}",
         )
     out.print(table)
     if any(r["estimated_from_shards"] for r in got["namespaces"]):

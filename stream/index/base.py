@@ -114,6 +114,7 @@ class NamespaceStats:
     policy: str | None
     sampled: int = 0
     shards: int = 0
+    groups: int = 1  # shard groups of its buckets (1: one slot; Policy.shards)
 
     @property
     def clusters(self) -> int:

@@ -95,6 +95,7 @@ class NamespaceCommands:
             policy=policy.decode() if policy else None,
             sampled=len(shards),
             shards=2 * n,
+            groups=groups,
         )
 
     async def stored_scheme(self, ns: str) -> bytes | None:

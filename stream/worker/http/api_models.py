@@ -317,6 +317,9 @@ class NamespaceRow(_Out):
     hot_buckets: int | None
     estimated_from_shards: int | None
     shards: int | None
+    shard_groups: int = Field(
+        1, description="the slots its buckets are spread over (1: one slot; policy shards)"
+    )
     scheme: str | None
     policy: str | None
 

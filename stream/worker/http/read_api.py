@@ -147,6 +147,7 @@ async def namespaces(index: Index) -> dict[str, Any]:
                 "hot_buckets": st.hot_buckets,
                 "estimated_from_shards": st.sampled,
                 "shards": st.shards,
+                "shard_groups": st.groups,
                 "scheme": st.scheme,
                 "policy": st.policy,
             }

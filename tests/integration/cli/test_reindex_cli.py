@@ -108,6 +108,9 @@ async def test_a_namespace_becomes_sharded_by_a_rebuild(
     target = f"{ns}.r2"
     assert await redis_client.keys(f"nd:{{{target}/*}}:b:*")
     assert not await redis_client.keys(f"nd:{{{target}}}:b:*")
+    listed = json.loads(_run("namespaces", "--store", redis_url, "--json").stdout)
+    groups = {r["namespace"]: r["shard_groups"] for r in listed["namespaces"]}
+    assert (groups[ns], groups[target]) == (1, 4)
     out = tmp_path / "out.jsonl"
     sent = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "-o", str(out))
     assert sent.returncode == 0, sent.stderr

@@ -111,7 +111,7 @@ async def test_buckets_live_in_the_shard_groups_and_drop_removes_them(redis_clie
         assert k.startswith(f"nd:{{wide/{shard % 3}}}:")
     assert await redis_client.hlen(keys.hashes("wide")) == 12
     stats = await index.stats("wide")
-    assert stats.documents == 12 and stats.bytes > 0
+    assert stats.documents == 12 and stats.bytes > 0 and stats.groups == 3
     assert await index.drop("wide") == len(names) - 1  # all but the registry, nd:namespaces
     assert await redis_client.keys("*") == []  # (the registry went with its last member)
 
