@@ -178,7 +178,9 @@ local function register_articles(keys, args, hashes)
   for k = 1, n do
     xkeys[k] = checked(shards, shard_key(xprefix, contents[k]))
     local fields, bk = all_fields[k], {}
-    if hashes and #fields ~= 8 then error('register_home64: one id hash an article') end
+    if hashes and #fields ~= 8 and #fields ~= 0 then
+      error('register_home64: one id hash or none an article')
+    end
     for at = 1, hashes and 0 or #fields, 8 do
       bk[#bk + 1] = checked(shards, shard_key(bprefix, sub(fields, at, at + 7)))
     end
@@ -218,6 +220,8 @@ local function register_articles(keys, args, hashes)
     elseif fresh[id] then
       out[o + 1], out[o + 2] = unpack_seq(fresh[id]), -1
       out[o + 3], out[o + 4] = fresh_rec[id], ''
+    elseif hashes and all_fields[k] == '' then -- not in its buckets yet: not registered
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -3, '', ''
     else
       local content, record, fields = contents[k], records[k], all_fields[k]
       seq = seq + 1
@@ -274,11 +278,13 @@ end
 
 -- register_home64: a sharded namespace's registration on its home slot (see Sharded below).
 -- KEYS = the namespace's keys (as register64k), its id-hash map (nd:{ns}:h), then the distinct
--- content shard keys of the call's articles; ARGV as register64k, each article packed with
--- exactly one 8-byte field: its id hash (its buckets live on other slots). Registers and probes
--- as register64k does with no buckets (the deleted check, replays, the counter, the content
--- slot), and records id hash -> seq (the first article of a hash keeps it). Returns as
--- register64k, with hot 0 and no bucket values.
+-- content shard keys of the call's articles; ARGV as register64k, each article packed with one
+-- 8-byte field, its id hash, once it is in its buckets (they live on other slots), or none when
+-- the caller did not add it because it was registered or deleted. Registers and probes as
+-- register64k does with no buckets (the deleted check, replays, the counter, the content slot),
+-- and records id hash -> seq (the first article of a hash keeps it). Returns as register64k,
+-- with hot 0 and no bucket values; an article without its id hash that would be registered now
+-- (expired since the caller looked) is not: 0, -3, '', '' (add it to its buckets, then again).
 local function register_home64(keys, args)
   return register_articles(keys, args, keys[7])
 end

@@ -29,21 +29,23 @@ counter, id and record writes: it is the namespace's bottleneck, shared by all i
 
 Before step 1 the ids are read from the home slot: an article already registered or deleted adds
 nothing (a replay), so entries are only ever added by articles about to take a seq. One that is
-deleted between that read and step 2 takes its entries out again. A worker that dies between
-steps 1 and 2 leaves entries without a seq; the redelivered batch registers the article (the same
-hash), and entries never registered are ignored by every reader.
+deleted between that read and step 2 takes its entries out again; one that expired between them
+is not registered by step 2 (it is in no bucket): it is added, then sent again. A worker that dies
+between steps 1 and 2 leaves entries without a seq; the redelivered batch registers the article
+(the same hash), and entries never registered are ignored by every reader.
 """
 
 from __future__ import annotations
 
 import struct
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.base import COPIES_CAP, Probe, Registration, Window
 from neardup.stream.index.redis import keys, wire
 from neardup.stream.records import Record
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
 
 _COUNT = struct.Struct(">H")
 RESOLVE_CHUNK = 10_000  # id hashes an HMGET of step 4 asks for (hot buckets can list many)
+NOT_ADDED = -3  # register_home64: an article to be registered that is not in its buckets yet
+ADD_AGAIN = 3  # times such articles are added and sent again before the batch is retried
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,22 +164,21 @@ class Sharded:
         for k, r in enumerate(regs):
             if int(known[k]) == 0:
                 adding.setdefault(r.doc_id, k)
-        splits = {k: self._layout.split(hashed[k], regs[k].buckets) for k in adding.values()}
+        added = set(adding.values())
+        splits = {k: self._layout.split(hashed[k], regs[k].buckets) for k in added}
         # 1. add
         wait = bool(index.wait_replicas)
         adds = self._layout.calls("neardup_shard_add64", list(splits.values()), cap)
         await self._on_groups(adds, wait=wait)
         # 2. seq, on the home slot
-        probes = await self._register_home(regs, hashed, cap, window)
-        refused = [splits[k] for k in adding.values() if probes[k].status == "deleted"]
+        probes = await self._take_seqs(regs, hashed, splits, cap, window, wait)
+        refused = [splits[k] for k in splits if probes[k].status == "deleted"]
         if refused:  # deleted since the ids were read: take their entries out again
             out = self._layout.calls("neardup_shard_remove64", refused)
             await self._on_groups(out, wait=wait)
         # 3. read, 4. resolve
         new = [k for k, p in enumerate(probes) if p.status == "new"]
-        got = await self._read(
-            [splits.get(k) or self._layout.split(hashed[k], regs[k].buckets) for k in new], cap
-        )
+        got = await self._read([splits[k] for k in new], cap)
         seq_of = await self._resolve(b"".join(run for run, _ in got))
         for k, (run, hot) in zip(new, got, strict=True):
             p = probes[k]
@@ -184,9 +187,48 @@ class Sharded:
             probes[k] = replace(p, candidates=cands, hot=hot)
         return probes
 
-    async def _register_home(
-        self, regs: Sequence[Registration], hashed: Sequence[bytes], cap: int, window: Window
+    async def _take_seqs(
+        self,
+        regs: Sequence[Registration],
+        hashed: Sequence[bytes],
+        splits: dict[int, Split],
+        cap: int,
+        window: Window,
+        wait: bool,
     ) -> list[Probe]:
+        """Step 2. An article read as registered or deleted adds nothing in step 1; if it is
+        gone since (expired), the home slot does not register it: it is added (``splits`` gains
+        it) and sent again, ``ADD_AGAIN`` times at most, so no article takes a seq before it is
+        in its buckets."""
+        probes = await self._register_home(regs, hashed, splits, range(len(regs)), cap, window)
+        for _ in range(ADD_AGAIN):
+            late = [k for k, p in enumerate(probes) if p is None]
+            if not late:
+                break
+            splits |= {k: self._layout.split(hashed[k], regs[k].buckets) for k in late}
+            adds = self._layout.calls("neardup_shard_add64", [splits[k] for k in late], cap)
+            await self._on_groups(adds, wait=wait)
+            again = await self._register_home(regs, hashed, splits, late, cap, window)
+            for k, p in zip(late, again, strict=True):
+                probes[k] = p
+        done = [p for p in probes if p is not None]
+        if len(done) < len(probes):
+            raise IndexUnavailableError(
+                f"namespace {self._ns!r}: articles kept expiring while they were registered again"
+            )
+        return done
+
+    async def _register_home(
+        self,
+        regs: Sequence[Registration],
+        hashed: Sequence[bytes],
+        added: Container[int],
+        which: Sequence[int],
+        cap: int,
+        window: Window,
+    ) -> list[Probe | None]:
+        """Step 2 for the articles ``which`` (indexes), in order; one that was not added to
+        its buckets (not in ``added``) is not registered here: None when it would have been."""
         index, ns = self._index, self._ns
         scheme = index._schemes.get(ns, b"")
         tail = [scheme, wire.optional(window.live_after), wire.optional(window.forget_before)]
@@ -194,12 +236,16 @@ class Sharded:
             tail.append("1")
         pipe = index._r.pipeline(transaction=False)
         route = index._route(ns)
-        for lo in range(0, len(regs), index._chunk):
-            part = regs[lo : lo + index._chunk]
-            own = hashed[lo : lo + index._chunk]
+        for lo in range(0, len(which), index._chunk):
+            ks_of = which[lo : lo + index._chunk]
+            part = [regs[k] for k in ks_of]
             packed = b"".join(
-                wire.packed_article(replace(r, buckets=(int.from_bytes(h, "big"),)))
-                for r, h in zip(part, own, strict=True)
+                wire.packed_article(
+                    replace(regs[k], buckets=(int.from_bytes(hashed[k], "big"),))
+                    if k in added
+                    else replace(regs[k], buckets=())
+                )
+                for k in ks_of
             )
             ks = self._home_keys([r.content for r in part])
             args = [self._layout.bits, cap, COPIES_CAP, len(part), packed, *tail]
@@ -211,7 +257,12 @@ class Sharded:
             replies = await pipe.execute()
         if index.wait_replicas:
             index._check_acknowledged(ns, replies.pop())
-        return [p for reply in replies for p in wire.probes(reply)]
+        out: list[Probe | None] = []
+        for reply in replies:
+            for at in range(0, len(reply), 4):
+                one = reply[at : at + 4]
+                out.append(None if one[1] == NOT_ADDED else wire.probes(one)[0])
+        return out
 
     async def _read(self, articles: Sequence[Split], cap: int) -> list[tuple[bytes, int]]:
         """Step 3: each article's bucket runs (of id hashes) concatenated, and how many of its

@@ -265,3 +265,29 @@ async def test_a_worker_paused_before_any_step_leaves_one_original(
         assert isinstance(want, Verdict)
         mine = got[want.id].to_dict()
         assert {**mine, "namespace": want.namespace} == want.to_dict()
+
+
+async def test_an_article_expired_while_it_is_sent_again_takes_no_seq_before_its_buckets(
+    redis_client: Redis,
+) -> None:
+    """A replay is read as registered, so step 1 adds nothing for it; if retention expires it
+    before step 2, it would register anew in no bucket, and a later copy would not find it.
+    The home slot refuses to register it until it is in its buckets: then it is found."""
+    await redis_client.flushdb()
+    plain = RedisIndex(redis_client, shard_bits=6)
+    await plain.ensure_scheme("wide", SCHEME)
+    old = _reg("old", b"o" * 16, [_bucket(3), _bucket(4)], at=10.0)
+    (first,) = await plain.register("wide", [old], 8)
+    gate = _Gate()
+    index = _PausingIndex(redis_client, "seq", gate)
+    again = asyncio.create_task(
+        index.register("wide", [_reg("old", b"o" * 16, [_bucket(3), _bucket(4)], at=500.0)], 8)
+    )
+    await asyncio.wait_for(gate.paused.wait(), 10)
+    assert await plain.expire("wide", 100.0) == 1  # swept
+    gate.release.set()
+    (back,) = await again
+    assert back.status == "new" and back.seq > first.seq
+    later = _reg("later", b"l" * 16, [_bucket(4)], at=600.0)
+    (probe,) = await plain.register("wide", [later], 8)
+    assert probe.candidates == (back.seq,)
