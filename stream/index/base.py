@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import orjson
 
@@ -130,27 +130,39 @@ class StoredVerdict(NamedTuple):
     verdict: bytes  # Verdict.to_json()
 
 
-def scheme_format(scheme: bytes) -> int | None:
-    """The storage format a stored scheme names (``Policy.scheme()['format']``), if readable."""
+def scheme_fields(scheme: bytes | None) -> dict[str, Any] | None:
+    """A stored scheme's parameters (``Policy.scheme()``, before the index's ``|shard_bits=``),
+    or None when there is none or it is not readable."""
+    if not scheme:
+        return None
     try:
         value = orjson.loads(scheme.split(b"|", 1)[0])
     except orjson.JSONDecodeError:
         return None
-    fmt = value.get("format") if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def scheme_format(scheme: bytes) -> int | None:
+    """The storage format a stored scheme names (``Policy.scheme()['format']``), if readable."""
+    fmt = (scheme_fields(scheme) or {}).get("format")
     return fmt if isinstance(fmt, int) else None
 
 
 def canonical_form(scheme: bytes) -> str | None:
     """The canonical text form a stored scheme names (:data:`neardup.sketch.canonical.LEGACY_FORM`
     for schemes written before the form had a name), or None when the scheme is not readable."""
-    try:
-        value = orjson.loads(scheme.split(b"|", 1)[0])
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict):
+    value = scheme_fields(scheme)
+    if value is None:
         return None
     form = value.get("canonical", LEGACY_FORM)
     return form if isinstance(form, str) else None
+
+
+def scheme_shards(scheme: bytes | None) -> int:
+    """The shard groups a stored scheme names (``Policy.scheme()['shards']``; absent, or no
+    scheme: 1, one slot)."""
+    n = (scheme_fields(scheme) or {}).get("shards", 1)
+    return n if isinstance(n, int) and n >= 1 else 1
 
 
 def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
@@ -180,12 +192,8 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
 
 def _differing(stored: bytes, mine: bytes) -> str:
     """`` (differs in: bands, measure)`` when both schemes read as JSON, else nothing."""
-    try:
-        a = orjson.loads(stored.rsplit(b"|shard_bits=", 1)[0])
-        b = orjson.loads(mine.rsplit(b"|shard_bits=", 1)[0])
-    except orjson.JSONDecodeError:
-        return ""
-    if not (isinstance(a, dict) and isinstance(b, dict)):
+    a, b = scheme_fields(stored), scheme_fields(mine)
+    if a is None or b is None:
         return ""
     fields = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     return f" (differs in: {', '.join(fields)})" if fields else ""
@@ -371,6 +379,8 @@ __all__ = [
     "StoredVerdict",
     "Window",
     "canonical_form",
+    "scheme_fields",
     "scheme_format",
     "scheme_mismatch",
+    "scheme_shards",
 ]

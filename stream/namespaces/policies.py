@@ -33,10 +33,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from neardup.sketch import lsh
 from neardup.stream.errors import NamespacesFileError
+from neardup.stream.index.base import scheme_fields
 from neardup.stream.index.redis import keys
 from neardup.stream.namespaces.policy import Policy
 
@@ -162,9 +161,4 @@ def pinned(policy: Policy, stored_scheme: Mapping[str, Any]) -> Policy | None:
 
 def scheme_of(stored: bytes) -> dict[str, Any] | None:
     """A stored scheme (``Policy.scheme_bytes()`` with the index's ``|shard_bits=``) as a dict."""
-    body = stored.rsplit(b"|shard_bits=", 1)[0]
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+    return scheme_fields(stored)

@@ -80,15 +80,11 @@ from neardup.stream.index.base import (
 )
 from neardup.stream.index.redis import keys, wire
 from neardup.stream.index.redis.errors import index_errors
-from neardup.stream.index.redis.namespace_commands import NamespaceCommands
+from neardup.stream.index.redis.namespace_commands import SCHEMES_KEPT, NamespaceCommands
 from neardup.stream.index.redis.registration import StreamedRegistration
-from neardup.stream.index.redis.sharded import Layout, Sharded, shards_of
+from neardup.stream.index.redis.sharded import Layout, Sharded
 from neardup.stream.records import Record
 
-# namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
-# the engine keeps (neardup.stream.engine.engine._TARGETS_KEPT), so a namespace the engine knows is
-# known here
-SCHEMES_KEPT = 4096
 MAX_CHUNK = 1024  # articles per call: Lua's unpack() of a chunk's writes stays far below its limit
 _LUA = (
     resources.files("neardup.stream.index.redis")
@@ -203,22 +199,10 @@ class RedisIndex(NamespaceCommands):
         self._keep_shards(ns, stored)
         return True
 
-    def _keep_shards(self, ns: str, scheme: bytes) -> None:
-        """Remember how many shard groups ``ns`` has (its scheme never changes while it has
-        keys; a dropped namespace is forgotten), ``SCHEMES_KEPT`` namespaces at most."""
-        if ns not in self._shards and len(self._shards) >= SCHEMES_KEPT:
-            self._shards.pop(next(iter(self._shards)))
-        self._shards[ns] = shards_of(scheme)
-
     async def _sharded(self, ns: str) -> Sharded | None:
         """The calls of ``ns`` if it is sharded (its scheme names ``shards`` > 1), else None:
-        the single-slot layout. A namespace with no scheme recorded is single-slot."""
-        if ns not in self._shards:
-            stored = await self.stored_scheme(ns)
-            if stored is None:
-                return None
-            self._keep_shards(ns, stored)
-        n = self._shards[ns]
+        the single-slot layout."""
+        n = await self._groups(ns)
         return Sharded(self, Layout(ns, n, self._bits)) if n > 1 else None
 
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
@@ -257,12 +241,8 @@ class RedisIndex(NamespaceCommands):
     def _register_calls(
         self, ns: str, regs: Sequence[Registration], cap: int, window: Window
     ) -> list[list[Any]]:
-        """The ``neardup_register64k`` calls of some articles, ``chunk_size`` articles each. The
-        scheme is the one ensured for ``ns`` ('' before that: not checked)."""
-        scheme = self._schemes.get(ns, b"")
-        tail = [scheme, wire.optional(window.live_after), wire.optional(window.forget_before)]
-        if self.wait_replicas:
-            tail.append("1")  # touch: the WAIT after these calls then covers earlier writes too
+        """The ``neardup_register64k`` calls of some articles, ``chunk_size`` articles each."""
+        tail = self._registration_tail(ns, window)
         calls = []
         for lo in range(0, len(regs), self._chunk):
             part = regs[lo : lo + self._chunk]
@@ -271,6 +251,38 @@ class RedisIndex(NamespaceCommands):
             head = ["FCALL", "neardup_register64k", len(ks), *ks]
             calls.append([*head, self._bits, cap, COPIES_CAP, len(part), packed, *tail])
         return calls
+
+    def _registration_tail(self, ns: str, window: Window) -> list[Any]:
+        """The last arguments of a registration call: the scheme ensured for ``ns`` ('' before
+        that: not checked), the window, and the touch that the replica wait needs."""
+        scheme = self._schemes.get(ns, b"")
+        tail = [scheme, wire.optional(window.live_after), wire.optional(window.forget_before)]
+        if self.wait_replicas:
+            tail.append("1")  # touch: the WAIT after these calls then covers earlier writes too
+        return tail
+
+    async def _registered(self, ns: str, calls: Sequence[list[Any]]) -> list[Any]:
+        """Registration calls run on the namespace's primary, pipelined, then the replica wait
+        (if any): their replies."""
+        pipe = self._r.pipeline(transaction=False)
+        # On a cluster every call (and the WAIT) goes to the namespace's primary, on one
+        # connection (the cluster pipeline sends each node's commands on one, in order).
+        route = self._route(ns)
+        node = route.get("target_nodes")
+        for call in calls:
+            pipe.execute_command(*call, **route)
+        if self.wait_replicas:
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms, **route)
+        self.round_trips += 1
+        with self._errors(ns):
+            replies: list[Any] = await pipe.execute()
+        if self.wait_replicas:
+            self._check_acknowledged(ns, replies.pop())
+            if node is not None and self._route(ns)["target_nodes"].name != node.name:
+                raise IndexUnavailableError(
+                    f"namespace {ns!r}: its slot moved during a registration waiting for replicas"
+                )
+        return replies
 
     async def register(
         self, ns: str, regs: Sequence[Registration], cap: int, *, window: Window = NO_WINDOW
@@ -281,28 +293,8 @@ class RedisIndex(NamespaceCommands):
         sharded = await self._sharded(ns)
         if sharded is not None:
             return await sharded.register(regs, cap, window)
-        pipe = self._r.pipeline(transaction=False)
-        # On a cluster every call (and the WAIT) goes to the namespace's primary, on one
-        # connection (the cluster pipeline sends each node's commands on one, in order).
-        route = self._route(ns)
-        node = route.get("target_nodes")
-        for call in self._register_calls(ns, regs, cap, window):
-            pipe.execute_command(*call, **route)
-        if self.wait_replicas:
-            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms, **route)
-        probes: list[Probe] = []
-        self.round_trips += 1
-        with self._errors(ns):
-            replies = await pipe.execute()
-        if self.wait_replicas:
-            self._check_acknowledged(ns, replies.pop())
-            if node is not None and self._route(ns)["target_nodes"].name != node.name:
-                raise IndexUnavailableError(
-                    f"namespace {ns!r}: its slot moved during a registration waiting for replicas"
-                )
-        for reply in replies:
-            probes += wire.probes(reply)
-        return probes
+        replies = await self._registered(ns, self._register_calls(ns, regs, cap, window))
+        return [p for reply in replies for p in wire.probes(reply)]
 
     def _route(self, ns: str) -> dict[str, Any]:
         """How a call about ``ns`` is sent: on a cluster, to the primary of its slot as the
@@ -389,9 +381,16 @@ class RedisIndex(NamespaceCommands):
         if home.own is not None:
             return home
         found = await sharded.found(buckets)
-        more = [s for s in found if s not in home.records]
-        records = {**home.records, **await self.records(ns, more)}
-        verdicts = {**home.verdicts, **await self.verdicts(ns, more)}
+        records, verdicts = dict(home.records), dict(home.verdicts)
+        more = [s for s in found if s not in records]
+        if more:  # their records and verdicts in one round trip
+            packed = [wire.pack_seq(s) for s in more]
+            pipe = self._r.pipeline(transaction=False)
+            for key in (keys.docs(ns), keys.verdicts(ns)):
+                pipe.execute_command("HMGET", key, *packed, **self._route(ns))
+            recs, vers = await self._call(pipe.execute())
+            records |= {s: v for s, v in zip(more, recs, strict=True) if v is not None}
+            verdicts |= {s: v for s, v in zip(more, vers, strict=True) if v is not None}
         return Checked(None, home.exact_seq, found, records, verdicts)
 
     async def _check(

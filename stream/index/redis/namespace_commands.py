@@ -10,9 +10,13 @@ from typing import Any
 
 import orjson
 
-from neardup.stream.index.base import NamespaceStats
+from neardup.stream.index.base import NamespaceStats, scheme_shards
 from neardup.stream.index.redis import keys
-from neardup.stream.index.redis.sharded import shards_of
+
+# namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
+# the engine keeps (neardup.stream.engine.engine._TARGETS_KEPT), so a namespace the engine knows is
+# known here
+SCHEMES_KEPT = 4096
 
 
 class NamespaceCommands:
@@ -28,10 +32,22 @@ class NamespaceCommands:
         raise NotImplementedError  # RedisIndex's: counts the round trip, maps the errors
 
     async def _groups(self, ns: str) -> int:
-        """How many shard groups ``ns`` has (1: single-slot), from its stored scheme."""
+        """How many shard groups ``ns`` has (1: single-slot), as its stored scheme says:
+        remembered once a scheme is recorded (it never changes while the namespace has keys; a
+        dropped namespace is forgotten). A namespace without a scheme is single-slot."""
         if ns not in self._shards:
-            return shards_of(await self.stored_scheme(ns))
+            stored = await self.stored_scheme(ns)
+            if stored is None:
+                return 1
+            self._keep_shards(ns, stored)
         return self._shards[ns]
+
+    def _keep_shards(self, ns: str, scheme: bytes) -> None:
+        """Remember the shard groups ``scheme`` names for ``ns``, ``SCHEMES_KEPT`` namespaces at
+        most (the oldest forgotten first)."""
+        if ns not in self._shards and len(self._shards) >= SCHEMES_KEPT:
+            self._shards.pop(next(iter(self._shards)))
+        self._shards[ns] = scheme_shards(scheme)
 
     async def count(self, ns: str) -> int:
         return int(await self._call(self._r.hlen(keys.docs(ns))))
@@ -163,4 +179,4 @@ class NamespaceCommands:
         await self._call(self._r.hset(keys.ALIASES, ns, value))
 
 
-__all__ = ["NamespaceCommands"]
+__all__ = ["SCHEMES_KEPT", "NamespaceCommands"]

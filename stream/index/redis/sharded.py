@@ -43,8 +43,6 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.base import COPIES_CAP, Probe, Registration, Window
 from neardup.stream.index.redis import keys, wire
@@ -156,10 +154,16 @@ class Sharded:
     async def register(self, regs: Sequence[Registration], cap: int, window: Window) -> list[Probe]:
         index, ns = self._index, self._ns
         hashed = [keys.id_hash(r.doc_id) for r in regs]
-        # which ids are new (a replay or a deleted id adds nothing to the buckets)
+        # which ids are new (a replay or a deleted id adds nothing to the buckets), read in
+        # chunks: Lua's unpack() of a call's ids stays within its limit
         ks = [keys.ids(ns), keys.deleted(ns)]
-        ids = [r.doc_id for r in regs]
-        known = await index._call(index._fcall(ns, "FCALL_RO", "neardup_known64", ks, *ids))
+        pipe = index._r.pipeline(transaction=False)
+        for lo in range(0, len(regs), index._chunk):
+            ids = [r.doc_id for r in regs[lo : lo + index._chunk]]
+            pipe.execute_command(
+                "FCALL_RO", "neardup_known64", len(ks), *ks, *ids, **index._route(ns)
+            )
+        known = [x for reply in await index._call(pipe.execute()) for x in reply]
         adding: dict[str, int] = {}
         for k, r in enumerate(regs):
             if int(known[k]) == 0:
@@ -229,34 +233,23 @@ class Sharded:
     ) -> list[Probe | None]:
         """Step 2 for the articles ``which`` (indexes), in order; one that was not added to
         its buckets (not in ``added``) is not registered here: None when it would have been."""
-        index, ns = self._index, self._ns
-        scheme = index._schemes.get(ns, b"")
-        tail = [scheme, wire.optional(window.live_after), wire.optional(window.forget_before)]
-        if index.wait_replicas:
-            tail.append("1")
-        pipe = index._r.pipeline(transaction=False)
-        route = index._route(ns)
+        index = self._index
+        tail = index._registration_tail(self._ns, window)
+        calls = []
         for lo in range(0, len(which), index._chunk):
-            ks_of = which[lo : lo + index._chunk]
-            part = [regs[k] for k in ks_of]
+            part = which[lo : lo + index._chunk]
             packed = b"".join(
                 wire.packed_article(
-                    replace(regs[k], buckets=(int.from_bytes(hashed[k], "big"),))
-                    if k in added
-                    else replace(regs[k], buckets=())
+                    replace(
+                        regs[k], buckets=(int.from_bytes(hashed[k], "big"),) if k in added else ()
+                    )
                 )
-                for k in ks_of
+                for k in part
             )
-            ks = self._home_keys([r.content for r in part])
-            args = [self._layout.bits, cap, COPIES_CAP, len(part), packed, *tail]
-            pipe.execute_command("FCALL", "neardup_register_home64", len(ks), *ks, *args, **route)
-        if index.wait_replicas:
-            pipe.execute_command("WAIT", index.wait_replicas, index.wait_timeout_ms, **route)
-        index.round_trips += 1
-        with index._errors(ns):
-            replies = await pipe.execute()
-        if index.wait_replicas:
-            index._check_acknowledged(ns, replies.pop())
+            ks = self._home_keys([regs[k].content for k in part])
+            head = ["FCALL", "neardup_register_home64", len(ks), *ks]
+            calls.append([*head, self._layout.bits, cap, COPIES_CAP, len(part), packed, *tail])
+        replies = await index._registered(self._ns, calls)
         out: list[Probe | None] = []
         for reply in replies:
             for at in range(0, len(reply), 4):
@@ -322,16 +315,4 @@ def _entries(run: bytes) -> list[bytes]:
     return [run[i : i + 8] for i in range(0, len(run), 8)]
 
 
-def shards_of(scheme: bytes | None) -> int:
-    """The shard groups a stored scheme names (``Policy.scheme()['shards']``, absent: 1)."""
-    if not scheme:
-        return 1
-    try:
-        value = orjson.loads(scheme.split(b"|", 1)[0])
-    except orjson.JSONDecodeError:
-        return 1
-    n = value.get("shards", 1) if isinstance(value, dict) else 1
-    return n if isinstance(n, int) and n >= 1 else 1
-
-
-__all__ = ["Layout", "Sharded", "Split", "shards_of"]
+__all__ = ["Layout", "Sharded", "Split"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -279,55 +280,84 @@ async def test_memory_remembers_for_the_retention_window() -> None:
 
 @st.composite
 def _ops(draw: st.DrawFn) -> list[tuple[str, Any]]:
-    """Random registrations (shared contents and buckets, repeated ids), deletions and clock
-    steps, for the memory-vs-Redis comparison."""
+    """Random registrations (shared contents and buckets, repeated ids, buckets filled past
+    their cap), deletions, sweeps and clock steps, for the memory-vs-Redis comparison."""
     n = draw(st.integers(5, 40))
     out: list[tuple[str, Any]] = []
     for _ in range(n):
-        kind = draw(st.sampled_from(["reg", "reg", "reg", "del", "tick"]))
+        kind = draw(st.sampled_from(["reg", "reg", "reg", "del", "tick", "expire"]))
         if kind == "reg":
             ids = draw(st.lists(st.integers(0, 15), min_size=1, max_size=6))
             out.append(
-                ("reg", [(i, draw(st.integers(0, 3)), draw(st.integers(0, 4))) for i in ids])
+                ("reg", [(i, draw(st.integers(0, 3)), draw(st.integers(0, 6))) for i in ids])
             )
         elif kind == "del":
             out.append(("del", draw(st.integers(0, 15))))
         else:
-            out.append(("tick", draw(st.floats(1.0, 60.0))))
+            out.append((kind, draw(st.floats(1.0, 60.0))))
     return out
 
 
+def _bucket(i: int) -> int:
+    """Bucket ids spread over the top bits, so that they fall in different shard keys (and
+    shard groups of a sharded namespace)."""
+    return (i * 0x9E3779B97F4A7C15) % 2**64
+
+
 @settings(
-    max_examples=25,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(ops=_ops(), start=st.sampled_from([0, BOUNDARY - 3]))
+@given(
+    ops=_ops(),
+    start=st.sampled_from([0, BOUNDARY - 3]),
+    shards=st.sampled_from([1, 1, 2, 3, 5]),
+    shard_bits=st.sampled_from([1, 3, 16]),
+    chunk=st.integers(1, 5),
+)
 async def test_memory_and_redis_agree_on_random_histories(
-    redis_client: Redis, ops: list[tuple[str, Any]], start: int
+    redis_client: Redis,
+    ops: list[tuple[str, Any]],
+    start: int,
+    shards: int,
+    shard_bits: int,
+    chunk: int,
 ) -> None:
-    """Whatever the history of registrations, deletions and time (with a retention window and a
-    counter near 2**32), both stores give the same probes."""
+    """Whatever the history of registrations, deletions, sweeps and time (with a retention
+    window and a counter near 2**32), both stores give the same probes and lookups, on a
+    single-slot namespace and on a sharded one (``shards`` > 1: buckets in shard groups,
+    registered in steps; neardup.stream.index.redis.sharded)."""
     await redis_client.flushdb()
     ns, cap, retention = "diff", 2, 50.0
-    mem, red = MemoryIndex(), RedisIndex(redis_client, chunk_size=3)
+    mem, red = MemoryIndex(), RedisIndex(redis_client, shard_bits=shard_bits, chunk_size=chunk)
+    if shards > 1:
+        await red.ensure_scheme(ns, orjson.dumps({"shards": shards}))
     mem.start_at(ns, start)
     await redis_client.hset(keys.meta(ns), "seq", str(start))
     clock = 1000.0
     for kind, arg in ops:
         if kind == "tick":
             clock += arg
-            continue
-        if kind == "del":
+        elif kind == "expire":
+            assert await mem.expire(ns, clock - arg) == await red.expire(ns, clock - arg)
+        elif kind == "del":
             assert await mem.delete(ns, f"id{arg}") == await red.delete(ns, f"id{arg}")
-            continue
-        regs = [
-            _reg(f"id{i}", bytes([c]) * 16, [100 + b, 200 + (b + 1) % 5], clock) for i, c, b in arg
-        ]
-        window = Window(live_after=clock - retention)
-        got_mem: list[Probe] = await mem.register(ns, regs, cap, window=window)
-        got_red: list[Probe] = await red.register(ns, regs, cap, window=window)
-        assert got_red == got_mem
+        else:
+            regs = [
+                _reg(f"id{i}", bytes([c]) * 16, [_bucket(b), _bucket(b + 1), _bucket(9)], clock)
+                for i, c, b in arg
+            ]
+            window = Window(live_after=clock - retention)
+            got_mem: list[Probe] = await mem.register(ns, regs, cap, window=window)
+            got_red: list[Probe] = await red.register(ns, regs, cap, window=window)
+            assert got_red == got_mem
+    for b in range(10):
+        content, live = bytes([b % 4]) * 16, clock - retention
+        want = await mem.lookup(ns, content, [_bucket(b)], live_after=live)
+        assert await red.lookup(ns, content, [_bucket(b)], live_after=live) == want
+    if shards > 1:  # (the layout the test meant)
+        assert not await redis_client.keys(f"{keys.base(ns)}b:*")
 
 
 # --------------------------------------------------------------------------- the scheme
