@@ -19,6 +19,7 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
+from neardup.stream.schema import exact_id
 
 __all__ = ["Index"]
 
@@ -72,16 +73,20 @@ class Index:
         assert isinstance(got, Verdict)
         return got
 
-    def add(self, doc_id: str, text: str, *, explain: bool = False, **fields: str) -> Verdict:
+    def add(self, doc_id: str | int, text: str, *, explain: bool = False, **fields: str) -> Verdict:
         """Register ``text`` as ``doc_id`` and return its verdict: ``original``, or what it
         copies (``duplicate_of``, ``similarity``, ``changes``). ``fields``: an article's
         optional fields (``title``, ``url``, ``source``, ``format``, ...). Adding an id again
-        gives the verdict it was given the first time."""
-        article = Article(doc_id, text, self.namespace, **fields)
+        gives the verdict it was given the first time. ``doc_id``: a string (printable, at most
+        512 bytes) or an int, which is its decimal text (``5`` is ``"5"``); anything else, a
+        float included, is a ``ValueError`` (two ids never become one), as is a ``text`` with
+        nothing to read (empty, or only invisible characters or markup: ``empty_text``)."""
+        article = Article(exact_id(doc_id), text, self.namespace, **fields)
         return self._judge(article, register=True, explain=explain)
 
     def check(self, text: str, *, explain: bool = False, **fields: str) -> Verdict:
-        """The verdict ``text`` would get, storing nothing (the id is a throwaway one)."""
+        """The verdict ``text`` would get, storing nothing (the id is a throwaway one); a
+        ``ValueError`` for a text with nothing to read, as :meth:`add`."""
         article = Article(f"check-{uuid.uuid4()}", text, self.namespace, **fields)
         return self._judge(article, register=False, explain=explain)
 

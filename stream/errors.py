@@ -53,6 +53,10 @@ class InvalidMessage(NeardupError, ValueError):
         super().__init__(message)
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[InvalidMessage], tuple[str, str]]:
+        # the engine's refusal (empty_text) crosses from the /check process: pickled whole
+        return (type(self), (self.reason, str(self)))
+
 
 class ClusterChainError(NeardupError, RuntimeError):
     """A chain of undecided copies too long to resolve without exhausting Python's stack."""

@@ -1,7 +1,8 @@
 """Input validation: raw message bytes -> :class:`~neardup.stream.model.Article`, or a reason why
 not.
 
-Input is a JSON object: ``id`` (string, required; integers are accepted and turned into strings),
+Input is a JSON object: ``id`` (string, required; an integer is accepted as the exact text of
+its number, :func:`exact_id`),
 ``text`` (string, required, non-empty), optional ``title``, ``namespace``, ``url``, ``lang``,
 ``published_at``, ``source`` (strings; ``source``, else the host of ``url``, names whose
 boilerplate a page carries), ``format`` (``"html"``: its visible text, ``"page"``: a whole
@@ -13,6 +14,8 @@ metrics) and a human message: an :class:`~neardup.stream.errors.InvalidMessage`.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,6 +63,7 @@ def parse_article(
         text_field=text_field,
         max_text_bytes=max_text_bytes,
         read_from=len(raw) if isinstance(raw, bytes) else None,
+        raw=raw,
     )
 
 
@@ -72,29 +76,18 @@ def article_from_obj(
     max_text_bytes: int = MAX_TEXT_BYTES,
     default_format: str | None = None,
     read_from: int | None = None,
+    raw: bytes | str | None = None,
 ) -> Article:
     """An :class:`Article` from a decoded message; ``default_format``: the format of a message
     that declares none. ``read_from``: the size in bytes of the JSON message orjson read it
     from, when it did: a string orjson reads holds no lone surrogate and takes no more UTF-8
     bytes than its JSON did (an escape never grows), so a message within the limit is not
     measured again (encoding a text of Greek or Chinese to count its bytes cost more than
-    orjson's reading of it)."""
+    orjson's reading of it). ``raw``: that JSON message, where a numeric id's text is read
+    (:func:`exact_id`)."""
     if not isinstance(obj, dict):
         raise InvalidMessage("not_object", f"expected a JSON object, got {type(obj).__name__}")
-    doc_id = obj.get(id_field)
-    if isinstance(doc_id, int) and not isinstance(doc_id, bool):
-        # More than 4 bits a digit: a longer int cannot fit ID_MAX_BYTES, and str() of a huge
-        # int is slow or refused outright (ValueError past sys.get_int_max_str_digits()).
-        if abs(doc_id).bit_length() > 4 * ID_MAX_BYTES:
-            raise InvalidMessage("invalid_id", f"id must be at most {ID_MAX_BYTES} bytes")
-        doc_id = str(doc_id)
-    elif isinstance(doc_id, float):
-        # JSON has one number type: 7.0 is the integer 7 (as JSON Schema reads it). A number
-        # with a fraction, or past 64 bits (parsed as a float, so not exact), is no id.
-        if not doc_id.is_integer() or not -(2**63) <= doc_id < 2**64:
-            raise InvalidMessage("invalid_id", f"field {id_field!r} must be a string or an integer")
-        doc_id = str(int(doc_id))
-    doc_id = check_id(doc_id, id_field)
+    doc_id = exact_id(obj.get(id_field), id_field, raw)
     text = obj.get(text_field)
     if not isinstance(text, str):
         raise InvalidMessage("missing_text", f"field {text_field!r} must be a string")
@@ -133,6 +126,59 @@ def article_from_obj(
     return Article(doc_id, text, ns, **extra, format=declared)
 
 
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+BAD_NUMBER_ID = (
+    "an id number must be an integer as JSON writes it (1000, not 1e3, 1000.0 or -0);"
+    " send any other id as a string"
+)
+
+
+class _Written(str):
+    """A JSON number as its message wrote it (:func:`_number_text`)."""
+
+    __slots__ = ()
+
+
+def exact_id(value: object, field: str = "id", raw: bytes | str | None = None) -> str:
+    """An article id from a message's ``field``: a string as it is, a JSON integer as the exact
+    text of its number, or :class:`InvalidMessage` (``invalid_id``, ``missing_id``).
+
+    Two different id texts never become one id: a number with a fraction or an exponent
+    (``1.0``, ``1e3``) or ``-0`` would read as the integer another text names, and is refused;
+    an integer past 64 bits, which orjson reads as a rounded float, is read again from ``raw``,
+    the message as sent, and kept exactly (without ``raw`` it is refused, never rounded). A
+    Python int (a caller's dict, a Parquet integer column) is its decimal text."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return check_id(value, field)
+    if isinstance(value, int) and (value != 0 or raw is None or not _may_hold(raw, b"-0")):
+        # More than 4 bits a digit: a longer int cannot fit ID_MAX_BYTES, and str() of a huge
+        # int is slow or refused outright (ValueError past sys.get_int_max_str_digits()).
+        if abs(value).bit_length() > 4 * ID_MAX_BYTES:
+            raise InvalidMessage("invalid_id", f"id must be at most {ID_MAX_BYTES} bytes")
+        return check_id(str(value), field)
+    # a float (a fraction, an exponent, or an integer past 64 bits), or a 0 that may be -0
+    written = _number_text(raw, field) if raw is not None else None
+    if written is None or written == "-0" or not _JSON_INTEGER.fullmatch(written):
+        raise InvalidMessage("invalid_id", BAD_NUMBER_ID)
+    return check_id(str(written), field)
+
+
+def _may_hold(raw: bytes | str, part: bytes) -> bool:
+    return part in raw if isinstance(raw, bytes) else part.decode() in raw
+
+
+def _number_text(raw: bytes | str, field: str) -> str | None:
+    """The text of the number a JSON object's ``field`` holds, as written, or None. Read with
+    the standard library's parser, which hands each number over as its text (orjson gives only
+    the value): a slower second reading, made only for an id orjson read as a float or as 0."""
+    try:
+        obj = json.loads(raw, parse_int=_Written, parse_float=_Written)
+    except (ValueError, RecursionError):
+        return None
+    value = obj.get(field) if isinstance(obj, dict) else None
+    return value if isinstance(value, _Written) else None
+
+
 def check_id(doc_id: object, field: str = "id") -> str:
     """A valid article id (printable, at most ``ID_MAX_BYTES``), or InvalidMessage."""
     if not isinstance(doc_id, str) or not doc_id:
@@ -168,12 +214,14 @@ def parse_tombstone(
 
 
 __all__ = [
+    "BAD_NUMBER_ID",
     "FORMATS",
     "MAX_KEY_BYTES",
     "MAX_TEXT_BYTES",
     "OPTIONAL_FIELDS",
     "article_from_obj",
     "check_id",
+    "exact_id",
     "parse_article",
     "parse_tombstone",
 ]

@@ -77,7 +77,7 @@ async def _dedup(
                     out.write(res.to_json() + b"\n")
                 pending.clear()
 
-            for number, obj, size in source.rows():
+            for number, obj, line in source.rows():
                 try:
                     if isinstance(obj, InvalidMessage):  # a JSON line that is no JSON
                         raise obj
@@ -87,7 +87,8 @@ async def _dedup(
                         id_field=id_field,
                         text_field=text_field,
                         default_format=text_format,
-                        read_from=size,
+                        read_from=None if line is None else len(line),
+                        raw=line,
                     )
                 except InvalidMessage as exc:
                     invalid += 1

@@ -137,7 +137,7 @@ async def _reindex(
                 for number, line in input_lines(stream):
                     try:
                         yield article_from_obj(
-                            orjson.loads(line), default_namespace=ns, read_from=len(line)
+                            orjson.loads(line), default_namespace=ns, read_from=len(line), raw=line
                         )
                     except (orjson.JSONDecodeError, InvalidMessage) as exc:
                         invalid += 1

@@ -48,14 +48,15 @@ def table_format(path: Path) -> str:
 
 
 class Reader:
-    """The rows of one corpus file: ``(number, row, size)`` with the row decoded (a JSON line's
+    """The rows of one corpus file: ``(number, row, line)`` with the row decoded (a JSON line's
     value, or a dict of the wanted columns; a JSON line that is no JSON: its
-    :class:`InvalidMessage`), and the bytes of JSON it came from (``None`` for a table)."""
+    :class:`InvalidMessage`), and the bytes of JSON it came from (``None`` for a table): its
+    size, and the text of a numeric id (:func:`neardup.stream.schema.exact_id`)."""
 
     unit = "row"  # what a message calls a row: "line" for JSON lines
     total: int | None = None  # for the progress bar: bytes of the file, or rows of a table
 
-    def rows(self) -> Iterator[tuple[int, Any, int | None]]:
+    def rows(self) -> Iterator[tuple[int, Any, bytes | None]]:
         raise NotImplementedError
 
     def position(self) -> int:  # how far the reading is, in the unit of total
@@ -90,12 +91,12 @@ class _JsonLines(Reader):
         self._stream = open_input(path)
         self.total = None if str(path) == "-" else path.stat().st_size
 
-    def rows(self) -> Iterator[tuple[int, Any, int | None]]:
+    def rows(self) -> Iterator[tuple[int, Any, bytes | None]]:
         for number, line in input_lines(self._stream):
             try:
-                yield number, orjson.loads(line), len(line)
+                yield number, orjson.loads(line), line
             except orjson.JSONDecodeError as exc:
-                yield number, InvalidMessage("invalid_json", str(exc)), len(line)
+                yield number, InvalidMessage("invalid_json", str(exc)), line
 
     def position(self) -> int:
         return consumed(self._stream)
@@ -123,7 +124,7 @@ class _Csv(Reader):
             if name in header
         ]
 
-    def rows(self) -> Iterator[tuple[int, Any, int | None]]:
+    def rows(self) -> Iterator[tuple[int, Any, bytes | None]]:
         for number, record in enumerate(self._records, start=1):
             row: dict[str, str | None] = {}
             for name, place, required in self._wanted:
@@ -157,7 +158,7 @@ class _Parquet(Reader):
         self.total = int(self._file.metadata.num_rows)
         self._done = 0
 
-    def rows(self) -> Iterator[tuple[int, Any, int | None]]:
+    def rows(self) -> Iterator[tuple[int, Any, bytes | None]]:
         pa = _pyarrow()
         try:
             for batch in self._file.iter_batches(batch_size=BATCH_ROWS, columns=self._columns):

@@ -12,6 +12,9 @@ Three paths, chosen by the text:
 
 * **exact**: a 128-bit hash of the normalised text; an earlier article with the same hash makes a
   ``duplicate`` (method ``exact``). Its slot has no cap, so hot buckets never hide a verbatim copy.
+  A text whose form has no word (emoji, a flag, ``!!!``) is keyed on the text as sent and has
+  no other path (:func:`~neardup.stream.engine.prepare.as_sent`); one whose form is empty
+  (invisible characters, empty markup) is refused, ``empty_text``: nothing is a copy of nothing.
 * **long** (``>= policy.short_tokens`` tokens): candidates from MinHash bands and SimHash permuted
   tables, verified by exact Jaccard (or containment) of token 3-shingles.
 * **short** (comments, titles): candidates from MinHash bands over character n-grams, verified by
@@ -37,15 +40,22 @@ from neardup.stream.engine import boilerplate
 from neardup.stream.engine.batch import Batch
 from neardup.stream.engine.boilerplate import anchored, copied, lines_taught, resembled
 from neardup.stream.engine.judge import AsSent, Found, matches, verdict
-from neardup.stream.engine.prepare import Prepared, prepare
+from neardup.stream.engine.prepare import Prepared, prepare, shows_nothing
 from neardup.stream.engine.targets import ALIAS_TTL_S, Targets
-from neardup.stream.errors import ClusterChainError, ConflictError, DeletedError, NeardupError
+from neardup.stream.errors import (
+    ClusterChainError,
+    ConflictError,
+    DeletedError,
+    InvalidMessage,
+    NeardupError,
+)
 from neardup.stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
 
+EMPTY_FORM = "text shows nothing: only white space, invisible characters, marks or markup"
 _CONCURRENT_LOOKUPS = 16  # whole-text lookups in flight at once (see Engine._whole_probes)
 
 
@@ -102,7 +112,8 @@ class Engine:
         explain: bool | None = None,
         teach: bool = True,
     ) -> list[Verdict | NeardupError]:
-        """Verdicts in input order; a per-article error is returned in its place, not raised.
+        """Verdicts in input order; a per-article error is returned in its place, not raised
+        (a text whose canonical form is empty: :class:`InvalidMessage` ``empty_text``).
         ``explain``: give each copy's evidence (the passages it shares with ``duplicate_of``);
         by default the namespace policy's ``explain``. ``teach``: whether the registered
         articles' lines count towards their sources' boilerplate (``/check`` never teaches: a
@@ -118,6 +129,9 @@ class Engine:
         results: list[Verdict | NeardupError | None] = [None] * len(articles)
         by_ns: dict[str, list[int]] = {}
         for i, a in enumerate(articles):
+            if shows_nothing(a.text):  # nothing a reader sees is a copy of nothing
+                results[i] = InvalidMessage("empty_text", EMPTY_FORM)
+                continue
             by_ns.setdefault(a.namespace, []).append(i)
         for ns, idx in by_ns.items():
             decided: list[Verdict | NeardupError]

@@ -21,6 +21,8 @@ namespace's buckets and are part of the scheme the index records.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -28,7 +30,17 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import facts, features, figures, hamming, lsh, ragged, simhash
+from neardup.sketch import (
+    canonical,
+    facts,
+    features,
+    figures,
+    hamming,
+    lsh,
+    markup,
+    ragged,
+    simhash,
+)
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Kind, Record
@@ -93,7 +105,71 @@ def prepare(
         for i, whole in zip(todo, wholes, strict=True):
             if whole.kind is Kind.LONG:
                 out[i] = replace(out[i], buckets=out[i].buckets + whole.buckets[:bands])
-    return out
+    return [_as_sent(policy, p) if _wordless(p) else p for p in out]
+
+
+# --------------------------------------------------------------- texts with no word: as sent
+
+SENT_SALT = 0x53454E54  # "SENT": the exact key of a wordless text, apart from every form's key
+
+
+def _wordless(p: Prepared) -> bool:
+    """Whether a short text's canonical form has no word (emoji, a flag, ``!!!``): its own
+    text's, not only what was sketched of it."""
+    return (
+        p.kind is Kind.SHORT
+        and not features.has_tokens(p.text, 1)
+        and not features.has_tokens(features.normalize(p.article.text), 1)
+    )
+
+
+def as_sent(text: str) -> str:
+    """A wordless text as it was sent: markup read and white space folded, but every character
+    kept (the tag characters that tell England's flag from Scotland's, joiners, skin tones);
+    a text whose markup shows nothing, as it came."""
+    shown = " ".join(unicodedata.normalize("NFC", markup.decode(text)).split())
+    return shown or text
+
+
+def _as_sent(policy: Policy, p: Prepared) -> Prepared:
+    """A text whose canonical form has no word is judged on what was sent: its exact key is
+    that of the text as sent (:func:`as_sent`; salted apart from every canonical form's key),
+    and it has no buckets. The same emoji comment sent twice is a verbatim copy; two different
+    ones are never linked (the canonical form folds both flags to one, and the n-grams of a
+    line of symbols make any two such lines alike)."""
+    key = features.content_hash(as_sent(p.article.text), (policy.seed ^ SENT_SALT) & 0xFFFFFFFF)
+    return replace(p, content=key, buckets=())
+
+
+_SOLID_RE = re.compile(r"[^\W_]")  # a letter or a digit: almost always shown
+_TAG_OR_REFERENCE_RE = re.compile(r"<[^<>]*>|&[#A-Za-z0-9]+;?")
+_SOLID_TRIES = 4
+
+
+def shows_nothing(text: str) -> bool:
+    """Whether the canonical form of ``text`` (read as the engine reads it) is empty: white
+    space, invisible characters, marks or markup only, nothing a reader sees. Most texts
+    show a letter at once, found without folding them: only a text whose first few letters
+    or digits fold away (Hangul fillers), or that has none outside its tags and references,
+    is folded whole to be sure. Bounded work (no pattern that backtracks): a letter only
+    inside a ``script`` element counts as shown here, and such a text is judged as sent
+    (:func:`as_sent`)."""
+    if text.isascii() and "<" not in text and "&" not in text:
+        return not text.split()  # the ASCII form: the text in lower case
+    seen = text
+    if "<" in text or "&" in text:  # a letter in a tag name or a reference shows nothing
+        seen = _TAG_OR_REFERENCE_RE.sub(" ", text)
+    for n, m in enumerate(_SOLID_RE.finditer(seen)):
+        if n == _SOLID_TRIES:
+            break
+        if _shown(m.group()):
+            return False
+    return not features.normalize(text)
+
+
+@lru_cache(maxsize=4096)
+def _shown(c: str) -> bool:
+    return bool(canonical.fold(c).strip())
 
 
 def anchor_buckets(policy: Policy, fingerprints: Sequence[int]) -> tuple[int, ...]:
@@ -331,4 +407,13 @@ def _short(
     }
 
 
-__all__ = ["Prepared", "anchor_buckets", "numbers_and_dates", "prepare", "whole_shingles"]
+__all__ = [
+    "SENT_SALT",
+    "Prepared",
+    "anchor_buckets",
+    "as_sent",
+    "numbers_and_dates",
+    "prepare",
+    "shows_nothing",
+    "whole_shingles",
+]

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from neardup.sketch import features
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.index.base import BufferedRegistration
@@ -214,10 +215,14 @@ def test_article_shaped_messages(msg: dict[str, Any], ensure_ascii: bool) -> Non
         ns = msg.get("namespace")
         assert via_obj.namespace == ("default" if ns is None else ns)
         raw_id = msg["id"]
-        # JSON has one number type: a whole float is that integer's id (7.0 -> "7").
-        assert via_obj.id == str(int(raw_id) if isinstance(raw_id, float) else raw_id)
+        # an integer is its decimal text; a float is never an id: 7.0 is not "7", which another
+        # message may name (it has no text of its own here, and a float's text is not an integer)
+        assert not isinstance(raw_id, float)
+        assert via_obj.id == str(raw_id)
         if isinstance(via_json, Article):
             assert via_json == via_obj
+    elif isinstance(msg["id"], float):
+        assert isinstance(via_json, InvalidMessage) and via_json.reason == "invalid_id"
 
 
 def _reason(got: Article | InvalidMessage) -> str | Article:
@@ -333,9 +338,14 @@ def test_giant_and_odd_numbers_in_json(number: str, field: str) -> None:
     fields = {"id": '"a"', "text": '"b"', field: number}
     raw = "{" + ",".join(f'"{k}":{v}' for k, v in fields.items()) + "}"
     got = parse(raw.encode())
-    if field == "id" and isinstance(got, Article):  # the number as JSON parses it, integral
-        value = orjson.loads(number)
-        assert float(value).is_integer() and got.id == str(int(value))
+    if field == "id":  # an integer as written, never a rounded float; anything else refused
+        if isinstance(got, Article):
+            assert re.fullmatch(r"-?[1-9][0-9]*", number) and got.id == number
+        elif re.fullmatch(r"-?[1-9][0-9]*", number) and len(number) <= keys.ID_MAX_BYTES:
+            with pytest.raises(orjson.JSONDecodeError):  # past a double's range: no JSON to orjson
+                orjson.loads(number)
+        else:
+            assert isinstance(got, InvalidMessage) and got.reason in {"invalid_id", "invalid_json"}
 
 
 @pytest.mark.parametrize(
@@ -387,9 +397,13 @@ def test_reasons_of_known_bad_messages() -> None:
         (b'{"id": "", "text": "b"}', "missing_id"),
         (b'{"id": true, "text": "b"}', "missing_id"),
         (b'{"id": 1.5, "text": "b"}', "invalid_id"),
-        # past 64 bits the JSON parser yields a float; the id is refused, not rounded
-        (b'{"id": 27010134430496382976, "text": "b"}', "invalid_id"),
+        # a number that would read as the integer another text names is refused
         (b'{"id": 1e300, "text": "b"}', "invalid_id"),
+        (b'{"id": 1e3, "text": "b"}', "invalid_id"),
+        (b'{"id": 1.0, "text": "b"}', "invalid_id"),
+        (b'{"id": -0, "text": "b"}', "invalid_id"),
+        (b'{"id": -0.0, "text": "b"}', "invalid_id"),
+        (b'{"id": -9999999999.0, "text": "b"}', "invalid_id"),
         (b'{"id": "a\\n", "text": "b"}', "invalid_id"),
         (b'{"id": "a\\u0000", "text": "b"}', "invalid_id"),
         (b'{"id": "\\u202eexe", "text": "b"}', "invalid_id"),
@@ -404,8 +418,9 @@ def test_reasons_of_known_bad_messages() -> None:
     for raw, reason in cases:
         got = parse(raw)
         assert isinstance(got, InvalidMessage) and got.reason == reason, (raw, got)
-    whole = parse(b'{"id": -9999999999.0, "text": "b"}')  # JSON's integer written with ".0"
-    assert isinstance(whole, Article) and whole.id == "-9999999999"
+    # past 64 bits orjson yields a float: the id is read again as written, never rounded
+    big = parse(b'{"id": 27010134430496382976, "text": "b"}')
+    assert isinstance(big, Article) and big.id == "27010134430496382976"
     too_long = dumps({"id": "a", "text": "x" * (LIMIT + 1)})
     assert isinstance(got := parse(too_long), InvalidMessage) and got.reason == "oversize"
     too_big = b" " * (2 * LIMIT + 65_537)
@@ -593,6 +608,10 @@ def _run(engine: Engine, articles: Sequence[Article], register: bool = True) -> 
     results = asyncio.run(engine.process(articles, register=register))
     assert len(results) == len(articles)
     for article, result in zip(articles, results, strict=True):
+        if isinstance(result, InvalidMessage):  # only a text with nothing to read is refused
+            assert result.reason == "empty_text" and not features.normalize(article.text)
+            continue
+        assert features.normalize(article.text) or "<" in article.text  # see shows_nothing
         assert isinstance(result, Verdict), result
         assert result.id == article.id and result.namespace == article.namespace
         assert result.verdict in {"original", "near_duplicate", "duplicate"}
@@ -605,6 +624,9 @@ def _run(engine: Engine, articles: Sequence[Article], register: bool = True) -> 
 def test_engine_never_crashes_and_catches_a_verbatim_copy(text: str) -> None:
     engine = Engine(MemoryIndex())
     first = Article(f"t{next(_ids)}", text, "fuzz")
+    if not _run(engine, [first], register=False):  # nothing to read: refused, never a copy
+        assert not _run(engine, [first]) and not _run(engine, [Article("u", text, "fuzz")])
+        return
     (checked,) = _run(engine, [first], register=False)
     assert checked.verdict == "original" and checked.seq is None
     (original,) = _run(engine, [first])

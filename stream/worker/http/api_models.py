@@ -30,7 +30,7 @@ from neardup.sketch.facts import FactKind
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Direction, Method, VerdictKind
-from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, check_id
+from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, check_id, exact_id
 
 MAX_PAGE = 500
 MAX_OFFSET = 10**9
@@ -79,23 +79,25 @@ ArticleId = Annotated[str, AfterValidator(_valid_id), WithJsonSchema(_id_schema(
 
 
 def _whole(value: object) -> str:
-    # JSON has one number type: 7.0 is the integer 7 (as JSON Schema reads it). A fraction, or
-    # a number past 64 bits (orjson parses those as floats, so not exact), is no id.
+    # the view reads a number's text from the body first (schema.exact_id): a number met here
+    # has no text, and only an integer's decimal text is exact
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("not a number")
-    if isinstance(value, float) and not value.is_integer():
-        raise InvalidMessage("invalid_id", "an id number must be a whole number")
-    if not -(2**63) <= value < 2**64:
-        raise InvalidMessage("invalid_id", "an id number must fit in 64 bits")
-    return str(int(value))
+    return exact_id(value)
 
 
 WholeId = Annotated[
     str,
     BeforeValidator(_whole),
-    WithJsonSchema({"type": "integer", "minimum": -(2**63), "maximum": 2**64 - 1}),
+    WithJsonSchema(
+        {
+            "type": "integer",
+            "description": 'kept as the exact text of the number: 42 is the id "42"; a'
+            " number with a fraction or an exponent (1.0, 1e3) or -0 is refused (400, invalid_id)",
+        }
+    ),
 ]
-"""An article id sent as a JSON number, read as its decimal string."""
+"""An article id sent as a JSON integer, read as the exact text of its number."""
 
 
 def _valid_namespace(value: str) -> str:

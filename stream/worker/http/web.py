@@ -33,7 +33,7 @@ from faust.web import Request, Response, View
 
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import InvalidMessage, NeardupError
-from neardup.stream.schema import article_from_obj
+from neardup.stream.schema import article_from_obj, exact_id
 from neardup.stream.worker.checks import CheckProcess
 from neardup.stream.worker.clients import safe_url, tcp_reachable
 from neardup.stream.worker.config import Settings
@@ -209,6 +209,9 @@ async def _check(
         obj = orjson.loads(body)
         if not isinstance(obj, dict):
             raise InvalidMessage("not_object", "expected a JSON object")
+        if isinstance(obj.get("id"), int | float) and not isinstance(obj["id"], bool):
+            # a number's id is the exact text it was written as, read from the body
+            obj = {**obj, "id": exact_id(obj["id"], "id", bytes(body))}
         request_ = api_models.validate(api_models.CheckRequest, obj)
         register = request_.register_
         # the model's id (a number read as its decimal string), or a throwaway one
@@ -234,6 +237,8 @@ async def _check(
     except Exception as exc:  # the index is away: say so, do not crash the view
         log.warning("check failed: %s", exc)
         return view.json({"error": "unavailable", "detail": str(exc)}, status=503)
+    if isinstance(result, InvalidMessage):  # a text the engine refuses (nothing to read)
+        return view.json({"error": result.reason, "detail": str(result)}, status=400)
     if isinstance(result, NeardupError):
         return view.json({"error": result.reason, "detail": str(result)}, status=409)
     out = result.to_dict()
