@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 import numpy.typing as npt
@@ -155,16 +156,20 @@ def shows_nothing(text: str) -> bool:
     inside a ``script`` element counts as shown here, and such a text is judged as sent
     (:func:`as_sent`)."""
     if text.isascii() and "<" not in text and "&" not in text:
-        return not text.split()  # the ASCII form: the text in lower case
-    seen = text
-    if "<" in text or "&" in text:  # a letter in a tag name or a reference shows nothing
-        seen = _TAG_OR_REFERENCE_RE.sub(" ", text)
-    for n, m in enumerate(_SOLID_RE.finditer(seen)):
-        if n == _SOLID_TRIES:
-            break
-        if _shown(m.group()):
-            return False
+        return not text or text.isspace()  # the ASCII form is the text in lower case
+    cut = min((at for at in (text.find("<"), text.find("&")) if at >= 0), default=len(text))
+    if _shows_a_letter(text, cut):  # before any tag or reference: shown as it is
+        return False
+    # a letter in a tag name or a reference shows nothing
+    if cut < len(text) and _shows_a_letter(_TAG_OR_REFERENCE_RE.sub(" ", text), None):
+        return False
     return not features.normalize(text)
+
+
+def _shows_a_letter(text: str, end: int | None) -> bool:
+    """Whether one of the first few letters or digits of ``text[:end]`` is shown."""
+    found = _SOLID_RE.finditer(text, 0, len(text) if end is None else end)
+    return any(_shown(m.group()) for m in islice(found, _SOLID_TRIES))
 
 
 @lru_cache(maxsize=4096)
