@@ -72,3 +72,12 @@ def test_the_tree_keeps_the_builtin_bases_callers_may_catch() -> None:
     assert issubclass(SchemeMismatchError, IndexStoreError)
     assert issubclass(IndexUnavailableError, IndexStoreError)
     assert not issubclass(ConflictError, IndexStoreError)  # per article: dead-lettered
+
+
+def test_an_invalid_message_crosses_a_process_whole() -> None:
+    """The /check process sends the engine's refusal (empty_text) back pickled."""
+    import pickle
+
+    got = pickle.loads(pickle.dumps(InvalidMessage("empty_text", "text shows nothing")))
+    assert isinstance(got, InvalidMessage) and got.reason == "empty_text"
+    assert str(got) == "text shows nothing"

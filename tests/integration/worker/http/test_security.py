@@ -260,6 +260,35 @@ def test_check_registers_and_finds_copies_as_the_acl_user(worker: Worker) -> Non
     worker.assert_healthy(mark)
 
 
+def test_check_refuses_nothing_to_read_and_ids_that_are_no_integer(worker: Worker) -> None:
+    """Over HTTP, through the worker's check process (the engine's refusal crosses it whole):
+    a text with nothing to read is a 400 ``empty_text``, two flags are two comments, and a
+    numeric id is the exact text of its number or a 400 ``invalid_id``."""
+    mark = worker.log_size()
+    ns = f"empty-{uuid.uuid4().hex[:6]}"
+    for text in ("\u200b\u200b", "\u2060\ufeff\u200d", "<p></p>", "<div><br></div>"):
+        for register in (False, True):
+            status, out = worker.check(_article(text, id="e", namespace=ns, register=register))
+            assert (status, out["error"]) == (400, "empty_text"), (text, out)
+    england = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+    scotland = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+    status, out = worker.check(_article(england, id="en", namespace=ns, register=True))
+    assert (status, out["verdict"]) == (200, "original")
+    status, out = worker.check(_article(scotland, namespace=ns))
+    assert (status, out["verdict"], out["duplicate_of"]) == (200, "original", None)
+    status, out = worker.check(_article(england, namespace=ns))
+    assert (status, out["verdict"], out["duplicate_of"]) == (200, "duplicate", "en")
+    text = json.dumps(LONG_TEXT)
+    for number, doc_id in (("-9223372036854775809", "-9223372036854775809"), ("1e3", None)):
+        body = f'{{"id": {number}, "text": {text}, "namespace": "{ns}", "register": true}}'
+        status, out = worker.check(body.encode())
+        if doc_id is None:
+            assert (status, out["error"]) == (400, "invalid_id"), out
+        else:
+            assert (status, out["id"]) == (200, doc_id), out
+    worker.assert_healthy(mark)
+
+
 def test_worker_log_holds_no_secret(worker: Worker) -> None:
     worker.check(_article(LONG_TEXT), token="not-" + TOKEN)
     log = worker.log.read_text(errors="replace")
