@@ -156,8 +156,11 @@ def exact_id(value: object, field: str = "id", raw: bytes | str | None = None) -
         if abs(value).bit_length() > 4 * ID_MAX_BYTES:
             raise InvalidMessage("invalid_id", f"id must be at most {ID_MAX_BYTES} bytes")
         return check_id(str(value), field)
-    # a float (a fraction, an exponent, or an integer past 64 bits), or a 0 that may be -0
-    written = _number_text(raw, field) if raw is not None else None
+    # a float (a fraction, an exponent, or an integer past 64 bits), or a 0 that may be -0; a
+    # float under 2**63 was written with a fraction or an exponent (orjson reads every integer
+    # of 64 bits as an int): refused without reading the message again
+    may_be_integer = isinstance(value, int) or not abs(value) < 2**63
+    written = _number_text(raw, field) if raw is not None and may_be_integer else None
     if written is None or written == "-0" or not _JSON_INTEGER.fullmatch(written):
         raise InvalidMessage("invalid_id", BAD_NUMBER_ID)
     return check_id(str(written), field)
@@ -170,7 +173,8 @@ def _may_hold(raw: bytes | str, part: bytes) -> bool:
 def _number_text(raw: bytes | str, field: str) -> str | None:
     """The text of the number a JSON object's ``field`` holds, as written, or None. Read with
     the standard library's parser, which hands each number over as its text (orjson gives only
-    the value): a slower second reading, made only for an id orjson read as a float or as 0."""
+    the value): a slower second reading, made only for an id orjson read as a float past 2**63
+    or as 0."""
     try:
         obj = json.loads(raw, parse_int=_Written, parse_float=_Written)
     except (ValueError, RecursionError):
