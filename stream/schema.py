@@ -87,7 +87,8 @@ def article_from_obj(
     (:func:`exact_id`)."""
     if not isinstance(obj, dict):
         raise InvalidMessage("not_object", f"expected a JSON object, got {type(obj).__name__}")
-    doc_id = exact_id(obj.get(id_field), id_field, raw)
+    doc_id = obj.get(id_field)
+    doc_id = check_id(doc_id, id_field) if type(doc_id) is str else exact_id(doc_id, id_field, raw)
     text = obj.get(text_field)
     if not isinstance(text, str):
         raise InvalidMessage("missing_text", f"field {text_field!r} must be a string")
@@ -148,7 +149,7 @@ def exact_id(value: object, field: str = "id", raw: bytes | str | None = None) -
     an integer past 64 bits, which orjson reads as a rounded float, is read again from ``raw``,
     the message as sent, and kept exactly (without ``raw`` it is refused, never rounded). A
     Python int (a caller's dict, a Parquet integer column) is its decimal text."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return check_id(value, field)
     if isinstance(value, int) and (value != 0 or raw is None or not _may_hold(raw, b"-0")):
         # More than 4 bits a digit: a longer int cannot fit ID_MAX_BYTES, and str() of a huge

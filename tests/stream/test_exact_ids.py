@@ -68,6 +68,12 @@ def test_the_issues_numbers(number: str, doc_id: str | None) -> None:
     assert _parsed(b'{"id": "other", "text": "x", "id": ' + number.encode() + b"}") == doc_id
 
 
+def test_a_zero_is_read_again_only_to_tell_it_from_minus_zero() -> None:
+    assert _parsed(_message("0", "dates: 2026-01-02, -0.5 degrees")) == "0"
+    assert _parsed(_message("-0", "dates: 2026-01-02, -0.5 degrees")) is None
+    assert _parsed(b'{"text": "x", "id": 0, "n": -0}') == "0"
+
+
 def test_a_refusal_says_what_an_id_may_be() -> None:
     with pytest.raises(InvalidMessage, match=r"1000, not 1e3, 1000\.0 or -0") as got:
         parse_article(_message("1e3"))
