@@ -160,10 +160,26 @@ def shows_nothing(text: str) -> bool:
     cut = min((at for at in (text.find("<"), text.find("&")) if at >= 0), default=len(text))
     if _shows_a_letter(text, cut):  # before any tag or reference: shown as it is
         return False
-    # a letter in a tag name or a reference shows nothing
-    if cut < len(text) and _shows_a_letter(_TAG_OR_REFERENCE_RE.sub(" ", text), None):
+    if cut < len(text) and _shown_outside_markup(text):
         return False
     return not features.normalize(text)
+
+
+_HEAD_CHARS = 4096
+
+
+def _shown_outside_markup(text: str) -> bool:
+    """Whether a letter outside tags and references (a letter in a tag name or a reference
+    shows nothing) is shown: in the text's head first, then in the whole text, so that a
+    long page is rewritten only when its head shows nothing."""
+    for part in (text[:_HEAD_CHARS], text) if len(text) > _HEAD_CHARS else (text,):
+        seen = _TAG_OR_REFERENCE_RE.sub(" ", part)
+        at = max(seen.rfind("<"), seen.rfind("&"))
+        if len(part) < len(text) and at >= 0:  # a tag cut off at the head's end shows nothing
+            seen = seen[:at]
+        if _shows_a_letter(seen, None):
+            return True
+    return False
 
 
 def _shows_a_letter(text: str, end: int | None) -> bool:
