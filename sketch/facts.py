@@ -355,10 +355,14 @@ def compare(
     b: Counter[str] = Counter(now.words) if pair[0] != pair[1] else Counter()
     if a != b:
         allowed = max(1, max(len(earlier.words), len(now.words)) // 10)
-        gone, came = pair_joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
-        gone, came = pair_typos(gone, came, allowed)
+        apart = pair_joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
+        gone, came = pair_typos(*apart, allowed)
         if gone or came:
+            # a word dropped at an edge may also read as a typo of one kept (``form`` of
+            # ``from``): taken as a typo, the edge run it began is no longer at the edge
             trimmed = _edges(earlier.tokens, gone, now.tokens, came)
+            if trimmed is None and (gone, came) != apart:
+                trimmed = _edges(earlier.tokens, apart[0], now.tokens, apart[1])
             if trimmed is None:
                 if trimmed_only:
                     return None
