@@ -1,5 +1,7 @@
 """Copies across the short/long boundary: real Reuters sentences of 24-36 words, sent again with
-a byline of one to four words before them, or with their first one to three words dropped.
+a byline of one to four words before them, or with their first one to three words dropped; and
+real short briefs sent again with every mark taken out (decimal points too), with a tag or
+without, against the same with one digit changed besides (should not be linked).
 
 Each pair is judged in a fresh in-memory index (the original added, the copy checked): found
 when the verdict links it (``duplicate`` or ``near_duplicate``), related when it only lists the
@@ -11,10 +13,12 @@ from __future__ import annotations
 import json
 import random
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from harness.data import reuters
+from harness.noisy_briefs import briefs
 from neardup.api import Index
 
 SEED = 42
@@ -71,9 +75,32 @@ def judged(pairs: Sequence[tuple[str, str]]) -> dict[str, int]:
     return {"pairs": len(pairs), "found": found, "related": related}
 
 
+def stripped(n: int = 200, seed: int = SEED) -> list[tuple[str, str, str]]:
+    """Real briefs with a mark after a word: each without any mark (``stripped``), so and
+    tagged (``stripped+tag``), so with one digit changed (``digit``, of those with digits)."""
+    pool = [t for t in briefs() if re.search(r"[A-Za-z][.,;:]", t)]
+    rng = random.Random(seed)
+    out = []
+    for t in rng.sample(pool, min(n, len(pool))):
+        bare = "".join(c for c in t if not unicodedata.category(c).startswith(("P", "S")))
+        out.append((t, bare, "stripped"))
+        out.append((t, bare + " (via newswire)", "stripped+tag"))
+        spots = [i for i, c in enumerate(bare) if c.isdigit()]
+        if spots:
+            i = rng.choice(spots)
+            out.append((t, bare[:i] + str((int(bare[i]) + 1) % 10) + bare[i + 1 :], "digit"))
+    return out
+
+
 def run(seed: int = SEED) -> dict[str, Any]:
     items = sentences(seed=seed)
+    briefs_ = stripped(seed=seed)
+    by_kind = {
+        kind: judged([(a, b) for a, b, k in briefs_ if k == kind])
+        for kind in ("stripped", "stripped+tag", "digit")
+    }
     return {
+        "briefs": by_kind,
         "byline": judged(bylined(items, seed)),
         "first_words_dropped": judged(dropped(items, seed)),
         "byline_reverse": judged([(c, o) for o, c in bylined(items, seed)]),

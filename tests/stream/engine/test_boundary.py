@@ -202,3 +202,21 @@ def test_texts_far_from_the_line_are_not_compared_across() -> None:
         ix.add("a", STORY)
         v = ix.check(story + " " + STORY)
     assert v.verdict == "original" and not v.related
+
+
+TELCOM = (
+    "<TELCOM GENERAL CORP> PRESIDENT RESIGNS\nTelcom General Corp, which\nstopped operating a "
+    "month ago, said Robert F. Friedman has\nresigned as president, chief executive officer "
+    "and a director."
+)
+
+
+def test_a_brief_stripped_of_its_punctuation_and_tagged_is_a_copy() -> None:
+    """Reuters r4251 (28 tokens) sent again without a mark and tagged (30 tokens)."""
+    bare = "".join(c for c in TELCOM if c.isalnum() or c.isspace()) + " (via newswire)"
+    assert (_tokens(TELCOM), _tokens(bare)) == (28, 30)
+    for first, second in ((TELCOM, bare), (bare, TELCOM)):
+        with Index() as ix:
+            ix.add("a", first)
+            v = ix.check(second)
+        assert (v.verdict, v.duplicate_of, v.changes, v.related) == ("near_duplicate", "a", (), ())
