@@ -335,8 +335,10 @@ def boundary(policy: Policy) -> int:
     an edge is trimmed before comparing (:func:`neardup.sketch.facts.compare`), so a copy can
     be longer still: a margin of the threshold squared (46 tokens at the defaults) takes in a
     byline of a dozen words on a 29-token brief. Past it the two lengths differ too much to
-    be a copy under the short rule, and long tets keep only their own buckets."""
-    return int(policy.short_tokens / policy.short_threshold**2 + 1e-9)
+    be a copy under the short rule, and long texts keep only their own buckets. At most twice
+    the line, whatever the threshold (a low one would read long stories as short texts)."""
+    margin = int(policy.short_tokens / policy.short_threshold**2 + 1e-9)
+    return min(margin, 2 * policy.short_tokens)
 
 
 def short_buckets(policy: Policy, norms: Sequence[str]) -> list[tuple[int, ...]]:

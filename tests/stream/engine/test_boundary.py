@@ -220,3 +220,10 @@ def test_a_brief_stripped_of_its_punctuation_and_tagged_is_a_copy() -> None:
             ix.add("a", first)
             v = ix.check(second)
         assert (v.verdict, v.duplicate_of, v.changes, v.related) == ("near_duplicate", "a", (), ())
+
+
+def test_the_margin_follows_the_short_threshold_up_to_twice_the_line() -> None:
+    assert boundary(Policy()) == 46  # 30 / 0.8**2
+    assert boundary(Policy(short_threshold=1.0)) == 30
+    assert boundary(Policy(short_threshold=0.5)) == 60
+    assert boundary(Policy(short_tokens=0)) == 0
