@@ -72,6 +72,8 @@ _STAMP_RE = re.compile(
     rf"(?P<zone>{TIME_ZONES})(?![a-z])"
 )
 _CJK_GAP_RE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
+# a word followed by a mark: what a text stripped of its punctuation has none of
+_MARKED_RE = re.compile(r"[^\W\d_][.,;:!?\u3001\u3002]")
 _EN_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
              "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
 _EN_NUMBERS = dict(zip(_EN_UNITS.split(), range(21), strict=True)) | {
@@ -102,6 +104,9 @@ class Facts:
     # every token as written, with its kind, stop words included (:func:`compare` reads a word
     # run together from words the other text keeps apart, ``twoforone`` / ``two for one``)
     written: tuple[tuple[str | None, str], ...] = ()
+    # whether a word is followed by a mark (``corp,``, ``ago.``, ``f.``): a text that has
+    # none, against one that has, had its punctuation taken out (:func:`compare`)
+    marked: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,13 +163,14 @@ def facts_of(text: str) -> Facts:
 
 
 def _facts_read(text: str) -> Facts:
-    return _facts_of_tokens(tuple(_tokens(_TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text)))))
+    text = _TRACKING_RE.sub(" ", _NOISE_RE.sub(" ", text))
+    return _facts_of_tokens(tuple(_tokens(text)), bool(_MARKED_RE.search(text)))
 
 
 _facts_cached = lru_cache(maxsize=FACTS_CACHE_ENTRIES)(_facts_read)
 
 
-def _facts_of_tokens(written: tuple[tuple[str | None, str], ...]) -> Facts:
+def _facts_of_tokens(written: tuple[tuple[str | None, str], ...], marked: bool) -> Facts:
     core: list[str] = []
     values: list[str] = []
     shown: list[str] = []
@@ -194,7 +200,9 @@ def _facts_of_tokens(written: tuple[tuple[str | None, str], ...]) -> Facts:
         else:
             words.extend(tok if kind == "zhnum" else [tok])  # a lone 万/亿: a unit, a word
         core.append(tok)
-    return Facts(_joined(core), tuple(values), tuple(shown), tuple(words), tuple(core), written)
+    return Facts(
+        _joined(core), tuple(values), tuple(shown), tuple(words), tuple(core), written, marked
+    )
 
 
 def _unglued(glued: Facts, apart: Facts) -> Facts:
@@ -215,7 +223,7 @@ def _unglued(glued: Facts, apart: Facts) -> Facts:
                 typo = typo and not near
                 continue
         out.append((kind, tok))
-    return _facts_of_tokens(tuple(out)) if len(out) != len(glued.written) else glued
+    return _facts_of_tokens(tuple(out), glued.marked) if len(out) != len(glued.written) else glued
 
 
 def unstamped(text: str, norm: str, head: str) -> str:
@@ -355,10 +363,14 @@ def compare(
     b: Counter[str] = Counter(now.words) if pair[0] != pair[1] else Counter()
     if a != b:
         allowed = max(1, max(len(earlier.words), len(now.words)) // 10)
-        gone, came = pair_joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
-        gone, came = pair_typos(gone, came, allowed)
+        apart = pair_joins(sorted((a - b).elements()), sorted((b - a).elements()), *pair)
+        gone, came = pair_typos(*apart, allowed)
         if gone or came:
+            # a word dropped at an edge may also read as a typo of one kept (``form`` of
+            # ``from``): taken as a typo, the edge run it began is no longer at the edge
             trimmed = _edges(earlier.tokens, gone, now.tokens, came)
+            if trimmed is None and (gone, came) != apart:
+                trimmed = _edges(earlier.tokens, apart[0], now.tokens, apart[1])
             if trimmed is None:
                 if trimmed_only:
                     return None
@@ -368,9 +380,29 @@ def compare(
     if trimmed_only and cores == (earlier.core, now.core):
         return None
     if numbers and earlier.numbers != now.numbers:
-        nums = diff_facts("number", earlier.numbers, now.numbers, earlier.numerals, now.numerals)
-        out[:0] = nums
+        keys = earlier.numbers, now.numbers
+        if earlier.marked is not now.marked:  # one had its punctuation taken out
+            keys = _digits(earlier), _digits(now)
+            if "".join(keys[0]) == "".join(keys[1]):  # 5.74/72 taken out is 57472
+                keys = keys[0], keys[0]
+        if keys[0] != keys[1]:
+            out[:0] = diff_facts("number", *keys, earlier.numerals, now.numerals)
     return Comparison(tuple(out), *cores)
+
+
+def _digits(facts: Facts) -> tuple[str, ...]:
+    """A text's numbers as the digits they are written with, separators left out (``1,200.50``
+    -> ``120050``; a number word, its value): how they compare when one of two texts had its
+    punctuation taken out throughout (no word of it is followed by a mark, and some word of the
+    other is), so that ``1.2 billion`` read as ``12 billion`` is surface noise, not a changed
+    figure; and two numbers that were one mark apart are one (``5.74/72`` -> ``57472``): the
+    digits compare in one run. A digit changed, added or dropped is still a change, and so is
+    ``1.5`` against ``15`` when the punctuated text has no other mark to show what was taken
+    out (a template's headline)."""
+    return tuple(
+        "".join(c for c in shown if c.isdigit()) or value
+        for shown, value in zip(facts.numerals, facts.numbers, strict=True)
+    )
 
 
 def framed(earlier: Facts, now: Facts, cutoff: float) -> bool:

@@ -21,7 +21,13 @@ from neardup.sketch.evidence import Span
 from neardup.sketch.lines import Lines, without
 from neardup.stream.engine.batch import Batch
 from neardup.stream.engine.boilerplate import units
-from neardup.stream.engine.prepare import Prepared, numbers_and_dates, whole_shingles
+from neardup.stream.engine.prepare import (
+    Prepared,
+    boundary,
+    numbers_and_dates,
+    unstamped,
+    whole_shingles,
+)
 from neardup.stream.index.base import Probe
 from neardup.stream.model import Change, Direction, Match, Method, Related, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -110,7 +116,7 @@ def judge(
             # long, but short without boilerplate: whole, or less only its source's template
             # that ``other`` does not have (a copier's source taught the story it copies)
             return _judge_as_sent(policy, as_sent, other, learned, view, sent)
-        return None
+        return judge_across(policy, me, other)
     if me.kind is Kind.SHORT:
         kept = _kept_share(me.text, sent.tokens) if as_sent is not None and sent else 1.0
         if as_sent is not None and (
@@ -151,7 +157,10 @@ def judge(
         return _judge_as_sent(policy, as_sent, other, learned, view, sent)
     if sim < policy.threshold:
         if as_sent is None:
-            return None
+            # two texts near the line: a copy as short texts are (a tag on a 30-token text
+            # is a tenth of its shingles); what is related the long rule says
+            near = judge_across(policy, me, other)
+            return near if near is not None and near[1] else None
         me = as_sent
         mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
         if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
@@ -346,6 +355,44 @@ def number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> tu
     return tuple(facts.diff_facts("number", a, b)) if a != b else ()
 
 
+def judge_across(
+    policy: Policy, me: Prepared | Record, other: Record
+) -> tuple[Candidate, bool] | None:
+    """Two texts near the line, one short and one long, or both long and unlike by shingles,
+    each long one of at most :func:`boundary` tokens (they share a short text's buckets):
+    each is read as a short text, and the two compared by the short rule (:func:`judge_short`:
+    a tag or byline at an edge is not a difference, a changed number makes them related), so
+    that a copy is found whichever side of the line each falls on. A long record that kept no
+    text is compared with a short text by shingles (the namespace's measure) and numbers."""
+    w = policy.shingle_size
+    if any(t.kind is Kind.LONG and len(t.shingles) + w - 1 > boundary(policy) for t in (me, other)):
+        return None
+    mine, theirs = _as_short(me), _as_short(other)
+    if mine is not None and theirs is not None:
+        return judge_short(policy, mine, theirs)
+    long = me if me.kind is Kind.LONG else other
+    short = mine if mine is not None else theirs
+    if short is None or (me.kind is other.kind):
+        return None  # two long texts, one without its text: their shingles decided
+    sim, direction = _similarity(policy, whole_shingles(policy, short), long.shingles)
+    if sim < policy.threshold:
+        return None
+    numbers = facts.numbers_of(short)
+    a, b = (numbers, long.numbers) if me is long else (long.numbers, numbers)
+    changes = tuple(facts.diff_facts("number", b, a)) if a != b else ()
+    copy = not changes or policy.facts != "strict"
+    return Candidate(sim, 0, policy.measure, direction, changes), copy
+
+
+def _as_short(text: Prepared | Record) -> str | None:
+    """A text's normalised form as the short path reads it, or None: a long record that kept
+    no text."""
+    if text.kind is Kind.SHORT:
+        return text.text
+    sent = text.article.text if isinstance(text, Prepared) else text.raw
+    return unstamped(sent, features.normalize(sent)) if sent else None
+
+
 def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
     """Edit similarity of the cores; then the facts decide (see :mod:`neardup.sketch.facts`). Texts
     with no core (only links or symbols) compare as written and have no facts."""
@@ -440,7 +487,11 @@ def verdict(
     best = found.matches[0]
     earlier = batch.records[best.seq]
     changes = best.changes
-    if me.kind is Kind.LONG and best.method != "exact" and not best.read:
+    if (
+        me.kind is earlier.kind is Kind.LONG
+        and best.method not in ("exact", "edit")
+        and not best.read
+    ):
         changes = number_changes(batch.policy, me, earlier)
     shown = tuple(
         Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
@@ -475,6 +526,7 @@ __all__ = [
     "Candidate",
     "Found",
     "judge",
+    "judge_across",
     "judge_short",
     "matches",
     "number_changes",

@@ -11,7 +11,8 @@ Bucket ids, by path:
   of each SimHash permuted table ``t``;
 * **short**: ``mix64(band ^ short_band)`` for each MinHash band of the character n-grams of the
   text's core (:func:`neardup.sketch.facts.facts`: surface noise such as links, tags and emoji left
-  out);
+  out); a long text of at most :func:`boundary` tokens has these too, after its long ones, so
+  that a copy on the other side of the line is found whichever side was first;
 * **anchors** of a long page of a named source: ``mix64(fingerprint ^ anchor)`` for each of the
   few sentence fingerprints the engine samples from it (:func:`anchor_buckets`).
 
@@ -226,12 +227,19 @@ def _prepare(
     is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
     long_idx: list[int] = np.flatnonzero(is_long).tolist()
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
+    # long, but near enough the line to be a short text's copy: a short text's buckets too
+    edge = boundary(policy) - w + 1  # windows of a text of that many tokens
+    near: list[int] = [i for i in long_idx if n_windows[i] <= edge]
+    norms = [unstamped(texts[i], batch.text(i)) for i in short_idx + near]
+    ids = short_buckets(policy, norms)  # one pass for both
     out: dict[int, Prepared] = {}
     if long_idx:
-        out.update(_long(policy, articles, texts, batch, contents, hashes, offsets, long_idx))
+        extra = dict(zip(near, ids[len(short_idx) :], strict=True))
+        out.update(
+            _long(policy, articles, texts, batch, contents, hashes, offsets, long_idx, extra)
+        )
     if short_idx:
-        norms = [_unstamped(texts[i], batch.text(i)) for i in short_idx]
-        out.update(_short(policy, articles, contents, norms, short_idx))
+        out.update(_short(articles, contents, norms, ids, short_idx))
     return [out[i] for i in range(len(articles))]
 
 
@@ -245,9 +253,8 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     content = features.content_hash(own, seed)
     windows = _windows(norm, seed, w)
     if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
-        return _short(
-            policy, [article], [content], [_unstamped(sketched or article.text, norm)], [0]
-        )[0]
+        short = [unstamped(sketched or article.text, norm)]
+        return _short([article], [content], short, short_buckets(policy, short), [0])[0]
     salts = policy.bucket_salts
     repeated = np.sort(windows)
     unique = features.sorted_unique(repeated)
@@ -260,11 +267,14 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     shingles = _recorded(unique)
     brief = len(shingles) < policy.numbers_shingles
     numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
+    near: list[int] = []
+    if len(windows) + w - 1 <= boundary(policy):  # see _prepare
+        (near,) = map(list, short_buckets(policy, [unstamped(sketched or article.text, norm)]))
     return Prepared(
         article,
         Kind.LONG,
         content,
-        tuple(band_ids.tolist() + table_ids.tolist()),
+        tuple(band_ids.tolist() + table_ids.tolist() + near),
         shingles,
         "",
         fp,
@@ -273,7 +283,7 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     )
 
 
-def _unstamped(text: str, norm: str) -> str:
+def unstamped(text: str, norm: str) -> str:
     """A short text's normalised form without the time stamped on its headline
     (:func:`neardup.sketch.facts.unstamped`)."""
     if "\n" not in text or not any(c.isdigit() for c in text.split("\n", 1)[0]):
@@ -359,6 +369,7 @@ def _long(
     hashes: npt.NDArray[np.uint64],
     offsets: npt.NDArray[np.intp],
     idx: list[int],
+    extra: dict[int, tuple[int, ...]],  # the short buckets of those near the line
 ) -> dict[int, Prepared]:
     salts = policy.bucket_salts
     sets = ragged.unique_per_doc(hashes, offsets, idx)
@@ -380,7 +391,7 @@ def _long(
             articles[i],
             Kind.LONG,
             contents[i],
-            tuple(bucket_ids[j]),
+            (*bucket_ids[j], *extra.get(i, ())),
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
@@ -391,15 +402,50 @@ def _long(
 
 
 def _short(
-    policy: Policy,
     articles: Sequence[Article],
     contents: list[bytes],
     norms: list[str],
+    ids: list[tuple[int, ...]],
     idx: list[int],
 ) -> dict[int, Prepared]:
-    # n-grams of the core (neardup.sketch.facts): a copy that only adds a tracking suffix, a link or
-    # emoji shares its buckets (the verdict compares cores too); without its spaces, so that
-    # words run together or split (``two for one`` / ``twoforone``) share them too
+    return {
+        i: Prepared(
+            articles[i],
+            Kind.SHORT,
+            contents[i],
+            ids[j],
+            np.empty(0, np.uint32),
+            norms[j],
+            0,
+        )
+        for j, i in enumerate(idx)
+    }
+
+
+def boundary(policy: Policy) -> int:
+    """The most tokens a long text has and is still compared with short ones (both ways: it
+    also has a short text's buckets, :func:`prepare`; :func:`neardup.stream.engine.judge.judge`
+    reads it as a short one).
+
+    A copy is at least ``short_threshold`` alike by edit similarity, so one side has at least
+    that share of the other's length (a 29-token text and a copy of up to 36); a tag added at
+    an edge is trimmed before comparing (:func:`neardup.sketch.facts.compare`), so a copy can
+    be longer still: a margin of the threshold squared (46 tokens at the defaults) takes in a
+    byline of a dozen words on a 29-token brief. Past it the two lengths differ too much to
+    be a copy under the short rule, and long texts keep only their own buckets. At most twice
+    the line, whatever the threshold (a low one would read long stories as short texts)."""
+    margin = int(policy.short_tokens / policy.short_threshold**2 + 1e-9)
+    return min(margin, 2 * policy.short_tokens)
+
+
+def short_buckets(policy: Policy, norms: Sequence[str]) -> list[tuple[int, ...]]:
+    """The short path's bucket ids of normalised texts: MinHash bands of the character
+    n-grams of each one's core (:func:`neardup.sketch.facts.facts`): a copy that only adds a
+    tracking suffix, a link or emoji shares its buckets (the verdict compares cores too);
+    without its spaces, so that words run together or split (``two for one`` /
+    ``twoforone``) share them too."""
+    if not norms:
+        return []
     grams = [
         features.char_ngram_hashes(
             (facts.facts_of(norm).core or norm).replace(" ", ""),
@@ -414,18 +460,7 @@ def _short(
     )
     salt = np.uint64(policy.bucket_salts.short_band)
     ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt)
-    return {
-        i: Prepared(
-            articles[i],
-            Kind.SHORT,
-            contents[i],
-            tuple(ids[j].tolist()) if len(grams[j]) else (),
-            np.empty(0, np.uint32),
-            norms[j],
-            0,
-        )
-        for j, i in enumerate(idx)
-    }
+    return [tuple(ids[j].tolist()) if len(g) else () for j, g in enumerate(grams)]
 
 
 __all__ = [
@@ -433,8 +468,11 @@ __all__ = [
     "Prepared",
     "anchor_buckets",
     "as_sent",
+    "boundary",
     "numbers_and_dates",
     "prepare",
+    "short_buckets",
     "shows_nothing",
+    "unstamped",
     "whole_shingles",
 ]

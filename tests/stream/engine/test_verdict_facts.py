@@ -368,3 +368,27 @@ async def test_a_time_stamped_on_a_headline_is_not_a_fact_a_bulletins_time_is() 
     assert [(c.kind, c.earlier, c.now) for c in later.related[0].changes] == [
         ("number", "1300", "1800")
     ]
+
+
+async def test_a_brief_stripped_of_its_punctuation_is_a_copy_and_a_digit_still_counts() -> None:
+    """Every mark taken out, decimal points too (``1.2`` -> ``12``), and a tag: a copy; one
+    digit changed besides: related, that number named."""
+    text = (
+        "GOODYEAR SETS 1.2 BILLION DLR BUYBACK\nGoodyear Tire and Rubber Co said it will buy "
+        "back up to 1.2 billion dlrs of stock, about 8.5 pct."
+    )
+    bare = "".join(c for c in text if c.isalnum() or c.isspace())
+    _, copy, changed = await _verdicts(
+        Engine(MemoryIndex()),
+        [
+            Article("a", text),
+            Article("b", bare + " (via newswire)"),
+            Article("c", bare.replace("85 pct", "86 pct")),
+        ],
+    )
+    assert (copy.verdict, copy.duplicate_of, copy.changes) == ("near_duplicate", "a", ())
+    assert (changed.verdict, changed.duplicate_of) == ("original", None)
+    assert sorted((r.id, r.changes) for r in changed.related) == [
+        ("a", (Change("number", "8.5", "86"),)),
+        ("b", (Change("number", "85", "86"),)),
+    ]

@@ -13,6 +13,7 @@ from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis.index import RedisIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
+from tests.stream.engine.test_boundary import STORY, TELCOM
 from tests.stream.engine.test_long_copies import fed_releases
 from tests.stream.engine.test_verdict_facts import (
     _BODY,
@@ -80,6 +81,22 @@ def _cases() -> list[tuple[str, Policy, list[Article]]]:
             ],
         ),
         (
+            "boundary",  # copies across the short/long line, both ways, and a changed number
+            Policy(),
+            [
+                Article("r", STORY),
+                Article("r1", "Staff report: " + STORY),
+                Article("r2", "Staff report: " + STORY.replace("half a point", "75 basis points")),
+                Article("t", "Staff report: " + TELCOM),
+                Article("t1", TELCOM),
+            ],
+        ),
+        (
+            "boundary_bare",  # a long record that kept no text: its shingles and numbers
+            Policy(keep_text=False),
+            [Article("a", "Staff report: " + STORY + " More follows."), Article("b", STORY)],
+        ),
+        (
             "relaxed",
             Policy(facts="relaxed"),
             [
@@ -139,6 +156,9 @@ async def test_redis_gives_the_memory_stores_verdicts_about_facts(redis_client: 
     assert seen["long"][1].changes and seen["long"][1].evidence
     assert [r.changes[0].kind for r in seen["dated"][1].related] == ["date"]
     assert [v.direction for v in seen["contain"]] == [None, "excerpt", "embeds"]
+    assert [v.duplicate_of for v in seen["boundary"]] == [None, "r", None, None, "t"]
+    assert "r" in [r.id for r in seen["boundary"][2].related]
+    assert [(v.duplicate_of, v.method) for v in seen["boundary_bare"]][1] == ("a", "jaccard")
 
 
 async def test_redis_gives_the_memory_stores_verdict_on_two_releases_short_once_learned(
