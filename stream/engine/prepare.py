@@ -13,9 +13,13 @@ Bucket ids, by path:
   text's core (:func:`neardup.sketch.facts.facts`: surface noise such as links, tags and emoji left
   out);
 * **anchors** of a long page of a named source: ``mix64(fingerprint ^ anchor)`` for each of the
-  few sentence fingerprints the engine samples from it (:func:`anchor_buckets`).
+  few sentence fingerprints the engine samples from it (:func:`anchor_buckets`);
+* **passages** of a long text: ``mix64(fingerprint ^ passage)`` for each of its ``PASSAGES``
+  smallest winnowed passages (:mod:`neardup.sketch.winnow`); a text that matched nothing also
+  reads those of its ``PASSAGE_PROBES`` smallest (:func:`passage_buckets`): an earlier text that
+  lies inside it has its smallest passage among them.
 
-The salts (:class:`~neardup.stream.namespaces.policy.BucketSalts`) keep the four kinds apart in one
+The salts (:class:`~neardup.stream.namespaces.policy.BucketSalts`) keep the five kinds apart in one
 namespace's buckets and are part of the scheme the index records.
 """
 
@@ -28,9 +32,15 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import facts, features, figures, hamming, lsh, ragged, simhash
+from neardup.sketch import facts, features, figures, hamming, lsh, ragged, simhash, winnow
 from neardup.stream.model import Article
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import (
+    PASSAGE_PROBES,
+    PASSAGE_SPAN,
+    PASSAGE_TOKENS,
+    PASSAGES,
+    Policy,
+)
 from neardup.stream.records import Kind, Record
 
 
@@ -50,6 +60,10 @@ class Prepared:
     # written (TextBatch.numerals: a copy's changed figures)
     numbers: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()  # long path: the days of the year it names (TextBatch.dates)
+    # long path: the bucket ids of its PASSAGE_PROBES smallest winnowed passages, smallest
+    # first (the PASSAGES first are among its buckets; all are what it reads to find an
+    # earlier text inside it: :func:`passage_buckets`)
+    passages: tuple[int, ...] = ()
 
     def record(self, at: float, *, keep_text: bool = True) -> Record:
         """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
@@ -102,6 +116,25 @@ def anchor_buckets(policy: Policy, fingerprints: Sequence[int]) -> tuple[int, ..
         return ()
     fps = np.array(fingerprints, dtype=np.uint64) ^ np.uint64(policy.bucket_salts.anchor)
     ids: list[int] = features.mix64(fps).tolist()
+    return tuple(ids)
+
+
+def passage_buckets(policy: Policy, fingerprints: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The bucket ids of a long text's passages (:func:`neardup.sketch.winnow.passages`), in
+    their order."""
+    return features.mix64(fingerprints ^ np.uint64(policy.bucket_salts.passage))
+
+
+def _passage_width(policy: Policy) -> int:
+    """The shingles a passage of ``PASSAGE_TOKENS`` tokens spans."""
+    return max(1, PASSAGE_TOKENS - policy.shingle_size + 1)
+
+
+def _passages(policy: Policy, windows: npt.NDArray[np.uint64]) -> tuple[int, ...]:
+    """The bucket ids of a long text's smallest winnowed passages (``windows``: its shingle
+    hashes in order), smallest passage first."""
+    found = winnow.passages(windows, width=_passage_width(policy), span=PASSAGE_SPAN)
+    ids: list[int] = passage_buckets(policy, found[:PASSAGE_PROBES]).tolist()
     return tuple(ids)
 
 
@@ -163,16 +196,18 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     shingles = _recorded(unique)
     brief = len(shingles) < policy.numbers_shingles
     numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
+    found = _passages(policy, windows)
     return Prepared(
         article,
         Kind.LONG,
         content,
-        tuple(band_ids.tolist() + table_ids.tolist()),
+        tuple(band_ids.tolist() + table_ids.tolist()) + found[:PASSAGES],
         shingles,
         "",
         fp,
         numerals,
         dates,
+        found,
     )
 
 
@@ -278,16 +313,22 @@ def _long(
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
     found = _facts(texts, batch, idx, [size < bound for size in sizes])
+    fps, fp_off = winnow.passages_many(
+        hashes, offsets, width=_passage_width(policy), span=PASSAGE_SPAN, limit=PASSAGE_PROBES
+    )
+    fp_all: list[int] = passage_buckets(policy, fps).tolist()
+    kept = [tuple(fp_all[fp_off[i] : fp_off[i + 1]]) for i in idx]
     return {
         i: Prepared(
             articles[i],
             Kind.LONG,
             contents[i],
-            tuple(bucket_ids[j]),
+            tuple(bucket_ids[j]) + kept[j][:PASSAGES],
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
             *found[i],
+            kept[j],
         )
         for j, i in enumerate(idx)
     }
@@ -331,4 +372,11 @@ def _short(
     }
 
 
-__all__ = ["Prepared", "anchor_buckets", "numbers_and_dates", "prepare", "whole_shingles"]
+__all__ = [
+    "Prepared",
+    "anchor_buckets",
+    "numbers_and_dates",
+    "passage_buckets",
+    "prepare",
+    "whole_shingles",
+]
