@@ -17,13 +17,28 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from numpy.lib.stride_tricks import sliding_window_view
 
 from neardup.sketch.features import combine_windows, sorted_unique
 
 U64 = npt.NDArray[np.uint64]
 
-__all__ = ["passages", "passages_many"]
+__all__ = ["passages", "passages_many", "sliding_min"]
+
+
+def sliding_min(values: U64, span: int) -> U64:
+    """The smallest of every run of ``span`` consecutive values (``len(values) - span + 1`` of
+    them), in a few passes whatever ``span`` (van Herk / Gil-Werman: the minima up to each
+    place within blocks of ``span``, and from each place to its block's end, meet in one)."""
+    n = len(values)
+    if n < span:
+        return np.empty(0, np.uint64)
+    blocks = -(-n // span)
+    padded = np.full(blocks * span, np.iinfo(np.uint64).max, dtype=np.uint64)
+    padded[:n] = values
+    rows = padded.reshape(blocks, span)
+    ahead = np.minimum.accumulate(rows, axis=1).ravel()
+    behind = np.minimum.accumulate(rows[:, ::-1], axis=1)[:, ::-1].ravel()
+    return np.minimum(behind[: n - span + 1], ahead[span - 1 : n])
 
 
 def passages(shingles: U64, *, width: int, span: int) -> U64:
@@ -36,9 +51,7 @@ def passages(shingles: U64, *, width: int, span: int) -> U64:
     windows = combine_windows(shingles, width)
     if len(windows) <= span:
         return windows[[np.argmin(windows)]] if len(windows) else windows
-    runs = sliding_window_view(windows, span)
-    kept = np.arange(len(runs)) + runs.argmin(axis=1)
-    return sorted_unique(windows[kept])
+    return sorted_unique(sliding_min(windows, span))
 
 
 def passages_many(
@@ -47,7 +60,7 @@ def passages_many(
     """:func:`passages` of many texts at once, the ``limit`` smallest of each: ``shingles``
     are all texts' shingle hashes laid end to end, text i owning
     ``shingles[offsets[i]:offsets[i + 1]]``. Returns ``(values, offsets)`` laid out the same
-    way. One pass of numpy for the batch (a call per text cost as much as its MinHash)."""
+    way. A few passes of numpy for the batch (a call per text cost as much as its MinHash)."""
     if width < 1 or span < 1 or limit < 0:
         raise ValueError(f"width and span must be >= 1, limit >= 0: {width}, {span}, {limit}")
     sizes = np.diff(offsets)
@@ -67,16 +80,19 @@ def passages_many(
         woff = np.zeros(n_docs + 1, dtype=np.intp)
         np.cumsum(counts, out=woff[1:])
         if len(windows) >= span:  # runs of ``span`` passages of one text: their smallest
-            runs = sliding_window_view(windows, span)
-            first = np.arange(len(runs))
-            whole = first + span <= woff[1:][wdoc[: len(runs)]]
-            picked = first[whole] + runs[whole].argmin(axis=1)
-            out.append((windows[picked], wdoc[picked]))
+            mins = sliding_min(windows, span)
+            first = np.arange(len(mins))
+            run_doc = wdoc[: len(mins)]
+            whole = first + span <= woff[1:][run_doc]
+            mins, run_doc = mins[whole], run_doc[whole]
+            fresh = np.ones(len(mins), dtype=bool)  # a minimum holds over many runs: once
+            fresh[1:] = (mins[1:] != mins[:-1]) | (run_doc[1:] != run_doc[:-1])
+            out.append((mins[fresh], run_doc[fresh]))
         some = np.flatnonzero(counts > 0)  # their passages start in increasing order
         small = counts[some] <= span
         if small.any():  # no more passages than a run: the smallest
-            mins = np.minimum.reduceat(windows, woff[some])
-            out.append((mins[small], some[small]))
+            least = np.minimum.reduceat(windows, woff[some])
+            out.append((least[small], some[small]))
     if not out:
         return np.empty(0, np.uint64), np.zeros(n_docs + 1, dtype=np.intp)
     values = np.concatenate([v for v, _ in out])

@@ -322,17 +322,16 @@ def inside(
     not the article again), and an originality check is still told which earlier text it
     holds; under containment the measure itself decided already.
 
-    Only where their sizes alone keep Jaccard below the threshold (it is at most the smaller
-    size over the larger): two texts of about one size were judged by Jaccard, and one that
-    changed a few words of the other lies no more inside it than it is a copy."""
+    One way only: when the larger also lies ``threshold`` inside the smaller, the two are
+    one text with some words changed on both sides, and Jaccard, the namespace's measure,
+    judged them (a brief sent again under two different headlines is no excerpt of the
+    other)."""
     if policy.measure != "jaccard" or not (len(mine) and len(theirs)):
-        return None
-    if min(len(mine), len(theirs)) >= policy.threshold * max(len(mine), len(theirs)):
         return None
     shared = verify.intersection_size(mine, theirs)
     part, whole = shared / len(mine), shared / len(theirs)
     best, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
-    if best < policy.threshold:
+    if best < policy.threshold or min(part, whole) >= policy.threshold:
         return None
     return Candidate(best, 0, "containment", cast(Direction, direction)), False
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from harness.embedded import embedded, own_words, stories
 from neardup.sketch import features
-from neardup.sketch.winnow import passages, passages_many
+from neardup.sketch.winnow import passages, passages_many, sliding_min
 
 WIDTH, SPAN = 6, 16
 
@@ -78,3 +78,9 @@ def test_a_story_quoted_after_new_words_keeps_its_smallest_passages() -> None:
         )  # fmt: skip
         assert mine[0] in theirs
         assert len(set(mine.tolist()) & theirs) >= len(mine) - 2  # the edges' runs may differ
+
+
+@given(_FEW, st.integers(1, 20))
+def test_the_sliding_minimum_is_each_runs_smallest(values: np.ndarray, span: int) -> None:
+    want = [int(values[i : i + span].min()) for i in range(len(values) - span + 1)]
+    assert sliding_min(values, span).tolist() == want

@@ -97,15 +97,21 @@ async def test_one_prefix_before_other_stories_links_none_of_them() -> None:
         assert (v.verdict, v.cluster, v.related) == ("original", f"p{k}", ())
 
 
-async def test_two_texts_of_one_size_are_judged_by_jaccard_alone() -> None:
-    """A text that changed a few words of an earlier one of its size lies no more inside it
-    than it is a copy: below the threshold, nothing related (the size rule)."""
+async def test_two_texts_each_inside_the_other_are_judged_by_jaccard_alone() -> None:
+    """A text that changed a few words of an earlier one (every twentieth word), each lying
+    more than the threshold inside the other: one text changed on both sides, below the
+    Jaccard threshold, nothing related. With a paragraph of its own added as well it holds
+    the earlier text one way only: related, ``embeds``."""
     words = STORY.text.split()
-    changed = " ".join(w.upper() + "x" if i % 5 == 0 else w for i, w in enumerate(words))
+    changed = " ".join(w + "x" if i % 20 == 10 else w for i, w in enumerate(words))
     engine = Engine(MemoryIndex())
     await engine.process([STORY])
     v = await _check(engine, changed)
     assert (v.verdict, v.related) == ("original", ())
+    added = changed + "\n\n" + " ".join(OWN.split()[:60])
+    v = await _check(engine, added)
+    assert v.verdict == "original"
+    assert [(r.id, r.direction) for r in v.related] == [(STORY.id, "embeds")]
 
 
 def test_the_python_index_names_an_embedded_story() -> None:
