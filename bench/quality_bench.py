@@ -18,6 +18,7 @@ from bench import (
     cli,
     quality_briefs,
     quality_disguise,
+    quality_embedded,
     quality_newswire,
     quality_pages,
     quality_poison,
@@ -30,7 +31,16 @@ from bench.quality_systems import datasketch_settings
 from bench.quality_tables import HEADLINE, TITLES
 from bench.readings import git_state, machine_info
 
-SECTIONS = ("briefs", "pages", "newswire", "recall", "realbriefs", "disguise", "poison")
+SECTIONS = (
+    "briefs",
+    "pages",
+    "newswire",
+    "recall",
+    "realbriefs",
+    "disguise",
+    "poison",
+    "embedded",
+)
 RECALL_DOCS = 3000
 RECALL_WORDS = 300
 
@@ -43,6 +53,7 @@ RUNS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "realbriefs": lambda args: quality_real_briefs.run(),
     "disguise": lambda args: quality_disguise.run(args.seed),
     "poison": lambda args: quality_poison.run(),
+    "embedded": lambda args: quality_embedded.run(),
 }
 
 

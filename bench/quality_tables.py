@@ -266,6 +266,31 @@ def poison_markdown(section: Section) -> list[str]:
     ]
 
 
+def embedded_markdown(section: Section) -> list[str]:
+    rows = [
+        (name, r["policy"], r["embedded"], r["excerpt"], r["shared_prefix"])
+        for name, r in section["runs"].items()
+    ]
+    missed = [
+        f"{name}: {', '.join(r['embedded']['missed'])}"
+        for name, r in section["runs"].items()
+        if r["embedded"]["missed"]
+    ]
+    return [
+        "Method: `bench/quality_embedded.py` (`harness.embedded`). Found: the verdict names the "
+        "story (`duplicate_of`, or `related`) with `direction` `embeds`; a part: the middle "
+        "third of the story, named with `excerpt`.",
+        data_table(
+            "run={0} | policy=`{1}` | copies={2[copies]} | found={2[found]} | "
+            "share={2[share]:.1%} | as duplicate_of={2[as_duplicate_of]} | linked to another "
+            "text={2[linked_elsewhere]} | parts found={3[found]} of {3[parts]} | shared-prefix "
+            "texts linked={4[linked]} of {4[texts]}",
+            rows,
+        ),
+        f"Missed: {'; '.join(missed)}" if missed else None,
+    ]
+
+
 TITLES = {
     "briefs": "1. Short briefs",
     "pages": "2. Web pages",
@@ -274,6 +299,7 @@ TITLES = {
     "realbriefs": "5. Real short briefs",
     "disguise": "6. Disguised copies",
     "poison": "7. Boilerplate poisoning",
+    "embedded": "8. Embedded copies",
 }
 MARKDOWN: dict[str, Callable[[Section], list[str]]] = {
     name: globals()[f"{name}_markdown"] for name in TITLES

@@ -3,8 +3,10 @@
 Verdict JSON: ``id``, ``namespace``, ``verdict``, ``duplicate_of`` (or null), ``cluster``,
 ``similarity`` (with ``duplicate_of``, or null), ``matches`` (``[{"id", "similarity"}]``, best
 first), ``method``, ``seq``; then ``changes`` (the facts that differ from ``duplicate_of``:
-``[{"kind": "number"|"word", "earlier", "now"}]``), ``related`` (short texts that read alike but
-state other facts, never in the cluster: ``[{"id", "similarity", "changes"}]``) and
+``[{"kind": "number"|"word", "earlier", "now"}]``), ``related`` (texts that read alike but
+state other facts, never in the cluster: ``[{"id", "similarity", "changes"}]``; and, under
+Jaccard, a long text that lies inside this one or holds it, with ``"direction"`` as below: its
+``similarity`` is then the share of the smaller text's shingles found in the larger) and
 ``direction`` (containment: ``"excerpt"``, the new text lies inside ``duplicate_of``, or
 ``"embeds"``, it contains it; else null), ``evidence`` (when asked for: the passages shared with
 ``duplicate_of``, ``[{"start", "end", "earlier_start", "earlier_end", "share"}]``, character
@@ -82,12 +84,21 @@ class Match:
 
 @dataclass(frozen=True, slots=True)
 class Related:
-    """An earlier short text that reads like this one but states other facts (a template
-    sibling: another fund's dividend, another day's repurchase)."""
+    """An earlier text that reads like this one but states other facts (a template sibling:
+    another fund's dividend, another day's repurchase), or, with a ``direction``, one that
+    lies inside this one (``embeds``: an earlier article quoted whole) or holds it
+    (``excerpt``) although the two are unlike as wholes."""
 
     id: str
     similarity: float
     changes: tuple[Change, ...]
+    direction: Direction | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its JSON object: ``direction`` only when it has one (the entries of earlier
+        verdicts keep their bytes)."""
+        out = {"id": self.id, "similarity": self.similarity, "changes": _changes(self.changes)}
+        return out if self.direction is None else out | {"direction": self.direction}
 
 
 def _changes(changes: tuple[Change, ...]) -> list[dict[str, Any]]:
@@ -130,10 +141,7 @@ class Verdict:
             "method": self.method,
             "seq": self.seq,
             "changes": _changes(self.changes),
-            "related": [
-                {"id": r.id, "similarity": r.similarity, "changes": _changes(r.changes)}
-                for r in self.related
-            ],
+            "related": [r.to_dict() for r in self.related],
             "direction": self.direction,
             "evidence": None
             if self.evidence is None
@@ -173,7 +181,7 @@ class Verdict:
             d["seq"],
             changes=_changes_from(d.get("changes", [])),
             related=tuple(
-                Related(r["id"], r["similarity"], _changes_from(r["changes"]))
+                Related(r["id"], r["similarity"], _changes_from(r["changes"]), r.get("direction"))
                 for r in d.get("related", [])
             ),
             direction=d.get("direction"),

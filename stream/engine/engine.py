@@ -52,11 +52,12 @@ from neardup.stream.errors import (
 from neardup.stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import PASSAGES, Policy
 from neardup.stream.records import Kind, Record
 
 EMPTY_FORM = "text shows nothing: only white space, invisible characters, marks or markup"
 _CONCURRENT_LOOKUPS = 16  # whole-text lookups in flight at once (see Engine._whole_probes)
+_PASSAGE_LOOKUP_BUCKETS = 2048  # buckets of one read of a batch's passages (Engine._passage_probes)
 
 
 class Engine:
@@ -219,6 +220,9 @@ class Engine:
             if probe.status == "new"
         }
         await self._whole_probes(
+            batch, prepared, probes, found, left_out, learned, sents, register, now
+        )
+        await self._passage_probes(
             batch, prepared, probes, found, left_out, learned, sents, register, now
         )
         ours = {pr.seq for pr in probes}
@@ -400,6 +404,83 @@ class Engine:
             found[k] = matches(
                 batch, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
             )
+
+    async def _passage_probes(
+        self,
+        batch: Batch,
+        prepared: list[Prepared],
+        probes: list[Probe],
+        found: dict[int, Found],
+        left_out: list[frozenset[bytes]],
+        learned: list[frozenset[bytes]],
+        sents: list[AsSent | None],
+        register: bool,
+        at: float,
+    ) -> None:
+        """An earlier article that lies inside a longer new text shares few of its bands (an
+        article of 150 words after 300 of new text: Jaccard about a third), but its smallest
+        winnowed passage is among the new text's (:mod:`neardup.sketch.winnow`). Each long
+        article that matched nothing reads (only) the buckets of its smallest passages; the
+        earlier articles found are judged with the rest and kept as related, with their
+        direction (:func:`neardup.stream.engine.judge.inside`), never as copies: a copy's
+        cluster is what its registered buckets find (:meth:`_step` decides an undecided one
+        again from them alone)."""
+        todo = [k for k, f in found.items() if not f.matches and prepared[k].passages]
+        if not todo:
+            return
+        policy = batch.policy
+        live_after = None if policy.retention_s is None else at - policy.retention_s
+        wanted: dict[int, list[int]] = {}  # bucket -> the articles that read it
+        groups: list[set[int]] = [set()]
+        for k in todo:  # a few reads for the batch, each of a bounded number of buckets
+            if len(groups[-1]) + len(prepared[k].passages) > _PASSAGE_LOOKUP_BUCKETS:
+                groups.append(set())
+            groups[-1].update(prepared[k].passages)
+            for b in prepared[k].passages:
+                wanted.setdefault(b, []).append(k)
+        content = prepared[todo[0]].content  # any: only the buckets' articles are read
+        looked = await asyncio.gather(
+            *(
+                self.index.lookup(batch.ns, content, sorted(g), live_after=live_after)
+                for g in groups
+            )
+        )
+        found_seqs = {s for _, seqs in looked for s in seqs}
+        # whose passages found it: the batch's own articles' say (each finds itself), the
+        # records' buckets say for the others
+        own = {probes[k].seq: k for k in range(len(prepared))} if register else {}
+        await self._load_records(batch, found_seqs - own.keys())
+        leads: dict[int, set[int]] = {}
+        for s in found_seqs:
+            rec = batch.records.get(s)
+            if s in own:
+                buckets: Sequence[int] = prepared[own[s]].passages[:PASSAGES]
+            else:
+                buckets = rec.buckets if rec is not None else ()
+            for b in buckets:
+                for k in wanted.get(b, ()):
+                    leads.setdefault(k, set()).add(s)
+        more: dict[int, Probe] = {}
+        for k, seqs in leads.items():
+            probe = probes[k]
+            new = seqs - set(probe.candidates) - {probe.exact_seq, probe.seq}
+            if register:
+                new = {s for s in new if s < probe.seq}
+            if new:
+                more[k] = replace(probe, exact_seq=None, candidates=tuple(sorted(new)))
+        if not more:
+            return
+        await self._load_records(batch, {s for p in more.values() for s in p.candidates})
+        await self._views(batch, {s for k, p in more.items() if learned[k] for s in p.candidates})
+        for k, probe in more.items():
+            got = matches(
+                batch, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
+            )
+            extra = [*got.matches, *got.related]
+            if extra:
+                related = [*found[k].related, *extra]
+                related.sort(key=lambda m: (-m.similarity, m.seq))
+                found[k] = Found(found[k].matches, related)
 
     async def _views(self, batch: Batch, seqs: set[int]) -> None:
         """The views of the records among ``seqs`` not viewed yet (:func:`boilerplate.views`),

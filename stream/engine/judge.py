@@ -12,6 +12,7 @@ compared again as sent when what it kept is too little to judge alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -158,15 +159,19 @@ def judge(
     if sim < policy.threshold:
         if as_sent is None:
             # two texts near the line: a copy as short texts are (a tag on a 30-token text
-            # is a tenth of its shingles); what is related the long rule says
+            # is a tenth of its shingles); what is related the long rule says, or one lies
+            # inside the other (an embedded article)
             near = judge_across(policy, me, other)
-            return near if near is not None and near[1] else None
+            if near is not None and near[1]:
+                return near
+            return inside(policy, me.shingles, other.shingles)
         me = as_sent
         mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
         if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
-            return None  # too unlike whole however much the lines left out share
+            return inside(policy, me.shingles, other.shingles)  # too unlike whole
         if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
-            return None  # unlike whole too (leaving the same lines out of both rarely helps)
+            # unlike whole too (leaving the same lines out of both rarely helps)
+            return inside(policy, me.shingles, other.shingles)
         sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
         if sim < policy.threshold:
             return _judge_whole(policy, me, other)
@@ -316,6 +321,31 @@ def _whole_bound(
     if policy.measure == "containment" and len(theirs):
         bound = max(bound, shared / len(theirs))  # theirs as sent has at least these shingles
     return min(1.0, bound)
+
+
+def inside(
+    policy: Policy, mine: npt.NDArray[np.uint32], theirs: npt.NDArray[np.uint32]
+) -> tuple[Candidate, bool] | None:
+    """Two long texts unlike by Jaccard of which one lies inside the other: related (never a
+    copy), method ``containment``, with its ``direction``, when at least ``threshold`` of the
+    smaller one's shingles are in the larger (an earlier article quoted whole in a longer text,
+    ``embeds``; a part of an earlier longer one, ``excerpt``). A Jaccard namespace's copies
+    stay what its threshold says (a text that adds twice the article's length of its own is
+    not the article again), and an originality check is still told which earlier text it
+    holds; under containment the measure itself decided already.
+
+    One way only: when the larger also lies ``threshold`` inside the smaller, the two are
+    one text with some words changed on both sides, and Jaccard, the namespace's measure,
+    judged them (a brief sent again under two different headlines is no excerpt of the
+    other)."""
+    if policy.measure != "jaccard" or not (len(mine) and len(theirs)):
+        return None
+    shared = verify.intersection_size(mine, theirs)
+    part, whole = shared / len(mine), shared / len(theirs)
+    best, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
+    if best < policy.threshold or min(part, whole) >= policy.threshold:
+        return None
+    return Candidate(best, 0, "containment", cast(Direction, direction)), False
 
 
 def _similarity(
@@ -476,7 +506,7 @@ def verdict(
     seq = probe.seq if register else None
     cap = batch.policy.max_matches
     related = tuple(
-        Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes)
+        Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes, r.direction)
         for r in found.related[:cap]
     )
     if not found.matches:
@@ -525,6 +555,7 @@ __all__ = [
     "AsSent",
     "Candidate",
     "Found",
+    "inside",
     "judge",
     "judge_across",
     "judge_short",

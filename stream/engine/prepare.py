@@ -14,9 +14,13 @@ Bucket ids, by path:
   out); a long text of at most :func:`boundary` tokens has these too, after its long ones, so
   that a copy on the other side of the line is found whichever side was first;
 * **anchors** of a long page of a named source: ``mix64(fingerprint ^ anchor)`` for each of the
-  few sentence fingerprints the engine samples from it (:func:`anchor_buckets`).
+  few sentence fingerprints the engine samples from it (:func:`anchor_buckets`);
+* **passages** of a long text: ``mix64(fingerprint ^ passage)`` for each of its ``PASSAGES``
+  smallest winnowed passages (:mod:`neardup.sketch.winnow`); a text that matched nothing also
+  reads those of its ``PASSAGE_PROBES`` smallest (:func:`passage_buckets`): an earlier text that
+  lies inside it has its smallest passage among them.
 
-The salts (:class:`~neardup.stream.namespaces.policy.BucketSalts`) keep the four kinds apart in one
+The salts (:class:`~neardup.stream.namespaces.policy.BucketSalts`) keep the five kinds apart in one
 namespace's buckets and are part of the scheme the index records.
 """
 
@@ -42,9 +46,16 @@ from neardup.sketch import (
     markup,
     ragged,
     simhash,
+    winnow,
 )
 from neardup.stream.model import Article
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import (
+    PASSAGE_PROBES,
+    PASSAGE_SPAN,
+    PASSAGE_TOKENS,
+    PASSAGES,
+    Policy,
+)
 from neardup.stream.records import Kind, Record
 
 
@@ -64,6 +75,10 @@ class Prepared:
     # written (TextBatch.numerals: a copy's changed figures)
     numbers: tuple[str, ...] = ()
     dates: tuple[str, ...] = ()  # long path: the days of the year it names (TextBatch.dates)
+    # long path: the bucket ids of its PASSAGE_PROBES smallest winnowed passages, smallest
+    # first (the PASSAGES first are among its buckets; all are what it reads to find an
+    # earlier text inside it: :func:`passage_buckets`)
+    passages: tuple[int, ...] = ()
 
     def record(self, at: float, *, keep_text: bool = True) -> Record:
         """What the index stores; ``keep_text``: the text as sent too (evidence spans)."""
@@ -203,6 +218,25 @@ def anchor_buckets(policy: Policy, fingerprints: Sequence[int]) -> tuple[int, ..
     return tuple(ids)
 
 
+def passage_buckets(policy: Policy, fingerprints: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The bucket ids of a long text's passages (:func:`neardup.sketch.winnow.passages`), in
+    their order."""
+    return features.mix64(fingerprints ^ np.uint64(policy.bucket_salts.passage))
+
+
+def _passage_width(policy: Policy) -> int:
+    """The shingles a passage of ``PASSAGE_TOKENS`` tokens spans."""
+    return max(1, PASSAGE_TOKENS - policy.shingle_size + 1)
+
+
+def _passages(policy: Policy, windows: npt.NDArray[np.uint64]) -> tuple[int, ...]:
+    """The bucket ids of a long text's smallest winnowed passages (``windows``: its shingle
+    hashes in order), smallest passage first."""
+    found = winnow.passages(windows, width=_passage_width(policy), span=PASSAGE_SPAN)
+    ids: list[int] = passage_buckets(policy, found[:PASSAGE_PROBES]).tolist()
+    return tuple(ids)
+
+
 def _prepare(
     policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None] | None = None
 ) -> list[Prepared]:
@@ -270,16 +304,18 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     near: list[int] = []
     if len(windows) + w - 1 <= boundary(policy):  # see _prepare
         (near,) = map(list, short_buckets(policy, [unstamped(sketched or article.text, norm)]))
+    found = _passages(policy, windows)
     return Prepared(
         article,
         Kind.LONG,
         content,
-        tuple(band_ids.tolist() + table_ids.tolist() + near),
+        tuple(band_ids.tolist() + table_ids.tolist() + near) + found[:PASSAGES],
         shingles,
         "",
         fp,
         numerals,
         dates,
+        found,
     )
 
 
@@ -386,16 +422,22 @@ def _long(
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
     found = _facts(texts, batch, idx, [size < bound for size in sizes])
+    fps, fp_off = winnow.passages_many(
+        hashes, offsets, width=_passage_width(policy), span=PASSAGE_SPAN, limit=PASSAGE_PROBES
+    )
+    fp_all: list[int] = passage_buckets(policy, fps).tolist()
+    kept = [tuple(fp_all[fp_off[i] : fp_off[i + 1]]) for i in idx]
     return {
         i: Prepared(
             articles[i],
             Kind.LONG,
             contents[i],
-            (*bucket_ids[j], *extra.get(i, ())),
+            (*bucket_ids[j], *extra.get(i, ()), *kept[j][:PASSAGES]),
             s32[off32[j] : off32[j + 1]],
             "",
             fp_list[j],
             *found[i],
+            kept[j],
         )
         for j, i in enumerate(idx)
     }
@@ -470,6 +512,7 @@ __all__ = [
     "as_sent",
     "boundary",
     "numbers_and_dates",
+    "passage_buckets",
     "prepare",
     "short_buckets",
     "shows_nothing",

@@ -58,30 +58,41 @@ from neardup.sketch.canonical import CANONICAL_FORM
 from neardup.sketch.minhash import MinHasher
 
 Measure = Literal["jaccard", "containment"]
-# 6: a page's sentence anchors among its buckets; 5: short-text cores join dotted and
+# 7: every long text's smallest winnowed passages among its buckets; 6: a page's sentence
+# anchors among its buckets; 5: short-text cores join dotted and
 # hyphenated words (u.s -> us); 4: short-text buckets of
 # the core, long records with numbers; 3: 8-byte seqs
-SCHEME_FORMAT = 6
+SCHEME_FORMAT = 7
 # A page's anchors (neardup.stream.engine.prepare.anchor_buckets): the ANCHORS smallest fingerprints
 # of its new sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are
 # buckets.
 ANCHORS = 4
 ANCHOR_TOKENS = 8
+# A long text's passages (neardup.sketch.winnow): windows of PASSAGE_TOKENS tokens, the smallest
+# of each run of PASSAGE_SPAN kept. Its PASSAGES smallest are buckets (registered and probed); a
+# text that matched nothing also reads the buckets of its PASSAGE_PROBES smallest, which find an
+# earlier text that lies inside it (neardup.stream.engine.engine.Engine._passage_probes). Part of
+# the scheme: they are buckets.
+PASSAGES = 4
+PASSAGE_TOKENS = 8
+PASSAGE_SPAN = 16
+PASSAGE_PROBES = 64
 FactsRule = Literal["strict", "relaxed"]
 MAX_SHARDS = 4096  # shard groups of a namespace: a Redis Cluster has 16,384 slots
 
 
 @dataclass(frozen=True, slots=True)
 class BucketSalts:
-    """Constants mixed into bucket ids, so the four kinds of bucket (long-text bands, short-text
-    bands, SimHash tables, a page's sentence anchors) never share an id although all live in
-    one namespace's buckets."""
+    """Constants mixed into bucket ids, so the five kinds of bucket (long-text bands, short-text
+    bands, SimHash tables, a page's sentence anchors, a long text's passages) never share an id
+    although all live in one namespace's buckets."""
 
     long_band: int = 0x4C4F4E4742414E44  # "LONGBAND"
     short_band: int = 0x53484F5254424E44  # "SHORTBND"
     simhash_table: int = 0x53494D5441424C45  # "SIMTABLE"
     table_mult: int = 0xC2B2AE3D27D4EB4F  # odd: distinct tables never share a bucket id
     anchor: int = 0x414E43484F525321  # "ANCHORS!"
+    passage: int = 0x5041535341474553  # "PASSAGES"
 
     def __post_init__(self) -> None:
         if not all(0 <= v < 2**64 for v in asdict(self).values()):
@@ -247,6 +258,7 @@ class Policy:
             "measure": self.measure,
             "bucket_salts": asdict(self.bucket_salts),
             "anchors": {"k": ANCHORS, "tokens": ANCHOR_TOKENS},
+            "passages": {"k": PASSAGES, "tokens": PASSAGE_TOKENS, "span": PASSAGE_SPAN},
         } | ({"shards": self.shards} if self.shards > 1 else {})
 
     def scheme_bytes(self) -> bytes:
@@ -261,6 +273,10 @@ __all__ = [
     "ANCHOR_TOKENS",
     "BUCKET_SALTS",
     "MAX_SHARDS",
+    "PASSAGES",
+    "PASSAGE_PROBES",
+    "PASSAGE_SPAN",
+    "PASSAGE_TOKENS",
     "SCHEME_FORMAT",
     "BucketSalts",
     "FactsRule",

@@ -235,11 +235,17 @@ class MatchOut(_Out):
 
 
 class RelatedOut(_Out):
-    """An earlier short text that reads alike but states other facts (never in the cluster)."""
+    """An earlier text that reads alike but states other facts, or (with ``direction``) one that
+    lies inside this text or holds it although the two are unlike as wholes; never in the
+    cluster."""
 
     id: str
     similarity: float
     changes: list[ChangeOut]
+    # only when one text lies inside the other: ``embeds`` (this text holds the earlier one),
+    # ``excerpt`` (it lies inside the earlier one); ``similarity`` is then the share of the
+    # smaller text's shingles found in the larger
+    direction: Direction | None = None
 
 
 class EvidenceOut(_Out):

@@ -18,16 +18,16 @@ from neardup.stream.namespaces.policy import SCHEME_FORMAT, Policy
 
 def test_scheme_format_reads_the_stored_scheme() -> None:
     mine = Policy().scheme_bytes()
-    assert scheme_format(mine) == SCHEME_FORMAT == 6
-    assert scheme_format(mine + b"|shard_bits=16") == 6
+    assert scheme_format(mine) == SCHEME_FORMAT == 7
+    assert scheme_format(mine + b"|shard_bits=16") == 7
     assert scheme_format(b"not json|shard_bits=16") is None
     assert scheme_format(b"[1, 2]") is None
 
 
 def test_an_old_format_is_refused_with_what_to_do() -> None:
-    old = Policy().scheme_bytes().replace(b'"format":6', b'"format":5')
+    old = Policy().scheme_bytes().replace(b'"format":7', b'"format":6')
     message = str(scheme_mismatch("news", old, Policy().scheme_bytes()))
-    assert "format 5" in message and "format 6" in message
+    assert "format 6" in message and "format 7" in message
     assert "new namespace" in message and "nd:{news}:*" in message
     other = str(
         scheme_mismatch("news", Policy(num_perm=64).scheme_bytes(), Policy().scheme_bytes())

@@ -160,14 +160,16 @@ def test_policy_is_frozen() -> None:
 def test_bucket_salts_are_part_of_the_scheme() -> None:
     """The salts decide every bucket id, so the index must refuse a worker with other ones."""
     scheme = orjson.loads(Policy().scheme_bytes())
-    assert scheme["format"] == 6
+    assert scheme["format"] == 7
     assert scheme["anchors"] == {"k": 4, "tokens": 8}
+    assert scheme["passages"] == {"k": 4, "tokens": 8, "span": 16}
     assert scheme["bucket_salts"] == {
         "long_band": 0x4C4F4E4742414E44,
         "short_band": 0x53484F5254424E44,
         "simhash_table": 0x53494D5441424C45,
         "table_mult": 0xC2B2AE3D27D4EB4F,
         "anchor": 0x414E43484F525321,
+        "passage": 0x5041535341474553,
     }
     other = dataclasses.replace(BUCKET_SALTS, short_band=1)
     assert Policy(bucket_salts=other).scheme_bytes() != Policy().scheme_bytes()

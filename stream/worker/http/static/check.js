@@ -26,6 +26,12 @@
     excerpt: "excerpt: your text lies inside the earlier one",
     embeds: "embeds: your text contains the earlier one",
   };
+  // a related text with a direction: one lies inside the other (its similarity is the share
+  // of the smaller text found in the larger)
+  const RELATED_DIRECTION_TEXT = {
+    excerpt: (share) => share + " of your text lies inside it",
+    embeds: (share) => "your text holds " + share + " of it",
+  };
 
   // ------------------------------------------------------------------ the API
 
@@ -318,13 +324,17 @@
     const related = Array.isArray(v.related) ? v.related : [];
     $("related").replaceChildren(
       ...related.map((r) => {
+        const says = r.direction ? RELATED_DIRECTION_TEXT[r.direction] : null;
         const li = el(
           "li",
           { class: "related" },
           el("code", {}, r.id),
-          " — " + percent(r.similarity) + " alike — ",
+          says
+            ? " — " + says(percent(r.similarity)) + " — "
+            : " — " + percent(r.similarity) + " alike — ",
           clusterLink(r.id, v.namespace, null),
         );
+        if (r.direction) li.dataset.direction = String(r.direction);
         const differs = Array.isArray(r.changes) ? r.changes : [];
         if (differs.length)
           li.append(el("ul", { class: "changes" }, ...differs.map((c) => el("li", {}, changeText(c)))));

@@ -28,6 +28,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
 from harness.data import reuters
+from harness.embedded import embedded, own_words, stories
 from harness.kafka import Topics, collect, make_topics, produce
 from harness.workers import WorkerProc, start_worker
 
@@ -240,3 +241,29 @@ def test_a_copy_shows_its_match_and_the_shared_passage_in_both_texts(
     error = driver.find_element(By.ID, "check-error")
     WebDriverWait(driver, WAIT_S).until(lambda d: error.is_displayed())
     assert "token" in error.text
+
+
+def test_an_embedded_article_is_shown_among_related_with_its_direction(
+    worker: tuple[Topics, WorkerProc], browser: WebDriver
+) -> None:
+    """A submission of 300 words of its own and then a whole earlier story (issue 42, item 7):
+    at the defaults the story is related, and the page says the submission holds it."""
+    topics, proc = worker
+    ns = f"page-{uuid.uuid4().hex[:6]}"
+    story = stories(5)[4]
+    orig_id = f"story-{uuid.uuid4().hex[:6]}"
+    article = {"id": orig_id, "text": story.text, "namespace": ns}
+    asyncio.run(produce(topics.bootstrap, topics.input, [(None, json.dumps(article).encode(), 0)]))
+    got = asyncio.run(collect(topics.bootstrap, topics.verdicts, {orig_id}, timeout_s=30))
+    assert got[orig_id][-1]["verdict"] == "original"
+
+    driver = browser
+    driver.get(proc.url("/"))
+    for field, value in (("token", TOKEN), ("namespace", ns)):  # the page may keep them
+        driver.find_element(By.ID, field).clear()
+        driver.find_element(By.ID, field).send_keys(value)
+    _check(driver, embedded(own_words(0, avoid=[story.id]), story.text), "original")
+    items = driver.find_elements(By.CSS_SELECTOR, "#related li.related")
+    assert len(items) == 1 and driver.find_element(By.ID, "related-block").is_displayed()
+    assert items[0].get_attribute("data-direction") == "embeds"
+    assert orig_id in items[0].text and "your text holds 100.0% of it" in items[0].text
