@@ -28,11 +28,21 @@ encoded:
 6. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
    ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
 
+Around those steps, words hidden in ways a reader sees through are read back
+(:mod:`neardup.sketch.escapes`, :mod:`neardup.sketch.unhide`): a text sent as a JSON string
+literal or a quoted-printable body is read as what it escapes (in step 1); before step 2, lines
+written backwards inside a right-to-left override are reversed, an invisible character standing
+for every space becomes a space and letters spaced out (``c o p y``) are joined; after step 6,
+spaced letters again (those folding made letters) and leetspeak (``h4ck3r``) are read. Styled
+letters that have no compatibility mapping (``🅐``, small capitals ``ᴀ``, regional indicators) are
+mapped in step 4 to the letter their Unicode name names.
+
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
 writes :mod:`neardup.sketch.canonical_data`: the product never reads those libraries, so every
-machine folds alike. ASCII text without ``&`` or ``<`` takes a fast path (``str.lower``), the same
-result. The form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme:
-an index built under another form is refused, and ``neardup reindex`` migrates it.
+machine folds alike. ASCII text without ``&`` or ``<`` whose start shows nothing hidden
+(:func:`~neardup.sketch.unhide.plain`) takes a fast path (``str.lower``), the same result. The
+form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme: an index
+built under another form is refused, and ``neardup reindex`` migrates it.
 
 Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
 not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
@@ -295,11 +305,14 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
         return text.lower()
     if FOLD_MEMO_MIN_CHARS <= len(text) <= FOLD_MEMO_MAX_CHARS:
         return _fold_kept(text, is_html)
-    return unhide_folded(_fold_decoded(unhide(decode(text, is_html=is_html))))
+    return _fold_long(text, is_html)
 
 
 def _fold_long(text: str, is_html: bool | None) -> str:
-    return unhide_folded(_fold_decoded(unhide(decode(text, is_html=is_html))))
+    decoded = decode(text, is_html=is_html)
+    if decoded.isascii() and plain(decoded):  # nothing to unhide: the form is lower case
+        return decoded.lower()
+    return unhide_folded(_fold_decoded(unhide(decoded)))
 
 
 # Bounded in bytes: FOLD_MEMO_ENTRIES texts of at most FOLD_MEMO_MAX_CHARS characters and
