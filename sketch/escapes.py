@@ -34,6 +34,7 @@ _JSON_CHARS = {
 _JSON_TELLING = re.compile(r'\\(?:[nN"]|[uU][0-9a-fA-F]{4})')
 _QP_SOFT_RE = re.compile(r"=\r?\n")
 _QP_BYTE_RE = re.compile(r"=[0-9A-F]{2}")
+_QP_IN_WORD_RE = re.compile(r"\S=\r?\n\S")  # a soft line break cutting a word
 
 
 def _json_char(match: re.Match[str]) -> str:
@@ -69,11 +70,12 @@ def json_literal(text: str) -> str | None:
 def quoted_printable(text: str) -> str | None:
     """The text a quoted-printable body stands for (its bytes read as UTF-8, else, in an ASCII
     body, as Latin-1), or None when ``text`` is not one beyond doubt: every ``=`` an escape (a
-    soft line break or a byte in upper-case hexadecimal), and a soft line break or two bytes
-    escaped. A character past ASCII is read as written (an invisible one the form removes
-    must not decide whether the rest is read)."""
+    soft line break or a byte in upper-case hexadecimal), and two of them, or a soft line
+    break that cuts a word (``S=\\nix``; a line ending ``rates were =`` is a table's). A
+    character past ASCII is read as written (an invisible one the form removes must not decide
+    whether the rest is read)."""
     soft, byte = len(_QP_SOFT_RE.findall(text)), len(_QP_BYTE_RE.findall(text))
-    if (soft < 1 and byte < 2) or soft + byte != text.count("="):
+    if soft + byte != text.count("=") or (soft + byte < 2 and not _QP_IN_WORD_RE.search(text)):
         return None
     raw = quopri.decodestring(text.encode("utf-8", "surrogatepass"))
     try:

@@ -262,7 +262,8 @@ def decode(text: str, *, is_html: bool | None = None) -> str:
     """Step 1: a text sent escaped read as what it escapes (:func:`unescape`), markup removed
     when the text is HTML (``is_html`` None: detected), character references decoded in any
     text."""
-    text = unescape(text)
+    if "\\" in text or "=" in text:  # a C scan each: most texts have neither
+        text = unescape(text)
     if is_html or (is_html is None and looks_like_html(text)):
         return html_text(text)
     if "&" in text and _ENTITY_RE.search(text):

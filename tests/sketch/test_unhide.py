@@ -167,6 +167,9 @@ def test_a_quoted_printable_body_reads_as_the_text() -> None:
     assert "=\n" in body and "=C3=A9" in body and "=3D" in body
     assert escapes.unescape(body) == text
     assert escapes.unescape(body.replace("\n", "\r\n")) == text.replace("\n", "\r\n")
+    assert escapes.unescape("called Carmike S=\nix in Milledgeville") == (
+        "called Carmike Six in Milledgeville"
+    )
 
 
 @pytest.mark.parametrize(
@@ -177,6 +180,7 @@ def test_a_quoted_printable_body_reads_as_the_text() -> None:
         "a=b",
         'She wrote "\\n" to mean a new line, C:\\Users\\x',
         "1+1=2\n",
+        "Other effective rates were =\n Australian dlr   55.7",
     ],
 )
 def test_text_that_only_looks_escaped_is_left_as_it_is(text: str) -> None:
