@@ -94,6 +94,7 @@ _DIGITS_RE = re.compile(r"[0-9]+")
 # characters that draw nothing but look like, or once were, a space: Hangul fillers, the
 # Mongolian vowel separator, the blank braille pattern
 _BLANKS = "\u115f\u1160\u180e\u2800\u3164\uffa0"
+_BLANK_SPACES = dict.fromkeys(map(ord, _BLANKS), " ")
 _RLO, _PDF, _PDI = "\u202e", "\u202c", "\u2069"
 _ENDS = f"{_PDF}{_PDI}\n\r\u2028\u2029\x85"
 # an override's content, to its pop, an isolate's end or the line's end (not to another one)
@@ -202,9 +203,10 @@ def invisible_spaces(text: str) -> str:
     letters = sum(1 for c in alpha if _spaced_script(c))
     if 2 * letters < len(alpha):  # mostly Chinese, Japanese or Thai: no word is spaced
         return text
-    spans = []
+    spans: list[tuple[int, int]] = []
     gaps = len(blank) + len(joiner)
-    if len(blank) >= 2 and len(blank) > 2 * spaces and len(blank) <= letters / 2.5:
+    blanks = len(blank) >= 2 and len(blank) > 2 * spaces and len(blank) <= letters / 2.5
+    if blanks:
         spans += blank
     if (
         len(joiner) > 2 * spaces
@@ -221,7 +223,10 @@ def invisible_spaces(text: str) -> str:
         out += (text[done:a], " ")
         done = b
     out.append(text[done:])
-    return "".join(out)
+    spaced = "".join(out)
+    if blanks:  # the blanks stand for spaces: at a line's start too (an indent)
+        spaced = spaced.translate(_BLANK_SPACES)
+    return spaced
 
 
 def _clusters(text: str) -> list[str]:
