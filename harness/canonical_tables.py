@@ -5,14 +5,17 @@ that every machine folds text the same way whatever library versions it has (a s
 would make stored signatures meaningless); ``--check`` exits 1 when the installed libraries give
 other tables (then bump ``CANONICAL_FORM`` and re-index). Sources (dev dependencies): ``regex``
 (default ignorables, combining marks, decimal digits), ``confusable-homoglyphs`` (UTS #39: a
-letter confusable with one ASCII letter maps to it; ASCII and digits never) and ``opencc`` (the
-characters and phrases that convert into each other form one class).
+letter confusable with one ASCII letter maps to it; ASCII and digits never), the character names
+of the Unicode data (a styled letter, ``NEGATIVE CIRCLED LATIN CAPITAL LETTER A``, maps to the
+letter its name names) and ``opencc`` (the characters and phrases that convert into each other form
+one class).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import string
 import sys
 import textwrap
@@ -85,6 +88,66 @@ def confusable_letters() -> dict[int, str]:
             continue  # an I or an l as its neighbours say: see i_or_l
         same_case = [t for t in targets if t.isupper() == char.isupper()]
         out[ord(char)] = (same_case or targets)[0]
+    return out
+
+
+# words a styled letter's name puts before the letter's own name (``NEGATIVE CIRCLED``, ``TORTOISE
+# SHELL BRACKETED``, ``MODIFIER LETTER``): the style, not another letter
+_STYLE_WORDS = frozenset(
+    ("NEGATIVE", "CIRCLED", "SQUARED", "PARENTHESIZED", "CROSSED", "ITALIC", "MODIFIER", "LETTER",
+     "SUPERSCRIPT", "SUBSCRIPT", "TORTOISE", "SHELL", "BRACKETED", "DOUBLE", "OUTLINED", "INVERSE")
+)  # fmt: skip
+_STYLED_RE = re.compile(r"(.+?) (LATIN|GREEK|CYRILLIC) (CAPITAL|SMALL) LETTER (.+)")
+_SMALL_CAPITAL_RE = re.compile(r"(.*?)\b(LATIN|GREEK|CYRILLIC) LETTER SMALL CAPITAL (.+)")
+_REGIONAL_RE = re.compile(r"REGIONAL INDICATOR SYMBOL LETTER ([A-Z])")
+
+
+def _named(name: str) -> str | None:
+    """The character named ``name``, or None."""
+    try:
+        return unicodedata.lookup(name)
+    except KeyError:
+        return None
+
+
+def _styled_target(char: str) -> str | None:
+    """The letter a styled letter stands for, read from its name: a small capital as its small
+    letter (``LATIN LETTER SMALL CAPITAL R`` -> ``r``), a letter in a style of the enclosed and
+    modifier blocks as the letter (``NEGATIVE SQUARED LATIN CAPITAL LETTER A`` -> ``A``), a
+    regional indicator as its letter, an enclosed letter that decomposes to the letter between
+    brackets (``PARENTHESIZED LATIN SMALL LETTER A``, ``(a)``) as the letter alone."""
+    name = unicodedata.name(char, "")
+    if m := _REGIONAL_RE.fullmatch(name):
+        return m.group(1).lower()
+    m = _SMALL_CAPITAL_RE.fullmatch(name)
+    if m and set(m.group(1).split()) <= _STYLE_WORDS:
+        return _named(f"{m.group(2)} SMALL LETTER {m.group(3)}")
+    m = _STYLED_RE.fullmatch(name)
+    found = None
+    if m and set(m.group(1).split()) <= _STYLE_WORDS:
+        found = _named(f"{m.group(2)} {m.group(3)} LETTER {m.group(4)}")
+    if found is not None:
+        return found
+    parts = unicodedata.normalize("NFKD", char)
+    if len(parts) >= 3 and unicodedata.category(parts[0]) == "Ps":
+        inner = unicodedata.normalize("NFC", parts[1:-1])
+        if unicodedata.category(parts[-1]) == "Pe" and len(inner) == 1 and inner.isalpha():
+            return inner
+    return None
+
+
+def styled_letters() -> dict[int, str]:
+    """Letters styled without a compatibility mapping to the letter they show (negative
+    circled and squared letters, small capitals, regional indicators, a letter decomposing
+    between brackets): each as the letter its name names. Those compatibility decomposition
+    already makes that letter are left to it."""
+    out: dict[int, str] = {}
+    for char in _all_chars():
+        target = _styled_target(char)
+        if target is None or target == char:
+            continue
+        if unicodedata.normalize("NFKD", char) != unicodedata.normalize("NFKD", target):
+            out[ord(char)] = target
     return out
 
 
@@ -263,15 +326,19 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
 
 def _mapped(
     han: dict[int, str],
-) -> tuple[dict[int, str], dict[int, str], dict[int, str], str]:
-    """The characters the form maps, ``(digits, confusables, han, i_or_l)``: other scripts'
-    digits, look-alikes of ASCII letters and marks, Han variants (:func:`han_variants`), and the
-    letters that look like both a capital I and a small l, which no table maps."""
+) -> tuple[dict[int, str], dict[int, str], dict[int, str], dict[int, str], str]:
+    """The characters the form maps, ``(digits, confusables, han, styled, i_or_l)``: other
+    scripts' digits, look-alikes of ASCII letters and marks, Han variants
+    (:func:`han_variants`), styled letters (:func:`styled_letters`; a look-alike's mapping wins),
+    and the letters that look like both a capital I and a small l, which no table maps."""
     gone = _ranges(removed())
     confusable = confusable_letters()
     ambiguous = i_or_l()
     figures = digits()
-    maps = {**han, **confusable, **figures}
+    styled = {cp: to for cp, to in styled_letters().items() if chr(cp) not in ambiguous}
+    maps = {**styled, **han, **confusable, **figures}
+    for cp in styled:  # the letter named may itself be mapped (Greek small capital rho, ρ: p)
+        maps[cp] = maps.get(ord(maps[cp]), maps[cp])
     # a character left unmapped whose case folding is mapped maps as that (the table applies
     # before case folding: folding twice must give what folding once gave)
     for c in _all_chars():
@@ -287,12 +354,13 @@ def _mapped(
     for span in gone:  # what the form removes it never maps (U+0345, a mark, also reads as ι)
         for cp in range(span[0], span[1] + 1):
             maps.pop(cp, None)
-    groups: tuple[dict[int, str], dict[int, str], dict[int, str]] = ({}, {}, {})
+    groups: tuple[dict[int, str], ...] = ({}, {}, {}, {})
+    known = (figures, confusable, han, styled)
     for cp, to in sorted(maps.items()):
-        source = cp if cp in figures or cp in confusable or cp in han else ord(chr(cp).casefold())
-        group = 0 if source in figures else 1 if source in confusable else 2
+        source = cp if any(cp in g for g in known) else ord(chr(cp).casefold())
+        group = next(i for i, g in enumerate(known) if source in g)
         groups[group][cp] = to
-    return *groups, ambiguous
+    return groups[0], groups[1], groups[2], groups[3], ambiguous
 
 
 # each table module holds at most about this many lines of string literals: a longer table is
@@ -350,7 +418,7 @@ def render() -> dict[str, str]:
     ``__init__.py``, which joins them into the tables :mod:`neardup.sketch.canonical` reads."""
     gone = _ranges(removed())
     variants_of = han_variants()
-    figures, confusable, han, ambiguous = _mapped(variants_of)
+    figures, confusable, han, styled, ambiguous = _mapped(variants_of)
     phrases = han_phrases(variants_of)
     files: dict[str, str] = {}
     ranges = " ".join(f"{a:x}-{b:x}" for a, b in gone)
@@ -387,6 +455,15 @@ def render() -> dict[str, str]:
             f'I_OR_L = "{_escaped(ambiguous)}"',
         ],
     )
+    files["styled.py"] = _module(
+        "Styled letters without a compatibility mapping, as the letter their name names (negative\n"
+        "circled and squared letters, small capitals, regional indicators): a part of ``MAPPED``.",
+        _literal(
+            "MAPPED",
+            mapped_comment,
+            _chunks(_escaped("".join(chr(k) + v for k, v in styled.items())), _WIDTH),
+        ),
+    )
     variants = _parts([_escaped(chr(k) + v) for k, v in han.items()])
     for i, part in enumerate(variants, 1):
         files[f"han_variants_{i}.py"] = _module(
@@ -416,7 +493,7 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
 
     variants = [f"han_variants_{i}" for i in range(1, variant_parts + 1)]
     phrases = [f"han_phrases_{i}" for i in range(1, phrase_parts + 1)]
-    modules = sorted(["confusables", "removed", "script_digits", *variants, *phrases])
+    modules = sorted(["confusables", "removed", "script_digits", "styled", *variants, *phrases])
     return "\n".join(
         [
             '"""Tables of the canonical form, generated by ``python -m harness.canonical_tables``.',
@@ -430,9 +507,10 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "",
             "One module per table, a long one in parts: ``removed`` (default-ignorable code points",
             "and combining marks), ``script_digits`` (digits of other scripts), ``confusables``",
-            "(look-alikes of ASCII letters and marks, and the letters read as I or l),",
-            "``han_variants_*`` (Han script variants), ``han_phrases_*`` (Han phrases). Joined",
-            "here into the tables :mod:`neardup.sketch.canonical` reads.",
+            "(look-alikes of ASCII letters and marks, and the letters read as I or l), ``styled``",
+            "(styled letters by their names), ``han_variants_*`` (Han script variants),",
+            "``han_phrases_*`` (Han phrases). Joined here into the tables",
+            ":mod:`neardup.sketch.canonical` reads.",
             '"""',
             "",
             "from neardup.sketch.canonical_data import (",
@@ -442,10 +520,16 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "# the code points the canonical form removes, as hexadecimal ranges first-last",
             "REMOVED = removed.REMOVED",
             "# the characters it maps, each followed by what it maps to (one character): digits of",
-            "# other scripts, letters that look like ASCII letters, Han script variants",
+            "# other scripts, letters that look like ASCII letters, styled letters, Han script",
+            "# variants",
             *_join_line(
                 "MAPPED",
-                ["script_digits.MAPPED", "confusables.MAPPED", *(f"{v}.MAPPED" for v in variants)],
+                [
+                    "script_digits.MAPPED",
+                    "confusables.MAPPED",
+                    "styled.MAPPED",
+                    *(f"{v}.MAPPED" for v in variants),
+                ],
             ),
             "# letters that look like a capital I and a small l alike: read from their neighbours",
             "I_OR_L = confusables.I_OR_L",

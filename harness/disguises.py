@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import quopri
 import random
 import re
 import string
@@ -467,6 +468,172 @@ def _zh_mixed(rng: random.Random, text: str) -> str:
     return _CLAUSE_RE.sub(sub, text)
 
 
+# --------------------------------------------------------------------------- styled letters
+
+# a style of the enclosed, small-form and modifier blocks: the names of its letters, by case
+# ({X} the capital letter's name); a letter with no form in the style is left as it is
+_STYLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "negative circled": (("NEGATIVE CIRCLED LATIN CAPITAL LETTER {X}",),) * 2,
+    "negative squared": (("NEGATIVE SQUARED LATIN CAPITAL LETTER {X}",),) * 2,
+    "squared": (("SQUARED LATIN CAPITAL LETTER {X}",),) * 2,
+    "circled": (
+        ("CIRCLED LATIN CAPITAL LETTER {X}",),
+        ("CIRCLED LATIN SMALL LETTER {X}",),
+    ),
+    "parenthesized": (
+        ("PARENTHESIZED LATIN CAPITAL LETTER {X}",),
+        ("PARENTHESIZED LATIN SMALL LETTER {X}",),
+    ),
+    "small capitals": (("LATIN LETTER SMALL CAPITAL {X}",),) * 2,
+    "regional indicators": (("REGIONAL INDICATOR SYMBOL LETTER {X}",),) * 2,
+    "superscript": (
+        ("MODIFIER LETTER CAPITAL {X}", "MODIFIER LETTER SMALL {X}"),
+        ("MODIFIER LETTER SMALL {X}", "SUPERSCRIPT LATIN SMALL LETTER {X}",
+         "MODIFIER LETTER SMALL CAPITAL {X}"),
+    ),
+    "subscript": (("LATIN SUBSCRIPT SMALL LETTER {X}",),) * 2,
+}  # fmt: skip
+
+
+@cache
+def _styled_letters(style: str) -> dict[str, str]:
+    """ASCII letter -> its form in ``style``, found by name (the first name that exists)."""
+    upper, lower = _STYLES[style]
+    out: dict[str, str] = {}
+    for letter in string.ascii_letters:
+        for pattern in upper if letter.isupper() else lower:
+            try:
+                out[letter] = unicodedata.lookup(pattern.format(X=letter.upper()))
+                break
+            except KeyError:
+                continue
+    return out
+
+
+def _styled(style: str | None, share: float = 1.0) -> Fn:
+    """Letters in a style (None: each letter in a style drawn for it); regional indicators
+    are kept apart by U+200B, or two of them would show as a flag."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        def sub(ch: str) -> str:
+            name = style or rng.choice(sorted(_STYLES))
+            out = _styled_letters(name).get(ch, ch)
+            return out + "\u200b" if name == "regional indicators" and out != ch else out
+
+        return _map_letters(text, share, rng, sub)
+
+    return fn
+
+
+# --------------------------------------------------------------------------- spaced letters
+
+
+def _spaced(between: str, words: str) -> Fn:
+    """Every word's letters ``between`` apart, ``words`` for every space between words."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        gaps, found = _WORD_RE.split(text), _WORD_RE.findall(text)
+        wide = [g.replace(" ", words) for g in gaps]
+        return wide[0] + "".join(between.join(w) + g for w, g in zip(found, wide[1:], strict=True))
+
+    return fn
+
+
+# --------------------------------------------------------------------------- leetspeak
+
+_LEET_TABLES = {
+    "basic": {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"},
+    "vowels": {"a": "4", "e": "3", "i": "1", "o": "0"},
+    "e3o0": {"e": "3", "o": "0"},
+    "full": {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "o": "0", "s": "5", "t": "7",
+             "z": "2"},
+}  # fmt: skip
+
+
+def _leet(table: str, share: float = 1.0) -> Fn:
+    """Letters written as the digits of a leetspeak table (both cases), each with
+    probability ``share``."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        digits = _LEET_TABLES[table]
+        return _map_letters(text, share, rng, lambda ch: digits.get(ch.lower(), ch))
+
+    return fn
+
+
+# --------------------------------------------------------------------------- escaped text
+
+
+def _json(*, quoted: bool, ascii_only: bool = True, slashes: bool = False) -> Fn:
+    """The text as a JSON string literal (``\\n``, ``\\"``, ``\\uXXXX``), its quotes kept or
+    not; ``slashes``: ``/`` escaped too, as some encoders write it."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        out = json.dumps(text, ensure_ascii=ascii_only)
+        if slashes:
+            out = out.replace("/", "\\/")
+        return out if quoted else out[1:-1]
+
+    return fn
+
+
+def _quoted_printable(*, spaces: bool, crlf: bool = False, reflow: bool = True) -> Fn:
+    """The text's UTF-8 as a quoted-printable mail body (lines of at most 76 characters, soft
+    breaks ``=`` at their ends); ``reflow``: each paragraph first made one line, as a mail
+    client sends it (the wire's short lines would need no soft break); ``spaces``: every space
+    as ``=20``; ``crlf``: mail's line ends."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        if reflow:
+            text = "\n\n".join(" ".join(p.split()) for p in _PARAGRAPH_RE.split(text) if p.strip())
+        out = quopri.encodestring(text.encode("utf-8"), quotetabs=spaces).decode("ascii")
+        return out.replace("\n", "\r\n") if crlf else out
+
+    return fn
+
+
+# --------------------------------------------------------------------------- invisible spaces
+
+
+def _invisible_spaces(chars: str) -> Fn:
+    """Every space between words as one of ``chars`` (characters that draw nothing)."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        return "".join(rng.choice(chars) if ch == " " else ch for ch in text)
+
+    return fn
+
+
+# --------------------------------------------------------------------------- reversed lines
+
+_RLO, _PDF, _RLI, _PDI = "\u202e", "\u202c", "\u2067", "\u2069"
+
+
+def _reversed_lines(kind: str, share: float = 1.0) -> Fn:
+    """Lines (``words``: words) stored backwards inside a right-to-left override, so that they
+    show as written: closed by a pop (``pdf``), left open to the line's end (``open``), or
+    inside a right-to-left isolate too (``isolate``)."""
+
+    def wrap(chunk: str) -> str:
+        back = chunk[::-1]
+        if kind == "open":
+            return _RLO + back
+        if kind == "isolate":
+            return _RLI + _RLO + back + _PDF + _PDI
+        return _RLO + back + _PDF
+
+    def fn(rng: random.Random, text: str) -> str:
+        if kind == "words":
+            return _WORD_RE.sub(lambda m: wrap(m.group()) if len(m.group()) > 1 else m.group(),
+                                text)  # fmt: skip
+        return "\n".join(
+            wrap(line) if line.strip() and rng.random() < share else line
+            for line in text.split("\n")
+        )
+
+    return fn
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -568,6 +735,65 @@ _REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
         "zh_s2hk": (_opencc("s2hk"), ZH, "OpenCC s2hk: Hong Kong standard"),
         "zh_mixed": (_zh_mixed, ZH, "clause by clause: simplified, s2t, s2tw(p) or s2hk(p)"),
         "zh_s2hkp": (_opencc("s2hkp"), ZH, "OpenCC s2hkp: Hong Kong, with its phrases"),
+    },
+    "styled": {
+        **{
+            f"styled_{style.replace(' ', '_')}": (_styled(style), EN,
+                f"every letter {style} (by Unicode name; letters without one kept)")
+            for style in _STYLES
+        },
+        "styled_mixed": (_styled(None), EN, "every letter in a style drawn for it"),
+        "styled_negative_some": (_styled("negative squared", 0.4), EN,
+            "40% of letters negative squared"),
+    },
+    "spaced": {
+        "spaced_spaces": (_spaced(" ", "   "), EN, "c o p y   t h e (three spaces between words)"),
+        "spaced_double": (_spaced("  ", "     "), EN,
+            "c  o  p  y (two spaces, five between words)"),
+        "spaced_dots": (_spaced(".", " "), EN, "c.o.p.y t.h.e"),
+        "spaced_dashes": (_spaced("-", " "), EN, "c-o-p-y t-h-e"),
+        "spaced_thin": (_spaced("\u2009", " "), EN, "letters U+2009 apart, words a space"),
+        "spaced_nbsp": (_spaced("\u00a0", "   "), EN, "letters U+00A0 apart, words three spaces"),
+        "spaced_underscores": (_spaced("_", " "), EN, "c_o_p_y t_h_e"),
+    },
+    "leet": {
+        "leet_basic": (_leet("basic"), EN, "a e i o s t as 4 3 1 0 5 7"),
+        "leet_vowels": (_leet("vowels"), EN, "a e i o as 4 3 1 0"),
+        "leet_e3o0": (_leet("e3o0"), EN, "e o as 3 0"),
+        "leet_full": (_leet("full"), EN, "a b e g i o s t z as 4 8 3 9 1 0 5 7 2"),
+        "leet_half": (_leet("basic", 0.5), EN, "half of a e i o s t as 4 3 1 0 5 7"),
+    },
+    "escaped": {
+        "json_quoted": (_json(quoted=True), BOTH, "a JSON string literal, quotes kept"),
+        "json_bare": (_json(quoted=False), BOTH, "a JSON string literal's content"),
+        "json_utf8": (_json(quoted=True, ascii_only=False), BOTH,
+            "a JSON literal, characters past ASCII as they are"),
+        "json_slashes": (_json(quoted=False, slashes=True), BOTH,
+            "a JSON literal's content with / escaped"),
+        "qp_body": (_quoted_printable(spaces=False), BOTH,
+            "a quoted-printable body, a line per paragraph"),
+        "qp_spaces": (_quoted_printable(spaces=True, reflow=False), BOTH,
+            "a quoted-printable body, every space =20"),
+        "qp_crlf": (_quoted_printable(spaces=False, crlf=True), BOTH,
+            "a quoted-printable body, a line per paragraph, CRLF line ends"),
+    },
+    "invisible_space": {
+        "space_hangul_filler": (_invisible_spaces("\u3164"), EN, "every space U+3164"),
+        "space_halfwidth_filler": (_invisible_spaces("\uffa0"), EN, "every space U+FFA0"),
+        "space_choseong_filler": (_invisible_spaces("\u115f"), EN, "every space U+115F"),
+        "space_braille_blank": (_invisible_spaces("\u2800"), EN, "every space U+2800"),
+        "space_mongolian": (_invisible_spaces("\u180e"), EN, "every space U+180E"),
+        "space_zwsp": (_invisible_spaces("\u200b"), EN, "every space U+200B"),
+        "space_mixed": (_invisible_spaces("\u3164\uffa0\u115f\u2800\u180e\u200b\u2060\ufeff"),
+            EN, "every space one of eight invisible characters"),
+    },
+    "reversed": {
+        "rlo_lines": (_reversed_lines("pdf"), BOTH, "every line backwards in RLO ... PDF"),
+        "rlo_open": (_reversed_lines("open"), BOTH, "every line backwards after an RLO"),
+        "rlo_isolate": (_reversed_lines("isolate"), BOTH,
+            "every line backwards in RLI RLO ... PDF PDI"),
+        "rlo_words": (_reversed_lines("words"), EN, "every word backwards in RLO ... PDF"),
+        "rlo_some_lines": (_reversed_lines("pdf", 0.5), BOTH, "half the lines backwards"),
     },
     # two or three of the above in turn; the note names them
     "combo": {

@@ -28,11 +28,21 @@ encoded:
 6. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
    ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
 
+Around those steps, words hidden in ways a reader sees through are read back
+(:mod:`neardup.sketch.escapes`, :mod:`neardup.sketch.unhide`): a text sent as a JSON string
+literal or a quoted-printable body is read as what it escapes (in step 1); before step 2, lines
+written backwards inside a right-to-left override are reversed, an invisible character standing
+for every space becomes a space and letters spaced out (``c o p y``) are joined; after step 6,
+spaced letters again (those folding made letters) and leetspeak (``h4ck3r``) are read. Styled
+letters that have no compatibility mapping (``🅐``, small capitals ``ᴀ``, regional indicators) are
+mapped in step 4 to the letter their Unicode name names.
+
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
 writes :mod:`neardup.sketch.canonical_data`: the product never reads those libraries, so every
-machine folds alike. ASCII text without ``&`` or ``<`` takes a fast path (``str.lower``), the same
-result. The form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme:
-an index built under another form is refused, and ``neardup reindex`` migrates it.
+machine folds alike. ASCII text without ``&`` or ``<`` whose start shows nothing hidden
+(:func:`~neardup.sketch.unhide.plain`) takes a fast path (``str.lower``), the same result. The
+form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme: an index
+built under another form is refused, and ``neardup reindex`` migrates it.
 
 Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
 not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
@@ -52,11 +62,12 @@ import numpy.typing as npt
 
 from neardup.sketch import canonical_data
 from neardup.sketch.markup import decode, decode_each, html_text, looks_like_html
+from neardup.sketch.unhide import plain, unhide, unhide_folded
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
     "html+nfkd+ignorables+marks+uts39-latin+i-or-l+digits+opencc-classes+casefold+nfc"
-    "+opencc-phrases/3"
+    "+opencc-phrases+escapes+rlo+invisible-spaces+spaced+leet+styled/3"
 )
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
@@ -290,15 +301,18 @@ def fold(text: str, *, is_html: bool | None = None) -> str:
     last few long texts folded the long way are kept (:data:`FOLD_MEMO_ENTRIES`): the sketch,
     the facts and the evidence of one article each fold it, and markup parsed in Python or a
     text of many look-alike letters costs several times the rest of their work."""
-    if text.isascii() and "&" not in text and "<" not in text:
+    if text.isascii() and "&" not in text and "<" not in text and plain(text):
         return text.lower()
     if FOLD_MEMO_MIN_CHARS <= len(text) <= FOLD_MEMO_MAX_CHARS:
         return _fold_kept(text, is_html)
-    return _fold_decoded(decode(text, is_html=is_html))
+    return _fold_long(text, is_html)
 
 
 def _fold_long(text: str, is_html: bool | None) -> str:
-    return _fold_decoded(decode(text, is_html=is_html))
+    decoded = decode(text, is_html=is_html)
+    if decoded.isascii() and plain(decoded):  # nothing to unhide: the form is lower case
+        return decoded.lower()
+    return unhide_folded(_fold_decoded(unhide(decoded)))
 
 
 # Bounded in bytes: FOLD_MEMO_ENTRIES texts of at most FOLD_MEMO_MAX_CHARS characters and
@@ -324,18 +338,18 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = decode_each(texts)
+    decoded = [unhide(d) for d in decode_each(texts)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
-        return out
+        return [unhide_folded(o) for o in out]
     pieces = _fold_decoded("\n".join(decoded[i] for i in rest)).split("\n")
     at = 0
     for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
         at += n
-    return out
+    return [unhide_folded(o) for o in out]
 
 
 def _fold_decoded(text: str) -> str:

@@ -8,7 +8,9 @@ the like are dropped with their content), references decoded. Plain tags are rea
 the standard library's parser reads the rest, at most an eighth of a document
 (:data:`PARSER_SHARE`); past it the rest is read roughly, which reads a well-formed document as
 the parser does: bounded work. :func:`decode` and :func:`decode_each` apply this to any text
-(markup when it is HTML, character references ``&#101;``, ``&eacute;``, ``&amp;`` in any).
+(markup when it is HTML, character references ``&#101;``, ``&eacute;``, ``&amp;`` in any), once
+a text sent as a JSON literal or a quoted-printable body is read as what it escapes
+(:mod:`neardup.sketch.escapes`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import re
 from collections.abc import Sequence
 from html.parser import HTMLParser
 from itertools import chain
+
+from neardup.sketch.escapes import unescape
 
 # evidence of markup: a known element closed (</p>), a line break or rule, a comment, a
 # doctype, or a known element with attributes (<a href=...>). A bare <P> or <A> alone is not:
@@ -255,8 +259,11 @@ def _plain_markup_text(text: str) -> str | None:
 
 
 def decode(text: str, *, is_html: bool | None = None) -> str:
-    """Step 1: markup removed when the text is HTML (``is_html`` None: detected), character
-    references decoded in any text."""
+    """Step 1: a text sent escaped read as what it escapes (:func:`unescape`), markup removed
+    when the text is HTML (``is_html`` None: detected), character references decoded in any
+    text."""
+    if "\\" in text or "=" in text:  # a C scan each: most texts have neither
+        text = unescape(text)
     if is_html or (is_html is None and looks_like_html(text)):
         return html_text(text)
     if "&" in text and _ENTITY_RE.search(text):
@@ -276,6 +283,7 @@ def _unescape_each(texts: list[str]) -> list[str]:
 def decode_each(texts: Sequence[str]) -> list[str]:
     """``[decode(t) for t in texts]``: markup read per text; the references of all the others
     decoded at once (:func:`_unescape_each`)."""
+    texts = [unescape(t) for t in texts]
     out = list(texts)
     plain = []
     for i, t in enumerate(texts):

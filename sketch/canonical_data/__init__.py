@@ -6,9 +6,10 @@ tables through ``opencc`` 1.4.2 (see sketch/CANONICAL_DATA.md for the licences).
 
 One module per table, a long one in parts: ``removed`` (default-ignorable code points
 and combining marks), ``script_digits`` (digits of other scripts), ``confusables``
-(look-alikes of ASCII letters and marks, and the letters read as I or l),
-``han_variants_*`` (Han script variants), ``han_phrases_*`` (Han phrases). Joined
-here into the tables :mod:`neardup.sketch.canonical` reads.
+(look-alikes of ASCII letters and marks, and the letters read as I or l), ``styled``
+(styled letters by their names), ``han_variants_*`` (Han script variants),
+``han_phrases_*`` (Han phrases). Joined here into the tables
+:mod:`neardup.sketch.canonical` reads.
 """
 
 from neardup.sketch.canonical_data import (
@@ -19,13 +20,21 @@ from neardup.sketch.canonical_data import (
     han_variants_2,
     removed,
     script_digits,
+    styled,
 )
 
 # the code points the canonical form removes, as hexadecimal ranges first-last
 REMOVED = removed.REMOVED
 # the characters it maps, each followed by what it maps to (one character): digits of
-# other scripts, letters that look like ASCII letters, Han script variants
-MAPPED = script_digits.MAPPED + confusables.MAPPED + han_variants_1.MAPPED + han_variants_2.MAPPED
+# other scripts, letters that look like ASCII letters, styled letters, Han script
+# variants
+MAPPED = (
+    script_digits.MAPPED
+    + confusables.MAPPED
+    + styled.MAPPED
+    + han_variants_1.MAPPED
+    + han_variants_2.MAPPED
+)
 # letters that look like a capital I and a small l alike: read from their neighbours
 I_OR_L = confusables.I_OR_L
 # Han phrases OpenCC converts as a whole, each followed by a space, its class's

@@ -5,6 +5,9 @@ a look-alike, markup, or a form of the same character)."""
 from __future__ import annotations
 
 import html
+import json
+import quopri
+import re
 import unicodedata
 from functools import cache
 
@@ -59,7 +62,7 @@ def test_the_registry_is_grouped_in_families_and_wider_than_the_issue() -> None:
     assert len(DISGUISES) >= 50
     assert set(FAMILIES) == {
         "invisible", "lookalike", "marks", "html", "width", "spaces", "digits", "punctuation",
-        "chinese", "combo",
+        "chinese", "styled", "spaced", "leet", "escaped", "invisible_space", "reversed", "combo",
     }  # fmt: skip
     for fam in FAMILIES:
         assert [d for d in DISGUISES.values() if d.family == fam]
@@ -136,6 +139,95 @@ def test_letter_disguises_keep_every_other_character(name: str) -> None:
         a == b or a.isalnum() or unicodedata.normalize("NFKC", b) == a
         for a, b in zip(text, bare, strict=True)
     )
+
+
+def _in(family: str) -> list[str]:
+    return [n for n, d in DISGUISES.items() if d.family == family]
+
+
+def test_every_letter_style_of_the_enclosed_and_small_form_blocks_is_registered() -> None:
+    styles = {n.removeprefix("styled_") for n in _in("styled")}
+    assert {
+        "negative_circled", "negative_squared", "squared", "circled", "parenthesized",
+        "small_capitals", "regional_indicators", "superscript", "subscript", "mixed",
+    } <= styles  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _in("styled"))
+def test_styled_letters_are_the_letters_their_names_name(name: str) -> None:
+    # one styled letter (a regional indicator and a U+200B after it) for one letter, named so
+    text = english()
+    copy = disguise(name, text, 3).replace("\u200b", "")
+    assert len(copy) == len(text) and copy != text
+    for a, b in zip(text, copy, strict=True):
+        if a != b:
+            assert a.isalpha() and unicodedata.name(b).endswith(f" {a.upper()}"), (a, b)
+
+
+_SPACED = {
+    "spaced_spaces": (" ", "   "), "spaced_double": ("  ", "     "), "spaced_dots": (".", " "),
+    "spaced_dashes": ("-", " "), "spaced_thin": ("\u2009", " "), "spaced_nbsp": ("\u00a0", "   "),
+    "spaced_underscores": ("_", " "),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _in("spaced"))
+def test_spaced_letters_keep_the_words_apart(name: str) -> None:
+    # the letters of every word ``between`` apart, ``words`` where the text had a space
+    text = english()
+    copy = disguise(name, text, 3)
+    between, words = _SPACED[name]
+    assert copy.count(between) > 3 * text.count(between)
+    if " " in between:
+        assert copy.replace(words, "/").replace(between, "") == text.replace(" ", "/")
+    else:
+        assert copy.replace(between, "") == text.replace(between, "").replace(" ", words)
+
+
+@pytest.mark.parametrize("name", _in("leet"))
+def test_leetspeak_puts_digits_for_letters_only(name: str) -> None:
+    text = english()
+    copy = disguise(name, text, 3)
+    assert len(copy) == len(text) and copy != text
+    assert all(a == b or (a.isalpha() and b.isdigit()) for a, b in zip(text, copy, strict=True))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", _in("escaped"))
+def test_escaped_text_decodes_to_the_text(name: str, lang: str) -> None:
+    text = text_for(lang)
+    copy = disguise(name, text, 3)
+    if name.startswith("json"):
+        literal = copy if name in ("json_quoted", "json_utf8") else f'"{copy}"'
+        assert json.loads(literal) == text
+    else:
+        raw = copy.replace("\r\n", "\n").encode("ascii")
+        shown = quopri.decodestring(raw).decode("utf-8")
+        assert shown.split() == text.split()  # a paragraph's lines may be made one
+
+
+@pytest.mark.parametrize("name", _in("invisible_space"))
+def test_invisible_spaces_stand_for_the_spaces(name: str) -> None:
+    text = english()
+    copy = disguise(name, text, 3)
+    assert " " not in copy and len(copy) == len(text)
+    assert all(a == b or (a == " " and not b.isspace()) for a, b in zip(text, copy, strict=True))
+
+
+def _shown(text: str) -> str:
+    """The letters a reader sees left to right: the content of each override (to its pop or
+    the line's end) reversed, the controls gone."""
+    out = re.sub("\u202e([^\u202c\u2069\n]*)", lambda m: m.group(1)[::-1], text)
+    return re.sub("[\u202a-\u202e\u2066-\u2069]", "", out)
+
+
+@pytest.mark.parametrize("name", _in("reversed"))
+def test_reversed_lines_show_the_text(name: str) -> None:
+    for lang in sorted(DISGUISES[name].langs):
+        text = text_for(lang)
+        copies = [disguise(name, text, seed) for seed in range(6)]
+        assert all(_shown(copy) == text for copy in copies)
+        assert any(copy != text for copy in copies)
 
 
 def test_chinese_conversions_give_traditional_script() -> None:

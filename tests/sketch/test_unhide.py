@@ -1,0 +1,262 @@
+"""Words hidden from a machine that a reader sees through (neardup.sketch.unhide,
+neardup.sketch.escapes, the styled letters of the canonical tables): each is folded back to the
+words it hides, and real text (Reuters stories, Chinese reviews) is left as it was."""
+
+from __future__ import annotations
+
+import json
+import quopri
+import random
+import unicodedata
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import data
+from harness.disguises import _spaced
+from neardup.sketch import escapes, unhide
+from neardup.sketch.canonical import fold, fold_each
+from neardup.sketch.features import normalize
+
+STORY = (
+    "The central bank raised its benchmark rate by a quarter point on Tuesday, citing "
+    "persistent inflation in services and a tight labour market."
+)
+STORY_FOLDED = normalize(STORY)
+
+
+@cache
+def stories() -> list[str]:
+    return [r["text"] for r in data.reuters()][:3000]
+
+
+# --------------------------------------------------------------------------- styled letters
+
+
+@pytest.mark.parametrize(
+    ("styled", "plain"),
+    [
+        ("🅽🅴🅶🅰🆃🅸🆅🅴 🆂🆀🆄🅰🆁🅴🅳", "negative squared"),
+        ("🅝🅔🅖🅐🅣🅘🅥🅔 🅒🅘🅡🅒🅛🅔🅓", "negative circled"),
+        ("ᴄᴏᴘʏɪɴɢ ʀᴇꜰɪɴᴇʀꜱ ǫᴜɪᴄᴋ ꞯᴜɪᴄᴋ", "copying refiners ǫuick quick"),
+        ("⒞⒪⒫⒴ 🄒🄞🄟🄨", "copy copy"),
+        ("🇨\u200b🇴\u200b🇵\u200b🇾", "copy"),
+        ("ᴬᴮᶜ ₐₑₒ ᶦ", "abc aeo i"),
+        ("ᴧᴨ ᴫ", "λπ л"),
+    ],
+)
+def test_styled_letters_fold_to_the_letter_their_name_names(styled: str, plain: str) -> None:
+    assert normalize(styled) == normalize(plain)
+
+
+def test_every_styled_letter_of_the_enclosed_and_small_capital_blocks_folds_to_ascii() -> None:
+    for prefix in (
+        "NEGATIVE CIRCLED LATIN CAPITAL LETTER",
+        "NEGATIVE SQUARED LATIN CAPITAL LETTER",
+        "SQUARED LATIN CAPITAL LETTER",
+        "PARENTHESIZED LATIN SMALL LETTER",
+        "PARENTHESIZED LATIN CAPITAL LETTER",
+        "REGIONAL INDICATOR SYMBOL LETTER",
+    ):
+        for letter in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+            assert fold(unicodedata.lookup(f"{prefix} {letter}")) == letter.lower(), prefix
+    for letter in "ABCDEFGHIJKLMNOPQRSTUVWYZ":  # no small capital X
+        char = unicodedata.lookup(f"LATIN LETTER SMALL CAPITAL {letter}")
+        assert fold(char) == letter.lower(), char
+
+
+# --------------------------------------------------------------------------- spaced letters
+
+
+@pytest.mark.parametrize(
+    ("between", "words"),
+    [(" ", "   "), ("  ", "     "), (".", " "), ("-", " "), ("\u2009", " "), ("_", " "),
+     ("\u00a0", "   ")],
+)  # fmt: skip
+def test_spaced_letters_are_joined_into_their_words(between: str, words: str) -> None:
+    spaced = _spaced(between, words)(random.Random(0), STORY)
+    assert spaced.count(between) > 50
+    assert normalize(spaced) == STORY_FOLDED
+
+
+def test_a_spaced_word_is_looked_for_where_the_text_starts_spaced() -> None:
+    assert normalize("C o p y i n g   i s   w r o n g.") == "copying is wrong."
+    # a spaced word in a text that starts with words as written is not looked for (the start
+    # is all the fast path reads: unhide.plain)
+    assert normalize("Stop c o p y i n g my h o m e w o r k.") == (
+        "stop c o p y i n g my h o m e w o r k."
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "J. R. R. Tolkien wrote it in the U.S. and the U.K.",
+        "Vitamins A, B and C; plan B or plan C.",
+        "I think a b c d is the start of the alphabet.",
+        "x y z x y z q",
+        "a b c d a b c d",
+    ],
+)
+def test_single_letters_of_real_text_are_not_joined(text: str) -> None:
+    assert normalize(text) == " ".join(text.lower().split())
+
+
+def test_reuters_stories_keep_their_words_but_a_few_spaced_abbreviations() -> None:
+    changed = [s for s in stories() if unhide.join_spaced(s) != s]
+    assert len(changed) <= 3, changed  # C.O.M.B. and T.E.A.M.: runs of four letters
+
+
+# --------------------------------------------------------------------------- leetspeak
+
+
+@pytest.mark.parametrize(
+    ("leet", "plain"),
+    [
+        ("r3f1n3r5 h4ck3r 5ecur1ty", "refiners hacker security"),
+        ("7h3 c3n7r4l b4nk r4153d 175 k3y r473 by h4lf 4 p01n7", "the central bank raised its "
+         "key rate by half a point"),
+        ("w4ll 57r337 5p3c14l", "wall street special"),
+    ],
+)  # fmt: skip
+def test_leetspeak_reads_as_letters(leet: str, plain: str) -> None:
+    assert normalize(leet) == plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Airbus A320 and A320neo orders, COVID19 cases, 3D printers, mp3 players",
+        "The 2nd and 3rd quarters, 4th qtr, 21st century, at 10am, B2B sales, H5N1 and H1N1",
+        "Q3 net profit 541 mln dlrs vs 247 mln, 1.5 pct, 10-30 years, F16s, DC10s",
+    ],
+)
+def test_real_alphanumerics_are_kept(text: str) -> None:
+    assert normalize(text) == " ".join(text.lower().split())
+
+
+def test_reuters_tokens_with_digits_barely_change() -> None:
+    # tokens of letters and digits in 3,000 stories; the ones read as leetspeak are misspellings
+    # (horiz0n) or rare codes
+    changed = {
+        (w, r)
+        for s in stories()
+        for w, r in zip(s.lower().split(), unhide.read_leet(s.lower()).split(), strict=True)
+        if w != r
+    }
+    assert len(changed) <= 5, changed
+
+
+# --------------------------------------------------------------------------- escapes
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("quoted", [True, False])
+def test_a_story_sent_as_a_json_literal_reads_as_the_story(ascii_only: bool, quoted: bool) -> None:
+    text = 'He said: "caf\u00e9 \u4e2d\u6587"\nand left\tat 5/6.\n' + STORY
+    literal = json.dumps(text, ensure_ascii=ascii_only)
+    assert escapes.unescape(literal if quoted else literal[1:-1]) == text
+    assert normalize(literal) == normalize(text)
+
+
+def test_a_quoted_printable_body_reads_as_the_text() -> None:
+    text = ("Caf\u00e9 prices = 3 pct higher; " + STORY + " ") * 3
+    body = quopri.encodestring(text.encode("utf-8")).decode("ascii")
+    assert "=\n" in body and "=C3=A9" in body and "=3D" in body
+    assert escapes.unescape(body) == text
+    assert escapes.unescape(body.replace("\n", "\r\n")) == text.replace("\n", "\r\n")
+    assert escapes.unescape("called Carmike S=\nix in Milledgeville") == (
+        "called Carmike Six in Milledgeville"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "C:\\temp\\new files",  # a path: its \\t and \\n are no escapes
+        "E=MC2 and x = 3",
+        "a=b",
+        'She wrote "\\n" to mean a new line, C:\\Users\\x',
+        "1+1=2\n",
+        "Other effective rates were =\n Australian dlr   55.7",
+    ],
+)
+def test_text_that_only_looks_escaped_is_left_as_it_is(text: str) -> None:
+    assert escapes.unescape(text) == text
+
+
+def test_no_reuters_story_reads_as_escaped() -> None:
+    assert [s for s in stories() if escapes.unescape(s) != s] == []
+
+
+# --------------------------------------------------------------------------- invisible spaces
+
+
+@pytest.mark.parametrize(
+    "blank", ["\u3164", "\uffa0", "\u115f", "\u2800", "\u180e", "\u200b", "\u2060", "\ufeff"]
+)
+def test_an_invisible_character_for_every_space_is_a_space(blank: str) -> None:
+    assert normalize(STORY.replace(" ", blank)) == STORY_FOLDED
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\u180e", "\u3164"])
+def test_an_invisible_character_inside_words_still_joins(invisible: str) -> None:
+    every_word = " ".join(w[:1] + invisible + w[1:] for w in STORY.split())
+    every_letter = " ".join(invisible.join(w) for w in STORY.split())
+    assert normalize(every_word) == normalize(every_letter) == STORY_FOLDED
+    assert normalize("wo\u200brd") == "word"
+
+
+def test_chinese_text_is_not_spaced() -> None:
+    text = "这款手机很好用，电池也耐用，iPhone比不上。"
+    assert normalize("\u200b".join(text)) == normalize(text)
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda line: "\u202e" + line[::-1] + "\u202c",
+        lambda line: "\u202e" + line[::-1],
+        lambda line: "\u2067\u202e" + line[::-1] + "\u202c\u2069",
+    ],
+)
+def test_lines_written_backwards_in_an_override_read_forwards(wrap: object) -> None:
+    lines = [STORY[:60], STORY[60:]]
+    text = "\n".join(wrap(line) for line in lines)  # type: ignore[operator]
+    assert normalize(text) == normalize("\n".join(lines))
+
+
+def test_marks_stay_on_their_letters_when_reversed() -> None:
+    assert fold("\u202e" + "e\u0301fac" + "\u202c") == fold("cafe\u0301")
+
+
+def test_right_to_left_letters_in_an_override_keep_their_order() -> None:
+    hebrew = "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd"
+    assert fold("\u202e" + hebrew + "\u202c") == fold(hebrew)
+
+
+# --------------------------------------------------------------------------- the form
+
+
+def test_real_chinese_reviews_are_left_as_they_were() -> None:
+    reviews = [r["text"] for r in data.zh_reviews()][:2000]
+    assert [r for r in reviews if unhide.unhide(r) != r] == []
+
+
+_PIECES = st.sampled_from(
+    ["a", "B", " ", "  ", ".", "-", "3", "0", "1", "\u200b", "\u3164", "\u202e", "\u202c",
+     "\\", "\\n", "\\u00e9", '"', "=", "=\n", "=C3=A9", "\n", "é", "Ⓐ", "🅐", "ᴀ", "h4ck3r"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_the_form_is_idempotent_and_the_same_one_text_at_a_time(text: str) -> None:
+    once = fold(text)
+    assert fold(once) == once
+    assert fold_each([text, "x"]) == [once, "x"]
