@@ -74,14 +74,32 @@ def quoted_printable(text: str) -> str | None:
     break that cuts a word (``S=\\nix``; a line ending ``rates were =`` is a table's). A
     character past ASCII is read as written (an invisible one the form removes must not decide
     whether the rest is read)."""
-    soft, byte = len(_QP_SOFT_RE.findall(text)), len(_QP_BYTE_RE.findall(text))
+    breaks = list(_QP_SOFT_RE.finditer(text))
+    soft, byte = len(breaks), len(_QP_BYTE_RE.findall(text))
     if soft + byte != text.count("=") or (soft + byte < 2 and not _QP_IN_WORD_RE.search(text)):
+        return None
+    if any(not _encoder_break(text, m.start(), m.end()) for m in breaks):
         return None
     raw = quopri.decodestring(text.encode("utf-8", "surrogatepass"))
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1") if text.isascii() else None
+
+
+QP_SHORTEST_BROKEN_LINE = 40
+"""An encoder breaks a line only where it would pass 76 characters: a soft line break that
+ends a shorter line (``colour =`` alone on a line of reflowed code) and cuts no word is not
+one."""
+
+
+def _encoder_break(text: str, at: int, end: int) -> bool:
+    """Whether the soft line break ``text[at:end]`` ends a line an encoder would break: a
+    long one, or one cut inside a word."""
+    line = at - (text.rfind("\n", 0, at) + 1)
+    if line >= QP_SHORTEST_BROKEN_LINE:
+        return True
+    return at > 0 and end < len(text) and not text[at - 1].isspace() and not text[end].isspace()
 
 
 @cache
@@ -111,4 +129,4 @@ DEPTH = 4
 """How many encodings, one inside another, a text is read through."""
 
 
-__all__ = ["DEPTH", "json_literal", "quoted_printable", "unescape"]
+__all__ = ["DEPTH", "QP_SHORTEST_BROKEN_LINE", "json_literal", "quoted_printable", "unescape"]
