@@ -221,7 +221,7 @@ def han_phrases(chars: dict[int, str]) -> dict[str, str]:
         for name, conv in regional.items():
             out = conv.convert(word)
             form = out.translate(chars)
-            if form == member or len(form) < 2 or any(c.isascii() for c in form):
+            if form == member or len(form) < 2 or any(c.isascii() for c in form + member):
                 continue
             back = {c.convert(out).translate(chars) for c in to_mainland}
             if name in _VOCABULARY and (form in mainland or member not in back):

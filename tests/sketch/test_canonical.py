@@ -652,3 +652,12 @@ def test_regional_words_still_fold_to_the_mainland_word() -> None:
         assert features.normalize(regional) == features.normalize(mainland) == mainland
     table = canonical._phrases()[2]
     assert not set(table.values()) & set(table)
+
+
+def test_each_phrase_folds_to_its_word_and_the_word_stays() -> None:
+    """Every phrase of the table folds to its mainland word in a text, the word stays as it is,
+    and the mainland words OpenCC's regional conversions would write over are no phrase of it."""
+    table = canonical._phrases()[2]
+    for form, word in table.items():
+        assert fold(form) == fold(word) == word, (form, word)
+    assert not {"搜寻", "模拟", "预设", "存取", "释出", "拨出", "忧郁"} & set(table)
