@@ -6,7 +6,8 @@ would make stored signatures meaningless); ``--check`` exits 1 when the installe
 other tables (then bump ``CANONICAL_FORM`` and re-index). Sources (dev dependencies): ``regex``
 (default ignorables, combining marks, decimal digits), ``confusable-homoglyphs`` (UTS #39: a
 letter confusable with one ASCII letter maps to it; ASCII and digits never) and ``opencc`` (the
-characters and phrases that convert into each other form one class).
+characters that convert into each other form one class; a phrase OpenCC writes for a mainland
+word maps to that word, and no mainland word to another).
 """
 
 from __future__ import annotations
