@@ -7,8 +7,8 @@ other tables (then bump ``CANONICAL_FORM`` and re-index). Sources (dev dependenc
 (default ignorables, combining marks, decimal digits), ``confusable-homoglyphs`` (UTS #39: a
 letter confusable with one ASCII letter maps to it; ASCII and digits never), the character names
 of the Unicode data (a styled letter, ``NEGATIVE CIRCLED LATIN CAPITAL LETTER A``, maps to the
-letter its name names) and ``opencc`` (the characters and phrases that convert into each other form
-one class).
+letter its name names) and ``opencc`` (the characters that convert into each other form one class;
+a phrase OpenCC writes for a mainland word maps to that word, and no mainland word to another).
 """
 
 from __future__ import annotations
@@ -223,10 +223,8 @@ def han_variants() -> dict[int, str]:
     return out_map
 
 
-_PHRASE_CONFIGS = (
-    "s2t", "s2tw", "s2twp", "s2hk", "s2hkp", "t2s", "tw2s", "tw2sp", "hk2s", "hk2sp", "t2tw",
-    "t2hk", "tw2t", "hk2t",
-)  # fmt: skip
+_FROM_MAINLAND = ("s2t", "s2tw", "s2twp", "s2hk", "s2hkp")
+_VOCABULARY = ("s2twp", "s2hkp")  # regional words, not only regional characters
 _TO_MAINLAND = ("tw2sp", "hk2sp", "t2s")
 
 
@@ -257,44 +255,54 @@ def _opencc_phrases() -> set[str]:
 
 
 def han_phrases(chars: dict[int, str]) -> dict[str, str]:
-    """Phrases OpenCC converts as a whole into other characters than their characters' classes
-    give (``软件`` -> ``軟體``): the phrases that convert into each other form one class, written as
-    its shortest member (a mainland form where there is one). A class whose member would not fold
-    to it in a text (one member inside another) is left out."""
+    """Phrases OpenCC writes as a whole into other characters than their characters' classes
+    give (``软件`` -> Taiwan's ``軟體``), each mapped to the mainland word it was written for.
+
+    The fold is directed, from the forms OpenCC's conversions of a mainland word write to the
+    word, so that what reads differently stays different: ``访问`` and ``存取`` are two words,
+    though ``tw2sp`` reads Taiwan's ``存取`` as ``访问``. A script conversion (``s2t``, ``s2tw``,
+    ``s2hk``) writes the same word (``想像`` for ``想象``); a regional word (``s2twp``,
+    ``s2hkp``) folds only where OpenCC reads it back as the word and it is no mainland word
+    itself (``搜寻`` for ``搜索`` stays). A form written for several mainland words maps to the
+    one OpenCC reads it as, or to none; one whose member would not fold to it in a text (one
+    phrase inside another) is left out."""
     import opencc
 
-    converters = {name: opencc.OpenCC(name) for name in _PHRASE_CONFIGS}
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.get(x, x) != x:
-            x = parent[x]
-        return x
-
-    mainland: set[str] = set()
+    t2s = opencc.OpenCC("t2s")
+    to_mainland = [opencc.OpenCC(name) for name in _TO_MAINLAND]
+    regional = {name: opencc.OpenCC(name) for name in _FROM_MAINLAND}
+    mainland: dict[str, str] = {}  # each mainland word as written, by its folded characters
     for phrase in sorted(_opencc_phrases()):
-        base = phrase.translate(chars)
-        for name, conv in converters.items():
-            out = conv.convert(phrase).translate(chars)
-            if name in _TO_MAINLAND:
-                mainland.add(out)
-            if out != base and len(out) > 1 and all(not c.isascii() for c in out):
-                a, b = find(base), find(out)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    classes: dict[str, set[str]] = {}
-    for x in list(parent):
-        classes.setdefault(find(x), {find(x)}).add(x)
+        if all(c.convert(phrase) == phrase for c in to_mainland):
+            mainland.setdefault(phrase.translate(chars), phrase)
+        for conv in to_mainland:  # a mainland word for a regional one (tw2sp: 軟體 -> 软件)
+            if (out := conv.convert(phrase)) != t2s.convert(phrase):
+                mainland.setdefault(out.translate(chars), out)
+    written_for: dict[str, set[str]] = {}  # each form: the mainland words written so
+    read_back: dict[str, set[str]] = {}  # and the words OpenCC's mainland conversions read
+    for member, word in sorted(mainland.items()):
+        for name, conv in regional.items():
+            out = conv.convert(word)
+            form = out.translate(chars)
+            if form == member or len(form) < 2 or any(c.isascii() for c in form + member):
+                continue
+            back = {c.convert(out).translate(chars) for c in to_mainland}
+            if name in _VOCABULARY and (form in mainland or member not in back):
+                continue  # another mainland word, or a reading OpenCC does not give back
+            written_for.setdefault(form, set()).add(member)
+            read_back.setdefault(form, set()).update(back)
     table: dict[str, str] = {}
-    for members in classes.values():
-        rep = min(members, key=lambda m: (len(m), m not in mainland, m))
-        table.update((m, rep) for m in members if m != rep)
-    while True:  # leave out the classes a text would not fold to their member
-        bad = {rep for k, rep in table.items() if _replace(k, table) != rep}
-        bad |= {rep for rep in set(table.values()) if _replace(rep, table) != rep}
+    for form, words in written_for.items():
+        if len(words) > 1:  # written for several: OpenCC's reading of it chooses, if one
+            words &= read_back[form]
+        if len(words) == 1:
+            table[form] = min(words)
+    while True:  # leave out the phrases a text would not fold to their member
+        bad = {k for k, rep in table.items() if _replace(k, table) != rep}
+        bad |= {k for k, rep in table.items() if _replace(rep, table) != rep}
         if not bad:
             return table
-        table = {k: rep for k, rep in table.items() if rep not in bad}
+        table = {k: rep for k, rep in table.items() if k not in bad}
 
 
 def _replace(text: str, table: dict[str, str]) -> str:

@@ -25,8 +25,9 @@ encoded:
    simplified forms, to one member of each class of OpenCC's tables. A letter that looks like
    both a capital ``I`` and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`).
 5. **Case folding**, then canonical composition (NFC).
-6. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
-   ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
+6. **Phrases**: Chinese phrases OpenCC writes as a whole (``想像`` for ``想象``, Taiwan's
+   ``軟體`` for ``软件``), to the mainland word they were written for; a mainland word is never
+   folded into another (``存取`` and ``访问`` stay two) (:func:`fold_phrases`).
 
 Around those steps, words hidden in ways a reader sees through are read back
 (:mod:`neardup.sketch.escapes`, :mod:`neardup.sketch.unhide`): a text sent as a JSON string
@@ -274,9 +275,9 @@ def _phrases() -> tuple[re.Pattern[str], dict[str, tuple[int, ...]], dict[str, s
 
 
 def fold_phrases(text: str) -> str:
-    """Han phrases that OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's ``軟體`` for
-    ``软件``), as their class's member: the longest phrase first, left to right. The text's
-    characters are already folded (the phrases are written so)."""
+    """Han phrases that OpenCC writes as a whole (``想像`` for ``想象``, Taiwan's ``軟體`` for
+    ``软件``), as the mainland word they were written for: the longest phrase first, left to
+    right. The text's characters are already folded (the phrases are written so)."""
     starts, sizes, table = _phrases()
     out: list[str] = []
     done = 0

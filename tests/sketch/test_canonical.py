@@ -62,10 +62,10 @@ def test_default_ignorable_code_points_vanish_inside_words(invisible: str) -> No
         ("漢字與簡體發展", "汉字与简体发展"),
         ("頭髮 头发 頭發", "头发 头发 头发"),
         ("裡面 裏面 里面", "里面 里面 里面"),
-        # phrases OpenCC converts as a whole: traditional 想像 for 想象, Taiwan's and Hong
-        # Kong's words (軟體, 計程車, 的士)
-        ("想像力 軟體 計程車 演算法", "想像力 软件 的士 算法"),
-        ("想象力 软件 出租车 算法", "想像力 软件 的士 算法"),
+        # phrases OpenCC converts as a whole, to the mainland word: traditional 想像 for 想象,
+        # Taiwan's words (軟體, 計程車)
+        ("想像力 軟體 計程車 演算法", "想象力 软件 出租车 算法"),
+        ("想象力 软件 出租车 算法", "想象力 软件 出租车 算法"),
         # a letter like both I and l, read from its neighbours (Greek Ι, Cyrillic І and Ӏ)
         ("he\u0399lo, \u0406ike the \u04c0ast", "hello, like the last"),
         ("\u0399t is \u0399nc, \u0399NC and \u0399", "it is inc, inc and i"),
@@ -620,3 +620,49 @@ def test_a_stray_lt_hands_the_rest_back_to_the_split() -> None:
     got, spent = _read_counting(doc)
     assert got == _parsed(doc)
     assert spent < markup.PARSER_STRETCH + 20 < len(doc) // 4
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("访问", "存取"),  # visit / access: tw2sp reads Taiwan's 存取 as 访问, s2twp keeps 访问
+        ("搜索", "搜寻"),
+        ("仿真", "模拟"),
+        ("默认", "预设", "缺省"),
+        ("的士", "出租车"),
+        ("发布", "释出"),
+        ("呼出", "拨出"),
+        ("类型", "型别"),
+    ],
+)
+def test_different_mainland_words_stay_different(words: tuple[str, ...]) -> None:
+    """The phrase fold is directed, from what OpenCC writes for a mainland word to the word: two
+    mainland words never fold into one, alone or in a real review."""
+    assert len({features.normalize(w) for w in words}) == len(words)
+    review = next(r["text"] for r in data.zh_reviews() if words[0] in r["text"])
+    assert features.normalize(review) != features.normalize(review.replace(words[0], words[1]))
+
+
+def test_regional_words_still_fold_to_the_mainland_word() -> None:
+    """Taiwan's and Hong Kong's words and the traditional spelling of a word fold to the mainland
+    word OpenCC wrote them for; no member of the table is itself folded (no chain of words)."""
+    for regional, mainland in [
+        ("軟體", "软件"),
+        ("计程车", "出租车"),
+        ("資訊", "信息"),
+        ("網路", "网络"),
+        ("想像", "想象"),
+        ("軟體工程師上網路查資訊", "软件工程师上网络查信息"),
+    ]:
+        assert features.normalize(regional) == features.normalize(mainland) == mainland
+    table = canonical._phrases()[2]
+    assert not set(table.values()) & set(table)
+
+
+def test_each_phrase_folds_to_its_word_and_the_word_stays() -> None:
+    """Every phrase of the table folds to its mainland word in a text, the word stays as it is,
+    and the mainland words OpenCC's regional conversions would write over are no phrase of it."""
+    table = canonical._phrases()[2]
+    for form, word in table.items():
+        assert fold(form) == fold(word) == word, (form, word)
+    assert not {"搜寻", "模拟", "预设", "存取", "释出", "拨出", "忧郁"} & set(table)
