@@ -80,17 +80,75 @@ def reading(text: str, declared: str) -> str:
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {declared!r}")
 
 
+def _spans(ranges: str) -> list[tuple[int, int]]:
+    """Hexadecimal ranges ``first-last`` separated by spaces, as pairs of code points."""
+    out = []
+    for span in ranges.split():
+        first, last = (int(x, 16) for x in span.split("-"))
+        out.append((first, last))
+    return out
+
+
+def _class(ranges: str) -> str:
+    """A regular expression character class's inside for hexadecimal ranges."""
+    return "".join(f"{chr(a)}-{chr(b)}" for a, b in _spans(ranges))
+
+
 @cache
 def _table() -> dict[int, str | None]:
+    """What the form removes (to ``None``) and what it maps, read after case folding."""
     table: dict[int, str | None] = {}
-    for span in "".join(canonical_data.REMOVED).split():
-        first, last = (int(x, 16) for x in span.split("-"))
+    for first, last in _spans("".join(canonical_data.REMOVED)):
         table.update(dict.fromkeys(range(first, last + 1)))
     pairs = canonical_data.MAPPED
-    # targets keep their case (case folding comes after): an I-or-l letter reads its neighbours'
-    mapped = {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)}
-    table.update(mapped)
+    table.update({ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)})
     return table
+
+
+@cache
+@cache
+def _before_nfkd() -> dict[int, str | None]:
+    """What the form removes, and the look-alikes that compatibility decomposition would turn
+    into another letter (lunate sigma \u03f2, c to the eye, decomposes to \u03c3), in both
+    cases: read before it."""
+    out: dict[int, str | None] = {}
+    for k, v in _table().items():
+        c = chr(k)
+        if v is None or unicodedata.normalize("NFKD", c) != c:
+            out[k] = v
+            up = c.upper()
+            if v is not None and len(up) == 1 and up.casefold() == c:
+                out[ord(up)] = v
+    return out
+
+
+@cache
+def _latin_table() -> dict[int, str]:
+    """Capitals read apart inside a Latin word (``canonical_data.LATIN``)."""
+    pairs = canonical_data.LATIN
+    return {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)}
+
+
+@cache
+def _read_apart() -> re.Pattern[str]:
+    """A word holding a letter read apart in a Latin word: a capital of ``LATIN`` or a letter
+    that looks like I or l."""
+    word = f"[\\w{_class(''.join(canonical_data.MARKS))}]*"
+    return re.compile(f"{word}[{canonical_data.I_OR_L}{canonical_data.LATIN[0::2]}]{word}")
+
+
+_ASCII_LETTER = re.compile("[A-Za-z]")
+
+
+def _latin_word(match: re.Match[str]) -> str:
+    """A word with a letter read apart (:func:`_read_apart`): written with an ASCII letter, a
+    Latin word in disguise, its capitals read as what they look like (the I-or-l letters are
+    read from their neighbours next); else case folded (a Greek or Cyrillic word reads alike
+    in capitals and small letters)."""
+    word = match.group()
+    if _ASCII_LETTER.search(word):
+        return word.translate(_latin_table())
+    return word.casefold()
 
 
 _ASCII = bytes(range(128))
@@ -161,7 +219,7 @@ def _read_i_or_l(match: re.Match[str]) -> str:
         i -= 1
     if run > 1 or i < 0 or text[i] in _SENTENCE_END:
         return "i" + "l" * (run - 1)  # Illinois, It
-    return "l" if after in _VOWELS else "i"
+    return "l" if _class_of(after) == "v" else "i"
 
 
 def _class_of(c: str) -> str:
@@ -171,8 +229,8 @@ def _class_of(c: str) -> str:
     ``.`` anything else."""
     if c in canonical_data.I_OR_L:
         return "X"
-    if c in _VOWELS:
-        return "v"
+    if c in _VOWELS or (c.islower() and _table().get(ord(c.casefold()[0])) in _VOWELS):
+        return "v"  # a small vowel, or a small look-alike of one (Cyrillic \u0430)
     if c.islower():
         return "a" if c.isalpha() else "n"
     if c.isalpha():
@@ -329,7 +387,8 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
         return out
-    pieces = _fold_decoded("\n".join(decoded[i] for i in rest)).split("\n")
+    units = [decoded[i].count("\n") + 1 for i in rest]
+    pieces = _fold_decoded("\n".join(decoded[i] for i in rest), units).split("\n")
     at = 0
     for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
@@ -338,27 +397,112 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     return out
 
 
-def _fold_decoded(text: str) -> str:
-    """:func:`fold` of a decoded text (steps 2-6)."""
+@cache
+def _shared_marks() -> re.Pattern[str]:
+    return re.compile(f"[{_class(''.join(canonical_data.SHARED_MARKS))}]")
+
+
+@cache
+def _stacked_marks() -> re.Pattern[str]:
+    shared = _class("".join(canonical_data.SHARED_MARKS))
+    return re.compile(f"(?<=[{shared}])[{shared}]")
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+# a text of at least this many letters is judged by its share of marked letters
+MARKED_TEXT_LETTERS = 40
+# more marked letters than this share of a text's letters, few of them stacked: marks added
+MARKED_SHARE = 0.12
+# at least this share of a text's marks stacked on a marked letter: a script that writes two
+# (Vietnamese \u1ec7, polytonic Greek): its marks are the words'
+STACKED_SHARE = 0.125
+
+
+def _disguised(text: str, composed: str) -> bool:
+    """Whether a text's shared marks (``SHARED_MARKS``: the combining diacriticals U+0300-036F,
+    which sit on a letter of any script) were added to disguise it rather than written as its
+    language writes them. ``text`` is decomposed, ``composed`` its NFC. Disguised: a mark that
+    composes with no letter (``q\u0301``, marks stacked past what composes: zalgo), or, in a
+    text of :data:`MARKED_TEXT_LETTERS` letters or more, marked letters past
+    :data:`MARKED_SHARE` of them (a mark on most vowels) unless the text stacks marks that
+    compose (a script that writes two marks on one letter). A language writes fewer: Spanish,
+    German, French, Russian mark some 1-5% of their letters."""
+    shared = _shared_marks()
+    if shared.search(composed):
+        return True
+    letters = len(_LETTER.findall(text))
+    if letters < MARKED_TEXT_LETTERS:
+        return False
+    marks = len(shared.findall(text))
+    if marks <= MARKED_SHARE * letters:
+        return False
+    return len(_stacked_marks().findall(text)) < STACKED_SHARE * marks
+
+
+def _composed(text: str, units: Sequence[int] | None = None) -> str:
+    """NFC of a decomposed, case folded text, its shared marks kept where its language writes
+    them (:func:`_disguised`) and removed where they disguise it. ``units``: the text is that
+    many texts of that many lines each, joined by newlines (:func:`fold_each`), each judged
+    apart; else it is judged whole."""
+    shared = _shared_marks()
+    if not shared.search(text):
+        return unicodedata.normalize("NFC", text)
+    if units is None or len(units) < 2:
+        pieces = [text]
+    else:
+        lines = text.split("\n")
+        ends = np.cumsum(units).tolist()
+        pieces = ["\n".join(lines[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    out = []
+    for piece in pieces:
+        composed = unicodedata.normalize("NFC", piece)
+        if shared.search(piece) and _disguised(piece, composed):
+            composed = unicodedata.normalize("NFC", shared.sub("", piece))
+        out.append(composed)
+    return "\n".join(out)
+
+
+_IOTA_BELOW = "\u0345"  # case folds to the letter iota: under a Greek vowel it is one
+_GREEK_BASE = re.compile("([\u0370-\u03ff\u1f00-\u1fff]?)([\u0300-\u036f]*\u0345[\u0300-\u036f]*)")
+
+
+def _iota_below(match: re.Match[str]) -> str:
+    """The Greek ypogegrammeni (U+0345) case folds to iota (``\u1fb3`` is ``\u03b1\u03b9``):
+    so read under a Greek letter, removed elsewhere (a mark among marks piled on a Latin
+    letter)."""
+    base, marks = match.groups()
+    return base + marks if base else marks.replace(_IOTA_BELOW, "")
+
+
+def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
+    """:func:`fold` of a decoded text (steps 2-7); ``units``: see :func:`_composed`."""
     if text.isascii():
         return text.lower()
-    # the table before NFKD too: a look-alike that decomposes into another letter (lunate
-    # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
+    if _IOTA_BELOW in text:
+        text = _GREEK_BASE.sub(_iota_below, unicodedata.normalize("NFD", text))
     table = _table()
-    t = _mapped(text, _non_ascii(text), table)
+    # the invisible removed first (one inside a word, a soft hyphen, must not split it), and
+    # the look-alikes compatibility decomposition would turn into another letter
+    t = _mapped(text, _non_ascii(text), _before_nfkd())
     if t.isascii():  # curly apostrophes and dashes mapped: nothing below changes ASCII
         return t.lower()
-    nfkd = unicodedata.normalize("NFKD", t)
-    if nfkd is not t:  # decomposed: what it decomposed into may be mapped too (normalize
-        t = _mapped(nfkd, _non_ascii(nfkd), table)  # gives back the very string when NFKD)
+    t = unicodedata.normalize("NFKD", t)
     rest = _non_ascii(t)
-    if not rest:  # accents dropped with their marks
-        return t.lower()
-    if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: only ASCII letters change
-        return t.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-    if any(c in rest for c in canonical_data.I_OR_L):
-        t = _read_all_i_or_l(t)
-    t = unicodedata.normalize("NFC", t.casefold())
+    apart = set(canonical_data.I_OR_L) | set(canonical_data.LATIN[0::2])
+    if not apart.isdisjoint(rest) and _ASCII_LETTER.search(t):
+        t = _read_apart().sub(_latin_word, t)
+        if not set(canonical_data.I_OR_L).isdisjoint(t):
+            t = _read_all_i_or_l(t)
+    # case folded before the look-alikes are read: a letter's capital and small forms read as
+    # one look-alike
+    t = t.casefold()
+    if not unicodedata.is_normalized("NFKD", t):
+        t = unicodedata.normalize("NFKD", t)
+    t = _mapped(t, _non_ascii(t), table)
+    rest = _non_ascii(t)
+    if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: nothing below changes them
+        return t
+    t = _composed(t, units)
     if max(rest) < _FIRST_HAN:  # no Han character: no phrase to fold
         return t
     # a member may itself start a longer phrase with what follows it: fold until nothing
