@@ -13,19 +13,43 @@ encoded:
    parser does (:func:`~neardup.sketch.markup.html_text`): bounded work. This step is
    :mod:`neardup.sketch.markup`'s; :func:`reading` reads a text as its declared format
    (:data:`FORMATS`) says.
-2. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
-   superscripts, compatibility ideographs).
-3. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
+2. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
    zero-width space, joiners, soft hyphen, word joiner, BOM, variation selectors, bidi
-   controls, tags) and combining marks (Mn, Me): a mark or an invisible character can neither
-   split a word nor change it (``café`` and ``cafe``, ``wo\\u200brd`` and ``word`` are one word).
-4. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
-   Unicode confusables, UTS #39: Cyrillic ``а е о с р``, Greek ``ο ι ν``); decimal digits of
-   every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese characters and their
-   simplified forms, to one member of each class of OpenCC's tables. A letter that looks like
-   both a capital ``I`` and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`).
-5. **Case folding**, then canonical composition (NFC).
-6. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
+   controls, tags) and enclosing marks (Me): an invisible character can neither split a word
+   nor change it (``wo\\u200brd`` and ``word`` are one word).
+3. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
+   superscripts, compatibility ideographs; a letter and its marks apart). A look-alike that it
+   would turn into another letter (lunate sigma ``ϲ``, ``c`` to the eye, is ``σ``) is
+   read first.
+4. **Latin words in disguise**: in a word written with an ASCII letter, a capital whose small
+   form looks like another letter is read as what it looks like (Greek ``Ν`` as ``N``,
+   its small ``ν`` looks like ``v``), and a letter that looks like both a capital ``I``
+   and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`). Outside such words
+   they are case folded with the rest.
+5. **Case folding**, before any look-alike is read: a text, its capitals and its title case
+   fold alike in every script with case (``ВЫ`` and ``вы``).
+6. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
+   Unicode confusables, UTS #39, as read after case folding: Cyrillic ``а е о с р``, Greek
+   ``ο ι ν``; a small letter with no look-alike of its own as its capital's, ``в`` as ``b``);
+   decimal digits of every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese
+   characters and their simplified forms, to one member of each class of OpenCC's tables.
+7. **Marks** (:func:`_composed`), then canonical composition (NFC). A mark a script owns
+   (Script not Inherited or Common: Thai vowels and tones, Devanagari vowel signs and virama,
+   Hebrew points) is a part of its word and kept. A mark no script owns (the combining
+   diacriticals U+0300-036F, Arabic harakat, kana voicing marks) is kept where it composes with
+   its letter into one (``é``, ``ñ``, ``ö``, Cyrillic ``й``, Vietnamese ``ệ``), unless the
+   text's marks disguise it (:func:`_disguised`): a mark that composes with nothing (zalgo,
+   overlays, harakat), or, in a text of 40 letters or more, more than 10% of its letters
+   marked with few marks stacked (a mark on most vowels; Spanish, German, French, Portuguese,
+   Polish, Russian mark some 1-7% of their letters, and a language that marks more,
+   Vietnamese, stacks them); then every such mark of the text is removed. So ``año`` and
+   ``ano``, ``mua`` and ``múa``, Thai ``ไม้`` and ``ไม่`` are other words, while a story with
+   marks sprinkled on its letters is its story. The rule reads Unicode's data (which marks a
+   script owns, which compose), not a list of languages, and its limits follow: a long
+   Vietnamese text without stacked marks, Greek with its accents (some 17% of letters), Czech
+   or Slovak past 10% have their accents removed as before; a short text (under 40 letters)
+   keeps the marks it composes, disguise or not; pointed and unpointed Hebrew differ.
+8. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
    ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
 
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
@@ -42,6 +66,7 @@ each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -55,8 +80,8 @@ from neardup.sketch.markup import decode, decode_each, html_text, looks_like_htm
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
-    "html+nfkd+ignorables+marks+uts39-latin+i-or-l+digits+opencc-classes+casefold+nfc"
-    "+opencc-phrases/3"
+    "html+ignorables+nfkd+latin-words+i-or-l+casefold+uts39-folded+digits+opencc-classes"
+    "+shared-marks+nfc+opencc-phrases/4"
 )
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
@@ -89,9 +114,61 @@ def _spans(ranges: str) -> list[tuple[int, int]]:
     return out
 
 
-def _class(ranges: str) -> str:
-    """A regular expression character class's inside for hexadecimal ranges."""
-    return "".join(f"{chr(a)}-{chr(b)}" for a, b in _spans(ranges))
+def char_class(points: list[tuple[int, int]]) -> str:
+    """A regular expression for one character of the ranges ``points`` (first, last): the BMP
+    part as one class, the rest behind a test that the character is past the BMP (the
+    expression engine looks a BMP class up in a table, a class with characters past it range
+    by range: some 40 ns a character on a table of scattered ranges)."""
+    bmp = [(a, min(b, 0xFFFF)) for a, b in points if a <= 0xFFFF]
+    astral = [(max(a, 0x10000), b) for a, b in points if b > 0xFFFF]
+
+    def inside(spans: list[tuple[int, int]]) -> str:
+        return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+
+    parts = [f"[{inside(bmp)}]"] if bmp else []
+    if astral:
+        parts.append(f"(?=[\\U00010000-\\U0010ffff])[{inside(astral)}]")
+    return f"(?:{'|'.join(parts)})" if parts else "(?!)"
+
+
+_ASTRAL = re.compile("[\\U00010000-\\U0010ffff]")
+
+
+class _CharSet:
+    """Characters of ranges, found by C scans: the BMP ones by one class (looked up in a
+    table), the rest by another only in a text with a character past the BMP (a class of
+    both, or an alternation of them, checks a character range by range: several times
+    slower on a text of scattered ranges)."""
+
+    def __init__(self, points: list[tuple[int, int]]) -> None:
+        bmp = [(a, min(b, 0xFFFF)) for a, b in points if a <= 0xFFFF]
+        astral = [(max(a, 0x10000), b) for a, b in points if b > 0xFFFF]
+
+        def compiled(spans: list[tuple[int, int]]) -> re.Pattern[str] | None:
+            inside = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+            return re.compile(f"[{inside}]") if spans else None
+
+        self.bmp, self.astral = compiled(bmp), compiled(astral)
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` holds one of the characters."""
+        if self.bmp is not None and self.bmp.search(text):
+            return True
+        return self.astral is not None and bool(_ASTRAL.search(text) and self.astral.search(text))
+
+    def findall(self, text: str) -> list[str]:
+        """The characters of ``text`` that are in the set, the BMP ones first."""
+        found = self.bmp.findall(text) if self.bmp is not None else []
+        if self.astral is not None and _ASTRAL.search(text):
+            found += self.astral.findall(text)
+        return found
+
+
+@cache
+def mark_class() -> str:
+    """A regular expression for a combining mark (Mn, Mc, Me) (:func:`char_class`): the
+    tokenizers read a mark as a part of its word (Python's ``\\w`` has none)."""
+    return char_class(_spans("".join(canonical_data.MARKS)))
 
 
 @cache
@@ -110,16 +187,35 @@ def _table() -> dict[int, str | None]:
 def _before_nfkd() -> dict[int, str | None]:
     """What the form removes, and the look-alikes that compatibility decomposition would turn
     into another letter (lunate sigma \u03f2, c to the eye, decomposes to \u03c3), in both
-    cases: read before it."""
+    cases: read before it, each ASCII letter it reads as held (:data:`_HELD`) till the text is
+    case folded (a letter read so is not an ASCII letter written: it makes no Latin word)."""
+    table = _table()
     out: dict[int, str | None] = {}
-    for k, v in _table().items():
+    for k, v in table.items():
         c = chr(k)
-        if v is None or unicodedata.normalize("NFKD", c) != c:
-            out[k] = v
+        parts = unicodedata.normalize("NFKD", c)
+        # a letter that decomposes to its look-alike's letter and marks (\u1f70, alpha and a
+        # grave) is read after it, as its canonical equivalents are
+        if v is None or (parts != c and table.get(ord(parts[0].casefold()[0])) != v):
+            out[k] = v if v is None else v.translate(_HOLD)
             up = c.upper()
             if v is not None and len(up) == 1 and up.casefold() == c:
-                out[ord(up)] = v
+                out[ord(up)] = v.translate(_HOLD)
+    # and a letter composed of one of them and marks (\u03d3 is \u03d2 and an acute), as its
+    # canonical decomposition is read
+    for k in range(0xC0, 0x10000):
+        parts = unicodedata.normalize("NFD", chr(k))
+        to = out.get(ord(parts[0]))
+        if to is not None and len(parts) > 1:
+            out[k] = to + parts[1:]
     return out
+
+
+# an ASCII letter a look-alike was read as before NFKD, held as a private use character
+_HELD = 0xF0000
+_HOLD = {ord(c): chr(_HELD + ord(c)) for c in string.ascii_letters}
+_RELEASE = {_HELD + ord(c): c.lower() for c in string.ascii_letters}
+_HELD_RE = re.compile(f"[{chr(_HELD + ord('A'))}-{chr(_HELD + ord('z'))}]")
 
 
 @cache
@@ -133,7 +229,7 @@ def _latin_table() -> dict[int, str]:
 def _read_apart() -> re.Pattern[str]:
     """A word holding a letter read apart in a Latin word: a capital of ``LATIN`` or a letter
     that looks like I or l."""
-    word = f"[\\w{_class(''.join(canonical_data.MARKS))}]*"
+    word = f"(?:\\w|{mark_class()})*"
     return re.compile(f"{word}[{canonical_data.I_OR_L}{canonical_data.LATIN[0::2]}]{word}")
 
 
@@ -151,8 +247,22 @@ def _latin_word(match: re.Match[str]) -> str:
     return word.casefold()
 
 
+@cache
+def _apart() -> _CharSet:
+    """A letter read apart in a Latin word (:func:`_read_apart`)."""
+    found = sorted(ord(c) for c in canonical_data.I_OR_L + canonical_data.LATIN[0::2])
+    return _CharSet([(c, c) for c in found])
+
+
+@cache
+def _wordish() -> re.Pattern[str]:
+    """A character NFC or a phrase may change: past ASCII, a word character or a mark."""
+    return re.compile(f"(?=[^\\x00-\\x7f])(?:\\w|{mark_class()})")
+
+
+# the CJK radicals supplement and past it: no phrase starts below it
+_HAN = re.compile("[\u2e80-\U0010ffff]")
 _ASCII = bytes(range(128))
-_FIRST_HAN = "\u2e80"  # the CJK radicals supplement: no phrase starts below it
 
 
 def _non_ascii(text: str) -> str:
@@ -166,21 +276,37 @@ def _non_ascii(text: str) -> str:
     )
 
 
-@lru_cache(maxsize=4096)
-def _inert(c: str) -> bool:
-    """Whether case folding, NFC and the phrase table leave ``c`` as it is wherever it
-    stands: punctuation, a symbol, a space or a control (never the second of a composed pair,
-    which is a mark or a Hangul letter) with no case."""
-    kind = unicodedata.category(c)
-    return (kind[0] in "PSZ" or kind == "Cc") and c.casefold() == c == c.lower()
+def _keys(table: dict[int, str | None]) -> _CharSet:
+    """The table's keys as a :class:`_CharSet` (iterating a text's characters in Python
+    makes an object of each: microseconds a line)."""
+    spans: list[tuple[int, int]] = []
+    for cp in sorted(table):
+        if spans and spans[-1][1] == cp - 1:
+            spans[-1] = (spans[-1][0], cp)
+        else:
+            spans.append((cp, cp))
+    return _CharSet(spans)
 
 
-def _mapped(text: str, rest: str, table: dict[int, str | None]) -> str:
-    """``text.translate(table)`` (``rest``: its :func:`_non_ascii` characters; the table
-    maps none of ASCII), faster: translate looks every character up (some 75 ns each), while
-    most texts hold only a few distinct characters the table maps, or none; those are
-    replaced one by one (each a C scan)."""
-    todo = [c for c in set(rest) if ord(c) in table]
+@cache
+def _table_keys() -> _CharSet:
+    return _keys(_table())
+
+
+@cache
+def _before_nfkd_keys() -> _CharSet:
+    return _keys(_before_nfkd())
+
+
+def _mapped(text: str, table: dict[int, str | None], keys: _CharSet) -> str:
+    """``text.translate(table)`` (``keys``: :func:`_keys` of the table; the table maps none
+    of ASCII), faster: translate looks every character up (some 75 ns each), while most texts
+    hold only a few distinct characters the table maps, or none; those are found by a C scan
+    of the text's characters past ASCII (:func:`_non_ascii`) and replaced one by one."""
+    rest = _non_ascii(text)
+    if not keys.search(rest):
+        return text
+    todo = set(keys.findall(rest))
     if len(todo) > 24:
         return text.translate(table)
     for c in todo:
@@ -398,24 +524,38 @@ def fold_each(texts: Sequence[str]) -> list[str]:
 
 
 @cache
-def _shared_marks() -> re.Pattern[str]:
-    return re.compile(f"[{_class(''.join(canonical_data.SHARED_MARKS))}]")
+def _shared_marks() -> _CharSet:
+    return _CharSet(_spans("".join(canonical_data.SHARED_MARKS)))
+
+
+@cache
+def _shared_marks_re() -> re.Pattern[str]:
+    return re.compile(char_class(_spans("".join(canonical_data.SHARED_MARKS))))
 
 
 @cache
 def _stacked_marks() -> re.Pattern[str]:
-    shared = _class("".join(canonical_data.SHARED_MARKS))
-    return re.compile(f"(?<=[{shared}])[{shared}]")
+    shared = char_class(_spans("".join(canonical_data.SHARED_MARKS)))
+    return re.compile(f"(?<={shared}){shared}")
 
 
-_LETTER = re.compile(r"[^\W\d_]")
 # a text of at least this many letters is judged by its share of marked letters
 MARKED_TEXT_LETTERS = 40
-# more marked letters than this share of a text's letters, few of them stacked: marks added
-MARKED_SHARE = 0.12
+# marks past this share of a text's letters, few of them stacked: marks added to disguise it
+MARKED_SHARE = 0.10
 # at least this share of a text's marks stacked on a marked letter: a script that writes two
 # (Vietnamese \u1ec7, polytonic Greek): its marks are the words'
 STACKED_SHARE = 0.125
+
+
+def _letters(text: str, marks: int) -> int:
+    """About how many letters a decomposed text holds: its characters but marks and ASCII
+    characters that are no letter (spaces, digits, punctuation; a C count of bytes)."""
+    ascii_other = len(text.encode("utf-8", "surrogatepass").translate(None, _LETTERS_AND_HIGH))
+    return len(text) - marks - ascii_other
+
+
+_LETTERS_AND_HIGH = bytes(c for c in range(256) if c >= 128 or chr(c).isalpha())
 
 
 def _disguised(text: str, composed: str) -> bool:
@@ -423,18 +563,18 @@ def _disguised(text: str, composed: str) -> bool:
     which sit on a letter of any script) were added to disguise it rather than written as its
     language writes them. ``text`` is decomposed, ``composed`` its NFC. Disguised: a mark that
     composes with no letter (``q\u0301``, marks stacked past what composes: zalgo), or, in a
-    text of :data:`MARKED_TEXT_LETTERS` letters or more, marked letters past
-    :data:`MARKED_SHARE` of them (a mark on most vowels) unless the text stacks marks that
-    compose (a script that writes two marks on one letter). A language writes fewer: Spanish,
-    German, French, Russian mark some 1-5% of their letters."""
+    text of :data:`MARKED_TEXT_LETTERS` letters or more, marks on more than
+    :data:`MARKED_SHARE` of its letters (a mark on most vowels) unless the text stacks marks
+    that compose (a script that writes two marks on one letter). A language writes fewer:
+    Spanish, German, French, Portuguese, Polish, Russian mark some 1-7% of their letters."""
     shared = _shared_marks()
     if shared.search(composed):
         return True
-    letters = len(_LETTER.findall(text))
-    if letters < MARKED_TEXT_LETTERS:
-        return False
     marks = len(shared.findall(text))
-    if marks <= MARKED_SHARE * letters:
+    if marks <= MARKED_SHARE * MARKED_TEXT_LETTERS:  # too few for a text long enough
+        return False
+    letters = _letters(text, marks)
+    if letters < MARKED_TEXT_LETTERS or marks <= MARKED_SHARE * letters:
         return False
     return len(_stacked_marks().findall(text)) < STACKED_SHARE * marks
 
@@ -445,7 +585,7 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     many texts of that many lines each, joined by newlines (:func:`fold_each`), each judged
     apart; else it is judged whole."""
     shared = _shared_marks()
-    if not shared.search(text):
+    if not shared.search(_non_ascii(text)):
         return unicodedata.normalize("NFC", text)
     if units is None or len(units) < 2:
         pieces = [text]
@@ -457,7 +597,7 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     for piece in pieces:
         composed = unicodedata.normalize("NFC", piece)
         if shared.search(piece) and _disguised(piece, composed):
-            composed = unicodedata.normalize("NFC", shared.sub("", piece))
+            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", piece))
         out.append(composed)
     return "\n".join(out)
 
@@ -483,27 +623,26 @@ def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
     table = _table()
     # the invisible removed first (one inside a word, a soft hyphen, must not split it), and
     # the look-alikes compatibility decomposition would turn into another letter
-    t = _mapped(text, _non_ascii(text), _before_nfkd())
+    t = _mapped(text, _before_nfkd(), _before_nfkd_keys())
     if t.isascii():  # curly apostrophes and dashes mapped: nothing below changes ASCII
         return t.lower()
     t = unicodedata.normalize("NFKD", t)
-    rest = _non_ascii(t)
-    apart = set(canonical_data.I_OR_L) | set(canonical_data.LATIN[0::2])
-    if not apart.isdisjoint(rest) and _ASCII_LETTER.search(t):
+    if _apart().search(_non_ascii(t)) and _ASCII_LETTER.search(t):
         t = _read_apart().sub(_latin_word, t)
-        if not set(canonical_data.I_OR_L).isdisjoint(t):
+        if _i_or_l_one().search(t):
             t = _read_all_i_or_l(t)
     # case folded before the look-alikes are read: a letter's capital and small forms read as
     # one look-alike
     t = t.casefold()
     if not unicodedata.is_normalized("NFKD", t):
         t = unicodedata.normalize("NFKD", t)
-    t = _mapped(t, _non_ascii(t), table)
-    rest = _non_ascii(t)
-    if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: nothing below changes them
+    if _HELD_RE.search(t):
+        t = t.translate(_RELEASE)
+    t = _mapped(t, table, _table_keys())
+    if not _wordish().search(_non_ascii(t)):  # quotes, bullets, dashes: nothing below changes
         return t
     t = _composed(t, units)
-    if max(rest) < _FIRST_HAN:  # no Han character: no phrase to fold
+    if not _HAN.search(t):  # no Han character: no phrase to fold
         return t
     # a member may itself start a longer phrase with what follows it: fold until nothing
     # changes (twice at most on the texts OpenCC writes)
@@ -519,9 +658,11 @@ __all__ = [
     "CANONICAL_FORM",
     "FORMATS",
     "LEGACY_FORM",
+    "char_class",
     "fold",
     "fold_each",
     "fold_phrases",
     "forget_folds",
+    "mark_class",
     "reading",
 ]

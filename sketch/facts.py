@@ -36,6 +36,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from neardup.sketch.canonical import mark_class
 from neardup.sketch.digits import TIME_ZONES
 from neardup.sketch.spelling import STOP_WORDS, pair_joins, pair_typos, run_spelling
 
@@ -60,9 +61,10 @@ _TRACKING_RE = re.compile(
 # a word: letters, and letters joined by a point, an apostrophe or a hyphen (``u.s``,
 # ``treasury's``, ``tax-free``), which the core drops: a word is one word however it is dotted
 _JOINERS = ".'\u2019\u02bc-"
+_LETTERS = rf"(?:[^\W\d_]|{mark_class()})+"  # a mark is a part of its word (Thai, Hindi)
 _TOKEN_RE = re.compile(
     rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])"
-    rf"|(?P<word>[^\W\d_]+(?:[{_JOINERS}](?![{_CJK}])[^\W\d_]+)*)"
+    rf"|(?P<word>{_LETTERS}(?:[{_JOINERS}](?![{_CJK}]){_LETTERS})*)"
 )
 _JOINERS_RE = re.compile(f"[{_JOINERS}]")
 # a time of day with its zone (``11:00 edt``, ``0900 gmt``): when a desk sent an item, not what
