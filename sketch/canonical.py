@@ -334,29 +334,32 @@ def _read_i_or_l(match: re.Match[str]) -> str:
     ``Israel``)."""
     text, at, end = match.string, match.start(), match.end()
     run = end - at  # a run of them (``well`` with both l swapped) reads as one
-    before = text[at - 1] if at else ""
-    after = text[end : end + 1]
-    if before.isalpha():
-        return ("l" if before.islower() else "i") * run
-    if not after.islower():
+    before = _class_of(text[at - 1]) if at else "."
+    after = _class_of(text[end]) if end < len(text) else "."
+    if before in "vaA":  # after a letter: a small one, l; a capital, I
+        return ("i" if before == "A" else "l") * run
+    if after not in "van":
         return "i" * run
     i = at - 1  # the last character before it but spaces and tabs (never text[:at]: a copy
     while i >= 0 and text[i] in " \t":  # per letter made a text of them quadratic)
         i -= 1
     if run > 1 or i < 0 or text[i] in _SENTENCE_END:
         return "i" + "l" * (run - 1)  # Illinois, It
-    return "l" if _class_of(after) == "v" else "i"
+    return "l" if after == "v" else "i"
 
 
 def _class_of(c: str) -> str:
-    """A character's class for the I-or-l rule: ``v`` a small ASCII vowel, ``a`` another
-    small letter, ``n`` small but no letter (``\u2170``), ``A`` another letter, ``X`` a
-    letter that looks like I or l, ``S`` what ends a sentence, a space for a space or tab,
-    ``.`` anything else."""
+    """A character's class for the I-or-l rule, a look-alike's as the letter it looks like:
+    ``v`` a small ASCII vowel, ``a`` another small letter, ``n`` small but no letter
+    (``\u2170``), ``A`` another letter, ``X`` a letter that looks like I or l, ``S`` what
+    ends a sentence, a space for a space or tab, ``.`` anything else."""
     if c in canonical_data.I_OR_L:
         return "X"
-    if c in _VOWELS or (c.islower() and _table().get(ord(c.casefold()[0])) in _VOWELS):
-        return "v"  # a small vowel, or a small look-alike of one (Cyrillic \u0430)
+    seen = _table().get(ord(c)) if not c.isupper() else None
+    if seen and seen.isascii() and seen.isalpha():
+        c = seen  # a small or uncased look-alike of a small letter reads as it (Cyrillic а)
+    if c in _VOWELS:
+        return "v"
     if c.islower():
         return "a" if c.isalpha() else "n"
     if c.isalpha():

@@ -449,6 +449,7 @@ def test_tokens_counted_at_once_are_each_texts_tokens(texts: list[str]) -> None:
 _AROUND_I_OR_L = st.lists(
     st.sampled_from(
         [*canonical_data.I_OR_L, "a", "e", "x", "T", "Q", " ", "\t", ".", ",", "(", "\n", "?",
+         "\u0430", "\u146f", "\u0410", "\u2170",
          ":", "\u201c", "\u00e9", "\u00c9", "\u0430", "1", "_", "\u00ab", "\u00df", "\u0130",
          "\u5b57", "\u0436", "\u0416", "\u2170", "\U00010428", "\U00010400", "\U0001f600",
          "\u00aa", "\r", "'", "\u2018", "\u00a0", ";", "y", "o"]
