@@ -336,8 +336,11 @@ def _read_i_or_l(match: re.Match[str]) -> str:
     run = end - at  # a run of them (``well`` with both l swapped) reads as one
     before = _class_of(text[at - 1]) if at else "."
     after = _class_of(text[end]) if end < len(text) else "."
-    if before in "vaA":  # after a letter: a small one, l; a capital, I
-        return ("i" if before == "A" else "l") * run
+    if text[at].casefold() == text[at]:  # no case: its neighbours' case does not count
+        before, after = before.replace("A", "a").replace("V", "v"), after.replace("A", "a")
+        after = after.replace("V", "v")
+    if before in "vaAV":  # after a letter: a small one, l; a capital, I
+        return ("i" if before in "AV" else "l") * run
     if after not in "van":
         return "i" * run
     i = at - 1  # the last character before it but spaces and tabs (never text[:at]: a copy
@@ -351,8 +354,9 @@ def _read_i_or_l(match: re.Match[str]) -> str:
 def _class_of(c: str) -> str:
     """A character's class for the I-or-l rule, a look-alike's as the letter it looks like:
     ``v`` a small ASCII vowel, ``a`` another small letter, ``n`` small but no letter
-    (``\u2170``), ``A`` another letter, ``X`` a letter that looks like I or l, ``S`` what
-    ends a sentence, a space for a space or tab, ``.`` anything else."""
+    (``\u2170``), ``V`` a capital vowel, ``A`` another letter, ``X`` a letter that looks
+    like I or l, ``S`` what ends a sentence, a space for a space or tab, ``.`` anything
+    else."""
     if c in canonical_data.I_OR_L:
         return "X"
     seen = _table().get(ord(c)) if not c.isupper() else None
@@ -362,8 +366,9 @@ def _class_of(c: str) -> str:
         return "v"
     if c.islower():
         return "a" if c.isalpha() else "n"
-    if c.isalpha():
-        return "A"
+    if c.isalpha():  # a capital (or a letter with no case): a vowel's look-alike or another
+        low = c.casefold()[0]
+        return "V" if (_table().get(ord(low)) or low) in _VOWELS else "A"
     if c in _SENTENCE_END:
         return "S"
     return " " if c in " \t" else "."
@@ -412,12 +417,18 @@ def _read_all_i_or_l(text: str) -> str:
     np.maximum.accumulate(seen, out=seen)
     back = np.where(starts > 0, seen[np.maximum(starts - 1, 0)], -1)
     sentence = (back < 0) | (cls[np.maximum(back, 0)] == ord("S"))
-    small = np.isin(before, (ord("v"), ord("a")))
-    letter = small | (before == ord("A"))
+    # a letter with no case (\u01c0) reads its neighbours' letters whatever their case (the
+    # same in a text's capitals and small letters); one with case, their case too
+    uncased = np.array([text[at].casefold() == text[at] for at in starts.tolist()])
+    capital = np.isin(before, (ord("A"), ord("V")))
+    small = np.isin(before, (ord("v"), ord("a"))) | (uncased & capital)
+    letter = small | capital
     lower_after = np.isin(after, (ord("v"), ord("a"), ord("n")))
+    lower_after |= uncased & np.isin(after, (ord("A"), ord("V")))
     i, l_ = ord("i"), ord("l")
     whole = np.where(small, l_, i)  # the run's reading when one letter stands for it all
-    lone = np.where(after == ord("v"), l_, i)  # inside a sentence, before a small letter
+    vowel_after = (after == ord("v")) | (uncased & (after == ord("V")))
+    lone = np.where(vowel_after, l_, i)  # inside a sentence, before a small letter
     mixed = ~letter & lower_after & ((size > 1) | sentence)  # "i" then "l": Illinois, It
     inside = ~letter & lower_after & ~mixed
     reading = np.where(inside[run], lone[run], whole[run])

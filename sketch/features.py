@@ -56,7 +56,7 @@ _CJK = (
 )
 # every combining mark (Mn, Mc, Me): a part of its word
 _MARKS = canonical.mark_class()
-_TOKEN_RE = re.compile(f"[{_CJK}]|(?:[^\\W{_CJK}]|{_MARKS})+")
+_TOKEN_RE = re.compile(f"[{_CJK}]|(?:[^\\W{_CJK}]|(?![{_CJK}]){_MARKS})+")
 _CJK_RE = re.compile(f"[{_CJK}]")
 _WORD_RE = re.compile(f"\\w|{_MARKS}")
 _POLY = 0x100000001B3  # FNV-64 prime, odd
