@@ -165,6 +165,17 @@ class _CharSet:
 
 
 @cache
+def _marks() -> _CharSet:
+    return _CharSet(_spans("".join(canonical_data.MARKS)))
+
+
+def has_mark(text: str) -> bool:
+    """Whether ``text`` holds a combining mark (a C scan: a tokenizer picks its simpler
+    pattern for the many texts with none)."""
+    return not text.isascii() and _marks().search(text)
+
+
+@cache
 def mark_class() -> str:
     """A regular expression for a combining mark (Mn, Mc, Me) (:func:`char_class`): the
     tokenizers read a mark as a part of its word (Python's ``\\w`` has none)."""
@@ -677,6 +688,7 @@ __all__ = [
     "fold_each",
     "fold_phrases",
     "forget_folds",
+    "has_mark",
     "mark_class",
     "reading",
 ]

@@ -57,6 +57,7 @@ _CJK = (
 # every combining mark (Mn, Mc, Me): a part of its word
 _MARKS = canonical.mark_class()
 _TOKEN_RE = re.compile(f"[{_CJK}]|(?:[^\\W{_CJK}]|(?![{_CJK}]){_MARKS})+")
+_PLAIN_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")  # the same on a text with no mark
 _CJK_RE = re.compile(f"[{_CJK}]")
 _WORD_RE = re.compile(f"\\w|{_MARKS}")
 _POLY = 0x100000001B3  # FNV-64 prime, odd
@@ -99,7 +100,13 @@ def normalize_each(texts: Sequence[str]) -> list[str]:
 
 def tokenize(text: str, *, normalized: bool = False) -> list[str]:
     """Words for alphabetic scripts, single characters for CJK (see module docstring)."""
-    return _TOKEN_RE.findall(text if normalized else normalize(text))
+    norm = text if normalized else normalize(text)
+    return _token_re(norm).findall(norm)
+
+
+def _token_re(text: str) -> re.Pattern[str]:
+    """The token pattern for ``text``: the simpler one when it holds no mark (most texts)."""
+    return _TOKEN_RE if canonical.has_mark(text) else _PLAIN_TOKEN_RE
 
 
 def token_counts(norms: Sequence[str]) -> list[int]:
@@ -125,7 +132,7 @@ def token_counts(norms: Sequence[str]) -> list[int]:
 def has_tokens(text: str, n: int) -> bool:
     """Whether ``text`` (as sent) has at least ``n`` tokens (:func:`tokenize`'s): a scan that
     stops at the ``n``-th, so a long text costs no more than a short one."""
-    return n <= 0 or any(True for _ in islice(_TOKEN_RE.finditer(text), n - 1, None))
+    return n <= 0 or any(True for _ in islice(_token_re(text).finditer(text), n - 1, None))
 
 
 @cache
