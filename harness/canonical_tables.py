@@ -286,18 +286,19 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
 
 def _folded(confusable: dict[int, str], ambiguous: str) -> dict[int, str]:
     """Look-alikes as the form reads them after case folding: a letter case folding leaves as
-    it is, to its own ASCII look-alike (small ``\u03bd`` to ``v``), or, when it has none, to
-    the small form of what its capital looks like (``\u0432`` to ``b``, as ``\u0412`` is
-    ``B``); a letter that looks like I or l but has no case, to ``i`` (alone it reads so)."""
+    it is, to the small form of what its capital looks like (``\u0432`` to ``b``, as
+    ``\u0412`` is ``B``; ``\u03bd`` to ``n``, as ``\u039d`` is ``N``: a word in capitals
+    reads as it looks), else to its own ASCII look-alike; a letter that looks like I or l but
+    has no case, to ``i`` (alone it reads so)."""
     out: dict[int, str] = {}
-    for cp, to in confusable.items():
-        c = chr(cp)
-        if c.casefold() == c:
-            out[cp] = to.casefold()
     for cp, to in sorted(confusable.items()):
         low = chr(cp).casefold()
         if len(low) == 1 and low != chr(cp) and not low.isascii() and ord(low) not in out:
             out[ord(low)] = to.casefold()
+    for cp, to in confusable.items():
+        c = chr(cp)
+        if c.casefold() == c:
+            out.setdefault(cp, to.casefold())
     for c in ambiguous:
         if c.casefold() == c:
             out.setdefault(ord(c), "i")
@@ -305,15 +306,16 @@ def _folded(confusable: dict[int, str], ambiguous: str) -> dict[int, str]:
 
 
 def latin_read(confusable: dict[int, str], folded: dict[int, str]) -> dict[int, str]:
-    """Capitals whose look-alike is not what their small form's is (Greek ``\u039d`` looks like
-    ``N``, its small ``\u03bd`` like ``v``): inside a word written with ASCII letters (a Latin
-    word in disguise) they are read as they look, before case folding."""
+    """Letters whose look-alike is not what the form reads them as after case folding (Greek
+    ``\u03bd`` looks like ``v`` but is read as its capital ``\u039d``, ``N``): inside a word
+    written with ASCII letters (a Latin word in disguise) they are read as they look, before
+    case folding."""
     out: dict[int, str] = {}
     for cp, to in confusable.items():
         c = chr(cp)
         low = c.casefold()
-        if c.isupper() and len(low) == 1 and to.casefold() != folded.get(ord(low), low):
-            out[cp] = to
+        if len(low) == 1 and not low.isascii() and to.casefold() != folded.get(ord(low), low):
+            out[cp] = to  # (a Latin letter that folds to ASCII, long s, reads as it folds)
     return out
 
 

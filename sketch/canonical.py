@@ -21,16 +21,17 @@ encoded:
    superscripts, compatibility ideographs; a letter and its marks apart). A look-alike that it
    would turn into another letter (lunate sigma ``ϲ``, ``c`` to the eye, is ``σ``) is
    read first.
-4. **Latin words in disguise**: in a word written with an ASCII letter, a capital whose small
-   form looks like another letter is read as what it looks like (Greek ``Ν`` as ``N``,
-   its small ``ν`` looks like ``v``), and a letter that looks like both a capital ``I``
-   and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`). Outside such words
-   they are case folded with the rest.
+4. **Latin words in disguise**: in a word written with an ASCII letter, a letter whose capital
+   and small forms look like different letters is read as what it looks like (Greek ``ν`` as
+   ``v``, though ``Ν`` is ``N``), and a letter that looks like both a capital ``I`` and a
+   small ``l`` is read from its neighbours (:func:`_read_i_or_l`). Outside such words they
+   are case folded with the rest.
 5. **Case folding**, before any look-alike is read: a text, its capitals and its title case
    fold alike in every script with case (``ВЫ`` and ``вы``).
 6. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
    Unicode confusables, UTS #39, as read after case folding: Cyrillic ``а е о с р``, Greek
-   ``ο ι ν``; a small letter with no look-alike of its own as its capital's, ``в`` as ``b``);
+   ``ο ι``; a small letter as its capital looks, ``в`` as ``b``, ``ν`` as ``n``, else as it
+   looks itself);
    decimal digits of every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese
    characters and their simplified forms, to one member of each class of OpenCC's tables.
 7. **Marks** (:func:`_composed`), then canonical composition (NFC). A mark a script owns
@@ -248,14 +249,32 @@ _ASCII_LETTER = re.compile("[A-Za-z]")
 
 
 def _latin_word(match: re.Match[str]) -> str:
-    """A word with a letter read apart (:func:`_read_apart`): written with an ASCII letter, a
-    Latin word in disguise, its capitals read as what they look like (the I-or-l letters are
-    read from their neighbours next); else case folded (a Greek or Cyrillic word reads alike
-    in capitals and small letters)."""
+    """A word with a letter read apart (:func:`_read_apart`) in a text of other words: written
+    with an ASCII letter, a Latin word in disguise, its letters read as what they look like
+    (the I-or-l letters are read from their neighbours next); else case folded (a Greek or
+    Cyrillic word reads alike in capitals and small letters)."""
     word = match.group()
     if _ASCII_LETTER.search(word):
         return word.translate(_latin_table())
     return word.casefold()
+
+
+def _latin_text_word(match: re.Match[str]) -> str:
+    """A word with a letter read apart in a Latin text (:func:`_latin_text`): read as it looks,
+    whatever it is written with (``\u03c5\u03c1``, ``up`` in disguise)."""
+    return match.group().translate(_latin_table())
+
+
+_WORD_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_]")  # where a word starts
+_WORD_NO_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_A-Za-z]+(?![^\W\d_])")
+
+
+def _latin_text(text: str) -> bool:
+    """Whether most of a text's words are written with an ASCII letter: a Latin text, whose
+    words of look-alikes alone (``\u039d\u039f\u03a4``, ``\u03c5\u03c1``) are Latin words
+    in disguise too (in a Greek text with a Latin word or two, they are Greek words)."""
+    words = len(_WORD_ASCII.findall(text))
+    return 2 * len(_WORD_NO_ASCII.findall(text)) <= words
 
 
 @cache
@@ -565,7 +584,7 @@ def _stacked_marks() -> re.Pattern[str]:
 
 
 # a text of at least this many letters is judged by its share of marked letters
-MARKED_TEXT_LETTERS = 40
+MARKED_TEXT_LETTERS = 12
 # marks past this share of a text's letters, few of them stacked: marks added to disguise it
 MARKED_SHARE = 0.10
 # at least this share of a text's marks stacked on a marked letter: a script that writes two
@@ -612,14 +631,8 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     shared = _shared_marks()
     if not shared.search(_non_ascii(text)):
         return unicodedata.normalize("NFC", text)
-    if units is None or len(units) < 2:
-        pieces = [text]
-    else:
-        lines = text.split("\n")
-        ends = np.cumsum(units).tolist()
-        pieces = ["\n".join(lines[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
     out = []
-    for piece in pieces:
+    for piece in _pieces(text, units):
         composed = unicodedata.normalize("NFC", piece)
         if shared.search(piece) and _disguised(piece, composed):
             composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", piece))
@@ -639,6 +652,21 @@ def _iota_below(match: re.Match[str]) -> str:
     return base + marks if base else marks.replace(_IOTA_BELOW, "")
 
 
+def _pieces(text: str, units: Sequence[int] | None) -> list[str]:
+    """``text`` as the texts it joins (``units``: see :func:`_composed`), or whole."""
+    if units is None or len(units) < 2:
+        return [text]
+    lines = text.split("\n")
+    ends = np.cumsum(units).tolist()
+    return ["\n".join(lines[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def _read_latin(text: str) -> str:
+    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters."""
+    text = _read_apart().sub(_latin_text_word if _latin_text(text) else _latin_word, text)
+    return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
+
+
 def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
     """:func:`fold` of a decoded text (steps 2-7); ``units``: see :func:`_composed`."""
     if text.isascii():
@@ -653,9 +681,7 @@ def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
         return t.lower()
     t = unicodedata.normalize("NFKD", t)
     if _apart().search(_non_ascii(t)) and _ASCII_LETTER.search(t):
-        t = _read_apart().sub(_latin_word, t)
-        if _i_or_l_one().search(t):
-            t = _read_all_i_or_l(t)
+        t = "\n".join(map(_read_latin, _pieces(t, units)))
     # case folded before the look-alikes are read: a letter's capital and small forms read as
     # one look-alike
     t = t.casefold()
