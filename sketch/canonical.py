@@ -24,31 +24,33 @@ encoded:
 4. **Latin words in disguise**: in a word written with an ASCII letter, a letter whose capital
    and small forms look like different letters is read as what it looks like (Greek ``ν`` as
    ``v``, though ``Ν`` is ``N``), and a letter that looks like both a capital ``I`` and a
-   small ``l`` is read from its neighbours (:func:`_read_i_or_l`). Outside such words they
-   are case folded with the rest.
+   small ``l`` is read from its neighbours (:func:`_read_i_or_l`); in a Latin text (most of
+   its words written with an ASCII letter) a word of look-alikes alone too (``υρ``, ``up``).
+   Elsewhere they are case folded with the rest: a Greek or Cyrillic text reads alike in
+   capitals and small letters.
 5. **Case folding**, before any look-alike is read: a text, its capitals and its title case
    fold alike in every script with case (``ВЫ`` and ``вы``).
 6. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
    Unicode confusables, UTS #39, as read after case folding: Cyrillic ``а е о с р``, Greek
    ``ο ι``; a small letter as its capital looks, ``в`` as ``b``, ``ν`` as ``n``, else as it
-   looks itself);
-   decimal digits of every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese
-   characters and their simplified forms, to one member of each class of OpenCC's tables.
+   looks itself); decimal digits of every script, to ASCII digits; traditional, Taiwan and
+   Hong Kong Chinese characters and their simplified forms, to one member of each class of
+   OpenCC's tables.
 7. **Marks** (:func:`_composed`), then canonical composition (NFC). A mark a script owns
    (Script not Inherited or Common: Thai vowels and tones, Devanagari vowel signs and virama,
    Hebrew points) is a part of its word and kept. A mark no script owns (the combining
    diacriticals U+0300-036F, Arabic harakat, kana voicing marks) is kept where it composes with
    its letter into one (``é``, ``ñ``, ``ö``, Cyrillic ``й``, Vietnamese ``ệ``), unless the
    text's marks disguise it (:func:`_disguised`): a mark that composes with nothing (zalgo,
-   overlays, harakat), or, in a text of 40 letters or more, more than 10% of its letters
+   overlays, harakat), or, in a text of 12 letters or more, more than 10% of its letters
    marked with few marks stacked (a mark on most vowels; Spanish, German, French, Portuguese,
-   Polish, Russian mark some 1-7% of their letters, and a language that marks more,
+   Polish, Russian mark some 1-6% of their letters, and a language that marks more,
    Vietnamese, stacks them); then every such mark of the text is removed. So ``año`` and
    ``ano``, ``mua`` and ``múa``, Thai ``ไม้`` and ``ไม่`` are other words, while a story with
    marks sprinkled on its letters is its story. The rule reads Unicode's data (which marks a
    script owns, which compose), not a list of languages, and its limits follow: a long
    Vietnamese text without stacked marks, Greek with its accents (some 17% of letters), Czech
-   or Slovak past 10% have their accents removed as before; a short text (under 40 letters)
+   or Slovak past 10% have their accents removed as before; a short text (under 12 letters)
    keeps the marks it composes, disguise or not; pointed and unpointed Hebrew differ.
 8. **Phrases**: Chinese phrases OpenCC converts as a whole (``想像`` for ``想象``, Taiwan's
    ``軟體`` for ``软件``), to one member of each class (:func:`fold_phrases`).
