@@ -40,11 +40,34 @@ def _all_chars() -> str:
 
 
 def removed() -> list[int]:
-    """Default-ignorable code points and combining marks."""
+    """Default-ignorable code points and enclosing marks (a circle or keycap drawn around a
+    character is never part of a word)."""
     import regex
 
-    found = regex.findall(r"[\p{Default_Ignorable_Code_Point}\p{Mn}\p{Me}]", _all_chars())
+    found = regex.findall(r"[\p{Default_Ignorable_Code_Point}\p{Me}]", _all_chars())
     return sorted(ord(c) for c in found)
+
+
+def marks() -> list[int]:
+    """Every combining mark (Mn, Mc, Me): a part of the word its base starts."""
+    import regex
+
+    return sorted(ord(c) for c in regex.findall(r"\p{M}", _all_chars()))
+
+
+def shared_marks() -> list[int]:
+    """Non-spacing marks no script owns (Script Inherited or Common: the combining diacriticals
+    U+0300-036F, Arabic harakat, kana voicing marks), but those removed: the marks that can sit
+    on a letter of any script, and so the marks added to disguise a text."""
+    import regex
+
+    gone = set(removed())
+    found = regex.findall(r"\p{Mn}", _all_chars())
+    return sorted(
+        ord(c)
+        for c in found
+        if ord(c) not in gone and regex.match(r"\p{sc=Zinh}|\p{sc=Zyyy}", c) is not None
+    )
 
 
 def digits() -> dict[int, str]:
@@ -332,43 +355,77 @@ def _ranges(points: list[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _folded(confusable: dict[int, str], ambiguous: str) -> dict[int, str]:
+    """Look-alikes as the form reads them after case folding: a letter case folding leaves as
+    it is, to the small form of what its capital looks like (``\u0432`` to ``b``, as
+    ``\u0412`` is ``B``; ``\u03bd`` to ``n``, as ``\u039d`` is ``N``: a word in capitals
+    reads as it looks), else to its own ASCII look-alike; a letter that looks like I or l but
+    has no case, to ``i`` (alone it reads so)."""
+    out: dict[int, str] = {}
+    for cp, to in sorted(confusable.items()):
+        low = chr(cp).casefold()
+        if len(low) == 1 and low != chr(cp) and not low.isascii() and ord(low) not in out:
+            out[ord(low)] = to.casefold()
+    for cp, to in confusable.items():
+        c = chr(cp)
+        if c.casefold() == c:
+            out.setdefault(cp, to.casefold())
+    for c in ambiguous:
+        if c.casefold() == c:
+            out.setdefault(ord(c), "i")
+    return out
+
+
+def latin_read(confusable: dict[int, str], folded: dict[int, str]) -> dict[int, str]:
+    """Letters whose look-alike is not what the form reads them as after case folding (Greek
+    ``\u03bd`` looks like ``v`` but is read as its capital ``\u039d``, ``N``): inside a word
+    written with ASCII letters (a Latin word in disguise) they are read as they look, before
+    case folding."""
+    out: dict[int, str] = {}
+    for cp, to in confusable.items():
+        c = chr(cp)
+        low = c.casefold()
+        if len(low) == 1 and not low.isascii() and to.casefold() != folded.get(ord(low), low):
+            out[cp] = to  # (a Latin letter that folds to ASCII, long s, reads as it folds)
+    return out
+
+
 def _mapped(
     han: dict[int, str],
-) -> tuple[dict[int, str], dict[int, str], dict[int, str], dict[int, str], str]:
-    """The characters the form maps, ``(digits, confusables, han, styled, i_or_l)``: other
-    scripts' digits, look-alikes of ASCII letters and marks, Han variants
-    (:func:`han_variants`), styled letters (:func:`styled_letters`; a look-alike's mapping wins),
-    and the letters that look like both a capital I and a small l, which no table maps."""
+) -> tuple[dict[int, str], dict[int, str], dict[int, str], str, dict[int, str], dict[int, str]]:
+    """The characters the form maps, ``(digits, confusables, han, i_or_l, latin, styled)``:
+    other scripts' digits, look-alikes of ASCII letters and marks as read after case folding
+    (:func:`_folded`), Han variants (:func:`han_variants`), the letters that look like both a
+    capital I and a small l, which no table maps in a Latin word, the capitals read apart in a
+    Latin word (:func:`latin_read`), and styled letters (:func:`styled_letters`, as read after
+    case folding: :func:`_styled_folded`)."""
     gone = _ranges(removed())
     confusable = confusable_letters()
     ambiguous = i_or_l()
     figures = digits()
-    styled = {cp: to for cp, to in styled_letters().items() if chr(cp) not in ambiguous}
-    maps = {**styled, **han, **confusable, **figures}
-    for cp in styled:  # the letter named may itself be mapped (Greek small capital rho, ρ: p)
-        maps[cp] = maps.get(ord(maps[cp]), maps[cp])
-    # a character left unmapped whose case folding is mapped maps as that (the table applies
-    # before case folding: folding twice must give what folding once gave)
-    for c in _all_chars():
-        low = c.casefold()
-        if (
-            ord(c) not in maps
-            and c not in ambiguous
-            and len(low) == 1
-            and low != c
-            and ord(low) in maps
-        ):
-            maps[ord(c)] = maps[ord(low)]
-    for span in gone:  # what the form removes it never maps (U+0345, a mark, also reads as ι)
+    folded = _folded(confusable, ambiguous)
+    latin = latin_read(confusable, folded)
+    styled = _styled_folded(folded, ambiguous)
+    for span in gone:  # what the form removes it never maps
         for cp in range(span[0], span[1] + 1):
-            maps.pop(cp, None)
-    groups: tuple[dict[int, str], ...] = ({}, {}, {}, {})
-    known = (figures, confusable, han, styled)
-    for cp, to in sorted(maps.items()):
-        source = cp if any(cp in g for g in known) else ord(chr(cp).casefold())
-        group = next(i for i, g in enumerate(known) if source in g)
-        groups[group][cp] = to
-    return groups[0], groups[1], groups[2], groups[3], ambiguous
+            folded.pop(cp, None)
+            han.pop(cp, None)
+            styled.pop(cp, None)
+    return figures, folded, han, ambiguous, latin, styled
+
+
+def _styled_folded(folded: dict[int, str], ambiguous: str) -> dict[int, str]:
+    """Styled letters (:func:`styled_letters`) as the form reads them, after case folding:
+    each by its case folded self, to the case folded letter its name names, read on where that
+    letter is a look-alike itself (Greek small capital rho, ρ: p); a look-alike's own
+    mapping wins."""
+    out: dict[int, str] = {}
+    for cp, to in styled_letters().items():
+        key, low = chr(cp).casefold(), to.casefold()
+        if chr(cp) in ambiguous or len(key) != 1 or len(low) != 1 or ord(key) in folded:
+            continue
+        out[ord(key)] = folded.get(ord(low), low)
+    return out
 
 
 # each table module holds at most about this many lines of string literals: a longer table is
@@ -426,20 +483,38 @@ def render() -> dict[str, str]:
     ``__init__.py``, which joins them into the tables :mod:`neardup.sketch.canonical` reads."""
     gone = _ranges(removed())
     variants_of = han_variants()
-    figures, confusable, han, styled, ambiguous = _mapped(variants_of)
+    figures, confusable, han, ambiguous, latin, styled = _mapped(variants_of)
     phrases = han_phrases(variants_of)
     files: dict[str, str] = {}
-    ranges = " ".join(f"{a:x}-{b:x}" for a, b in gone)
     files["removed.py"] = _module(
         "The code points the canonical form removes.",
         _literal(
             "REMOVED",
             [
-                "default-ignorable code points and combining marks, as hexadecimal ranges",
+                "default-ignorable code points and enclosing marks, as hexadecimal ranges",
                 "first-last",
             ],
-            [f'    "{line} "' for line in textwrap.wrap(ranges, _WIDTH, break_on_hyphens=False)],
+            _range_lines(gone),
         ),
+    )
+    files["marks.py"] = _module(
+        "Combining marks: every one (a part of a word), and those no script owns.",
+        [
+            *_literal(
+                "MARKS",
+                ["every combining mark (Mn, Mc, Me), as hexadecimal ranges first-last"],
+                _range_lines(_ranges(marks())),
+            ),
+            "",
+            *_literal(
+                "SHARED_MARKS",
+                [
+                    "non-spacing marks of Script Inherited or Common (but those removed), as",
+                    "hexadecimal ranges first-last",
+                ],
+                _range_lines(_ranges(shared_marks())),
+            ),
+        ],
     )
     mapped_comment = ["the characters it maps, each followed by what it maps to (one character)"]
     files["script_digits.py"] = _module(
@@ -455,12 +530,20 @@ def render() -> dict[str, str]:
         [
             *_literal(
                 "MAPPED",
-                [*mapped_comment, "(and a letter whose case folding is one of them)"],
+                [
+                    *mapped_comment,
+                    "(after case folding: a small letter with no look-alike of its own maps as",
+                    "its capital)",
+                ],
                 _chunks(_escaped("".join(chr(k) + v for k, v in confusable.items())), _WIDTH),
             ),
             "",
             "# letters that look like a capital I and a small l alike: read from their neighbours",
             f'I_OR_L = "{_escaped(ambiguous)}"',
+            "",
+            "# capitals read as the ASCII letter they look like inside a Latin word, each",
+            "# followed by it (their small forms look like another letter)",
+            f'LATIN = "{_escaped("".join(chr(k) + v for k, v in latin.items()))}"',
         ],
     )
     files["styled.py"] = _module(
@@ -501,7 +584,9 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
 
     variants = [f"han_variants_{i}" for i in range(1, variant_parts + 1)]
     phrases = [f"han_phrases_{i}" for i in range(1, phrase_parts + 1)]
-    modules = sorted(["confusables", "removed", "script_digits", "styled", *variants, *phrases])
+    modules = sorted(
+        ["confusables", "marks", "removed", "script_digits", "styled", *variants, *phrases]
+    )
     return "\n".join(
         [
             '"""Tables of the canonical form, generated by ``python -m harness.canonical_tables``.',
@@ -514,10 +599,11 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "licences).",
             "",
             "One module per table, a long one in parts: ``removed`` (default-ignorable code points",
-            "and combining marks), ``script_digits`` (digits of other scripts), ``confusables``",
-            "(look-alikes of ASCII letters and marks, and the letters read as I or l), ``styled``",
-            "(styled letters by their names), ``han_variants_*`` (Han script variants),",
-            "``han_phrases_*`` (Han phrases). Joined here into the tables",
+            "and enclosing marks), ``marks`` (combining marks, and those no script owns),",
+            "``script_digits`` (digits of other scripts), ``confusables`` (look-alikes of ASCII",
+            "letters and marks, the letters read as I or l, the capitals read apart in a Latin",
+            "word), ``styled`` (styled letters by their names), ``han_variants_*`` (Han script",
+            "variants), ``han_phrases_*`` (Han phrases). Joined here into the tables",
             ":mod:`neardup.sketch.canonical` reads.",
             '"""',
             "",
@@ -527,6 +613,9 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "",
             "# the code points the canonical form removes, as hexadecimal ranges first-last",
             "REMOVED = removed.REMOVED",
+            "# every combining mark, and the non-spacing marks no script owns (ranges)",
+            "MARKS = marks.MARKS",
+            "SHARED_MARKS = marks.SHARED_MARKS",
             "# the characters it maps, each followed by what it maps to (one character): digits of",
             "# other scripts, letters that look like ASCII letters, styled letters, Han script",
             "# variants",
@@ -541,6 +630,8 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             ),
             "# letters that look like a capital I and a small l alike: read from their neighbours",
             "I_OR_L = confusables.I_OR_L",
+            "# capitals read as the ASCII letter they look like inside a Latin word",
+            "LATIN = confusables.LATIN",
             "# Han phrases OpenCC converts as a whole, each followed by a space, its class's",
             "# member and a space",
             *_join_line("PHRASES", [f"{p}.PHRASES" for p in phrases]),
@@ -549,6 +640,11 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "",
         ]
     )
+
+
+def _range_lines(spans: list[tuple[int, int]]) -> list[str]:
+    ranges = " ".join(f"{a:x}-{b:x}" for a, b in spans)
+    return [f'    "{line} "' for line in textwrap.wrap(ranges, _WIDTH, break_on_hyphens=False)]
 
 
 def _chunks(escaped: str, width: int) -> list[str]:

@@ -13,19 +13,47 @@ encoded:
    parser does (:func:`~neardup.sketch.markup.html_text`): bounded work. This step is
    :mod:`neardup.sketch.markup`'s; :func:`reading` reads a text as its declared format
    (:data:`FORMATS`) says.
-2. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
-   superscripts, compatibility ideographs).
-3. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
+2. **Removed**: default-ignorable code points (Unicode's ``Default_Ignorable_Code_Point``:
    zero-width space, joiners, soft hyphen, word joiner, BOM, variation selectors, bidi
-   controls, tags) and combining marks (Mn, Me): a mark or an invisible character can neither
-   split a word nor change it (``café`` and ``cafe``, ``wo\\u200brd`` and ``word`` are one word).
-4. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
-   Unicode confusables, UTS #39: Cyrillic ``а е о с р``, Greek ``ο ι ν``); decimal digits of
-   every script, to ASCII digits; traditional, Taiwan and Hong Kong Chinese characters and their
-   simplified forms, to one member of each class of OpenCC's tables. A letter that looks like
-   both a capital ``I`` and a small ``l`` is read from its neighbours (:func:`_read_i_or_l`).
-5. **Case folding**, then canonical composition (NFC).
-6. **Phrases**: Chinese phrases OpenCC writes as a whole (``想像`` for ``想象``, Taiwan's
+   controls, tags) and enclosing marks (Me): an invisible character can neither split a word
+   nor change it (``wo\\u200brd`` and ``word`` are one word).
+3. **Compatibility decomposition** (NFKD: full-width and mathematical letters, ligatures,
+   superscripts, compatibility ideographs; a letter and its marks apart). A look-alike that it
+   would turn into another letter (lunate sigma ``ϲ``, ``c`` to the eye, is ``σ``) is
+   read first.
+4. **Latin words in disguise**: in a word written with an ASCII letter, a letter whose capital
+   and small forms look like different letters is read as what it looks like (Greek ``ν`` as
+   ``v``, though ``Ν`` is ``N``), and a letter that looks like both a capital ``I`` and a
+   small ``l`` is read from its neighbours (:func:`_read_i_or_l`); in a Latin text (most of
+   its words written with an ASCII letter) a word of look-alikes alone too (``υρ``, ``up``).
+   Elsewhere they are case folded with the rest: a Greek or Cyrillic text reads alike in
+   capitals and small letters.
+5. **Case folding**, before any look-alike is read: a text, its capitals and its title case
+   fold alike in every script with case (``ВЫ`` and ``вы``).
+6. **Mapped**: letters of other scripts that look like an ASCII letter, to that letter (the
+   Unicode confusables, UTS #39, as read after case folding: Cyrillic ``а е о с р``, Greek
+   ``ο ι``; a small letter as its capital looks, ``в`` as ``b``, ``ν`` as ``n``, else as it
+   looks itself); decimal digits of every script, to ASCII digits; traditional, Taiwan and
+   Hong Kong Chinese characters and their simplified forms, to one member of each class of
+   OpenCC's tables; styled letters that have no compatibility mapping (``🅐``, small capitals
+   ``ᴀ``, regional indicators), to the letter their Unicode name names.
+7. **Marks** (:func:`_composed`), then canonical composition (NFC). A mark a script owns
+   (Script not Inherited or Common: Thai vowels and tones, Devanagari vowel signs and virama,
+   Hebrew points) is a part of its word and kept. A mark no script owns (the combining
+   diacriticals U+0300-036F, Arabic harakat, kana voicing marks) is kept where it composes with
+   its letter into one (``é``, ``ñ``, ``ö``, Cyrillic ``й``, Vietnamese ``ệ``), unless the
+   text's marks disguise it (:func:`_disguised`): a mark that composes with nothing (zalgo,
+   overlays, harakat), or, in a text of 12 letters or more, more than 10% of its letters
+   marked with few marks stacked (a mark on most vowels; Spanish, German, French, Portuguese,
+   Polish, Russian mark some 1-6% of their letters, and a language that marks more,
+   Vietnamese, stacks them); then every such mark of the text is removed. So ``año`` and
+   ``ano``, ``mua`` and ``múa``, Thai ``ไม้`` and ``ไม่`` are other words, while a story with
+   marks sprinkled on its letters is its story. The rule reads Unicode's data (which marks a
+   script owns, which compose), not a list of languages, and its limits follow: a long
+   Vietnamese text without stacked marks, Greek with its accents (some 17% of letters), Czech
+   or Slovak past 10% have their accents removed as before; a short text (under 12 letters)
+   keeps the marks it composes, disguise or not; pointed and unpointed Hebrew differ.
+8. **Phrases**: Chinese phrases OpenCC writes as a whole (``想像`` for ``想象``, Taiwan's
    ``軟體`` for ``软件``), to the mainland word they were written for; a mainland word is never
    folded into another (``存取`` and ``访问`` stay two) (:func:`fold_phrases`).
 
@@ -33,10 +61,8 @@ Around those steps, words hidden in ways a reader sees through are read back
 (:mod:`neardup.sketch.escapes`, :mod:`neardup.sketch.unhide`): a text sent as a JSON string
 literal or a quoted-printable body is read as what it escapes (in step 1); before step 2, lines
 written backwards inside a right-to-left override are reversed, an invisible character standing
-for every space becomes a space and letters spaced out (``c o p y``) are joined; after step 6,
-spaced letters again (those folding made letters) and leetspeak (``h4ck3r``) are read. Styled
-letters that have no compatibility mapping (``🅐``, small capitals ``ᴀ``, regional indicators) are
-mapped in step 4 to the letter their Unicode name names.
+for every space becomes a space and letters spaced out (``c o p y``) are joined; after step 8,
+spaced letters again (those folding made letters) and leetspeak (``h4ck3r``) are read.
 
 The tables come from the Unicode data and OpenCC through :mod:`harness.canonical_tables`, which
 writes :mod:`neardup.sketch.canonical_data`: the product never reads those libraries, so every
@@ -53,6 +79,7 @@ each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -67,8 +94,8 @@ from neardup.sketch.unhide import plain, unhide, unhide_folded
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
-    "html+nfkd+ignorables+marks+uts39-latin+i-or-l+digits+opencc-classes+casefold+nfc"
-    "+opencc-phrases+escapes+rlo+invisible-spaces+spaced+leet+styled/3"
+    "html+escapes+rlo+invisible-spaces+spaced+ignorables+nfkd+latin-words+i-or-l+casefold"
+    "+uts39-folded+styled+digits+opencc-classes+shared-marks+nfc+opencc-mainland-phrases+leet/5"
 )
 LEGACY_FORM = "nfkc+casefold"  # what indexes built before the canonical form used
 
@@ -92,21 +119,193 @@ def reading(text: str, declared: str) -> str:
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {declared!r}")
 
 
+def _spans(ranges: str) -> list[tuple[int, int]]:
+    """Hexadecimal ranges ``first-last`` separated by spaces, as pairs of code points."""
+    out = []
+    for span in ranges.split():
+        first, last = (int(x, 16) for x in span.split("-"))
+        out.append((first, last))
+    return out
+
+
+def char_class(points: list[tuple[int, int]]) -> str:
+    """A regular expression for one character of the ranges ``points`` (first, last): the BMP
+    part as one class, the rest behind a test that the character is past the BMP (the
+    expression engine looks a BMP class up in a table, a class with characters past it range
+    by range: some 40 ns a character on a table of scattered ranges)."""
+    bmp = [(a, min(b, 0xFFFF)) for a, b in points if a <= 0xFFFF]
+    astral = [(max(a, 0x10000), b) for a, b in points if b > 0xFFFF]
+
+    def inside(spans: list[tuple[int, int]]) -> str:
+        return "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+
+    parts = [f"[{inside(bmp)}]"] if bmp else []
+    if astral:
+        parts.append(f"(?=[\\U00010000-\\U0010ffff])[{inside(astral)}]")
+    return f"(?:{'|'.join(parts)})" if parts else "(?!)"
+
+
+_ASTRAL = re.compile("[\\U00010000-\\U0010ffff]")
+
+
+class _CharSet:
+    """Characters of ranges, found by C scans: the BMP ones by one class (looked up in a
+    table), the rest by another only in a text with a character past the BMP (a class of
+    both, or an alternation of them, checks a character range by range: several times
+    slower on a text of scattered ranges)."""
+
+    def __init__(self, points: list[tuple[int, int]]) -> None:
+        bmp = [(a, min(b, 0xFFFF)) for a, b in points if a <= 0xFFFF]
+        astral = [(max(a, 0x10000), b) for a, b in points if b > 0xFFFF]
+
+        def compiled(spans: list[tuple[int, int]]) -> re.Pattern[str] | None:
+            inside = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+            return re.compile(f"[{inside}]") if spans else None
+
+        self.bmp, self.astral = compiled(bmp), compiled(astral)
+
+    def search(self, text: str) -> bool:
+        """Whether ``text`` holds one of the characters."""
+        if self.bmp is not None and self.bmp.search(text):
+            return True
+        return self.astral is not None and bool(_ASTRAL.search(text) and self.astral.search(text))
+
+    def findall(self, text: str) -> list[str]:
+        """The characters of ``text`` that are in the set, the BMP ones first."""
+        found = self.bmp.findall(text) if self.bmp is not None else []
+        if self.astral is not None and _ASTRAL.search(text):
+            found += self.astral.findall(text)
+        return found
+
+
+@cache
+def _marks() -> _CharSet:
+    return _CharSet(_spans("".join(canonical_data.MARKS)))
+
+
+def has_mark(text: str) -> bool:
+    """Whether ``text`` holds a combining mark (a C scan: a tokenizer picks its simpler
+    pattern for the many texts with none)."""
+    return not text.isascii() and _marks().search(text)
+
+
+@cache
+def mark_class() -> str:
+    """A regular expression for a combining mark (Mn, Mc, Me) (:func:`char_class`): the
+    tokenizers read a mark as a part of its word (Python's ``\\w`` has none)."""
+    return char_class(_spans("".join(canonical_data.MARKS)))
+
+
 @cache
 def _table() -> dict[int, str | None]:
+    """What the form removes (to ``None``) and what it maps, read after case folding."""
     table: dict[int, str | None] = {}
-    for span in "".join(canonical_data.REMOVED).split():
-        first, last = (int(x, 16) for x in span.split("-"))
+    for first, last in _spans("".join(canonical_data.REMOVED)):
         table.update(dict.fromkeys(range(first, last + 1)))
     pairs = canonical_data.MAPPED
-    # targets keep their case (case folding comes after): an I-or-l letter reads its neighbours'
-    mapped = {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)}
-    table.update(mapped)
+    table.update({ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)})
     return table
 
 
+@cache
+@cache
+def _before_nfkd() -> dict[int, str | None]:
+    """What the form removes, and the look-alikes that compatibility decomposition would turn
+    into another letter (lunate sigma \u03f2, c to the eye, decomposes to \u03c3), in both
+    cases: read before it, each ASCII letter it reads as held (:data:`_HELD`) till the text is
+    case folded (a letter read so is not an ASCII letter written: it makes no Latin word)."""
+    table = _table()
+    out: dict[int, str | None] = {}
+    for k, v in table.items():
+        c = chr(k)
+        parts = unicodedata.normalize("NFKD", c)
+        # a letter that decomposes to its look-alike's letter and marks (\u1f70, alpha and a
+        # grave) is read after it, as its canonical equivalents are
+        if v is None or (parts != c and table.get(ord(parts[0].casefold()[0])) != v):
+            out[k] = v if v is None else v.translate(_HOLD)
+            up = c.upper()
+            if v is not None and len(up) == 1 and up.casefold() == c:
+                out[ord(up)] = v.translate(_HOLD)
+    # and a letter composed of one of them and marks (\u03d3 is \u03d2 and an acute), as its
+    # canonical decomposition is read
+    for k in range(0xC0, 0x10000):
+        parts = unicodedata.normalize("NFD", chr(k))
+        to = out.get(ord(parts[0]))
+        if to is not None and len(parts) > 1:
+            out[k] = to + parts[1:]
+    return out
+
+
+# an ASCII letter a look-alike was read as before NFKD, held as a private use character
+_HELD = 0xF0000
+_HOLD = {ord(c): chr(_HELD + ord(c)) for c in string.ascii_letters}
+_RELEASE = {_HELD + ord(c): c.lower() for c in string.ascii_letters}
+_HELD_RE = re.compile(f"[{chr(_HELD + ord('A'))}-{chr(_HELD + ord('z'))}]")
+
+
+@cache
+def _latin_table() -> dict[int, str]:
+    """Capitals read apart inside a Latin word (``canonical_data.LATIN``)."""
+    pairs = canonical_data.LATIN
+    return {ord(pairs[i]): pairs[i + 1] for i in range(0, len(pairs), 2)}
+
+
+@cache
+def _read_apart() -> re.Pattern[str]:
+    """A word holding a letter read apart in a Latin word: a capital of ``LATIN`` or a letter
+    that looks like I or l."""
+    word = f"(?:\\w|{mark_class()})*"
+    return re.compile(f"{word}[{canonical_data.I_OR_L}{canonical_data.LATIN[0::2]}]{word}")
+
+
+_ASCII_LETTER = re.compile("[A-Za-z]")
+
+
+def _latin_word(match: re.Match[str]) -> str:
+    """A word with a letter read apart (:func:`_read_apart`) in a text of other words: written
+    with an ASCII letter, a Latin word in disguise, its letters read as what they look like
+    (the I-or-l letters are read from their neighbours next); else case folded (a Greek or
+    Cyrillic word reads alike in capitals and small letters)."""
+    word = match.group()
+    if _ASCII_LETTER.search(word):
+        return word.translate(_latin_table())
+    return word.casefold()
+
+
+def _latin_text_word(match: re.Match[str]) -> str:
+    """A word with a letter read apart in a Latin text (:func:`_latin_text`): read as it looks,
+    whatever it is written with (``\u03c5\u03c1``, ``up`` in disguise)."""
+    return match.group().translate(_latin_table())
+
+
+_WORD_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_]")  # where a word starts
+_WORD_NO_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_A-Za-z]+(?![^\W\d_])")
+
+
+def _latin_text(text: str) -> bool:
+    """Whether most of a text's words are written with an ASCII letter: a Latin text, whose
+    words of look-alikes alone (``\u039d\u039f\u03a4``, ``\u03c5\u03c1``) are Latin words
+    in disguise too (in a Greek text with a Latin word or two, they are Greek words)."""
+    words = len(_WORD_ASCII.findall(text))
+    return 2 * len(_WORD_NO_ASCII.findall(text)) <= words
+
+
+@cache
+def _apart() -> _CharSet:
+    """A letter read apart in a Latin word (:func:`_read_apart`)."""
+    found = sorted(ord(c) for c in canonical_data.I_OR_L + canonical_data.LATIN[0::2])
+    return _CharSet([(c, c) for c in found])
+
+
+@cache
+def _wordish() -> re.Pattern[str]:
+    """A character NFC or a phrase may change: past ASCII, a word character or a mark."""
+    return re.compile(f"(?=[^\\x00-\\x7f])(?:\\w|{mark_class()})")
+
+
+# the CJK radicals supplement and past it: no phrase starts below it
+_HAN = re.compile("[\u2e80-\U0010ffff]")
 _ASCII = bytes(range(128))
-_FIRST_HAN = "\u2e80"  # the CJK radicals supplement: no phrase starts below it
 
 
 def _non_ascii(text: str) -> str:
@@ -120,21 +319,37 @@ def _non_ascii(text: str) -> str:
     )
 
 
-@lru_cache(maxsize=4096)
-def _inert(c: str) -> bool:
-    """Whether case folding, NFC and the phrase table leave ``c`` as it is wherever it
-    stands: punctuation, a symbol, a space or a control (never the second of a composed pair,
-    which is a mark or a Hangul letter) with no case."""
-    kind = unicodedata.category(c)
-    return (kind[0] in "PSZ" or kind == "Cc") and c.casefold() == c == c.lower()
+def _keys(table: dict[int, str | None]) -> _CharSet:
+    """The table's keys as a :class:`_CharSet` (iterating a text's characters in Python
+    makes an object of each: microseconds a line)."""
+    spans: list[tuple[int, int]] = []
+    for cp in sorted(table):
+        if spans and spans[-1][1] == cp - 1:
+            spans[-1] = (spans[-1][0], cp)
+        else:
+            spans.append((cp, cp))
+    return _CharSet(spans)
 
 
-def _mapped(text: str, rest: str, table: dict[int, str | None]) -> str:
-    """``text.translate(table)`` (``rest``: its :func:`_non_ascii` characters; the table
-    maps none of ASCII), faster: translate looks every character up (some 75 ns each), while
-    most texts hold only a few distinct characters the table maps, or none; those are
-    replaced one by one (each a C scan)."""
-    todo = [c for c in set(rest) if ord(c) in table]
+@cache
+def _table_keys() -> _CharSet:
+    return _keys(_table())
+
+
+@cache
+def _before_nfkd_keys() -> _CharSet:
+    return _keys(_before_nfkd())
+
+
+def _mapped(text: str, table: dict[int, str | None], keys: _CharSet) -> str:
+    """``text.translate(table)`` (``keys``: :func:`_keys` of the table; the table maps none
+    of ASCII), faster: translate looks every character up (some 75 ns each), while most texts
+    hold only a few distinct characters the table maps, or none; those are found by a C scan
+    of the text's characters past ASCII (:func:`_non_ascii`) and replaced one by one."""
+    rest = _non_ascii(text)
+    if not keys.search(rest):
+        return text
+    todo = set(keys.findall(rest))
     if len(todo) > 24:
         return text.translate(table)
     for c in todo:
@@ -162,33 +377,41 @@ def _read_i_or_l(match: re.Match[str]) -> str:
     ``Israel``)."""
     text, at, end = match.string, match.start(), match.end()
     run = end - at  # a run of them (``well`` with both l swapped) reads as one
-    before = text[at - 1] if at else ""
-    after = text[end : end + 1]
-    if before.isalpha():
-        return ("l" if before.islower() else "i") * run
-    if not after.islower():
+    before = _class_of(text[at - 1]) if at else "."
+    after = _class_of(text[end]) if end < len(text) else "."
+    if text[at].casefold() == text[at]:  # no case: its neighbours' case does not count
+        before, after = before.replace("A", "a").replace("V", "v"), after.replace("A", "a")
+        after = after.replace("V", "v")
+    if before in "vaAV":  # after a letter: a small one, l; a capital, I
+        return ("i" if before in "AV" else "l") * run
+    if after not in "van":
         return "i" * run
     i = at - 1  # the last character before it but spaces and tabs (never text[:at]: a copy
     while i >= 0 and text[i] in " \t":  # per letter made a text of them quadratic)
         i -= 1
     if run > 1 or i < 0 or text[i] in _SENTENCE_END:
         return "i" + "l" * (run - 1)  # Illinois, It
-    return "l" if after in _VOWELS else "i"
+    return "l" if after == "v" else "i"
 
 
 def _class_of(c: str) -> str:
-    """A character's class for the I-or-l rule: ``v`` a small ASCII vowel, ``a`` another
-    small letter, ``n`` small but no letter (``\u2170``), ``A`` another letter, ``X`` a
-    letter that looks like I or l, ``S`` what ends a sentence, a space for a space or tab,
-    ``.`` anything else."""
+    """A character's class for the I-or-l rule, a look-alike's as the letter it looks like:
+    ``v`` a small ASCII vowel, ``a`` another small letter, ``n`` small but no letter
+    (``\u2170``), ``V`` a capital vowel, ``A`` another letter, ``X`` a letter that looks
+    like I or l, ``S`` what ends a sentence, a space for a space or tab, ``.`` anything
+    else."""
     if c in canonical_data.I_OR_L:
         return "X"
+    seen = _table().get(ord(c)) if not c.isupper() else None
+    if seen and seen.isascii() and seen.isalpha():
+        c = seen  # a small or uncased look-alike of a small letter reads as it (Cyrillic а)
     if c in _VOWELS:
         return "v"
     if c.islower():
         return "a" if c.isalpha() else "n"
-    if c.isalpha():
-        return "A"
+    if c.isalpha():  # a capital (or a letter with no case): a vowel's look-alike or another
+        low = c.casefold()[0]
+        return "V" if (_table().get(ord(low)) or low) in _VOWELS else "A"
     if c in _SENTENCE_END:
         return "S"
     return " " if c in " \t" else "."
@@ -237,12 +460,18 @@ def _read_all_i_or_l(text: str) -> str:
     np.maximum.accumulate(seen, out=seen)
     back = np.where(starts > 0, seen[np.maximum(starts - 1, 0)], -1)
     sentence = (back < 0) | (cls[np.maximum(back, 0)] == ord("S"))
-    small = np.isin(before, (ord("v"), ord("a")))
-    letter = small | (before == ord("A"))
+    # a letter with no case (\u01c0) reads its neighbours' letters whatever their case (the
+    # same in a text's capitals and small letters); one with case, their case too
+    uncased = np.array([text[at].casefold() == text[at] for at in starts.tolist()])
+    capital = np.isin(before, (ord("A"), ord("V")))
+    small = np.isin(before, (ord("v"), ord("a"))) | (uncased & capital)
+    letter = small | capital
     lower_after = np.isin(after, (ord("v"), ord("a"), ord("n")))
+    lower_after |= uncased & np.isin(after, (ord("A"), ord("V")))
     i, l_ = ord("i"), ord("l")
     whole = np.where(small, l_, i)  # the run's reading when one letter stands for it all
-    lone = np.where(after == ord("v"), l_, i)  # inside a sentence, before a small letter
+    vowel_after = (after == ord("v")) | (uncased & (after == ord("V")))
+    lone = np.where(vowel_after, l_, i)  # inside a sentence, before a small letter
     mixed = ~letter & lower_after & ((size > 1) | sentence)  # "i" then "l": Illinois, It
     inside = ~letter & lower_after & ~mixed
     reading = np.where(inside[run], lone[run], whole[run])
@@ -344,7 +573,8 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
         return [unhide_folded(o) for o in out]
-    pieces = _fold_decoded("\n".join(decoded[i] for i in rest)).split("\n")
+    units = [decoded[i].count("\n") + 1 for i in rest]
+    pieces = _fold_decoded("\n".join(decoded[i] for i in rest), units).split("\n")
     at = 0
     for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
@@ -353,28 +583,133 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     return [unhide_folded(o) for o in out]
 
 
-def _fold_decoded(text: str) -> str:
-    """:func:`fold` of a decoded text (steps 2-6)."""
+@cache
+def _shared_marks() -> _CharSet:
+    return _CharSet(_spans("".join(canonical_data.SHARED_MARKS)))
+
+
+@cache
+def _shared_marks_re() -> re.Pattern[str]:
+    return re.compile(char_class(_spans("".join(canonical_data.SHARED_MARKS))))
+
+
+@cache
+def _stacked_marks() -> re.Pattern[str]:
+    shared = char_class(_spans("".join(canonical_data.SHARED_MARKS)))
+    return re.compile(f"(?<={shared}){shared}")
+
+
+# a text of at least this many letters is judged by its share of marked letters
+MARKED_TEXT_LETTERS = 12
+# marks past this share of a text's letters, few of them stacked: marks added to disguise it
+MARKED_SHARE = 0.10
+# at least this share of a text's marks stacked on a marked letter: a script that writes two
+# (Vietnamese \u1ec7, polytonic Greek): its marks are the words'
+STACKED_SHARE = 0.125
+
+
+def _letters(text: str, marks: int) -> int:
+    """About how many letters a decomposed text holds: its characters but marks and ASCII
+    characters that are no letter (spaces, digits, punctuation; a C count of bytes)."""
+    ascii_other = len(text.encode("utf-8", "surrogatepass").translate(None, _LETTERS_AND_HIGH))
+    return len(text) - marks - ascii_other
+
+
+_LETTERS_AND_HIGH = bytes(c for c in range(256) if c >= 128 or chr(c).isalpha())
+
+
+def _disguised(text: str, composed: str) -> bool:
+    """Whether a text's shared marks (``SHARED_MARKS``: the combining diacriticals U+0300-036F,
+    which sit on a letter of any script) were added to disguise it rather than written as its
+    language writes them. ``text`` is decomposed, ``composed`` its NFC. Disguised: a mark that
+    composes with no letter (``q\u0301``, marks stacked past what composes: zalgo), or, in a
+    text of :data:`MARKED_TEXT_LETTERS` letters or more, marks on more than
+    :data:`MARKED_SHARE` of its letters (a mark on most vowels) unless the text stacks marks
+    that compose (a script that writes two marks on one letter). A language writes fewer:
+    Spanish, German, French, Portuguese, Polish, Russian mark some 1-7% of their letters."""
+    shared = _shared_marks()
+    if shared.search(composed):
+        return True
+    marks = len(shared.findall(text))
+    if marks <= MARKED_SHARE * MARKED_TEXT_LETTERS:  # too few for a text long enough
+        return False
+    letters = _letters(text, marks)
+    if letters < MARKED_TEXT_LETTERS or marks <= MARKED_SHARE * letters:
+        return False
+    return len(_stacked_marks().findall(text)) < STACKED_SHARE * marks
+
+
+def _composed(text: str, units: Sequence[int] | None = None) -> str:
+    """NFC of a decomposed, case folded text, its shared marks kept where its language writes
+    them (:func:`_disguised`) and removed where they disguise it. ``units``: the text is that
+    many texts of that many lines each, joined by newlines (:func:`fold_each`), each judged
+    apart; else it is judged whole."""
+    shared = _shared_marks()
+    if not shared.search(_non_ascii(text)):
+        return unicodedata.normalize("NFC", text)
+    out = []
+    for piece in _pieces(text, units):
+        composed = unicodedata.normalize("NFC", piece)
+        if shared.search(piece) and _disguised(piece, composed):
+            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", piece))
+        out.append(composed)
+    return "\n".join(out)
+
+
+_IOTA_BELOW = "\u0345"  # case folds to the letter iota: under a Greek vowel it is one
+_GREEK_BASE = re.compile("([\u0370-\u03ff\u1f00-\u1fff]?)([\u0300-\u036f]*\u0345[\u0300-\u036f]*)")
+
+
+def _iota_below(match: re.Match[str]) -> str:
+    """The Greek ypogegrammeni (U+0345) case folds to iota (``\u1fb3`` is ``\u03b1\u03b9``):
+    so read under a Greek letter, removed elsewhere (a mark among marks piled on a Latin
+    letter)."""
+    base, marks = match.groups()
+    return base + marks if base else marks.replace(_IOTA_BELOW, "")
+
+
+def _pieces(text: str, units: Sequence[int] | None) -> list[str]:
+    """``text`` as the texts it joins (``units``: see :func:`_composed`), or whole."""
+    if units is None or len(units) < 2:
+        return [text]
+    lines = text.split("\n")
+    ends = np.cumsum(units).tolist()
+    return ["\n".join(lines[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def _read_latin(text: str) -> str:
+    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters."""
+    text = _read_apart().sub(_latin_text_word if _latin_text(text) else _latin_word, text)
+    return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
+
+
+def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
+    """:func:`fold` of a decoded text (steps 2-7); ``units``: see :func:`_composed`."""
     if text.isascii():
         return text.lower()
-    # the table before NFKD too: a look-alike that decomposes into another letter (lunate
-    # sigma ϲ, c to the eye, decomposes to σ) is read as what it looks like
+    if _IOTA_BELOW in text:
+        text = _GREEK_BASE.sub(_iota_below, unicodedata.normalize("NFD", text))
     table = _table()
-    t = _mapped(text, _non_ascii(text), table)
+    # the invisible removed first (one inside a word, a soft hyphen, must not split it), and
+    # the look-alikes compatibility decomposition would turn into another letter
+    t = _mapped(text, _before_nfkd(), _before_nfkd_keys())
     if t.isascii():  # curly apostrophes and dashes mapped: nothing below changes ASCII
         return t.lower()
-    nfkd = unicodedata.normalize("NFKD", t)
-    if nfkd is not t:  # decomposed: what it decomposed into may be mapped too (normalize
-        t = _mapped(nfkd, _non_ascii(nfkd), table)  # gives back the very string when NFKD)
-    rest = _non_ascii(t)
-    if not rest:  # accents dropped with their marks
-        return t.lower()
-    if all(map(_inert, set(rest))):  # curly quotes, bullets, dashes: only ASCII letters change
-        return t.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-    if any(c in rest for c in canonical_data.I_OR_L):
-        t = _read_all_i_or_l(t)
-    t = unicodedata.normalize("NFC", t.casefold())
-    if max(rest) < _FIRST_HAN:  # no Han character: no phrase to fold
+    t = unicodedata.normalize("NFKD", t)
+    if _apart().search(_non_ascii(t)) and _ASCII_LETTER.search(t):
+        t = "\n".join(map(_read_latin, _pieces(t, units)))
+    # case folded before the look-alikes are read: a letter's capital and small forms read as
+    # one look-alike
+    t = t.casefold()
+    if not unicodedata.is_normalized("NFKD", t):
+        t = unicodedata.normalize("NFKD", t)
+    if _HELD_RE.search(t):
+        t = t.translate(_RELEASE)
+    t = _mapped(t, table, _table_keys())
+    if not _wordish().search(_non_ascii(t)):  # quotes, bullets, dashes: nothing below changes
+        return t
+    t = _composed(t, units)
+    if not _HAN.search(t):  # no Han character: no phrase to fold
         return t
     # a member may itself start a longer phrase with what follows it: fold until nothing
     # changes (twice at most on the texts OpenCC writes)
@@ -390,9 +725,12 @@ __all__ = [
     "CANONICAL_FORM",
     "FORMATS",
     "LEGACY_FORM",
+    "char_class",
     "fold",
     "fold_each",
     "fold_phrases",
     "forget_folds",
+    "has_mark",
+    "mark_class",
     "reading",
 ]

@@ -36,6 +36,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
 
+from neardup.sketch.canonical import has_mark, mark_class
 from neardup.sketch.digits import TIME_ZONES
 from neardup.sketch.spelling import STOP_WORDS, pair_joins, pair_typos, run_spelling
 
@@ -60,10 +61,18 @@ _TRACKING_RE = re.compile(
 # a word: letters, and letters joined by a point, an apostrophe or a hyphen (``u.s``,
 # ``treasury's``, ``tax-free``), which the core drops: a word is one word however it is dotted
 _JOINERS = ".'\u2019\u02bc-"
-_TOKEN_RE = re.compile(
-    rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])"
-    rf"|(?P<word>[^\W\d_]+(?:[{_JOINERS}](?![{_CJK}])[^\W\d_]+)*)"
-)
+
+
+def _token_pattern(letters: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?P<num>\d+(?:[.,]\d+)*)|(?P<zhnum>[{_ZH_NUMERAL}]+)|(?P<cjk>[{_CJK}])"
+        rf"|(?P<word>{letters}(?:[{_JOINERS}](?![{_CJK}]){letters})*)"
+    )
+
+
+# a mark is a part of its word (Thai, Hindi); a text with no mark takes the simpler pattern
+_TOKEN_RE = _token_pattern(rf"(?:[^\W\d_]|{mark_class()})+")
+_PLAIN_TOKEN_RE = _token_pattern(r"[^\W\d_]+")
 _JOINERS_RE = re.compile(f"[{_JOINERS}]")
 # a time of day with its zone (``11:00 edt``, ``0900 gmt``): when a desk sent an item, not what
 # it says; a bare ``11:00`` (a meeting's time) stays a number
@@ -242,7 +251,7 @@ def _tokens(text: str) -> Iterator[tuple[str | None, str]]:
     written without its hyphens), but a word with a number among its hyphened parts is its
     parts (``twenty-five``, ``two-for-one``, ``one-day``): numbers stay numbers, as they are
     written apart or in digits (``two for one``, ``2-for-1``)."""
-    for m in _TOKEN_RE.finditer(text):
+    for m in (_TOKEN_RE if has_mark(text) else _PLAIN_TOKEN_RE).finditer(text):
         kind, tok = m.lastgroup, m.group()
         if kind != "word" or tok.isalpha():
             yield kind, tok

@@ -4,12 +4,14 @@ Normalisation is the canonical form (:mod:`neardup.sketch.canonical`: markup, in
 marks, look-alike letters, script variants and case folded away), then whitespace folded to
 single spaces, so two copies that look alike to a reader never differ here.
 
-Tokens are words (``\\w+`` runs) for alphabetic scripts and *single characters* for CJK
-ideographs and kana: Chinese and Japanese have no spaces, and a word segmenter would make the
-sketch depend on a dictionary. With the default shingle size ``w = 3`` the same rule gives word
-3-grams for English and character 3-grams for Chinese, the robust default in the literature for
-both (character 2-grams repeat too often in Chinese; 4-grams break on every edit). Mixed text works:
-``"neardup 检测重复"`` tokenises to ``["neardup", "检", "测", "重", "复"]``.
+Tokens are words (runs of ``\\w`` and combining marks: a Thai tone mark or a Devanagari vowel
+sign is a part of its word, where Python's ``\\w`` would end the word at it) for alphabetic
+scripts and *single characters* for CJK ideographs and kana: Chinese and Japanese have no
+spaces, and a word segmenter would make the sketch depend on a dictionary. With the default
+shingle size ``w = 3`` the same rule gives word 3-grams for English and character 3-grams for
+Chinese, the robust default in the literature for both (character 2-grams repeat too often in
+Chinese; 4-grams break on every edit). Mixed text works: ``"neardup 检测重复"`` tokenises to
+``["neardup", "检", "测", "重", "复"]``.
 
 Every hash is deterministic across processes and machines: MurmurHash3 with a fixed seed for
 tokens, then a splitmix64-style combiner in numpy for shingles (never Python's ``hash()``, which is
@@ -52,9 +54,12 @@ _CJK = (
     "\uf900-\ufaff"  # compatibility ideographs
     "\U00020000-\U0003134f"  # extensions B-G
 )
-_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+# every combining mark (Mn, Mc, Me): a part of its word
+_MARKS = canonical.mark_class()
+_TOKEN_RE = re.compile(f"[{_CJK}]|(?:[^\\W{_CJK}]|(?![{_CJK}]){_MARKS})+")
+_PLAIN_TOKEN_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")  # the same on a text with no mark
 _CJK_RE = re.compile(f"[{_CJK}]")
-_WORD_RE = re.compile(r"\w")
+_WORD_RE = re.compile(f"\\w|{_MARKS}")
 _POLY = 0x100000001B3  # FNV-64 prime, odd
 _POLY_INV = pow(_POLY, -1, 1 << 64)
 
@@ -95,7 +100,13 @@ def normalize_each(texts: Sequence[str]) -> list[str]:
 
 def tokenize(text: str, *, normalized: bool = False) -> list[str]:
     """Words for alphabetic scripts, single characters for CJK (see module docstring)."""
-    return _TOKEN_RE.findall(text if normalized else normalize(text))
+    norm = text if normalized else normalize(text)
+    return _token_re(norm).findall(norm)
+
+
+def _token_re(text: str) -> re.Pattern[str]:
+    """The token pattern for ``text``: the simpler one when it holds no mark (most texts)."""
+    return _TOKEN_RE if canonical.has_mark(text) else _PLAIN_TOKEN_RE
 
 
 def token_counts(norms: Sequence[str]) -> list[int]:
@@ -121,14 +132,17 @@ def token_counts(norms: Sequence[str]) -> list[int]:
 def has_tokens(text: str, n: int) -> bool:
     """Whether ``text`` (as sent) has at least ``n`` tokens (:func:`tokenize`'s): a scan that
     stops at the ``n``-th, so a long text costs no more than a short one."""
-    return n <= 0 or any(True for _ in islice(_TOKEN_RE.finditer(text), n - 1, None))
+    return n <= 0 or any(True for _ in islice(_token_re(text).finditer(text), n - 1, None))
 
 
 @cache
 def _char_classes() -> npt.NDArray[np.uint8]:
-    """Class of every BMP code point: 0 separator, 1 word character (``\\w``), 2 CJK."""
+    """Class of every BMP code point: 0 separator, 1 word character (``\\w`` or a combining
+    mark), 2 CJK."""
     bmp = "".join(chr(c) if not 0xD800 <= c < 0xE000 else " " for c in range(0x10000))
     word = np.frombuffer(re.sub(r"\W", "\0", bmp).encode("utf-32-le"), dtype=np.uint32) != 0
+    marks = re.sub(f"(?!{_MARKS}).", "\0", bmp, flags=re.DOTALL)
+    word |= np.frombuffer(marks.encode("utf-32-le"), dtype=np.uint32) != 0
     table: U8 = word.astype(np.uint8)
     cjk = np.frombuffer(re.sub(f"[^{_CJK}]", "\0", bmp).encode("utf-32-le"), dtype=np.uint32)
     table[cjk != 0] = 2

@@ -5,10 +5,11 @@ the Unicode confusables (UTS #39) through ``confusable-homoglyphs`` 3.3.1, OpenC
 tables through ``opencc`` 1.4.2 (see sketch/CANONICAL_DATA.md for the licences).
 
 One module per table, a long one in parts: ``removed`` (default-ignorable code points
-and combining marks), ``script_digits`` (digits of other scripts), ``confusables``
-(look-alikes of ASCII letters and marks, and the letters read as I or l), ``styled``
-(styled letters by their names), ``han_variants_*`` (Han script variants),
-``han_phrases_*`` (Han phrases). Joined here into the tables
+and enclosing marks), ``marks`` (combining marks, and those no script owns),
+``script_digits`` (digits of other scripts), ``confusables`` (look-alikes of ASCII
+letters and marks, the letters read as I or l, the capitals read apart in a Latin
+word), ``styled`` (styled letters by their names), ``han_variants_*`` (Han script
+variants), ``han_phrases_*`` (Han phrases). Joined here into the tables
 :mod:`neardup.sketch.canonical` reads.
 """
 
@@ -18,6 +19,7 @@ from neardup.sketch.canonical_data import (
     han_phrases_2,
     han_variants_1,
     han_variants_2,
+    marks,
     removed,
     script_digits,
     styled,
@@ -25,6 +27,9 @@ from neardup.sketch.canonical_data import (
 
 # the code points the canonical form removes, as hexadecimal ranges first-last
 REMOVED = removed.REMOVED
+# every combining mark, and the non-spacing marks no script owns (ranges)
+MARKS = marks.MARKS
+SHARED_MARKS = marks.SHARED_MARKS
 # the characters it maps, each followed by what it maps to (one character): digits of
 # other scripts, letters that look like ASCII letters, styled letters, Han script
 # variants
@@ -37,6 +42,8 @@ MAPPED = (
 )
 # letters that look like a capital I and a small l alike: read from their neighbours
 I_OR_L = confusables.I_OR_L
+# capitals read as the ASCII letter they look like inside a Latin word
+LATIN = confusables.LATIN
 # Han phrases OpenCC converts as a whole, each followed by a space, its class's
 # member and a space
 PHRASES = han_phrases_1.PHRASES + han_phrases_2.PHRASES

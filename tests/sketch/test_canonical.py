@@ -53,8 +53,8 @@ def test_default_ignorable_code_points_vanish_inside_words(invisible: str) -> No
         ("раssіvе", "passive"),
         ("ｆｕｌｌ ｗｉｄｔｈ", "full width"),
         ("𝐛𝐨𝐥𝐝 𝑖𝑡𝑎𝑙𝑖𝑐", "bold italic"),
-        ("cafe\u0301 nai\u0308ve", "cafe naive"),
-        ("café naïve", "cafe naive"),
+        ("cafe\u0301 nai\u0308ve", "café naïve"),  # marks that compose: one form
+        ("café naïve", "café naïve"),
         ("ha\u0336s\u0336h", "hash"),  # a combining overlay between letters
         ("Straße", "strasse"),
         ("١٢٣ ۴۵ ４２", "123 45 42"),
@@ -205,8 +205,11 @@ def test_the_tables_keep_to_their_rules() -> None:
             assert not to.isascii() or to.isdigit() or to.isalpha() or to in string.punctuation
     # no target is itself mapped: one pass of replacements is the same as translate's
     assert not any(to and ord(to) in table for to in table.values())
-    for ch in canonical_data.I_OR_L:  # read from the neighbours, never from the table
-        assert ord(ch) not in table
+    for ch in canonical_data.I_OR_L:  # read from the neighbours, in a Latin word: a cased one
+        # is case folded outside one, an uncased one reads as a lone capital I
+        assert ord(ch) not in table if ch.casefold() != ch else table[ord(ch)] == "i"
+    for cp in table:  # the table reads case folded text
+        assert chr(cp).casefold() == chr(cp), hex(cp)
     words = canonical_data.PHRASES.split()
     phrases = dict(zip(words[0::2], words[1::2], strict=True))
     assert len(phrases) > 1000
@@ -371,10 +374,16 @@ def _reference_fold(text: str) -> str:
     """The canonical form step by step, as the module doc states it, with none of
     :func:`canonical.fold`'s shortcuts (ASCII, characters that map, inert punctuation)."""
     text = unhide(markup.decode(text))
-    table = canonical._table()
-    t = unicodedata.normalize("NFKD", text.translate(table)).translate(table)
-    t = canonical._i_or_l().sub(canonical._read_i_or_l, t)
-    t = unicodedata.normalize("NFC", t.casefold())
+    if "\u0345" in text:  # the Greek iota below, read under a Greek letter alone
+        text = canonical._GREEK_BASE.sub(canonical._iota_below, unicodedata.normalize("NFD", text))
+    text = unicodedata.normalize("NFKD", text.translate(canonical._before_nfkd()))
+    latin = canonical._latin_text(text) and canonical._ASCII_LETTER.search(text)
+    reader = canonical._latin_text_word if latin else canonical._latin_word
+    text = canonical._read_apart().sub(reader, text)
+    text = canonical._i_or_l().sub(canonical._read_i_or_l, text)
+    t = unicodedata.normalize("NFKD", text.casefold()).translate(canonical._RELEASE)
+    t = t.translate(canonical._table())
+    t = canonical._composed(t)
     for _ in range(4):
         folded = canonical.fold_phrases(t)
         if folded == t:
@@ -447,6 +456,7 @@ def test_tokens_counted_at_once_are_each_texts_tokens(texts: list[str]) -> None:
 _AROUND_I_OR_L = st.lists(
     st.sampled_from(
         [*canonical_data.I_OR_L, "a", "e", "x", "T", "Q", " ", "\t", ".", ",", "(", "\n", "?",
+         "\u0430", "\u146f", "\u0410", "\u2170",
          ":", "\u201c", "\u00e9", "\u00c9", "\u0430", "1", "_", "\u00ab", "\u00df", "\u0130",
          "\u5b57", "\u0436", "\u0416", "\u2170", "\U00010428", "\U00010400", "\U0001f600",
          "\u00aa", "\r", "'", "\u2018", "\u00a0", ";", "y", "o"]
@@ -666,3 +676,183 @@ def test_each_phrase_folds_to_its_word_and_the_word_stays() -> None:
     for form, word in table.items():
         assert fold(form) == fold(word) == word, (form, word)
     assert not {"搜寻", "模拟", "预设", "存取", "释出", "拨出", "忧郁"} & set(table)
+
+
+# ---------------------------------------------------------------- case before look-alikes
+
+# the scripts with case, each as code point ranges: Latin, Cyrillic, Greek (final sigma too),
+# Armenian, Georgian (Mtavruli and Mkhedruli), Cherokee, Deseret, Osage, Warang Citi, Adlam
+_CASED_SCRIPTS = {
+    "latin": ((0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x24F), (0x1E00, 0x1EFF)),
+    "cyrillic": ((0x400, 0x52F), (0x1C80, 0x1C88), (0xA640, 0xA69F)),
+    "greek": ((0x370, 0x3FF), (0x1F00, 0x1FFF)),
+    "armenian": ((0x531, 0x58A),),
+    "georgian": ((0x10A0, 0x10FF), (0x1C90, 0x1CBF), (0x2D00, 0x2D2F)),
+    "cherokee": ((0x13A0, 0x13FF), (0xAB70, 0xABBF)),
+    "deseret": ((0x10400, 0x1044F),),
+    "osage": ((0x104B0, 0x104FF),),
+    "warang_citi": ((0x118A0, 0x118FF),),
+    "adlam": ((0x1E900, 0x1E95F),),
+}
+
+
+def _script_text(ranges: tuple[tuple[int, int], ...]) -> st.SearchStrategy[str]:
+    letters = st.one_of(
+        [
+            st.characters(min_codepoint=lo, max_codepoint=hi, categories=("L", "M"))
+            for lo, hi in ranges
+        ]
+    )
+    return st.lists(letters | st.sampled_from(" \n.,"), max_size=60).map("".join)
+
+
+_ANY_CASED = st.sampled_from(sorted(_CASED_SCRIPTS)).flatmap(
+    lambda name: _script_text(_CASED_SCRIPTS[name])
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_ANY_CASED)
+def test_a_text_and_its_capitals_small_letters_and_title_case_fold_alike(text: str) -> None:
+    forms = {text.lower(), text.upper(), text.title(), text.casefold(), text.capitalize()}
+    folds = {fold(form) for form in forms}
+    assert len(folds) == 1, folds
+    once = folds.pop()
+    assert fold(once) == once
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ANY_CASED)
+def test_a_text_of_one_cased_script_folds_as_its_small_letters(text: str) -> None:
+    # a letter that looks like I or l is read from its neighbours in a word with an ASCII
+    # letter alone (a Latin word in disguise): a text of another script folds as written
+    if not any(c.isascii() and c.isalpha() for c in text):
+        assert fold(text) == fold(text.lower())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Вы должны указать адрес электронной почты",
+        "Πρέπει να δηλώσετε μια διεύθυνση ηλεκτρονικού ταχυδρομείου",
+        "Ο Σωκράτης είπε ότι ο βίος είναι σύντομος",  # final sigma
+        "Հայաստանի մայրաքաղաքը Երևանն է",
+        "ქართული ენა",
+    ],
+)
+def test_a_real_text_in_capitals_or_title_case_is_the_same_text(text: str) -> None:
+    assert fold(text.upper()) == fold(text) == fold(text.title())
+    assert features.tokenize(text.upper()) == features.tokenize(text)
+
+
+def test_the_capital_of_a_look_alike_reads_as_its_small_letter() -> None:
+    # the capitals В Н М Т К look like B H M T K, their small forms like no ASCII letter:
+    # both are read as one (the same word at a sentence's start and in its middle)
+    assert fold("ВЫ ДОЛЖНЫ") == fold("Вы должны") == fold("вы должны")
+    # a Latin word in disguise keeps its readings: Greek Ν is N inside one, ν is v
+    assert fold("ΝΕWS gοοd ιnνest") == "news good invest"
+    assert fold("ΝΑΙ") == fold("ναι") == fold("Ναι")
+
+
+async def test_a_russian_comment_sent_again_in_capitals_is_its_copy() -> None:
+    comment = "Вы должны указать адрес доставки"
+    for copy in (comment.upper(), comment.title()):
+        _, second = await _verdicts(
+            Engine(MemoryIndex()), [Article("a", comment), Article("b", copy)]
+        )
+        assert (second.verdict, second.duplicate_of, second.method) == ("duplicate", "a", "exact")
+
+
+async def test_long_russian_and_greek_documents_in_capitals_are_their_copies() -> None:
+    from tests.sketch.cased_texts import GREEK, RUSSIAN, documents
+
+    docs = documents(RUSSIAN, 20) + documents(GREEK, 20)
+    assert min(len(d.split()) for d in docs) >= 40
+    originals = [Article(f"d{i}", d) for i, d in enumerate(docs)]
+    copies = [
+        Article(f"{form}{i}", getattr(d, form)())
+        for form in ("upper", "title")
+        for i, d in enumerate(docs)
+    ]
+    verdicts = await _verdicts(Engine(MemoryIndex()), [*originals, *copies])
+    found = [v.duplicate_of == f"d{int(v.id[5:])}" for v in verdicts[len(docs) :]]
+    assert sum(found) >= 2 * 39
+
+
+# ---------------------------------------------------------------- marks a language writes
+
+# short comments that differ by one mark a language writes: other words, never one text. The
+# verdict of the second and the earlier texts it names as related (a word alone is too short
+# to be compared; a sentence that changed one word is related, or a near copy for Thai, whose
+# words have no spaces between them)
+_ONE_MARK_APART = [
+    ("ไม้สวย", "ไม่สวย", "original", []),  # Thai: wood is pretty / not pretty (tone marks)
+    ("ร้านนี้ไม้สวยมาก", "ร้านนี้ไม่สวยมาก", "near_duplicate", []),
+    ("เสื้อตัวนี้", "เสือตัวนี้", "near_duplicate", []),  # Thai: this shirt / this tiger
+    ("mua", "múa", "original", []),  # Vietnamese: buy / dance
+    ("bán", "bạn", "original", []),  # Vietnamese: sell / friend
+    ("Tôi muốn mua cái này", "Tôi muốn múa cái này", "original", ["a"]),
+    ("Anh ấy bán nhà rồi", "Anh ấy bạn nhà rồi", "original", []),
+    ("कुल", "कल", "original", []),  # Hindi: total / tomorrow (a vowel sign)
+    ("कुल कितने लोग आए", "कल कितने लोग आए", "original", ["a"]),
+    ("мой", "мои", "original", []),  # Russian: my / my (plural): й
+    ("это мой дом", "это мои дом", "original", ["a"]),
+    ("año", "ano", "original", []),  # Spanish: year / anus
+    ("Feliz año nuevo a todos", "Feliz ano nuevo a todos", "original", ["a"]),
+    ("schön", "schon", "original", []),  # German: beautiful / already
+    ("Das ist schön so", "Das ist schon so", "original", []),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "verdict", "related"), _ONE_MARK_APART)
+async def test_texts_one_written_mark_apart_are_not_one_text(
+    first: str, second: str, verdict: str, related: list[str]
+) -> None:
+    assert fold(first) != fold(second)
+    _, v = await _verdicts(Engine(MemoryIndex()), [Article("a", first), Article("b", second)])
+    assert (v.verdict, [r.id for r in v.related]) == (verdict, related)
+
+
+def test_a_script_keeps_its_marks_and_marks_stay_in_their_words() -> None:
+    assert fold("ไม่สวย") == "ไม่สวย"  # Thai vowel and tone signs are kept
+    assert features.tokenize("ไม้สวย ดี") == ["ไม้สวย", "ดี"]
+    assert features.tokenize("कुल कितने") == ["कुल", "कितने"]
+    assert features.tokenize("Cafe\u0301 au lait") == ["café", "au", "lait"]
+    norms = [features.normalize(t) for t in ("ไม้สวย ดี", "कुल कितने लोग", "e\u0301te\u0301")]
+    assert features.token_counts(norms) == [
+        len(features.tokenize(n, normalized=True)) for n in norms
+    ]
+
+
+@pytest.mark.parametrize("name", ["vowel_marks", "random_marks", "zalgo", "precomposed_vowels"])
+def test_marks_added_to_disguise_a_story_are_still_removed(name: str) -> None:
+    from harness import disguises
+
+    stories = [r["text"] for r in data.reuters() if len(r["text"].split()) > 80][:20]
+    same = sum(
+        features.normalize(disguises.disguise(name, s, i)) == features.normalize(s)
+        for i, s in enumerate(stories)
+    )
+    assert same >= 19
+
+
+# a paragraph in each language that writes marks, as its writers write it (our own prose)
+_MARKED_PROSE = {
+    "es": "El año pasado la ciudad inauguró una biblioteca pública en el barrio antiguo, "
+    "y los niños pueden leer allí después de la escuela sin pagar nada.",
+    "de": "Die Straßenbahn fährt seit Montag wieder durch die Innenstadt, nachdem die "
+    "Brücke über den Fluss für drei Wochen gesperrt war; Anwohner freuen sich.",
+    "fr": "La mairie a décidé d'ouvrir la piscine municipale dès le mois de mai, et les "
+    "élèves du quartier pourront y apprendre à nager gratuitement.",
+    "vi": "Năm ngoái thành phố đã mở một thư viện mới ở khu phố cổ, và trẻ em có thể đến "
+    "đọc sách miễn phí sau giờ học mỗi ngày.",
+    "ru": "В прошлом году в старом районе открылась новая библиотека, и теперь дети могут "
+    "читать там после школы каждый день совершенно бесплатно.",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(_MARKED_PROSE))
+def test_a_language_keeps_the_marks_it_writes(lang: str) -> None:
+    text = _MARKED_PROSE[lang]
+    assert fold(text) == unicodedata.normalize("NFC", text.casefold()).translate(canonical._table())
+    assert fold(fold(text)) == fold(text) and fold(text.upper()) == fold(text)

@@ -31,6 +31,40 @@ def test_tokens_words_and_cjk_characters() -> None:
     assert features.tokenize("") == []
 
 
+# letters and marks of scripts that write marks inside words (Thai, Devanagari, Hebrew), the
+# combining diacriticals, spacing marks, and what separates words
+_MARKED = st.text(
+    alphabet=st.one_of(
+        st.characters(min_codepoint=0x0E01, max_codepoint=0x0E4E),
+        st.characters(min_codepoint=0x0900, max_codepoint=0x097F),
+        st.characters(min_codepoint=0x0591, max_codepoint=0x05EA),
+        st.characters(min_codepoint=0x0300, max_codepoint=0x036F),
+        st.characters(categories=("Mn", "Mc", "Me")),
+        st.sampled_from("ab 1.,-\n"),
+    ),
+    max_size=80,
+)
+
+
+def test_a_mark_is_a_part_of_its_word() -> None:
+    # Python's \w ends a word at a Thai tone mark or a Devanagari vowel sign: the tokenizers
+    # do not
+    assert features.tokenize("ไม่สวย ดี", normalized=True) == ["ไม่สวย", "ดี"]
+    assert features.tokenize("का कुल", normalized=True) == ["का", "कुल"]
+    assert (
+        features.text_token_hashes("ไม่สวย").tolist() != features.text_token_hashes("ไม้สวย").tolist()
+    )
+
+
+@given(_MARKED)
+@settings(max_examples=300, deadline=None)
+def test_the_tokenizers_agree_on_words_with_marks(text: str) -> None:
+    norm = " ".join(text.split())
+    toks = features.tokenize(norm, normalized=True)
+    assert features.token_counts([norm]) == [len(toks)]
+    assert len(features.text_token_hashes(norm, normalized=True)) == len(toks)
+
+
 @given(st.text(max_size=200))
 @settings(max_examples=300, deadline=None)
 def test_fast_token_hashes_agree_with_the_regex_tokenizer(text: str) -> None:
