@@ -405,7 +405,7 @@ def _mapped(
     figures = digits()
     folded = _folded(confusable, ambiguous)
     latin = latin_read(confusable, folded)
-    styled = _styled_folded(folded, ambiguous)
+    styled = _styled_folded({**han, **folded}, ambiguous)
     for span in gone:  # what the form removes it never maps
         for cp in range(span[0], span[1] + 1):
             folded.pop(cp, None)
@@ -417,8 +417,8 @@ def _mapped(
 def _styled_folded(folded: dict[int, str], ambiguous: str) -> dict[int, str]:
     """Styled letters (:func:`styled_letters`) as the form reads them, after case folding:
     each by its case folded self, to the case folded letter its name names, read on where that
-    letter is a look-alike itself (Greek small capital rho, ρ: p); a look-alike's own
-    mapping wins."""
+    letter is mapped itself (``folded``: Greek small capital rho, ρ: p; a Han variant);
+    a look-alike's own mapping wins."""
     out: dict[int, str] = {}
     for cp, to in styled_letters().items():
         key, low = chr(cp).casefold(), to.casefold()
