@@ -610,12 +610,14 @@ STACKED_SHARE = 0.125
 
 def _letters(text: str, marks: int) -> int:
     """About how many letters a decomposed text holds: its characters but marks and ASCII
-    characters that are no letter (spaces, digits, punctuation; a C count of bytes)."""
+    characters that are neither a letter nor a digit (spaces, punctuation; a C count of
+    bytes). A digit counts: leetspeak, read after this step, makes digits letters
+    (``h4ck3r``), and the form read again must judge the same share of marked letters."""
     ascii_other = len(text.encode("utf-8", "surrogatepass").translate(None, _LETTERS_AND_HIGH))
     return len(text) - marks - ascii_other
 
 
-_LETTERS_AND_HIGH = bytes(c for c in range(256) if c >= 128 or chr(c).isalpha())
+_LETTERS_AND_HIGH = bytes(c for c in range(256) if c >= 128 or chr(c).isalnum())
 
 
 def _disguised(text: str, composed: str) -> bool:

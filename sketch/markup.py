@@ -261,7 +261,17 @@ def _plain_markup_text(text: str) -> str | None:
 def decode(text: str, *, is_html: bool | None = None) -> str:
     """Step 1: a text sent escaped read as what it escapes (:func:`unescape`), markup removed
     when the text is HTML (``is_html`` None: detected), character references decoded in any
-    text."""
+    text; what that gives read so again (:data:`DECODE_ROUNDS`)."""
+    return _reread(text, _decode_once(text, is_html))
+
+
+DECODE_ROUNDS = 4
+"""How many times a text is read as escapes, markup and references at most: what one reading
+gives may be one again (``&amp;lt;p&amp;gt;``, ``&amp;#101;``: escaped twice), and the form read
+again must be the form (idempotent). Bounded: each round is one more pass over the text."""
+
+
+def _decode_once(text: str, is_html: bool | None) -> str:
     if "\\" in text or "=" in text:  # a C scan each: most texts have neither
         text = unescape(text)
     if is_html or (is_html is None and looks_like_html(text)):
@@ -269,6 +279,16 @@ def decode(text: str, *, is_html: bool | None = None) -> str:
     if "&" in text and _ENTITY_RE.search(text):
         return html.unescape(text)
     return text
+
+
+def _reread(before: str, read: str) -> str:
+    """``read`` (one reading of ``before``) read again until nothing changes, in
+    :data:`DECODE_ROUNDS` readings in all."""
+    for _ in range(DECODE_ROUNDS - 1):
+        if read == before or not any(c in read for c in "&<\\="):
+            break
+        before, read = read, _decode_once(read, None)
+    return read
 
 
 def _unescape_each(texts: list[str]) -> list[str]:
@@ -283,6 +303,7 @@ def _unescape_each(texts: list[str]) -> list[str]:
 def decode_each(texts: Sequence[str]) -> list[str]:
     """``[decode(t) for t in texts]``: markup read per text; the references of all the others
     decoded at once (:func:`_unescape_each`)."""
+    sent = texts
     texts = [unescape(t) for t in texts]
     out = list(texts)
     plain = []
@@ -293,10 +314,11 @@ def decode_each(texts: Sequence[str]) -> list[str]:
             plain.append(i)
     for i, d in zip(plain, _unescape_each([texts[i] for i in plain]), strict=True):
         out[i] = d
-    return out
+    return [_reread(a, b) for a, b in zip(sent, out, strict=True)]
 
 
 __all__ = [
+    "DECODE_ROUNDS",
     "PARSER_SHARE",
     "PARSER_STRETCH",
     "decode",
