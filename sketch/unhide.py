@@ -112,29 +112,22 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
-# a character past ASCII (its first byte "u") read as a letter, or as a separator (a thin
-# space, a no-break space)
-_U_LETTER = bytes.maketrans(b"u", b"a")
-_U_SEPARATOR = bytes.maketrans(b"u", b" ")
-
-
-def _tells(shape: bytes) -> bool:
-    return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
+# the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
+# letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
+_U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
 
 
 def _suspect(text: str) -> bool:
     """Whether the shapes of the text's characters (a C pass over its bytes: a regular
     expression over a story's characters cost more than folding it) show a digit between
     letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
-    spares the text's start is looked for too. A character past ASCII is tried as a letter and
-    as a separator."""
+    spares the text's start is looked for too. A character past ASCII is taken for a letter
+    and for a separator."""
     if text.isascii():
-        return _tells(f" {text} ".encode().translate(_SHAPES))
+        shape = f" {text} ".encode().translate(_SHAPES)
+        return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
-    return _tells(shape) or (
-        b"u" in shape
-        and (_tells(shape.translate(_U_LETTER)) or _tells(shape.translate(_U_SEPARATOR)))
-    )
+    return _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None
 
 
 def plain(text: str) -> bool:
