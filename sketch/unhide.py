@@ -40,9 +40,10 @@ text (:func:`unhide_folded`: the form folded twice is the form).
 Most texts have none of these: :func:`plain` tells an ASCII text that has nothing to undo here
 (nor an escape, :mod:`neardup.sketch.escapes`) from the byte shapes of the whole text (one
 ``bytes.translate`` and two searches in C for a digit between letters and a run of four single
-letters), so the canonical form's fast path stays fast (some 3 us a story of 1,500
-characters). A disguise that spares a text's start (a lead written plainly, a byline) is looked
-for as any other.
+letters), so the canonical form's fast path stays fast: some 3 us a Reuters story of 800
+characters, where the rest of :func:`~neardup.sketch.features.normalize` takes some 7 us. A
+disguise that spares a text's start (a lead written plainly, a byline) is looked for as any
+other.
 """
 
 from __future__ import annotations
