@@ -317,8 +317,11 @@ def join_spaced(text: str) -> str:
     sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
-        return _spaced_by(sep).sub(lambda m: m.group().replace(sep, ""), text)
-    joined = [_run_length(m) >= LONG_RUN and not _initialism(text, m) for m in runs]
+        return _spaced_by(sep).sub(
+            lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
+            text,
+        )
+    joined = [_run_length(m) >= LONG_RUN and not _initialism(text, m, m.group(1)) for m in runs]
     for order in (range(1, len(runs)), range(len(runs) - 2, -1, -1)):
         for k in order:  # a short run beside a joined one is a word of the same disguise
             near = k - 1 if order.step > 0 else k + 1
@@ -335,15 +338,22 @@ def join_spaced(text: str) -> str:
     return "".join(out)
 
 
-def _run_length(m: re.Match[str]) -> int:
-    """The letters of a run of spaced letters."""
-    return (m.end() - m.start() + len(m.group(1))) // (1 + len(m.group(1)))
+def _run_length(m: re.Match[str], sep: str | None = None) -> int:
+    """The letters of a run of spaced letters (``sep`` apart)."""
+    sep = m.group(1) if sep is None else sep
+    return (m.end() - m.start() + len(sep)) // (1 + len(sep))
 
 
-def _initialism(text: str, m: re.Match[str]) -> bool:
-    """Whether a run is letters each followed by a point, the last too (``C.O.M.B.``): an
-    initialism, unless a word spaced out beside it ends a sentence (:func:`_beside`)."""
-    return m.group(1) == "." and text[m.end() : m.end() + 1] == "."
+def _initialism(text: str, m: re.Match[str], sep: str, letters: int = 0) -> bool:
+    """Whether a run ``sep`` apart is letters each followed by a point, the last too
+    (``C.O.M.B.``): an initialism, unless a word spaced out beside it ends a sentence
+    (:func:`_beside`). With ``letters``: capitals, at most that many (``U.K.``; ``C.o.`` and
+    ``i.t.`` are words spaced out, the text's case still as written)."""
+    return (
+        sep == "."
+        and text[m.end() : m.end() + 1] == "."
+        and (not letters or (_run_length(m, sep) <= letters and m.group().isupper()))
+    )
 
 
 def _beside(text: str, a: re.Match[str], b: re.Match[str]) -> bool:

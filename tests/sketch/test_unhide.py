@@ -93,6 +93,11 @@ def test_spaced_words_are_looked_for_anywhere_in_the_text() -> None:
         STORY + " " + STORY + " The bank said."
     )
     assert "c.o.m.b." in normalize(STORY + " It owns C.O.M.B. and T.E.A.M. stores.")
+    # an initialism of two letters in a text spaced out with points is one as written
+    headline = "ULTRAMAR SELLS U.K. MARKETING UNITS FOR 50 MLN STG"
+    copy = _spaced(".", " ")(random.Random(0), headline)
+    assert "U.K. M.A.R.K.E.T.I.N.G" in copy
+    assert normalize(copy) == normalize(headline)
 
 
 def test_a_copy_disguised_after_its_first_sentence_is_found() -> None:
