@@ -552,13 +552,43 @@ _LEET_TABLES = {
 
 def _leet(table: str, share: float = 1.0) -> Fn:
     """Letters written as the digits of a leetspeak table (both cases), each with
-    probability ``share``."""
+    probability ``share``; a word keeps its first letter where every letter would be a digit
+    (``TO`` ``T0``, ``A`` ``A``, ``1ST`` ``1S7``): a word wholly of digits is a number to a
+    reader too (``BY 50 CTS``: ``so`` or fifty?), and leetspeak writers keep words readable."""
 
     def fn(rng: random.Random, text: str) -> str:
         digits = _LEET_TABLES[table]
-        return _map_letters(text, share, rng, lambda ch: digits.get(ch.lower(), ch))
+
+        def sub(word: str) -> str:
+            out = "".join(digits.get(ch.lower(), ch) if rng.random() < share else ch for ch in word)
+            return word[0] + out[1:] if out.isdigit() else out
+
+        return _per_word(text, sub)
 
     return fn
+
+
+# --------------------------------------------------------------------------- a text's start spared
+
+# a sentence's end: a point after a small letter or a digit (not U.S.), then a capital
+_SENTENCE_END_RE = re.compile(r"(?<=[a-z0-9)\"'][.!?])\s+(?=[A-Z\"'])")
+
+
+def _later(fn: Fn, how: str) -> Fn:
+    """``fn`` applied after the text's first sentence only (``first``: the start reads as
+    written, as a byline or a lead left plain would), or to each sentence with probability one
+    half (``half``); a text of one sentence is left as it is."""
+
+    def apply(rng: random.Random, text: str) -> str:
+        parts = _SENTENCE_END_RE.split(text)
+        gaps = _SENTENCE_END_RE.findall(text)
+        if how == "first":
+            done = [parts[0], *(fn(rng, p) for p in parts[1:])]
+        else:
+            done = [fn(rng, p) if rng.random() < 0.5 else p for p in parts]
+        return done[0] + "".join(g + p for g, p in zip(gaps, done[1:], strict=True))
+
+    return apply
 
 
 # --------------------------------------------------------------------------- escaped text
@@ -755,6 +785,10 @@ _REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
         "spaced_thin": (_spaced("\u2009", " "), EN, "letters U+2009 apart, words a space"),
         "spaced_nbsp": (_spaced("\u00a0", "   "), EN, "letters U+00A0 apart, words three spaces"),
         "spaced_underscores": (_spaced("_", " "), EN, "c_o_p_y t_h_e"),
+        "spaced_spaces_later": (_later(_spaced(" ", "   "), "first"), EN,
+            "spaced_spaces after the first sentence"),
+        "spaced_dots_half": (_later(_spaced(".", " "), "half"), EN,
+            "spaced_dots in about half the sentences"),
     },
     "leet": {
         "leet_basic": (_leet("basic"), EN, "a e i o s t as 4 3 1 0 5 7"),
@@ -762,6 +796,10 @@ _REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
         "leet_e3o0": (_leet("e3o0"), EN, "e o as 3 0"),
         "leet_full": (_leet("full"), EN, "a b e g i o s t z as 4 8 3 9 1 0 5 7 2"),
         "leet_half": (_leet("basic", 0.5), EN, "half of a e i o s t as 4 3 1 0 5 7"),
+        "leet_basic_later": (_later(_leet("basic"), "first"), EN,
+            "leet_basic after the first sentence"),
+        "leet_full_half": (_later(_leet("full"), "half"), EN,
+            "leet_full in about half the sentences"),
     },
     "escaped": {
         "json_quoted": (_json(quoted=True), BOTH, "a JSON string literal, quotes kept"),

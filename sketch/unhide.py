@@ -21,22 +21,29 @@ text (:func:`unhide_folded`: the form folded twice is the form).
 3. **Letters spaced out** (``c o p y``, ``c.o.p.y``, ``c-o-p-y``, ``c  o  p  y``, thin spaces):
    runs of single letters with one separator between them, joined back into words when the
    runs of one separator hold a large share of the text's letters (a real text's ``a``, ``I``
-   and initials do not), or when a run is four letters long or more; never fewer than
-   :data:`SPACED_LETTERS` letters in all (``a b c d``) (:func:`join_spaced`).
+   and initials do not), or when a run is four letters long or more (not an initialism with
+   a point after its last letter too, ``C.O.M.B.``), and then a shorter run beside a joined
+   one (``t.h.e b.a.n.k``); never fewer than :data:`SPACED_LETTERS` letters in all
+   (``a b c d``) (:func:`join_spaced`).
 4. **Leetspeak digits inside words** (``h4ck3r``, ``r3f1n3r5``, ``5ecur1ty``): in any text, a
-   word of three letters or more with single digits between its letters is read with each digit
-   as the letter it stands for (``0`` o, ``1`` i, ``11`` ll, ``3`` e, ``4`` a, ``5`` s, ``7`` t,
-   ``8`` b, ``9`` and ``6`` g, ``2`` z); in a text where a tenth of the words are so written,
-   every word mixing letters and those digits too, and the short numbers of those digits that
-   do not read as numbers (:func:`read_leet`). A real alphanumeric has fewer letters or longer
-   numbers (``A320``, ``COVID19``, ``3D``, ``mp3``, ``10am``, ``2nd``, ``B2B``, ``H5N1``,
-   ``DC10s``) and is kept. Measured: of 20,841 Reuters stories, one folds otherwise (its
-   ``horiz0n`` read as ``horizon``).
+   word of three letters or more with two single digits or more, one between its letters, is
+   read with each digit as the letter it stands for (``0`` o, ``1`` i, ``11`` ll, ``3`` e,
+   ``4`` a, ``5`` s, ``7`` t, ``8`` b, ``9`` and ``6`` g, ``2`` z); in a text (or a sentence)
+   where a share of the words with a letter are so written, every word mixing letters and
+   those digits too, an ordinal keeping its number (``47H`` 4th) (:func:`read_leet`). A
+   number standing alone stays a number: ``50`` may be ``so`` or fifty, which only the
+   meaning tells. A real alphanumeric has fewer letters or longer numbers (``A320``,
+   ``COVID19``, ``3D``, ``mp3``, ``10am``, ``2nd``, ``B2B``, ``H5N1``, ``DC10s``) and is
+   kept. Measured: of 20,841 Reuters stories, none folds otherwise (a typing slip
+   ``othe4r`` or a code ``th3pygks`` has one digit).
 
 Most texts have none of these: :func:`plain` tells an ASCII text that has nothing to undo here
-(nor an escape, :mod:`neardup.sketch.escapes`) from the byte shapes of its first
-:data:`SAMPLE` characters, so the canonical form's fast path stays fast (some 0.5 us a story).
-A disguise that spares a text's start is not looked for.
+(nor an escape, :mod:`neardup.sketch.escapes`) from the byte shapes of the whole text (one
+``bytes.translate`` and two searches in C for a digit between letters and a run of four single
+letters), so the canonical form's fast path stays fast: some 3 us a Reuters story of 800
+characters, where the rest of :func:`~neardup.sketch.features.normalize` takes some 7 us. A
+disguise that spares a text's start (a lead written plainly, a byline) is looked for as any
+other.
 """
 
 from __future__ import annotations
@@ -46,9 +53,6 @@ import unicodedata
 from functools import cache
 
 from neardup.sketch import canonical_data
-
-SAMPLE = 48
-"""Characters at the start of a text whose shapes :func:`plain` looks at."""
 
 # shapes of UTF-8 bytes: an ASCII letter "a", a digit "0", a separator of spaced letters " ", a
 # character past ASCII "u" (its first byte; the others are deleted), any other ASCII byte ","
@@ -101,29 +105,40 @@ _ENDS = f"{_PDF}{_PDI}\n\r\u2028\u2029\x85"
 _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 
 
+# the shapes that tell a hidden word, anywhere in a text padded with a space at each end: a
+# digit between letters (leetspeak); a run of four single letters one separator or two spaces
+# apart (spaced letters: join_spaced joins shorter runs only where runs hold a large share of
+# the text's letters, and such a text has runs of four too). Each pattern starts with a byte
+# rarer than a letter, which the search skips to in C (bytes.find on "a0a" and " a a a a "
+# costs three times as much: the letter that ends each is most of a text).
+_DIGIT_RE = re.compile(rb"0(?<=a0)a")
+_RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
+# the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
+# letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
+_U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
+
+
 def _suspect(text: str) -> bool:
-    """Whether the shapes of the text's first :data:`SAMPLE` characters (a C pass over a few
-    bytes: a regular expression over a story cost more than folding it) show no two letters
-    side by side (spaced letters: a real text's first words have two), or a digit between
-    letters (leetspeak). A disguise that spares a text's start is not looked for."""
-    sample = text[:SAMPLE].encode("utf-8", "surrogatepass")
+    """Whether the shapes of the text's characters (a C pass over its bytes: a regular
+    expression over a story's characters cost more than folding it) show a digit between
+    letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
+    spares the text's start is looked for too. A character past ASCII is taken for a letter
+    and for a separator."""
     if text.isascii():
-        shape = sample.translate(_SHAPES)
-    else:
-        shape = sample.translate(_SHAPES, _BYTES)
-        if b"uu" in shape and b"aa" not in shape:  # letters past ASCII side by side
-            return b"0" in shape and b"a0a" in shape
-    return b"aa" not in shape or (b"0" in shape and b"a0a" in shape)
+        shape = f" {text} ".encode().translate(_SHAPES)
+        return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
+    shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
+    return _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None
 
 
 def plain(text: str) -> bool:
     """Whether an ASCII text certainly has nothing here to undo (nor an escape): no backslash
-    or ``=``, and its start shows letters side by side and no digit between letters. The
-    test is :func:`_suspect`'s, written out: it runs on every text the form folds."""
+    or ``=``, and nowhere a digit between letters or a run of single letters. The test is
+    :func:`_suspect`'s, written out: it runs on every text the form folds."""
     if "\\" in text or "=" in text:
         return False
-    shape = text[:SAMPLE].encode().translate(_SHAPES)
-    return b"aa" in shape and (b"0" not in shape or b"a0a" not in shape)
+    shape = f" {text} ".encode().translate(_SHAPES)
+    return _DIGIT_RE.search(shape) is None and _RUN_RE.search(shape) is None
 
 
 @cache
@@ -302,15 +317,50 @@ def join_spaced(text: str) -> str:
     sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
-        return _spaced_by(sep).sub(lambda m: m.group().replace(sep, ""), text)
+        return _spaced_by(sep).sub(
+            lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
+            text,
+        )
+    joined = [_run_length(m) >= LONG_RUN and not _initialism(text, m, m.group(1)) for m in runs]
+    for order in (range(1, len(runs)), range(len(runs) - 2, -1, -1)):
+        for k in order:  # a short run beside a joined one is a word of the same disguise
+            near = k - 1 if order.step > 0 else k + 1
+            first, then = runs[min(k, near)], runs[max(k, near)]
+            if not joined[k] and joined[near] and _beside(text, first, then):
+                joined[k] = True
     out: list[str] = []
     done = 0
-    for m in runs:
-        if (m.end() - m.start() + len(m.group(1))) // (1 + len(m.group(1))) >= LONG_RUN:
+    for m, join in zip(runs, joined, strict=True):
+        if join:
             out += (text[done : m.start()], m.group().replace(m.group(1), ""))
             done = m.end()
     out.append(text[done:])
     return "".join(out)
+
+
+def _run_length(m: re.Match[str], sep: str | None = None) -> int:
+    """The letters of a run of spaced letters (``sep`` apart)."""
+    sep = m.group(1) if sep is None else sep
+    return (m.end() - m.start() + len(sep)) // (1 + len(sep))
+
+
+def _initialism(text: str, m: re.Match[str], sep: str, letters: int = 0) -> bool:
+    """Whether a run ``sep`` apart is letters each followed by a point, the last too
+    (``C.O.M.B.``): an initialism, unless a word spaced out beside it ends a sentence
+    (:func:`_beside`). With ``letters``: capitals, at most that many (``U.K.``; ``C.o.`` and
+    ``i.t.`` are words spaced out, the text's case still as written)."""
+    return (
+        sep == "."
+        and text[m.end() : m.end() + 1] == "."
+        and (not letters or (_run_length(m, sep) <= letters and m.group().isupper()))
+    )
+
+
+def _beside(text: str, a: re.Match[str], b: re.Match[str]) -> bool:
+    """Whether run ``b`` is the word after run ``a`` (of the same separator): between them
+    only spaces and punctuation, three characters at most."""
+    gap = text[a.end() : b.start()]
+    return a.group(1) == b.group(1) and len(gap) <= 3 and not any(c.isalnum() for c in gap)
 
 
 # an ordinal or a time of day as written (``21st``, ``12th``, ``4th``, ``10am``): not leetspeak
@@ -334,11 +384,12 @@ def _letters(word: str) -> int:
 
 def _strict(word: str) -> bool:
     """Whether ``word`` reads as leetspeak in any text: three letters or more, a digit between
-    two of them, and every digit alone (``DC10s`` is a name)."""
+    two of them, and two digits or more, each alone (``DC10s`` is a name; a word with one
+    digit is as often a typing slip or a code, ``othe4r``, ``th3pygks``)."""
     if not _mixed(word) or not _FLANKED_RE.search(word):
         return False
     runs = _DIGITS_RE.findall(word)
-    return len(word) - sum(map(len, runs)) >= 3 and all(len(r) == 1 for r in runs)
+    return len(runs) >= 2 and len(word) - len(runs) >= 3 and all(len(r) == 1 for r in runs)
 
 
 def _strict_word(match: re.Match[str]) -> str:
@@ -356,52 +407,79 @@ def _leet_digits(match: re.Match[str]) -> str:
 
 
 LEET_SHARE = 0.1
-"""The share of a text's words written in leetspeak past which every word of letters and
-leetspeak digits, and every short number standing alone, reads as letters."""
-_NUMBER_AROUND = frozenset("$%#")  # a number's sign beside it: $4, 15%
-_NUMBER_JOINS = frozenset(".,:/-")  # between two numbers' digits: 3.5, 1,000, 10-30, 1/2
-_YEAR_RE = re.compile(r"(?:19|20)[0-9]{2}")
+"""The share of a text's words (those with a letter) written in leetspeak past which every
+word of letters and leetspeak digits reads as letters."""
+# an ordinal whose suffix is written in leetspeak (``47h`` 4th, ``1s7`` 1st): a number
+_LEET_ORDINAL_RE = re.compile(r"([0-9]+)((?i:[s5][t7]|[t7]h|nd|rd))")
 
 
-def _number(text: str, m: re.Match[str]) -> bool:
-    """Whether the digits ``m`` found in a text of leetspeak are still a number: more than six,
-    a year, a sign beside them, or part of a number written with a point, comma or dash."""
-    a, b, word = m.start(), m.end(), m.group()
-    if len(word) > 6 or _YEAR_RE.fullmatch(word):
-        return True
-    before, after = text[a - 1 : a], text[b : b + 1]
-    if before in _NUMBER_AROUND or after in _NUMBER_AROUND:
-        return True
-    return (before in _NUMBER_JOINS and text[a - 2 : a - 1].isdigit()) or (
-        after in _NUMBER_JOINS and text[b + 1 : b + 2].isdigit()
+def _leet_ordinal(word: str) -> str | None:
+    """``word`` as the ordinal it writes with its suffix in leetspeak (``47h``: ``4th``; at
+    least one letter of the suffix as written), or None."""
+    m = _LEET_ORDINAL_RE.fullmatch(word)
+    if m is None or m.group(2).isdigit():
+        return None
+    ordinal = m.group(1) + _as_letters(m.group(2))
+    return ordinal if _ORDINAL_RE.fullmatch(ordinal) else None
+
+
+def _loose_word(match: re.Match[str]) -> str:
+    """A word of a text of leetspeak, read: an ordinal keeps its number, a number standing
+    alone stays, any other word mixing letters and leetspeak digits reads as letters."""
+    word = match.group()
+    ordinal = _leet_ordinal(word)
+    if ordinal is not None:
+        return ordinal
+    return _as_letters(word) if _mixed(word) else word
+
+
+def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
+    """Whether ``share`` of the text's words with a letter, and ``least`` of them, have two
+    letters or more and a leetspeak digit between letters or before two, one of them at least
+    three letters or five characters long (``H5N1 and B2B`` has none such: codes are short)."""
+    worded = [w for w in _ALNUM_RE.findall(text) if not w.isdigit()]
+    leet = [w for w in worded if _mixed(w) and _INSIDE_RE.search(w) and _letters(w) >= 2]
+    return (
+        len(leet) >= least
+        and len(leet) >= share * len(worded)
+        and any(_letters(w) >= 3 or len(w) >= 5 for w in leet)
     )
+
+
+# a sentence's end (a point, a question or exclamation mark before a space) or a paragraph's
+# (a wire story's lines are shorter than its sentences)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\Z")
+SENTENCE_SHARE = 0.3
+"""The share of a sentence's words (with a letter) written in leetspeak past which the
+sentence is read as leetspeak in a text that has not :data:`LEET_SHARE` (a sentence of codes,
+``A1C``, ``B767``, ``Q4A``, has fewer)."""
+SENTENCE_LEET = 3
+"""A sentence is read as leetspeak only with this many words so written or more."""
 
 
 def read_leet(text: str) -> str:
     """Words written with digits for letters (see the module doc), read as letters. In a text
-    where :data:`LEET_SHARE` of the words or more have three letters or more and a leetspeak
-    digit between letters or before two (``r4153d``, ``m4rk375``, ``4nd``; not ``H5N1``),
-    every word that mixes letters and leetspeak digits is read so, and every number of the
-    digits those words use that stands alone (``4`` a, ``70`` to, ``175`` its), unless it
-    reads as a number (:func:`_number`): a text written so has few numbers of its own, and its
-    short words are wholly digits."""
+    where :data:`LEET_SHARE` of the words with a letter or more have two letters or more and a
+    leetspeak digit between letters or before two (``r4153d``, ``m4rk375``, ``4nd``,
+    ``70nn35``), every word that mixes letters and leetspeak digits is read so
+    (:func:`_loose_word`), but for an ordinal (``47h``); so in each sentence that has
+    :data:`SENTENCE_SHARE` and :data:`SENTENCE_LEET` such words, where the text has not (a
+    story with one paragraph written so). A number standing alone stays a number in every
+    text: ``50`` may be ``so`` or fifty, and a reader tells them apart by what the words mean,
+    which a form cannot; the share counts words with a letter, so that a table of numbers with
+    leetspeak labels is read too."""
     if not _INSIDE_RE.search(text):
         return text
-    words = _ALNUM_RE.findall(text)
-    leet = [w for w in words if _mixed(w) and _INSIDE_RE.search(w) and _letters(w) >= 3]
-    if not leet or len(leet) < LEET_SHARE * len(words):
-        return _ALNUM_RE.sub(_strict_word, text)
-    used = {c for w in words if _mixed(w) for c in w if c.isdigit()}
-
-    def sub(m: re.Match[str]) -> str:
-        word = m.group()
-        if _mixed(word):
-            return _as_letters(word)
-        if word.isdigit() and all(c in used for c in word) and not _number(text, m):
-            return _as_letters(word)
-        return word
-
-    return _ALNUM_RE.sub(sub, text)
+    if _leet_share(text):
+        return _ALNUM_RE.sub(_loose_word, text)
+    out: list[str] = []
+    done = 0
+    for m in _SENTENCE_RE.finditer(text):
+        sentence = text[done : m.start()]
+        loose = _leet_share(sentence, SENTENCE_SHARE, SENTENCE_LEET)
+        out += (_ALNUM_RE.sub(_loose_word if loose else _strict_word, sentence), m.group())
+        done = m.end()
+    return "".join(out)
 
 
 def unhide(text: str) -> str:
@@ -424,7 +502,8 @@ __all__ = [
     "JOINER_LETTERS",
     "LEET_SHARE",
     "LONG_RUN",
-    "SAMPLE",
+    "SENTENCE_LEET",
+    "SENTENCE_SHARE",
     "SPACED_LETTERS",
     "SPACED_SHARE",
     "invisible_class",

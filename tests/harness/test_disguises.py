@@ -171,7 +171,7 @@ _SPACED = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", _in("spaced"))
+@pytest.mark.parametrize("name", list(_SPACED))
 def test_spaced_letters_keep_the_words_apart(name: str) -> None:
     # the letters of every word ``between`` apart, ``words`` where the text had a space
     text = english()
@@ -190,6 +190,29 @@ def test_leetspeak_puts_digits_for_letters_only(name: str) -> None:
     copy = disguise(name, text, 3)
     assert len(copy) == len(text) and copy != text
     assert all(a == b or (a.isalpha() and b.isdigit()) for a, b in zip(text, copy, strict=True))
+    # a word keeps a letter: a word wholly of digits would read as a number
+    words = re.findall(r"[^\W\d_]+", text)
+    assert not [w for w in re.findall(r"\S+", copy) if w.isdigit() and w not in text.split()]
+    assert words
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("spaced_spaces_later", "first"), ("leet_basic_later", "first"), ("spaced_dots_half", "half"),
+     ("leet_full_half", "half")],
+)  # fmt: skip
+def test_a_disguise_that_spares_the_start_leaves_a_first_sentence_as_written(
+    name: str, kind: str
+) -> None:
+    text = english()
+    copy = disguise(name, text, 3)
+    assert copy != text
+    first = re.split(r"(?<=[a-z0-9][.!?])\s+(?=[A-Z])", text)[0]
+    if kind == "first":
+        assert copy.startswith(first)
+    else:  # some sentences as written, some not
+        kept = [s for s in re.split(r"(?<=[.!?])\s+", text) if s in copy]
+        assert 0 < len(kept) < len(re.split(r"(?<=[.!?])\s+", text))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -81,13 +81,48 @@ def test_spaced_letters_are_joined_into_their_words(between: str, words: str) ->
     assert normalize(spaced) == STORY_FOLDED
 
 
-def test_a_spaced_word_is_looked_for_where_the_text_starts_spaced() -> None:
+def test_spaced_words_are_looked_for_anywhere_in_the_text() -> None:
     assert normalize("C o p y i n g   i s   w r o n g.") == "copying is wrong."
-    # a spaced word in a text that starts with words as written is not looked for (the start
-    # is all the fast path reads: unhide.plain)
-    assert normalize("Stop c o p y i n g my h o m e w o r k.") == (
-        "stop c o p y i n g my h o m e w o r k."
+    # the start written as words (a first sentence, a byline) does not hide what follows
+    assert normalize("Stop c o p y i n g my h o m e w o r k.") == "stop copying my homework."
+    lead = "Staff report: markets were calm today. "
+    assert normalize(lead + _spaced(".", " ")(random.Random(0), STORY)) == normalize(lead + STORY)
+    # a word of three letters or fewer beside a joined one is joined too, in a text where
+    # spaced runs are a small share of the letters; an initialism keeps its points
+    assert normalize(STORY + " " + STORY + " T.h.e b.a.n.k s.a.i.d.") == normalize(
+        STORY + " " + STORY + " The bank said."
     )
+    assert "c.o.m.b." in normalize(STORY + " It owns C.O.M.B. and T.E.A.M. stores.")
+    # an initialism of two letters in a text spaced out with points is one as written
+    headline = "ULTRAMAR SELLS U.K. MARKETING UNITS FOR 50 MLN STG"
+    copy = _spaced(".", " ")(random.Random(0), headline)
+    assert "U.K. M.A.R.K.E.T.I.N.G" in copy
+    assert normalize(copy) == normalize(headline)
+
+
+def test_a_copy_disguised_after_its_first_sentence_is_found() -> None:
+    # the engine's verdict on a story whose leetspeak or spaced letters start after its lead
+    from harness.disguises import disguise
+
+    for name in ("leet_basic_later", "spaced_spaces_later", "leet_full_half", "spaced_dots_half"):
+        story = next(s for s in stories() if len(s.split()) > 120 and disguise(name, s, 1) != s)
+        copy = disguise(name, story, 1)
+        assert copy[:60] == story[:60] or "half" in name
+        assert fold(copy) == fold(story) or _share_same(fold(copy), fold(story)) > 0.95, name
+
+
+def _share_same(a: str, b: str) -> float:
+    x, y = a.split(), b.split()
+    return sum(p == q for p, q in zip(x, y, strict=False)) / max(len(x), len(y))
+
+
+def test_the_fast_path_looks_at_the_whole_text() -> None:
+    story = stories()[0]
+    assert unhide.plain(story)
+    assert not unhide.plain(story + " Th3 r3f1n3r5.")  # a digit between letters, at the end
+    assert not unhide.plain(story + " c o p y")  # four single letters, one space apart
+    assert not unhide.plain(story + " c  o  p  y")  # or two
+    assert unhide.plain(story + " a b c")  # three: a list
 
 
 @pytest.mark.parametrize(
@@ -116,12 +151,42 @@ def test_reuters_stories_keep_their_words_but_a_few_spaced_abbreviations() -> No
     ("leet", "plain"),
     [
         ("r3f1n3r5 h4ck3r 5ecur1ty", "refiners hacker security"),
-        ("7h3 c3n7r4l b4nk r4153d 175 k3y r473 by h4lf 4 p01n7", "the central bank raised its "
+        ("7h3 c3n7r4l b4nk r4153d i75 k3y r473 by h4lf a p01n7", "the central bank raised its "
          "key rate by half a point"),
+        # a word wholly of digits is a number to a machine: 175 may be 'its' or 175
+        ("7h3 c3n7r4l b4nk r4153d 175 k3y r473 by h4lf 4 p01n7", "the central bank raised 175 "
+         "key rate by half 4 point"),
         ("w4ll 57r337 5p3c14l", "wall street special"),
     ],
 )  # fmt: skip
 def test_leetspeak_reads_as_letters(leet: str, plain: str) -> None:
+    assert normalize(leet) == plain
+
+
+@pytest.mark.parametrize(
+    ("leet", "plain"),
+    [
+        # an ordinal keeps its number, its suffix is read (4TH QTR as 47H Q7R)
+        ("FHLMC <FR3PR> 47H Q7R N37", "fhlmc <frepr> 4th qtr net"),
+        ("V1C0RP R3574UR4N75 1NC 1S7 Q7R F3B 15 N37", "vicorp restaurants inc 1st qtr feb 15 net"),
+        # a number standing alone stays a number (not 'so', 'ieo', 'i', 'll')
+        ("UN0C4L R4153D CRUD3 01L P0571NG5 BY 50 C75/BBL", "unocal raised crude oil postings by "
+         "50 cts/bbl"),
+        ("3C 4U7H0R1535 3XP0R7 M4X1MUM R3B473 130 3CU5/70NN3", "ec authorises export maximum "
+         "rebate 130 ecus/tonne"),
+        ("4LL15-CH4LM3R5 C0RP F1L3D CH4P73R 11 B4NKRUP7CY", "allis-chalmers corp filed chapter 11 "
+         "bankruptcy"),
+        # words of two letters count too, and numbers do not (a table with leetspeak labels)
+        ("U5D4 3571M4735 1986/87 U55R GR41N 1MP0R75 26.0 MLN 70NN35 V5 23.0 1N F3B, 29.9 1N 1985",
+         "usda estimates 1986/87 ussr grain imports 26.0 mln tonnes vs 23.0 in feb, 29.9 in 1985"),
+        ("73X45 U71L17135 C0 <7XU> 12 M7H5 F3B 28 N37", "texas utilities co <txu> 12 mths feb 28 "
+         "net"),
+        # one sentence written so in a story that is not
+        (STORY + " " + STORY + " Th3 b4nk 54id i7 w0uld r4153 r4735 4g41n.", STORY_FOLDED + " "
+         + STORY_FOLDED + " the bank said it would raise rates again."),
+    ],
+)  # fmt: skip
+def test_leetspeak_of_headlines_and_tables_keeps_the_numbers(leet: str, plain: str) -> None:
     assert normalize(leet) == plain
 
 
@@ -131,6 +196,8 @@ def test_leetspeak_reads_as_letters(leet: str, plain: str) -> None:
         "Airbus A320 and A320neo orders, COVID19 cases, 3D printers, mp3 players",
         "The 2nd and 3rd quarters, 4th qtr, 21st century, at 10am, B2B sales, H5N1 and H1N1",
         "Q3 net profit 541 mln dlrs vs 247 mln, 1.5 pct, 10-30 years, F16s, DC10s",
+        "H5N1 and B2B",
+        "Blocks Q4a, E12c and E15b were offered, A1C tests",
     ],
 )
 def test_real_alphanumerics_are_kept(text: str) -> None:
@@ -146,7 +213,7 @@ def test_reuters_tokens_with_digits_barely_change() -> None:
         for w, r in zip(s.lower().split(), unhide.read_leet(s.lower()).split(), strict=True)
         if w != r
     }
-    assert len(changed) <= 5, changed
+    assert len(changed) <= 1, changed
 
 
 # --------------------------------------------------------------------------- escapes

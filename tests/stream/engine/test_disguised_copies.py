@@ -42,8 +42,6 @@ NEAR: frozenset[tuple[str, str]] = frozenset(
         ("combo_zh_hk_page", "zh"),
         # the story's own hyphens (one-billion-dlr) read as spacing: a compound joins
         ("spaced_dashes", "en"),
-        # a number whose digits all stand for letters in the table is read as letters
-        ("leet_full", "en"),
     }
 )
 
