@@ -542,7 +542,19 @@ def _fold_long(text: str, is_html: bool | None) -> str:
     decoded = decode(text, is_html=is_html)
     if decoded.isascii() and plain(decoded):  # nothing to unhide: the form is lower case
         return decoded.lower()
-    return unhide_folded(_fold_decoded(unhide(decoded)))
+    return unhide_folded(_fold_decoded(_unhidden(decoded)))
+
+
+def _unhidden(decoded: str) -> str:
+    """:func:`~neardup.sketch.unhide.unhide` of a decoded text; what it shows read again
+    (:func:`~neardup.sketch.markup.decode`) where that makes an escape, a reference or markup (a
+    line reversed back out of a right-to-left override ending in ``\\``, a story's ``<TICKER>``
+    written backwards): the form read again is the form. Unhidden once: a line reversed back
+    is not reversed again."""
+    shown = unhide(decoded)
+    if shown == decoded or not any(c in shown for c in "&<\\="):
+        return shown
+    return decode(shown)
 
 
 # Bounded in bytes: FOLD_MEMO_ENTRIES texts of at most FOLD_MEMO_MAX_CHARS characters and
@@ -568,7 +580,7 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = [unhide(d) for d in decode_each(texts)]
+    decoded = [_unhidden(d) for d in decode_each(texts)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:

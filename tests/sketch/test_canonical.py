@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from harness import canonical_tables, data
 from neardup.sketch import canonical, canonical_data, evidence, facts, features, lines, markup
 from neardup.sketch.canonical import CANONICAL_FORM, LEGACY_FORM, fold
-from neardup.sketch.unhide import plain, unhide, unhide_folded
+from neardup.sketch.unhide import plain, unhide_folded
 from neardup.stream.engine.engine import Engine
 from neardup.stream.engine.reindex import batches_of, export, reindex
 from neardup.stream.errors import InvalidMessage, NeardupError, SchemeMismatchError
@@ -373,7 +373,7 @@ async def test_a_page_declared_page_is_read_as_its_main_content() -> None:
 def _reference_fold(text: str) -> str:
     """The canonical form step by step, as the module doc states it, with none of
     :func:`canonical.fold`'s shortcuts (ASCII, characters that map, inert punctuation)."""
-    text = unhide(markup.decode(text))
+    text = canonical._unhidden(markup.decode(text))
     if "\u0345" in text:  # the Greek iota below, read under a Greek letter alone
         text = canonical._GREEK_BASE.sub(canonical._iota_below, unicodedata.normalize("NFD", text))
     text = unicodedata.normalize("NFKD", text.translate(canonical._before_nfkd()))
