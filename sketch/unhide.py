@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 from neardup.sketch import canonical_data
 
@@ -118,14 +118,32 @@ _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
 _U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
 
 
+_ASCII = bytes(range(128))
+
+
+@lru_cache(maxsize=4096)
+def _punctuation(c: str) -> bool:
+    """Whether ``c`` is punctuation or a symbol: neither a letter nor a separator of one."""
+    return unicodedata.category(c)[0] in "PS"
+
+
+def _only_marks_of_writing(text: str) -> bool:
+    """Whether every character of ``text`` past ASCII is punctuation or a symbol (curly
+    quotes, dashes, bullets: most texts past ASCII), so that its shapes are an ASCII text's,
+    each such character an ASCII ``?`` (a C pass: the pattern for a text past ASCII, which
+    takes such a character for a letter, cost a story several microseconds)."""
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
+    return all(map(_punctuation, set(rest.decode("utf-8", "surrogatepass"))))
+
+
 def _suspect(text: str) -> bool:
     """Whether the shapes of the text's characters (a C pass over its bytes: a regular
     expression over a story's characters cost more than folding it) show a digit between
     letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
     spares the text's start is looked for too. A character past ASCII is taken for a letter
     and for a separator."""
-    if text.isascii():
-        shape = f" {text} ".encode().translate(_SHAPES)
+    if text.isascii() or _only_marks_of_writing(text):
+        shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
         return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
     return _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None
