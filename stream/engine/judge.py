@@ -136,6 +136,7 @@ def judge(
             return _judge_whole(policy, as_sent, other)
         return judged
     sim, direction = _similarity(policy, me.shingles, other.shingles)
+    plain = sim if policy.measure == "jaccard" else None  # what inside() reads
     if sim < policy.threshold and view is not None:
         sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
     read = ""  # ``me`` less its own template, when that decided
@@ -164,14 +165,14 @@ def judge(
             near = judge_across(policy, me, other)
             if near is not None and near[1]:
                 return near
-            return inside(policy, me.shingles, other.shingles)
+            return inside(policy, me.shingles, other.shingles, plain)
         me = as_sent
         mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
         if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
-            return inside(policy, me.shingles, other.shingles)  # too unlike whole
+            return inside(policy, me.shingles, other.shingles, plain)  # too unlike whole
         if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
             # unlike whole too (leaving the same lines out of both rarely helps)
-            return inside(policy, me.shingles, other.shingles)
+            return inside(policy, me.shingles, other.shingles, plain)
         sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
         if sim < policy.threshold:
             return _judge_whole(policy, me, other)
@@ -324,7 +325,10 @@ def _whole_bound(
 
 
 def inside(
-    policy: Policy, mine: npt.NDArray[np.uint32], theirs: npt.NDArray[np.uint32]
+    policy: Policy,
+    mine: npt.NDArray[np.uint32],
+    theirs: npt.NDArray[np.uint32],
+    jaccard: float | None = None,
 ) -> tuple[Candidate, bool] | None:
     """Two long texts unlike by Jaccard of which one lies inside the other: related (never a
     copy), method ``containment``, with its ``direction``, when at least ``threshold`` of the
@@ -337,10 +341,14 @@ def inside(
     One way only: when the larger also lies ``threshold`` inside the smaller, the two are
     one text with some words changed on both sides, and Jaccard, the namespace's measure,
     judged them (a brief sent again under two different headlines is no excerpt of the
-    other)."""
+    other). ``jaccard``: the two sets' Jaccard, when known, which gives what they share
+    without a second pass over them (``|A ∩ B| = J (|A| + |B|) / (1 + J)``)."""
     if policy.measure != "jaccard" or not (len(mine) and len(theirs)):
         return None
-    shared = verify.intersection_size(mine, theirs)
+    if jaccard is None:
+        shared = verify.intersection_size(mine, theirs)
+    else:
+        shared = round(jaccard * (len(mine) + len(theirs)) / (1 + jaccard))
     part, whole = shared / len(mine), shared / len(theirs)
     best, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
     if best < policy.threshold or min(part, whole) >= policy.threshold:

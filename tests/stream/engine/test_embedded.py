@@ -11,9 +11,15 @@ it is a copy, as before. The reverse, a part of an earlier longer story, is ``ex
 
 from __future__ import annotations
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from harness.embedded import embedded, own_words, stories
 from neardup import Index
+from neardup.sketch import verify
 from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.judge import inside
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Related, Verdict
@@ -126,3 +132,17 @@ def test_the_python_index_names_an_embedded_story() -> None:
         assert (v.verdict, v.duplicate_of, v.method, v.direction) == (
             "near_duplicate", STORY.id, "containment", "embeds",
         )  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sets(st.integers(0, 400), min_size=1, max_size=120),
+    st.sets(st.integers(0, 400), min_size=1, max_size=120),
+)
+def test_inside_read_from_the_jaccard_is_inside_counted(a: set[int], b: set[int]) -> None:
+    """What two sets share, read back from their Jaccard, decides as counting it does."""
+    mine = np.array(sorted(a), dtype=np.uint32)
+    theirs = np.array(sorted(b), dtype=np.uint32)
+    policy = Policy()
+    known = inside(policy, mine, theirs, verify.jaccard(mine, theirs))
+    assert known == inside(policy, mine, theirs)
