@@ -54,25 +54,29 @@ from functools import cache, lru_cache
 
 from neardup.sketch import canonical_data
 
-# shapes of UTF-8 bytes: an ASCII letter "a", a digit "0", a separator of spaced letters " ", a
-# character past ASCII "u" (its first byte; the others are deleted), any other ASCII byte ","
-_SHAPES = bytes(
-    ord(
-        "u"
-        if b >= 0xC0
-        else "a"
-        if chr(b).isascii() and chr(b).isalpha()
-        else "0"
-        if chr(b).isdigit()
-        else " "
-        if chr(b) in " .-_*"
-        else ","
-    )
-    for b in range(256)
-)
+# leetspeak's symbols for letters (beside its digits): ASCII ones, and those past ASCII that fold
+# to themselves (``ß`` folds to ``ss`` before leetspeak is read, and a German word has it)
+_SYMBOLS = {"@": "a", "$": "s", "!": "i", "+": "t", "|": "l", "(": "c", "\u20ac": "e",
+            "\u00a3": "l", "\u00a1": "i", "\u00a2": "c", "\u00a7": "s", "\u00a5": "y"}  # fmt: skip
+_WIDE_SYMBOLS = "".join(c for c in _SYMBOLS if not c.isascii())
+
+
+def _shape(b: int) -> str:
+    """The shape of a UTF-8 byte: an ASCII letter "a"; a digit or a leetspeak symbol "0"; a
+    space or other ASCII punctuation or symbol, each a separator of spaced letters, " "; a
+    character past ASCII "u" (its first byte; the others are deleted); any other byte ","."""
+    c = chr(b)
+    if b >= 0xC0:
+        return "u"
+    if c.isascii() and c.isalpha():
+        return "a"
+    if c.isdigit() or c in _SYMBOLS:
+        return "0"
+    return " " if c == " " or (c.isascii() and c.isprintable() and not c.isalnum()) else ","
+
+
+_SHAPES = bytes(ord(_shape(b)) for b in range(256))
 _BYTES = bytes(range(0x80, 0xC0))  # a character's bytes past its first
-# separators of spaced letters: two spaces, or one of these
-_SEPARATORS = " ._*\\-\u00a0\u00b7\u2006\u2009\u200a\u202f"
 _LETTER = r"[^\W\d_]"
 # combining marks of the blocks a disguise draws them from, and variation selectors: a letter
 # of a spaced run may carry them, and a letter beside one is inside a word
@@ -87,13 +91,27 @@ word spaced out from a list of letters (``a b c d``)."""
 
 _LEET = {"0": "o", "1": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t",
          "8": "b", "9": "g"}  # fmt: skip
-# leetspeak writes Latin letters: its words are of ASCII letters and digits (a digit beside a
-# Han character is no part of a word)
-_FLANKED_RE = re.compile(r"[A-Za-z][0-9]{1,2}[A-Za-z]")
-# a digit inside a word of leetspeak: between two letters, or first before two letters
-_INSIDE_RE = re.compile(r"[A-Za-z][0-9]{1,2}[A-Za-z]|(?<![A-Za-z0-9])[0-9][A-Za-z]{2}")
-_ALNUM_RE = re.compile(r"(?<![^\W_])[A-Za-z0-9]+(?![^\W_])")
-_DIGITS_RE = re.compile(r"[0-9]+")
+_LEET_ALL = {**_LEET, **_SYMBOLS}
+_SYM = "".join(map(re.escape, _SYMBOLS))
+# symbols that may start a word of leetspeak (``$ome``, ``!ncrease``), or end one (``la$+``):
+# not an opening bracket, nor at the end a mark of exclamation (``Yahoo!``); read only in a text
+# or a sentence of leetspeak (:func:`_loose_word`)
+_LEAD = "".join(re.escape(c) for c in _SYMBOLS if c != "(")
+_TRAIL = "".join(re.escape(c) for c in _SYMBOLS if c not in "(!\u00a1")
+# leetspeak writes Latin letters: its words are of ASCII letters, digits and symbols (a digit
+# beside a Han character is no part of a word)
+_FLANKED_RE = re.compile(rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]")
+# a digit or symbol inside a word of leetspeak: between two letters; a digit first before two
+_INSIDE_RE = re.compile(
+    rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]|(?<![A-Za-z0-9{_SYM}])[0-9][A-Za-z]{{2}}"
+)
+_ALNUM_RE = re.compile(
+    rf"(?<![^\W_])[{_LEAD}]*[A-Za-z0-9](?:[A-Za-z0-9{_SYM}]*[A-Za-z0-9])?(?:[{_LEAD}]*[{_TRAIL}])?"
+    r"(?![^\W_])"
+)
+_DIGITS_RE = re.compile(rf"[0-9{_SYM}]+")
+# what follows the name before an e-mail address's domain (``a@b.com``): not leetspeak
+_DOMAIN_RE = re.compile(r"\.[A-Za-z0-9]")
 
 # characters that draw nothing but look like, or once were, a space: Hangul fillers, the
 # Mongolian vowel separator, the blank braille pattern
@@ -141,7 +159,10 @@ def _suspect(text: str) -> bool:
     expression over a story's characters cost more than folding it) show a digit between
     letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
     spares the text's start is looked for too. A character past ASCII is taken for a letter
-    and for a separator."""
+    and for a separator; a leetspeak symbol past ASCII (``€``) is looked at as ``@``."""
+    for c in _WIDE_SYMBOLS:
+        if c in text:
+            text = text.replace(c, "@")
     if text.isascii() or _only_marks_of_writing(text):
         shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
         return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
@@ -298,22 +319,30 @@ def _spaced_by(separator: str) -> re.Pattern[str]:
     """Runs of single letters ``separator`` apart."""
     sep = re.escape(separator)
     inside, letter = _in_word()
-    return re.compile(rf"(?<!{inside}){letter}(?:{sep}{letter})+(?!{inside})")
+    return re.compile(
+        rf"(?<!{inside}){letter}(?:{sep}{letter})+(?:(?!\.){sep}(?=[^\w\s]))?(?!{inside})"
+    )
 
 
 @cache
 def _in_word() -> tuple[str, str]:
-    """What continues a word (a word character, a mark, an invisible character: ``w\u200bo``
-    is one word, neither letter single), and a letter with its marks."""
-    return rf"[\w{_MARKS}{invisible_class(astral=True)}]", rf"{_LETTER}[{_MARKS}]*"
+    """What continues a word (a letter, a digit, a mark, an invisible character: ``w\u200bo``
+    is one word, neither letter single; not ``_``, a separator), and a letter with its
+    marks."""
+    return rf"(?:[^\W_]|[{_MARKS}{invisible_class(astral=True)}])", rf"{_LETTER}[{_MARKS}]*"
 
 
 @cache
 def _spaced_re() -> re.Pattern[str]:
-    """Runs of single letters (:func:`_in_word`) with one separator between them."""
+    """Runs of single letters (:func:`_in_word`) with one separator between them: two spaces,
+    or any one character that is a space, punctuation or a symbol (not a line's end), the
+    same all along the run; one more after the last letter is taken too before punctuation
+    (``t·h·e·,``), but a point (``U.K.``: see :func:`_initialism`)."""
     inside, letter = _in_word()
+    sep = rf"  |[^\w\n\r\x0b\x0c\x85\u2028\u2029{_MARKS}{invisible_class(astral=True)}]|_"
     return re.compile(
-        rf"(?<!{inside}){letter}(  |[{_SEPARATORS}])(?:{letter}\1)*{letter}(?!{inside})"
+        rf"(?<!{inside}){letter}({sep})(?:{letter}\1)*{letter}"
+        rf"(?:(?!\.)\1(?=[^\w\s]))?(?!{inside})"
     )
 
 
@@ -335,6 +364,8 @@ def join_spaced(text: str) -> str:
     sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
+        if sep != "." and not sep.isspace():
+            return _unspaced(text, sep)
         return _spaced_by(sep).sub(
             lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
             text,
@@ -354,6 +385,22 @@ def join_spaced(text: str) -> str:
             done = m.end()
     out.append(text[done:])
     return "".join(out)
+
+
+@cache
+def _between(sep: str) -> re.Pattern[str]:
+    """``sep`` beside a visible character: three in a row between two (``a/n/d///o/r``), or
+    one between two or between one and a space or a line's end."""
+    s = re.escape(sep)
+    return re.compile(rf"(?<=\S){s}{s}{s}(?=\S)|(?<=\S){s}(?=\S|\s|\Z)|(?<=\s){s}(?=\S)")
+
+
+def _unspaced(text: str, sep: str) -> str:
+    """A text spaced out with a mark or a symbol (``c·o·p·y``, ``c_o_p_y``): each ``sep``
+    beside a visible character is removed, so that digits (``1·9·8·7``) and punctuation
+    within a word (``c·o·r·p·'·s``) join too; three in a row are the text's own ``sep``, one
+    kept; one between spaces stays (``a - b``)."""
+    return _between(sep).sub(lambda m: sep if len(m.group()) == 3 * len(sep) else "", text)
 
 
 def _run_length(m: re.Match[str], sep: str | None = None) -> int:
@@ -386,10 +433,10 @@ _ORDINAL_RE = re.compile(r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2
 
 
 def _mixed(word: str) -> bool:
-    """Whether ``word`` has a letter, and a digit, and only digits a leetspeak letter, and is
-    no ordinal (``4th``)."""
+    """Whether ``word`` has a letter, and a digit or a leetspeak symbol, and only digits a
+    leetspeak letter, and is no ordinal (``4th``)."""
     return (
-        any(c.isdigit() for c in word)
+        any(c.isdigit() or c in _SYMBOLS for c in word)
         and not _ORDINAL_RE.fullmatch(word)
         and any(c.isalpha() for c in word)
         and all(c in _LEET for c in word if c.isdigit())
@@ -410,9 +457,14 @@ def _strict(word: str) -> bool:
     return len(runs) >= 2 and len(word) - len(runs) >= 3 and all(len(r) == 1 for r in runs)
 
 
+def _address(match: re.Match[str]) -> bool:
+    """Whether a word is the name and host of an e-mail address (``a@b`` before ``.com``)."""
+    return "@" in match.group() and _DOMAIN_RE.match(match.string, match.end()) is not None
+
+
 def _strict_word(match: re.Match[str]) -> str:
     word = match.group()
-    return _as_letters(word) if _strict(word) else word
+    return _as_letters(word) if _strict(word) and not _address(match) else word
 
 
 def _as_letters(word: str) -> str:
@@ -421,7 +473,7 @@ def _as_letters(word: str) -> str:
 
 def _leet_digits(match: re.Match[str]) -> str:
     digits = match.group()
-    return "ll" if digits == "11" else "".join(_LEET.get(d, d) for d in digits)
+    return "ll" if digits == "11" else "".join(_LEET_ALL.get(d, d) for d in digits)
 
 
 LEET_SHARE = 0.1
@@ -448,14 +500,28 @@ def _loose_word(match: re.Match[str]) -> str:
     ordinal = _leet_ordinal(word)
     if ordinal is not None:
         return ordinal
-    return _as_letters(word) if _mixed(word) else word
+    if _address(match):
+        return word
+    return _as_letters(word) if _mixed(word) or _all_symbols(word) else word
+
+
+def _all_symbols(word: str) -> bool:
+    """Whether ``word`` is a word of leetspeak without a letter left (``3@$+`` east): three
+    characters or more, a symbol among them that no number writes (not ``$``, ``+``)."""
+    return (
+        len(word) >= 3
+        and not any(c.isalpha() for c in word)
+        and any(c in _SYMBOLS and c not in "$+(" for c in word)
+        and all(c in _LEET_ALL for c in word)
+    )
 
 
 def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
     """Whether ``share`` of the text's words with a letter, and ``least`` of them, have two
     letters or more and a leetspeak digit between letters or before two, one of them at least
     three letters or five characters long (``H5N1 and B2B`` has none such: codes are short)."""
-    worded = [w for w in _ALNUM_RE.findall(text) if not w.isdigit()]
+    found = [m for m in _ALNUM_RE.finditer(text) if not _address(m)]
+    worded = [w for w in (m.group() for m in found) if any(c.isalpha() for c in w)]
     leet = [w for w in worded if _mixed(w) and _INSIDE_RE.search(w) and _letters(w) >= 2]
     return (
         len(leet) >= least
