@@ -70,8 +70,10 @@ def _shape(b: int) -> str:
         return "u"
     if c.isascii() and c.isalpha():
         return "a"
-    if c.isdigit() or c in _SYMBOLS:
+    if c.isdigit():
         return "0"
+    if c in _SYMBOLS:
+        return "@"
     return " " if c == " " or (c.isascii() and c.isprintable() and not c.isalnum()) else ","
 
 
@@ -93,11 +95,13 @@ _LEET = {"0": "o", "1": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "
          "8": "b", "9": "g"}  # fmt: skip
 _LEET_ALL = {**_LEET, **_SYMBOLS}
 _SYM = "".join(map(re.escape, _SYMBOLS))
-# symbols that may start a word of leetspeak (``$ome``, ``!ncrease``), or end one (``la$+``):
-# not an opening bracket, nor at the end a mark of exclamation (``Yahoo!``); read only in a text
-# or a sentence of leetspeak (:func:`_loose_word`)
+# symbols that may start a word of leetspeak (``$ome``, ``!ncrease``, ``(ocoa``: a bracket
+# that no other closes within a line or so), or end one (``la$+``, ``amer!(@``: not a mark of
+# exclamation, ``Yahoo!``); read only in a text or a sentence of leetspeak
+# (:func:`_loose_word`)
 _LEAD = "".join(re.escape(c) for c in _SYMBOLS if c != "(")
-_TRAIL = "".join(re.escape(c) for c in _SYMBOLS if c not in "(!\u00a1")
+_TRAIL = "".join(re.escape(c) for c in _SYMBOLS if c not in "!\u00a1")
+_OPEN = r"\((?![^()]{0,60}\))"
 # leetspeak writes Latin letters: its words are of ASCII letters, digits and symbols (a digit
 # beside a Han character is no part of a word)
 _FLANKED_RE = re.compile(rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]")
@@ -105,9 +109,14 @@ _FLANKED_RE = re.compile(rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]")
 _INSIDE_RE = re.compile(
     rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]|(?<![A-Za-z0-9{_SYM}])[0-9][A-Za-z]{{2}}"
 )
+# a symbol first or last in a word of three letters or more, counted as leetspeak (``|o$s``,
+# ``d|r$``): not ``@`` or ``$`` first (``@name``, ``$AAPL``), nor ``!`` last (``Yahoo!``)
+_EDGE_RE = re.compile(
+    r"^[|+!(\u20ac\u00a3\u00a2\u00a7\u00a5][A-Za-z]{2}|[A-Za-z]{2}[$+|(@\u20ac\u00a3\u00a2\u00a7\u00a5]$"
+)
 _ALNUM_RE = re.compile(
-    rf"(?<![^\W_])[{_LEAD}]*[A-Za-z0-9](?:[A-Za-z0-9{_SYM}]*[A-Za-z0-9])?(?:[{_LEAD}]*[{_TRAIL}])?"
-    r"(?![^\W_])"
+    rf"(?<![^\W_])(?:[{_LEAD}]|{_OPEN})*[A-Za-z0-9](?:[A-Za-z0-9{_SYM}]*[A-Za-z0-9])?"
+    rf"(?:[{_SYM}]*[{_TRAIL}])?(?![^\W_])"
 )
 _DIGITS_RE = re.compile(rf"[0-9{_SYM}]+")
 # what follows the name before an e-mail address's domain (``a@b.com``): not leetspeak
@@ -130,6 +139,8 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # rarer than a letter, which the search skips to in C (bytes.find on "a0a" and " a a a a "
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
+# a leetspeak symbol "@" between letters, beside another or a digit (``pers!$tent``, ``w@7er``)
+_SYMBOL_RE = re.compile(rb"@(?<=[a0]@)[0@]?a")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
 # the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
 # letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
@@ -165,9 +176,15 @@ def _suspect(text: str) -> bool:
             text = text.replace(c, "@")
     if text.isascii() or _only_marks_of_writing(text):
         shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
-        return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
+        return (
+            _DIGIT_RE.search(shape) is not None
+            or _RUN_RE.search(shape) is not None
+            or _symbol(shape)
+        )
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
-    return _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None
+    return (
+        _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
+    )
 
 
 def plain(text: str) -> bool:
@@ -177,7 +194,13 @@ def plain(text: str) -> bool:
     if "\\" in text or "=" in text:
         return False
     shape = f" {text} ".encode().translate(_SHAPES)
-    return _DIGIT_RE.search(shape) is None and _RUN_RE.search(shape) is None
+    return _DIGIT_RE.search(shape) is None and _RUN_RE.search(shape) is None and not _symbol(shape)
+
+
+def _symbol(shape: bytes) -> bool:
+    """Whether the shapes show a leetspeak symbol between letters (a search only where there
+    is one at all: most texts have none)."""
+    return b"@" in shape and _SYMBOL_RE.search(shape) is not None
 
 
 @cache
@@ -428,8 +451,11 @@ def _beside(text: str, a: re.Match[str], b: re.Match[str]) -> bool:
     return a.group(1) == b.group(1) and len(gap) <= 3 and not any(c.isalnum() for c in gap)
 
 
-# an ordinal or a time of day as written (``21st``, ``12th``, ``4th``, ``10am``): not leetspeak
-_ORDINAL_RE = re.compile(r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m)", re.ASCII)
+# an ordinal, a time of day or a decade as written (``21st``, ``4th``, ``10am``, ``1960s``): not
+# leetspeak
+_ORDINAL_RE = re.compile(
+    r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m|[0-9]{2,}s)", re.ASCII
+)
 
 
 def _mixed(word: str) -> bool:
@@ -522,11 +548,20 @@ def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
     three letters or five characters long (``H5N1 and B2B`` has none such: codes are short)."""
     found = [m for m in _ALNUM_RE.finditer(text) if not _address(m)]
     worded = [w for w in (m.group() for m in found) if any(c.isalpha() for c in w)]
-    leet = [w for w in worded if _mixed(w) and _INSIDE_RE.search(w) and _letters(w) >= 2]
+    leet = [w for w in worded if _mixed(w) and _letters(w) >= 2 and _counted(w)]
     return (
         len(leet) >= least
         and len(leet) >= share * len(worded)
         and any(_letters(w) >= 3 or len(w) >= 5 for w in leet)
+    )
+
+
+def _counted(word: str) -> bool:
+    """Whether a word mixing letters and leetspeak counts towards a text of leetspeak: a digit
+    or symbol between letters, a digit before two, or a symbol first or last in a word of three
+    letters or more (:data:`_EDGE_RE`)."""
+    return _INSIDE_RE.search(word) is not None or (
+        _letters(word) >= 3 and _EDGE_RE.search(word) is not None
     )
 
 
