@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 
 from neardup.sketch import canonical_data
 
@@ -382,13 +382,15 @@ def join_spaced(text: str) -> str:
     for m in runs:
         sep = m.group(1)
         held[sep] = held.get(sep, 0) + (m.end() - m.start() + len(sep)) // (1 + len(sep))
+    for sep in sorted(held, key=lambda k: -held[k]):
+        if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
+            # then the runs of letters left in other words (``C-T-S/B-B-L``)
+            return _spaced_by(sep).sub(partial(_drop, sep), _unspaced(text, sep))
     if sum(held.values()) < SPACED_LETTERS:
         return text
     sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
-        if sep != "." and not sep.isspace():
-            return _unspaced(text, sep)
         return _spaced_by(sep).sub(
             lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
             text,
@@ -410,20 +412,56 @@ def join_spaced(text: str) -> str:
     return "".join(out)
 
 
+SPACED_CHUNK_LETTERS = 5
+"""A mark or a symbol that spaces out words holding this many letters or more, and stands
+nowhere else in the text (:func:`_spaced_chunks`), spaces out the text."""
+
+
 @cache
-def _between(sep: str) -> re.Pattern[str]:
-    """``sep`` beside a visible character: three in a row between two (``a/n/d///o/r``), or
-    one between two or between one and a space or a line's end."""
+def _chunk_re(sep: str) -> re.Pattern[str]:
+    """A word (between spaces) spaced out by ``sep``: single characters ``sep`` apart (three
+    where the word had its own, ``a/n/d///o/r``), one more at an end where a line broke it,
+    punctuation before and after (``<O-B-O-D>``)."""
     s = re.escape(sep)
-    return re.compile(rf"(?<=\S){s}{s}{s}(?=\S)|(?<=\S){s}(?=\S|\s|\Z)|(?<=\s){s}(?=\S)")
+    edge = rf"[^\w\s{s}]*"
+    return re.compile(rf"{edge}{s}?[^\s{s}](?:(?:{s}|{s}{s}{s})[^\s{s}])*{s}?{edge}")
+
+
+def _spaced_chunks(text: str, sep: str) -> bool:
+    """Whether the text uses ``sep`` (a mark or a symbol, not a point) only to space out
+    words, its digits and punctuation too (``E_M_H_A_R_T``, ``1_._5``): nine in ten of the
+    words holding it are so written, and they hold :data:`SPACED_CHUNK_LETTERS` letters or
+    more. A real text writes a dash or a slash between words as well (``and/or``,
+    ``well-known``, ``747-400``) and few letters apart (``a/b``; ``1-2-3``, ``6-3 6-4`` have
+    none)."""
+    chunks = [c for c in text.split() if sep in c]
+    spaced = [c for c in chunks if _chunk_re(sep).fullmatch(c)]
+    return 10 * len(spaced) >= 9 * len(chunks) and (
+        sum(1 for c in "".join(spaced) if c.isalpha()) >= SPACED_CHUNK_LETTERS
+    )
+
+
+# a letter and a digit (``M-1``, ``B/2``): a code as often as a word spaced out
+_CODE_RE = re.compile(r"\W*(?:[^\W\d_]\d|\d[^\W\d_])\W*")
 
 
 def _unspaced(text: str, sep: str) -> str:
-    """A text spaced out with a mark or a symbol (``c·o·p·y``, ``c_o_p_y``): each ``sep``
-    beside a visible character is removed, so that digits (``1·9·8·7``) and punctuation
-    within a word (``c·o·r·p·'·s``) join too; three in a row are the text's own ``sep``, one
-    kept; one between spaces stays (``a - b``)."""
-    return _between(sep).sub(lambda m: sep if len(m.group()) == 3 * len(sep) else "", text)
+    """A text spaced out with a mark or a symbol (``c·o·p·y``, ``c_o_p_y``): each word so
+    written (:func:`_chunk_re`) joined, three ``sep`` in a row kept as the word's own one;
+    the other words kept as they are (``747-400``)."""
+    chunk, triple = _chunk_re(sep), sep * 3
+
+    def join(m: re.Match[str]) -> str:
+        word = m.group()
+        if not chunk.fullmatch(word) or _CODE_RE.fullmatch(word.replace(sep, "")):
+            return word
+        return sep.join(part.replace(sep, "") for part in word.split(triple))
+
+    return re.sub(r"\S+", join, text)
+
+
+def _drop(sep: str, m: re.Match[str]) -> str:
+    return m.group().replace(sep, "")
 
 
 def _run_length(m: re.Match[str], sep: str | None = None) -> int:
@@ -454,7 +492,7 @@ def _beside(text: str, a: re.Match[str], b: re.Match[str]) -> bool:
 # an ordinal, a time of day or a decade as written (``21st``, ``4th``, ``10am``, ``1960s``): not
 # leetspeak
 _ORDINAL_RE = re.compile(
-    r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m|[0-9]{2,}s)", re.ASCII
+    r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m|[0-9]+0s)", re.ASCII
 )
 
 
