@@ -382,13 +382,12 @@ def join_spaced(text: str) -> str:
     for m in runs:
         sep = m.group(1)
         held[sep] = held.get(sep, 0) + (m.end() - m.start() + len(sep)) // (1 + len(sep))
-    for sep in sorted(held, key=lambda k: -held[k]):
-        if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
-            # then the runs of letters left in other words (``C-T-S/B-B-L``)
-            return _spaced_by(sep).sub(partial(_drop, sep), _unspaced(text, sep))
+    sep = max(held, key=lambda k: held[k])
+    if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
+        # then the runs of letters left in other words (``C-T-S/B-B-L``)
+        return _spaced_by(sep).sub(partial(_drop, sep), _unspaced(text, sep))
     if sum(held.values()) < SPACED_LETTERS:
         return text
-    sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
         return _spaced_by(sep).sub(
