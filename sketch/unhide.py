@@ -514,7 +514,7 @@ def _strict(word: str) -> bool:
     """Whether ``word`` reads as leetspeak in any text: three letters or more, a digit between
     two of them, and two digits or more, each alone (``DC10s`` is a name; a word with one
     digit is as often a typing slip or a code, ``othe4r``, ``th3pygks``)."""
-    if not _mixed(word) or not _FLANKED_RE.search(word):
+    if not _mixed(word) or not _FLANKED_RE.search(word) or not _paired(word):
         return False
     runs = _DIGITS_RE.findall(word)
     return len(runs) >= 2 and len(word) - len(runs) >= 3 and all(len(r) == 1 for r in runs)
@@ -593,10 +593,22 @@ def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
     )
 
 
+_PAIR_RE = re.compile(r"[A-Za-z]{2}")
+
+
+def _paired(word: str) -> bool:
+    """Whether a word has a digit, or two letters side by side: symbols between single letters
+    are a formula or a list (``x+y``, ``a|b|c``)."""
+    return any(c.isdigit() for c in word) or _PAIR_RE.search(word) is not None
+
+
 def _counted(word: str) -> bool:
     """Whether a word mixing letters and leetspeak counts towards a text of leetspeak: a digit
     or symbol between letters, a digit before two, or a symbol first or last in a word of three
-    letters or more (:data:`_EDGE_RE`)."""
+    letters or more (:data:`_EDGE_RE`); a word with symbols and no digit only with two
+    letters side by side."""
+    if not _paired(word):
+        return False
     return _INSIDE_RE.search(word) is not None or (
         _letters(word) >= 3 and _EDGE_RE.search(word) is not None
     )
