@@ -18,13 +18,17 @@ text (:func:`unhide_folded`: the form folded twice is the form).
    space and about one per word). Inside words (``wo\u200brd``, one between every two
    letters) they are still removed: the zero-width joiners of the disguise benchmark's
    ``invisible`` family stay found.
-3. **Letters spaced out** (``c o p y``, ``c.o.p.y``, ``c-o-p-y``, ``c  o  p  y``, thin spaces):
-   runs of single letters with one separator between them, joined back into words when the
+3. **Letters spaced out** (``c o p y``, ``c.o.p.y``, ``c-o-p-y``, ``c_o_p_y``, ``c·o·p·y``,
+   ``c  o  p  y``, thin spaces; a separator is two spaces or any one space, punctuation mark or
+   symbol, the same along a run): runs of single letters with one between them, joined back
+   into words when the
    runs of one separator hold a large share of the text's letters (a real text's ``a``, ``I``
    and initials do not), or when a run is four letters long or more (not an initialism with
    a point after its last letter too, ``C.O.M.B.``), and then a shorter run beside a joined
    one (``t.h.e b.a.n.k``); never fewer than :data:`SPACED_LETTERS` letters in all
-   (``a b c d``) (:func:`join_spaced`).
+   (``a b c d``) (:func:`join_spaced`). A mark or symbol that the text uses only to space out
+   words (half the words ``c_o_r_p_'_s``, ``1·9·8·7``) joins those words whole, their digits
+   and punctuation too (:func:`_spaced_chunks`); ``a/b``, ``and/or``, ``1-2-3``, ``M-1`` stay.
 4. **Leetspeak digits inside words** (``h4ck3r``, ``r3f1n3r5``, ``5ecur1ty``): in any text, a
    word of three letters or more with two single digits or more, one between its letters, is
    read with each digit as the letter it stands for (``0`` o, ``1`` i, ``11`` ll, ``3`` e,
@@ -34,8 +38,13 @@ text (:func:`unhide_folded`: the form folded twice is the form).
    number standing alone stays a number: ``50`` may be ``so`` or fifty, which only the
    meaning tells. A real alphanumeric has fewer letters or longer numbers (``A320``,
    ``COVID19``, ``3D``, ``mp3``, ``10am``, ``2nd``, ``B2B``, ``H5N1``, ``DC10s``) and is
-   kept. Measured: of 20,841 Reuters stories, none folds otherwise (a typing slip
-   ``othe4r`` or a code ``th3pygks`` has one digit).
+   kept. Leetspeak's symbols are read as its digits are (``@`` a, ``$`` s, ``!`` i, ``+`` t,
+   ``|`` l, ``(`` c, ``€`` e, ``£`` l, ``¡`` i, ``¢`` c, ``§`` s, ``¥`` y: ``h@ck3r``,
+   ``pers!$tent``), in a word with a digit or two letters side by side (``x+y``, ``a|b|c`` are
+   a formula and a list), and first or last in a word (``$aid``, ``la$+``) only in a text of
+   leetspeak; an e-mail address (``a@b.com``) is kept. ``ß`` folds to ``ss`` before leetspeak is
+   read, and ``1`` reads ``i``, never ``l``. Measured: of 20,841 Reuters stories, none folds
+   otherwise (a typing slip ``othe4r`` or a code ``th3pygks`` has one digit).
 
 Most texts have none of these: :func:`plain` tells an ASCII text that has nothing to undo here
 (nor an escape, :mod:`neardup.sketch.escapes`) from the byte shapes of the whole text (one
@@ -72,8 +81,10 @@ def _shape(b: int) -> str:
         return "a"
     if c.isdigit():
         return "0"
-    if c in _SYMBOLS:
+    if c in _SYMBOLS and c != "(":  # a bracket between letters is most often a formula's
         return "@"
+    if c == "?":  # a character past ASCII looked at as ASCII (:func:`_ascii_suspect`)
+        return "?"
     return " " if c == " " or (c.isascii() and c.isprintable() and not c.isalnum()) else ","
 
 
@@ -139,9 +150,14 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # rarer than a letter, which the search skips to in C (bytes.find on "a0a" and " a a a a "
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
-# a leetspeak symbol "@" between letters, beside another or a digit (``pers!$tent``, ``w@7er``)
-_SYMBOL_RE = re.compile(rb"@(?<=[a0]@)[0@]?a")
+# a leetspeak symbol "@" after a letter or a digit and before two letters, beside another or a
+# digit (``b@nk``, ``pers!$tent``): ``P(A|B)`` is a formula; or four letters a symbol apart
+# (``c|o|p|y``, spaced letters)
+_SYMBOL_RE = re.compile(rb"@(?<=[a0]@)(?:[0@]?aa|a@a@a)")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
+# four letters a mark past ASCII apart (``c·o·p·y``) in a text whose characters past ASCII are
+# all marks, each looked at as "?": one such between letters is most often a curly apostrophe
+_MARK_RUN_RE = re.compile(rb"\?(?<=a\?)a\?a\?a")
 # the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
 # letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
 _U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
@@ -171,15 +187,16 @@ def _suspect(text: str) -> bool:
     letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
     spares the text's start is looked for too. A character past ASCII is taken for a letter
     and for a separator; a leetspeak symbol past ASCII (``€``) is looked at as ``@``."""
+    if text.isascii():
+        return _ascii_suspect(text)
     for c in _WIDE_SYMBOLS:
         if c in text:
             text = text.replace(c, "@")
-    if text.isascii() or _only_marks_of_writing(text):
-        shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
+    if _only_marks_of_writing(text):
         return (
-            _DIGIT_RE.search(shape) is not None
-            or _RUN_RE.search(shape) is not None
-            or _symbol(shape)
+            _ascii_suspect(text)
+            or _MARK_RUN_RE.search(f" {text} ".encode("ascii", "replace").translate(_SHAPES))
+            is not None
         )
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
     return (
@@ -193,8 +210,17 @@ def plain(text: str) -> bool:
     :func:`_suspect`'s, written out: it runs on every text the form folds."""
     if "\\" in text or "=" in text:
         return False
-    shape = f" {text} ".encode().translate(_SHAPES)
-    return _DIGIT_RE.search(shape) is None and _RUN_RE.search(shape) is None and not _symbol(shape)
+    return not _ascii_suspect(text)
+
+
+def _ascii_suspect(text: str) -> bool:
+    """:func:`_suspect` of a text looked at as ASCII (each character past ASCII a ``?``)."""
+    shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
+    return (
+        _DIGIT_RE.search(shape) is not None
+        or _RUN_RE.search(shape) is not None
+        or (b"@" in shape and _SYMBOL_RE.search(shape) is not None)
+    )
 
 
 def _symbol(shape: bytes) -> bool:
@@ -583,12 +609,19 @@ def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
     """Whether ``share`` of the text's words with a letter, and ``least`` of them, have two
     letters or more and a leetspeak digit between letters or before two, one of them at least
     three letters or five characters long (``H5N1 and B2B`` has none such: codes are short)."""
-    found = [m for m in _ALNUM_RE.finditer(text) if not _address(m)]
-    worded = [w for w in (m.group() for m in found) if any(c.isalpha() for c in w)]
-    leet = [w for w in worded if _mixed(w) and _letters(w) >= 2 and _counted(w)]
+    worded = 0
+    leet: list[str] = []
+    for m in _ALNUM_RE.finditer(text):
+        w = m.group()
+        if w.isalpha():  # most words: looked at in C
+            worded += 1
+        elif any(c.isalpha() for c in w) and not _address(m):
+            worded += 1
+            if _mixed(w) and _letters(w) >= 2 and _counted(w):
+                leet.append(w)
     return (
         len(leet) >= least
-        and len(leet) >= share * len(worded)
+        and len(leet) >= share * worded
         and any(_letters(w) >= 3 or len(w) >= 5 for w in leet)
     )
 
@@ -644,8 +677,11 @@ def read_leet(text: str) -> str:
     done = 0
     for m in _SENTENCE_RE.finditer(text):
         sentence = text[done : m.start()]
-        loose = _leet_share(sentence, SENTENCE_SHARE, SENTENCE_LEET)
-        out += (_ALNUM_RE.sub(_loose_word if loose else _strict_word, sentence), m.group())
+        if _INSIDE_RE.search(sentence) is None:  # no word of it is read (most sentences)
+            out += (sentence, m.group())
+        else:
+            loose = _leet_share(sentence, SENTENCE_SHARE, SENTENCE_LEET)
+            out += (_ALNUM_RE.sub(_loose_word if loose else _strict_word, sentence), m.group())
         done = m.end()
     return "".join(out)
 
