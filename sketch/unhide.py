@@ -81,6 +81,8 @@ def _shape(b: int) -> str:
         return "a"
     if c.isdigit():
         return "0"
+    if c == "|":  # a rule of a table or a formula's (P(A|B)), as often as leetspeak's l
+        return "|"
     if c in _SYMBOLS and c != "(":  # a bracket between letters is most often a formula's
         return "@"
     if c == "?":  # a character past ASCII looked at as ASCII (:func:`_ascii_suspect`)
@@ -150,10 +152,9 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # rarer than a letter, which the search skips to in C (bytes.find on "a0a" and " a a a a "
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
-# a leetspeak symbol "@" after a letter or a digit and before two letters, beside another or a
-# digit (``b@nk``, ``pers!$tent``): ``P(A|B)`` is a formula; or four letters a symbol apart
-# (``c|o|p|y``, spaced letters)
-_SYMBOL_RE = re.compile(rb"@(?<=[a0]@)(?:[0@]?aa|a@a@a)")
+# a leetspeak symbol "@" between letters, beside another or a digit (``b@nk``, ``pers!$tent``);
+# a bar "|" only before two letters (``P(A|B)`` is a formula), or four letters a bar apart
+_SYMBOL_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a|\|(?<=[a0@]\|)(?:[0@|]?aa|a\|a\|a)")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
 # four letters a mark past ASCII apart (``c·o·p·y``) in a text whose characters past ASCII are
 # all marks, each looked at as "?": one such between letters is most often a curly apostrophe
@@ -219,14 +220,14 @@ def _ascii_suspect(text: str) -> bool:
     return (
         _DIGIT_RE.search(shape) is not None
         or _RUN_RE.search(shape) is not None
-        or (b"@" in shape and _SYMBOL_RE.search(shape) is not None)
+        or ((b"@" in shape or b"|" in shape) and _SYMBOL_RE.search(shape) is not None)
     )
 
 
 def _symbol(shape: bytes) -> bool:
     """Whether the shapes show a leetspeak symbol between letters (a search only where there
     is one at all: most texts have none)."""
-    return b"@" in shape and _SYMBOL_RE.search(shape) is not None
+    return (b"@" in shape or b"|" in shape) and _SYMBOL_RE.search(shape) is not None
 
 
 @cache
