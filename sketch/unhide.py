@@ -134,6 +134,7 @@ _ALNUM_RE = re.compile(
 _DIGITS_RE = re.compile(rf"[0-9{_SYM}]+")
 # what follows the name before an e-mail address's domain (``a@b.com``): not leetspeak
 _DOMAIN_RE = re.compile(r"\.[A-Za-z0-9]")
+_CLOSE_RE = re.compile(r"[^\s(]{0,20}\)")
 
 # characters that draw nothing but look like, or once were, a space: Hangul fillers, the
 # Mongolian vowel separator, the blank braille pattern
@@ -457,13 +458,16 @@ def _spaced_chunks(text: str, sep: str) -> bool:
     """Whether the text uses ``sep`` (a mark or a symbol, not a point) only to space out
     words, its digits and punctuation too (``E_M_H_A_R_T``, ``1_._5``): nine in ten of the
     words holding it are so written, and they hold :data:`SPACED_CHUNK_LETTERS` letters or
-    more. A real text writes a dash or a slash between words as well (``and/or``,
-    ``well-known``, ``747-400``) and few letters apart (``a/b``; ``1-2-3``, ``6-3 6-4`` have
-    none)."""
+    more, three in one word at least. A real text writes a dash or a slash between words as
+    well (``and/or``, ``well-known``, ``747-400``) and few letters apart (``a/b``, ``b/n``,
+    ``p/n``; ``1-2-3``, ``6-3 6-4`` have none)."""
     chunks = [c for c in text.split() if sep in c]
     spaced = [c for c in chunks if _chunk_re(sep).fullmatch(c)]
-    return 10 * len(spaced) >= 9 * len(chunks) and (
-        sum(1 for c in "".join(spaced) if c.isalpha()) >= SPACED_CHUNK_LETTERS
+    letters = [sum(1 for c in chunk if c.isalpha()) for chunk in spaced]
+    return (
+        10 * len(spaced) >= 9 * len(chunks)
+        and sum(letters) >= SPACED_CHUNK_LETTERS
+        and max(letters, default=0) >= 3  # not only pairs (b/n, p/n, 3/5)
     )
 
 
@@ -548,8 +552,12 @@ def _strict(word: str) -> bool:
 
 
 def _address(match: re.Match[str]) -> bool:
-    """Whether a word is the name and host of an e-mail address (``a@b`` before ``.com``)."""
-    return "@" in match.group() and _DOMAIN_RE.match(match.string, match.end()) is not None
+    """Whether a word is the name and host of an e-mail address (``a@b`` before ``.com``), or
+    a formula or a call whose bracket closes right after it (``PROB(WIN|RAIN)``, ``f(x``)."""
+    word = match.group()
+    if "(" in word and _CLOSE_RE.match(match.string, match.end()) is not None:
+        return True
+    return "@" in word and _DOMAIN_RE.match(match.string, match.end()) is not None
 
 
 def _strict_word(match: re.Match[str]) -> str:
