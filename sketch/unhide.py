@@ -403,7 +403,9 @@ def join_spaced(text: str) -> str:
     between ``y`` and ``t``) when they hold :data:`SPACED_SHARE` of the text's letters or more;
     else those of :data:`LONG_RUN` letters or more; none when all runs hold fewer than
     :data:`SPACED_LETTERS` letters."""
-    runs = list(_spaced_re().finditer(text))
+    runs = [
+        m for m in _spaced_re().finditer(text) if not _glued(text, m.start(), m.end(), m.group(1))
+    ]
     if not runs:
         return text
     held: dict[str, int] = {}
@@ -419,7 +421,11 @@ def join_spaced(text: str) -> str:
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
         return _spaced_by(sep).sub(
-            lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
+            lambda m: (
+                m.group()
+                if _initialism(text, m, sep, 2) or _glued(text, m.start(), m.end(), sep)
+                else m.group().replace(sep, "")
+            ),
             text,
         )
     joined = [_run_length(m) >= LONG_RUN and not _initialism(text, m, m.group(1)) for m in runs]
@@ -492,6 +498,19 @@ def _unspaced(text: str, sep: str) -> str:
 
 def _drop(sep: str, m: re.Match[str]) -> str:
     return m.group().replace(sep, "")
+
+
+def _glued(text: str, start: int, end: int, sep: str) -> bool:
+    """Whether a run of single letters a mark or symbol ``sep`` apart goes on, ``sep`` and then
+    a word, at an end: the letters of a word of leetspeak (``m!n!m!z!ng``), not spaced out."""
+    if sep.isspace():
+        return False
+    n = len(sep)
+    before = text[max(0, start - n - 1) : start]
+    after = text[end : end + n + 1]
+    return (before[-n:] == sep and before[:1].isalnum() and len(before) == n + 1) or (
+        after[:n] == sep and after[n:].isalnum()
+    )
 
 
 def _run_length(m: re.Match[str], sep: str | None = None) -> int:

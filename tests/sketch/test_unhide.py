@@ -240,6 +240,8 @@ def test_leetspeak_symbols_read_as_letters(table: str, seed: int) -> None:
     ("leet", "plain"),
     [
         ("h@ck3r$ g0t pers!$tent @ccess", "hackers got persistent access"),
+        # a symbol between single letters of a longer word is no spacing
+        ("m!n!m!z!ng l0$$es, th3 b@nk $aid", "minimizing losses, the bank said"),
         ("B@HI@ (OCO@ REV!EW: $hower$ (on+inued +hroughout the w33k, Sm!7h $@id",
          "bahia cocoa review: showers continued throughout the week, smith said"),
         ("th3 c€ntr@l b@nk r@i$€d r@t€$ £@st w€€k", "the central bank raised rates last week"),
