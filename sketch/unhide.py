@@ -501,9 +501,10 @@ def _drop(sep: str, m: re.Match[str]) -> str:
 
 
 def _glued(text: str, start: int, end: int, sep: str) -> bool:
-    """Whether a run of single letters a mark or symbol ``sep`` apart goes on, ``sep`` and then
-    a word, at an end: the letters of a word of leetspeak (``m!n!m!z!ng``), not spaced out."""
-    if sep.isspace():
+    """Whether a run of single letters a leetspeak symbol ``sep`` apart goes on, ``sep`` and
+    then a word, at an end: the letters of a word of leetspeak (``m!n!m!z!ng``), not spaced
+    out."""
+    if sep not in _SYMBOLS:  # a symbol that writes a letter in leetspeak
         return False
     n = len(sep)
     before = text[max(0, start - n - 1) : start]
