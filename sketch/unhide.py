@@ -154,8 +154,9 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
 # a leetspeak symbol "@" between letters, beside another or a digit (``b@nk``, ``pers!$tent``);
-# a bar "|" only before two letters (``P(A|B)`` is a formula), or four letters a bar apart
-_SYMBOL_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a|\|(?<=[a0@]\|)(?:[0@|]?aa|a\|a\|a)")
+# a bar "|" only four letters a bar apart (``c|o|p|y``): ``PROB(WIN|RAIN)`` is a formula, and a
+# word of leetspeak with a bar has other symbols too
+_SYMBOL_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a|\|(?<=[a0@]\|)a\|a\|a")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
 # four letters a mark past ASCII apart (``c·o·p·y``) in a text whose characters past ASCII are
 # all marks, each looked at as "?": one such between letters is most often a curly apostrophe
