@@ -539,6 +539,23 @@ def _spaced(between: str, words: str) -> Fn:
     return fn
 
 
+_CHUNK_RE = re.compile(r"\S+")  # a word as a writer spaces it: its punctuation and digits too
+
+
+def _spaced_some(separators: str, share: float = 0.5) -> Fn:
+    """A share of the words (each run of visible characters, its punctuation and digits too)
+    with a separator between every two characters: one drawn from ``separators`` for the
+    whole text (a writer keeps to one)."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        sep = rng.choice(separators)
+        return _CHUNK_RE.sub(
+            lambda m: sep.join(m.group()) if rng.random() < share else m.group(), text
+        )
+
+    return fn
+
+
 # --------------------------------------------------------------------------- leetspeak
 
 _LEET_TABLES = {
@@ -548,6 +565,34 @@ _LEET_TABLES = {
     "full": {"a": "4", "b": "8", "e": "3", "g": "9", "i": "1", "o": "0", "s": "5", "t": "7",
              "z": "2"},
 }  # fmt: skip
+
+
+_SYMBOL_TABLES = {
+    "at": {"a": "@", "s": "$", "i": "!", "o": "0", "e": "3", "t": "+"},
+    "brackets": {"a": "@", "c": "(", "l": "|", "s": "$", "t": "7", "i": "!"},
+    "currency": {"e": "\u20ac", "l": "\u00a3", "c": "\u00a2", "s": "\u00a7", "y": "\u00a5",
+                 "i": "\u00a1", "a": "@"},
+    "mixed": {"a": "@", "b": "8", "c": "(", "e": "3", "i": "!", "l": "|", "o": "0", "s": "$",
+              "t": "+"},
+}  # fmt: skip
+_LONG_WORD_RE = re.compile(r"[A-Za-z]{4,}")
+
+
+def _symbol_leet(table: str, share: float = 0.5) -> Fn:
+    """Letters of the words of four letters or more written as the symbols (and digits) of
+    a table, each with probability ``share``, both cases."""
+
+    def fn(rng: random.Random, text: str) -> str:
+        symbols = _SYMBOL_TABLES[table]
+
+        def sub(m: re.Match[str]) -> str:
+            return "".join(
+                symbols.get(ch.lower(), ch) if rng.random() < share else ch for ch in m.group()
+            )
+
+        return _LONG_WORD_RE.sub(sub, text)
+
+    return fn
 
 
 def _leet(table: str, share: float = 1.0) -> Fn:
@@ -785,6 +830,13 @@ _REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
         "spaced_thin": (_spaced("\u2009", " "), EN, "letters U+2009 apart, words a space"),
         "spaced_nbsp": (_spaced("\u00a0", "   "), EN, "letters U+00A0 apart, words three spaces"),
         "spaced_underscores": (_spaced("_", " "), EN, "c_o_p_y t_h_e"),
+        "spaced_underscores_half": (_spaced_some("_"), EN, "half the words c_o_p_y,"),
+        "spaced_middots_half": (_spaced_some("\u00b7"), EN, "half the words c·o·p·y,"),
+        "spaced_ascii_half": (_spaced_some("/|*~+"), EN,
+            "half the words spaced by one of / | * ~ + (one per text)"),
+        "spaced_unicode_half": (_spaced_some("\u2022\u2027\u2219\u30fb\u2043\u00a6\u2e31"),
+            EN, "half the words spaced by one of U+2022 U+2027 U+2219 U+30FB U+2043 U+00A6 "
+            "U+2E31 (one per text)"),
         "spaced_spaces_later": (_later(_spaced(" ", "   "), "first"), EN,
             "spaced_spaces after the first sentence"),
         "spaced_dots_half": (_later(_spaced(".", " "), "half"), EN,
@@ -796,6 +848,11 @@ _REGISTRY: dict[str, dict[str, tuple[Fn, frozenset[str], str]]] = {
         "leet_e3o0": (_leet("e3o0"), EN, "e o as 3 0"),
         "leet_full": (_leet("full"), EN, "a b e g i o s t z as 4 8 3 9 1 0 5 7 2"),
         "leet_half": (_leet("basic", 0.5), EN, "half of a e i o s t as 4 3 1 0 5 7"),
+        **{
+            f"leet_symbols_{table}": (_symbol_leet(table), EN,
+                f"half the letters of words of 4+ letters as symbols ({table} table)")
+            for table in _SYMBOL_TABLES
+        },
         "leet_basic_later": (_later(_leet("basic"), "first"), EN,
             "leet_basic after the first sentence"),
         "leet_full_half": (_later(_leet("full"), "half"), EN,

@@ -18,13 +18,17 @@ text (:func:`unhide_folded`: the form folded twice is the form).
    space and about one per word). Inside words (``wo\u200brd``, one between every two
    letters) they are still removed: the zero-width joiners of the disguise benchmark's
    ``invisible`` family stay found.
-3. **Letters spaced out** (``c o p y``, ``c.o.p.y``, ``c-o-p-y``, ``c  o  p  y``, thin spaces):
-   runs of single letters with one separator between them, joined back into words when the
+3. **Letters spaced out** (``c o p y``, ``c.o.p.y``, ``c-o-p-y``, ``c_o_p_y``, ``c·o·p·y``,
+   ``c  o  p  y``, thin spaces; a separator is two spaces or any one space, punctuation mark or
+   symbol, the same along a run): runs of single letters with one between them, joined back
+   into words when the
    runs of one separator hold a large share of the text's letters (a real text's ``a``, ``I``
    and initials do not), or when a run is four letters long or more (not an initialism with
    a point after its last letter too, ``C.O.M.B.``), and then a shorter run beside a joined
    one (``t.h.e b.a.n.k``); never fewer than :data:`SPACED_LETTERS` letters in all
-   (``a b c d``) (:func:`join_spaced`).
+   (``a b c d``) (:func:`join_spaced`). A mark or symbol that the text uses only to space out
+   words (half the words ``c_o_r_p_'_s``, ``1·9·8·7``) joins those words whole, their digits
+   and punctuation too (:func:`_spaced_chunks`); ``a/b``, ``and/or``, ``1-2-3``, ``M-1`` stay.
 4. **Leetspeak digits inside words** (``h4ck3r``, ``r3f1n3r5``, ``5ecur1ty``): in any text, a
    word of three letters or more with two single digits or more, one between its letters, is
    read with each digit as the letter it stands for (``0`` o, ``1`` i, ``11`` ll, ``3`` e,
@@ -34,8 +38,13 @@ text (:func:`unhide_folded`: the form folded twice is the form).
    number standing alone stays a number: ``50`` may be ``so`` or fifty, which only the
    meaning tells. A real alphanumeric has fewer letters or longer numbers (``A320``,
    ``COVID19``, ``3D``, ``mp3``, ``10am``, ``2nd``, ``B2B``, ``H5N1``, ``DC10s``) and is
-   kept. Measured: of 20,841 Reuters stories, none folds otherwise (a typing slip
-   ``othe4r`` or a code ``th3pygks`` has one digit).
+   kept. Leetspeak's symbols are read as its digits are (``@`` a, ``$`` s, ``!`` i, ``+`` t,
+   ``|`` l, ``(`` c, ``€`` e, ``£`` l, ``¡`` i, ``¢`` c, ``§`` s, ``¥`` y: ``h@ck3r``,
+   ``pers!$tent``), in a word with a digit or two letters side by side (``x+y``, ``a|b|c`` are
+   a formula and a list), and first or last in a word (``$aid``, ``la$+``) only in a text of
+   leetspeak; an e-mail address (``a@b.com``) is kept. ``ß`` folds to ``ss`` before leetspeak is
+   read, and ``1`` reads ``i``, never ``l``. Measured: of 20,841 Reuters stories, none folds
+   otherwise (a typing slip ``othe4r`` or a code ``th3pygks`` has one digit).
 
 Most texts have none of these: :func:`plain` tells an ASCII text that has nothing to undo here
 (nor an escape, :mod:`neardup.sketch.escapes`) from the byte shapes of the whole text (one
@@ -50,29 +59,39 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache, lru_cache
+from functools import cache, lru_cache, partial
 
 from neardup.sketch import canonical_data
 
-# shapes of UTF-8 bytes: an ASCII letter "a", a digit "0", a separator of spaced letters " ", a
-# character past ASCII "u" (its first byte; the others are deleted), any other ASCII byte ","
-_SHAPES = bytes(
-    ord(
-        "u"
-        if b >= 0xC0
-        else "a"
-        if chr(b).isascii() and chr(b).isalpha()
-        else "0"
-        if chr(b).isdigit()
-        else " "
-        if chr(b) in " .-_*"
-        else ","
-    )
-    for b in range(256)
-)
+# leetspeak's symbols for letters (beside its digits): ASCII ones, and those past ASCII that fold
+# to themselves (``ß`` folds to ``ss`` before leetspeak is read, and a German word has it)
+_SYMBOLS = {"@": "a", "$": "s", "!": "i", "+": "t", "|": "l", "(": "c", "\u20ac": "e",
+            "\u00a3": "l", "\u00a1": "i", "\u00a2": "c", "\u00a7": "s", "\u00a5": "y"}  # fmt: skip
+_WIDE_SYMBOLS = "".join(c for c in _SYMBOLS if not c.isascii())
+
+
+def _shape(b: int) -> str:
+    """The shape of a UTF-8 byte: an ASCII letter "a"; a digit or a leetspeak symbol "0"; a
+    space or other ASCII punctuation or symbol, each a separator of spaced letters, " "; a
+    character past ASCII "u" (its first byte; the others are deleted); any other byte ","."""
+    c = chr(b)
+    if b >= 0xC0:
+        return "u"
+    if c.isascii() and c.isalpha():
+        return "a"
+    if c.isdigit():
+        return "0"
+    if c == "|":  # a rule of a table or a formula's (P(A|B)), as often as leetspeak's l
+        return "|"
+    if c in _SYMBOLS and c != "(":  # a bracket between letters is most often a formula's
+        return "@"
+    if c == "?":  # a character past ASCII looked at as ASCII (:func:`_ascii_suspect`)
+        return "?"
+    return " " if c == " " or (c.isascii() and c.isprintable() and not c.isalnum()) else ","
+
+
+_SHAPES = bytes(ord(_shape(b)) for b in range(256))
 _BYTES = bytes(range(0x80, 0xC0))  # a character's bytes past its first
-# separators of spaced letters: two spaces, or one of these
-_SEPARATORS = " ._*\\-\u00a0\u00b7\u2006\u2009\u200a\u202f"
 _LETTER = r"[^\W\d_]"
 # combining marks of the blocks a disguise draws them from, and variation selectors: a letter
 # of a spaced run may carry them, and a letter beside one is inside a word
@@ -87,13 +106,35 @@ word spaced out from a list of letters (``a b c d``)."""
 
 _LEET = {"0": "o", "1": "i", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t",
          "8": "b", "9": "g"}  # fmt: skip
-# leetspeak writes Latin letters: its words are of ASCII letters and digits (a digit beside a
-# Han character is no part of a word)
-_FLANKED_RE = re.compile(r"[A-Za-z][0-9]{1,2}[A-Za-z]")
-# a digit inside a word of leetspeak: between two letters, or first before two letters
-_INSIDE_RE = re.compile(r"[A-Za-z][0-9]{1,2}[A-Za-z]|(?<![A-Za-z0-9])[0-9][A-Za-z]{2}")
-_ALNUM_RE = re.compile(r"(?<![^\W_])[A-Za-z0-9]+(?![^\W_])")
-_DIGITS_RE = re.compile(r"[0-9]+")
+_LEET_ALL = {**_LEET, **_SYMBOLS}
+_SYM = "".join(map(re.escape, _SYMBOLS))
+# symbols that may start a word of leetspeak (``$ome``, ``!ncrease``, ``(ocoa``: a bracket
+# that no other closes within a line or so), or end one (``la$+``, ``amer!(@``: not a mark of
+# exclamation, ``Yahoo!``); read only in a text or a sentence of leetspeak
+# (:func:`_loose_word`)
+_LEAD = "".join(re.escape(c) for c in _SYMBOLS if c != "(")
+_TRAIL = "".join(re.escape(c) for c in _SYMBOLS if c not in "!\u00a1")
+_OPEN = r"\((?![^()]{0,60}\))"
+# leetspeak writes Latin letters: its words are of ASCII letters, digits and symbols (a digit
+# beside a Han character is no part of a word)
+_FLANKED_RE = re.compile(rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]")
+# a digit or symbol inside a word of leetspeak: between two letters; a digit first before two
+_INSIDE_RE = re.compile(
+    rf"[A-Za-z][0-9{_SYM}]{{1,2}}[A-Za-z]|(?<![A-Za-z0-9{_SYM}])[0-9][A-Za-z]{{2}}"
+)
+# a symbol first or last in a word of three letters or more, counted as leetspeak (``|o$s``,
+# ``d|r$``): not ``@`` or ``$`` first (``@name``, ``$AAPL``), nor ``!`` last (``Yahoo!``)
+_EDGE_RE = re.compile(
+    r"^[|+!(\u20ac\u00a3\u00a2\u00a7\u00a5][A-Za-z]{2}|[A-Za-z]{2}[$+|(@\u20ac\u00a3\u00a2\u00a7\u00a5]$"
+)
+_ALNUM_RE = re.compile(
+    rf"(?<![^\W_])(?:[{_LEAD}]|{_OPEN})*[A-Za-z0-9](?:[A-Za-z0-9{_SYM}]*[A-Za-z0-9])?"
+    rf"(?:[{_SYM}]*[{_TRAIL}])?(?![^\W_])"
+)
+_DIGITS_RE = re.compile(rf"[0-9{_SYM}]+")
+# what follows the name before an e-mail address's domain (``a@b.com``): not leetspeak
+_DOMAIN_RE = re.compile(r"\.[A-Za-z0-9]")
+_CLOSE_RE = re.compile(r"[^\s(]{0,20}\)")
 
 # characters that draw nothing but look like, or once were, a space: Hangul fillers, the
 # Mongolian vowel separator, the blank braille pattern
@@ -112,7 +153,14 @@ _OVERRIDE_RE = re.compile(f"{_RLO}([^{_RLO}{_ENDS}]*)(?=[{_ENDS}]|\\Z)")
 # rarer than a letter, which the search skips to in C (bytes.find on "a0a" and " a a a a "
 # costs three times as much: the letter that ends each is most of a text).
 _DIGIT_RE = re.compile(rb"0(?<=a0)a")
+# a leetspeak symbol "@" between letters, beside another or a digit (``b@nk``, ``pers!$tent``);
+# a bar "|" only four letters a bar apart (``c|o|p|y``): ``PROB(WIN|RAIN)`` is a formula, and a
+# word of leetspeak with a bar has other symbols too
+_SYMBOL_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a|\|(?<=[a0@]\|)a\|a\|a")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
+# four letters a mark past ASCII apart (``c·o·p·y``) in a text whose characters past ASCII are
+# all marks, each looked at as "?": one such between letters is most often a curly apostrophe
+_MARK_RUN_RE = re.compile(rb"\?(?<=a\?)a\?a\?a")
 # the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
 # letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
 _U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
@@ -141,12 +189,22 @@ def _suspect(text: str) -> bool:
     expression over a story's characters cost more than folding it) show a digit between
     letters (leetspeak) or a run of single letters (spaced letters), anywhere: a disguise that
     spares the text's start is looked for too. A character past ASCII is taken for a letter
-    and for a separator."""
-    if text.isascii() or _only_marks_of_writing(text):
-        shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
-        return _DIGIT_RE.search(shape) is not None or _RUN_RE.search(shape) is not None
+    and for a separator; a leetspeak symbol past ASCII (``€``) is looked at as ``@``."""
+    if text.isascii():
+        return _ascii_suspect(text)
+    for c in _WIDE_SYMBOLS:
+        if c in text:
+            text = text.replace(c, "@")
+    if _only_marks_of_writing(text):
+        return (
+            _ascii_suspect(text)
+            or _MARK_RUN_RE.search(f" {text} ".encode("ascii", "replace").translate(_SHAPES))
+            is not None
+        )
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
-    return _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None
+    return (
+        _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
+    )
 
 
 def plain(text: str) -> bool:
@@ -155,8 +213,23 @@ def plain(text: str) -> bool:
     :func:`_suspect`'s, written out: it runs on every text the form folds."""
     if "\\" in text or "=" in text:
         return False
-    shape = f" {text} ".encode().translate(_SHAPES)
-    return _DIGIT_RE.search(shape) is None and _RUN_RE.search(shape) is None
+    return not _ascii_suspect(text)
+
+
+def _ascii_suspect(text: str) -> bool:
+    """:func:`_suspect` of a text looked at as ASCII (each character past ASCII a ``?``)."""
+    shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
+    return (
+        _DIGIT_RE.search(shape) is not None
+        or _RUN_RE.search(shape) is not None
+        or ((b"@" in shape or b"|" in shape) and _SYMBOL_RE.search(shape) is not None)
+    )
+
+
+def _symbol(shape: bytes) -> bool:
+    """Whether the shapes show a leetspeak symbol between letters (a search only where there
+    is one at all: most texts have none)."""
+    return (b"@" in shape or b"|" in shape) and _SYMBOL_RE.search(shape) is not None
 
 
 @cache
@@ -298,22 +371,30 @@ def _spaced_by(separator: str) -> re.Pattern[str]:
     """Runs of single letters ``separator`` apart."""
     sep = re.escape(separator)
     inside, letter = _in_word()
-    return re.compile(rf"(?<!{inside}){letter}(?:{sep}{letter})+(?!{inside})")
+    return re.compile(
+        rf"(?<!{inside}){letter}(?:{sep}{letter})+(?:(?!\.){sep}(?=[^\w\s]))?(?!{inside})"
+    )
 
 
 @cache
 def _in_word() -> tuple[str, str]:
-    """What continues a word (a word character, a mark, an invisible character: ``w\u200bo``
-    is one word, neither letter single), and a letter with its marks."""
-    return rf"[\w{_MARKS}{invisible_class(astral=True)}]", rf"{_LETTER}[{_MARKS}]*"
+    """What continues a word (a letter, a digit, a mark, an invisible character: ``w\u200bo``
+    is one word, neither letter single; not ``_``, a separator), and a letter with its
+    marks."""
+    return rf"(?:[^\W_]|[{_MARKS}{invisible_class(astral=True)}])", rf"{_LETTER}[{_MARKS}]*"
 
 
 @cache
 def _spaced_re() -> re.Pattern[str]:
-    """Runs of single letters (:func:`_in_word`) with one separator between them."""
+    """Runs of single letters (:func:`_in_word`) with one separator between them: two spaces,
+    or any one character that is a space, punctuation or a symbol (not a line's end), the
+    same all along the run; one more after the last letter is taken too before punctuation
+    (``t·h·e·,``), but a point (``U.K.``: see :func:`_initialism`)."""
     inside, letter = _in_word()
+    sep = rf"  |[^\w\n\r\x0b\x0c\x85\u2028\u2029{_MARKS}{invisible_class(astral=True)}]|_"
     return re.compile(
-        rf"(?<!{inside}){letter}(  |[{_SEPARATORS}])(?:{letter}\1)*{letter}(?!{inside})"
+        rf"(?<!{inside}){letter}({sep})(?:{letter}\1)*{letter}"
+        rf"(?:(?!\.)\1(?=[^\w\s]))?(?!{inside})"
     )
 
 
@@ -323,20 +404,29 @@ def join_spaced(text: str) -> str:
     between ``y`` and ``t``) when they hold :data:`SPACED_SHARE` of the text's letters or more;
     else those of :data:`LONG_RUN` letters or more; none when all runs hold fewer than
     :data:`SPACED_LETTERS` letters."""
-    runs = list(_spaced_re().finditer(text))
+    runs = [
+        m for m in _spaced_re().finditer(text) if not _glued(text, m.start(), m.end(), m.group(1))
+    ]
     if not runs:
         return text
     held: dict[str, int] = {}
     for m in runs:
         sep = m.group(1)
         held[sep] = held.get(sep, 0) + (m.end() - m.start() + len(sep)) // (1 + len(sep))
+    sep = max(held, key=lambda k: held[k])
+    if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
+        # then the runs of letters left in other words (``C-T-S/B-B-L``)
+        return _spaced_by(sep).sub(partial(_drop, sep), _unspaced(text, sep))
     if sum(held.values()) < SPACED_LETTERS:
         return text
-    sep = max(held, key=lambda k: held[k])
     letters = sum(1 for c in text if c.isalpha())
     if held[sep] >= SPACED_SHARE * letters:
         return _spaced_by(sep).sub(
-            lambda m: m.group() if _initialism(text, m, sep, 2) else m.group().replace(sep, ""),
+            lambda m: (
+                m.group()
+                if _initialism(text, m, sep, 2) or _glued(text, m.start(), m.end(), sep)
+                else m.group().replace(sep, "")
+            ),
             text,
         )
     joined = [_run_length(m) >= LONG_RUN and not _initialism(text, m, m.group(1)) for m in runs]
@@ -354,6 +444,75 @@ def join_spaced(text: str) -> str:
             done = m.end()
     out.append(text[done:])
     return "".join(out)
+
+
+SPACED_CHUNK_LETTERS = 5
+"""A mark or a symbol that spaces out words holding this many letters or more, and stands
+nowhere else in the text (:func:`_spaced_chunks`), spaces out the text."""
+
+
+@cache
+def _chunk_re(sep: str) -> re.Pattern[str]:
+    """A word (between spaces) spaced out by ``sep``: single characters ``sep`` apart (three
+    where the word had its own, ``a/n/d///o/r``), one more at an end where a line broke it,
+    punctuation before and after (``<O-B-O-D>``)."""
+    s = re.escape(sep)
+    edge = rf"[^\w\s{s}]*"
+    return re.compile(rf"{edge}{s}?[^\s{s}](?:(?:{s}|{s}{s}{s})[^\s{s}])*{s}?{edge}")
+
+
+def _spaced_chunks(text: str, sep: str) -> bool:
+    """Whether the text uses ``sep`` (a mark or a symbol, not a point) only to space out
+    words, its digits and punctuation too (``E_M_H_A_R_T``, ``1_._5``): nine in ten of the
+    words holding it are so written, and they hold :data:`SPACED_CHUNK_LETTERS` letters or
+    more, three in one word at least. A real text writes a dash or a slash between words as
+    well (``and/or``, ``well-known``, ``747-400``) and few letters apart (``a/b``, ``b/n``,
+    ``p/n``; ``1-2-3``, ``6-3 6-4`` have none)."""
+    chunks = [c for c in text.split() if sep in c]
+    spaced = [c for c in chunks if _chunk_re(sep).fullmatch(c)]
+    letters = [sum(1 for c in chunk if c.isalpha()) for chunk in spaced]
+    return (
+        10 * len(spaced) >= 9 * len(chunks)
+        and sum(letters) >= SPACED_CHUNK_LETTERS
+        and max(letters, default=0) >= 3  # not only pairs (b/n, p/n, 3/5)
+    )
+
+
+# a letter and a digit (``M-1``, ``B/2``): a code as often as a word spaced out
+_CODE_RE = re.compile(r"\W*(?:[^\W\d_]\d|\d[^\W\d_])\W*")
+
+
+def _unspaced(text: str, sep: str) -> str:
+    """A text spaced out with a mark or a symbol (``c·o·p·y``, ``c_o_p_y``): each word so
+    written (:func:`_chunk_re`) joined, three ``sep`` in a row kept as the word's own one;
+    the other words kept as they are (``747-400``)."""
+    chunk, triple = _chunk_re(sep), sep * 3
+
+    def join(m: re.Match[str]) -> str:
+        word = m.group()
+        if not chunk.fullmatch(word) or _CODE_RE.fullmatch(word.replace(sep, "")):
+            return word
+        return sep.join(part.replace(sep, "") for part in word.split(triple))
+
+    return re.sub(r"\S+", join, text)
+
+
+def _drop(sep: str, m: re.Match[str]) -> str:
+    return m.group().replace(sep, "")
+
+
+def _glued(text: str, start: int, end: int, sep: str) -> bool:
+    """Whether a run of single letters a leetspeak symbol ``sep`` apart goes on, ``sep`` and
+    then a word, at an end: the letters of a word of leetspeak (``m!n!m!z!ng``), not spaced
+    out."""
+    if sep not in _SYMBOLS:  # a symbol that writes a letter in leetspeak
+        return False
+    n = len(sep)
+    before = text[max(0, start - n - 1) : start]
+    after = text[end : end + n + 1]
+    return (before[-n:] == sep and before[:1].isalnum() and len(before) == n + 1) or (
+        after[:n] == sep and after[n:].isalnum()
+    )
 
 
 def _run_length(m: re.Match[str], sep: str | None = None) -> int:
@@ -381,15 +540,18 @@ def _beside(text: str, a: re.Match[str], b: re.Match[str]) -> bool:
     return a.group(1) == b.group(1) and len(gap) <= 3 and not any(c.isalnum() for c in gap)
 
 
-# an ordinal or a time of day as written (``21st``, ``12th``, ``4th``, ``10am``): not leetspeak
-_ORDINAL_RE = re.compile(r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m)", re.ASCII)
+# an ordinal, a time of day or a decade as written (``21st``, ``4th``, ``10am``, ``1960s``): not
+# leetspeak
+_ORDINAL_RE = re.compile(
+    r"(?i:[0-9]*(?:1[0-9]th|1st|2nd|3rd|[04-9]th)|[0-9]{1,2}[ap]m|[0-9]+0s)", re.ASCII
+)
 
 
 def _mixed(word: str) -> bool:
-    """Whether ``word`` has a letter, and a digit, and only digits a leetspeak letter, and is
-    no ordinal (``4th``)."""
+    """Whether ``word`` has a letter, and a digit or a leetspeak symbol, and only digits a
+    leetspeak letter, and is no ordinal (``4th``)."""
     return (
-        any(c.isdigit() for c in word)
+        any(c.isdigit() or c in _SYMBOLS for c in word)
         and not _ORDINAL_RE.fullmatch(word)
         and any(c.isalpha() for c in word)
         and all(c in _LEET for c in word if c.isdigit())
@@ -404,15 +566,24 @@ def _strict(word: str) -> bool:
     """Whether ``word`` reads as leetspeak in any text: three letters or more, a digit between
     two of them, and two digits or more, each alone (``DC10s`` is a name; a word with one
     digit is as often a typing slip or a code, ``othe4r``, ``th3pygks``)."""
-    if not _mixed(word) or not _FLANKED_RE.search(word):
+    if not _mixed(word) or not _FLANKED_RE.search(word) or not _paired(word):
         return False
     runs = _DIGITS_RE.findall(word)
     return len(runs) >= 2 and len(word) - len(runs) >= 3 and all(len(r) == 1 for r in runs)
 
 
+def _address(match: re.Match[str]) -> bool:
+    """Whether a word is the name and host of an e-mail address (``a@b`` before ``.com``), or
+    a formula or a call whose bracket closes right after it (``PROB(WIN|RAIN)``, ``f(x``)."""
+    word = match.group()
+    if "(" in word and _CLOSE_RE.match(match.string, match.end()) is not None:
+        return True
+    return "@" in word and _DOMAIN_RE.match(match.string, match.end()) is not None
+
+
 def _strict_word(match: re.Match[str]) -> str:
     word = match.group()
-    return _as_letters(word) if _strict(word) else word
+    return _as_letters(word) if _strict(word) and not _address(match) else word
 
 
 def _as_letters(word: str) -> str:
@@ -421,7 +592,7 @@ def _as_letters(word: str) -> str:
 
 def _leet_digits(match: re.Match[str]) -> str:
     digits = match.group()
-    return "ll" if digits == "11" else "".join(_LEET.get(d, d) for d in digits)
+    return "ll" if digits == "11" else "".join(_LEET_ALL.get(d, d) for d in digits)
 
 
 LEET_SHARE = 0.1
@@ -448,19 +619,61 @@ def _loose_word(match: re.Match[str]) -> str:
     ordinal = _leet_ordinal(word)
     if ordinal is not None:
         return ordinal
-    return _as_letters(word) if _mixed(word) else word
+    if _address(match):
+        return word
+    return _as_letters(word) if _mixed(word) or _all_symbols(word) else word
+
+
+def _all_symbols(word: str) -> bool:
+    """Whether ``word`` is a word of leetspeak without a letter left (``3@$+`` east): three
+    characters or more, a symbol among them that no number writes (not ``$``, ``+``)."""
+    return (
+        len(word) >= 3
+        and not any(c.isalpha() for c in word)
+        and any(c in _SYMBOLS and c not in "$+(" for c in word)
+        and all(c in _LEET_ALL for c in word)
+    )
 
 
 def _leet_share(text: str, share: float = LEET_SHARE, least: int = 1) -> bool:
     """Whether ``share`` of the text's words with a letter, and ``least`` of them, have two
     letters or more and a leetspeak digit between letters or before two, one of them at least
     three letters or five characters long (``H5N1 and B2B`` has none such: codes are short)."""
-    worded = [w for w in _ALNUM_RE.findall(text) if not w.isdigit()]
-    leet = [w for w in worded if _mixed(w) and _INSIDE_RE.search(w) and _letters(w) >= 2]
+    worded = 0
+    leet: list[str] = []
+    for m in _ALNUM_RE.finditer(text):
+        w = m.group()
+        if w.isalpha():  # most words: looked at in C
+            worded += 1
+        elif any(c.isalpha() for c in w) and not _address(m):
+            worded += 1
+            if _mixed(w) and _letters(w) >= 2 and _counted(w):
+                leet.append(w)
     return (
         len(leet) >= least
-        and len(leet) >= share * len(worded)
+        and len(leet) >= share * worded
         and any(_letters(w) >= 3 or len(w) >= 5 for w in leet)
+    )
+
+
+_PAIR_RE = re.compile(r"[A-Za-z]{2}")
+
+
+def _paired(word: str) -> bool:
+    """Whether a word has a digit, or two letters side by side: symbols between single letters
+    are a formula or a list (``x+y``, ``a|b|c``)."""
+    return any(c.isdigit() for c in word) or _PAIR_RE.search(word) is not None
+
+
+def _counted(word: str) -> bool:
+    """Whether a word mixing letters and leetspeak counts towards a text of leetspeak: a digit
+    or symbol between letters, a digit before two, or a symbol first or last in a word of three
+    letters or more (:data:`_EDGE_RE`); a word with symbols and no digit only with two
+    letters side by side."""
+    if not _paired(word):
+        return False
+    return _INSIDE_RE.search(word) is not None or (
+        _letters(word) >= 3 and _EDGE_RE.search(word) is not None
     )
 
 
@@ -494,8 +707,11 @@ def read_leet(text: str) -> str:
     done = 0
     for m in _SENTENCE_RE.finditer(text):
         sentence = text[done : m.start()]
-        loose = _leet_share(sentence, SENTENCE_SHARE, SENTENCE_LEET)
-        out += (_ALNUM_RE.sub(_loose_word if loose else _strict_word, sentence), m.group())
+        if _INSIDE_RE.search(sentence) is None:  # no word of it is read (most sentences)
+            out += (sentence, m.group())
+        else:
+            loose = _leet_share(sentence, SENTENCE_SHARE, SENTENCE_LEET)
+            out += (_ALNUM_RE.sub(_loose_word if loose else _strict_word, sentence), m.group())
         done = m.end()
     return "".join(out)
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import data
-from harness.disguises import _spaced
+from harness.disguises import _SYMBOL_TABLES, _spaced, _spaced_some, _symbol_leet
 from neardup.sketch import escapes, unhide
 from neardup.sketch.canonical import fold, fold_each
 from neardup.sketch.features import normalize
@@ -139,6 +139,44 @@ def test_single_letters_of_real_text_are_not_joined(text: str) -> None:
     assert normalize(text) == " ".join(text.lower().split())
 
 
+@pytest.mark.parametrize(
+    "between", ["_", "\u00b7", "\u2022", "/", "|", "*", "~", "+", "\u2027", "\u30fb", "\u2e31"]
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_half_the_words_spaced_by_any_mark_or_symbol_are_joined(between: str, seed: int) -> None:
+    text = STORY + "\nIt was the 1987 rise, the bank's third."
+    spaced = _spaced_some(between)(random.Random(seed), text)
+    assert spaced.count(between) > 20
+    assert normalize(spaced) == normalize(text)
+
+
+@pytest.mark.parametrize(
+    ("spaced", "plain"),
+    [
+        ("the c_o_r_p_'_s s_h_a_r_e_s r_o_s_e 1_._5 p_c_t", "the corp's shares rose 1.5 pct"),
+        ("l·o·s·s·e·s·\n·i·t h·a·d", "losses\nit had"),  # a line broke a spaced word
+        ("c/a/t/s a/n/d///o/r d/o/g/s", "cats and/or dogs"),  # the word's own slash kept
+        ("M-1 m-o-n-e-y s-u-p-p-l-y r-i-s-e-s", "m-1 money supply rises"),  # a code kept
+    ],
+)
+def test_words_spaced_by_a_mark_join_with_their_digits_and_punctuation(
+    spaced: str, plain: str
+) -> None:
+    assert normalize(spaced) == " ".join(plain.split())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The U.K. and U.S. units of C.O.M.B. Co, a/b testing and/or 1-2-3 counts, R&D, S&P",
+        "Shares of A/S Eksportfinans rose; scores 6-3 6-4 7-5 in the T-bill",
+        "It is a_b and c_d, x|y|z, the A-1 and B-2 units",
+    ],
+)
+def test_marks_between_letters_of_real_text_are_kept(text: str) -> None:
+    assert normalize(text) == " ".join(text.lower().split())
+
+
 def test_reuters_stories_keep_their_words_but_a_few_spaced_abbreviations() -> None:
     changed = [s for s in stories() if unhide.join_spaced(s) != s]
     assert len(changed) <= 3, changed  # C.O.M.B. and T.E.A.M.: runs of four letters
@@ -188,6 +226,45 @@ def test_leetspeak_reads_as_letters(leet: str, plain: str) -> None:
 )  # fmt: skip
 def test_leetspeak_of_headlines_and_tables_keeps_the_numbers(leet: str, plain: str) -> None:
     assert normalize(leet) == plain
+
+
+@pytest.mark.parametrize("table", sorted(_SYMBOL_TABLES))
+@pytest.mark.parametrize("seed", range(3))
+def test_leetspeak_symbols_read_as_letters(table: str, seed: int) -> None:
+    leet = _symbol_leet(table)(random.Random(seed), STORY)
+    assert leet != STORY
+    assert normalize(leet) == STORY_FOLDED
+
+
+@pytest.mark.parametrize(
+    ("leet", "plain"),
+    [
+        ("h@ck3r$ g0t pers!$tent @ccess", "hackers got persistent access"),
+        # a symbol between single letters of a longer word is no spacing
+        ("m!n!m!z!ng l0$$es, th3 b@nk $aid", "minimizing losses, the bank said"),
+        ("B@HI@ (OCO@ REV!EW: $hower$ (on+inued +hroughout the w33k, Sm!7h $@id",
+         "bahia cocoa review: showers continued throughout the week, smith said"),
+        ("th3 c€ntr@l b@nk r@i$€d r@t€$ £@st w€€k", "the central bank raised rates last week"),
+        ("th3 b@nk $aid: wr!+e to n3ws@example.com (or call)",
+         "the bank said: write to n3ws@example.com (or call)"),  # an address kept
+        ("In the 1960s th3 b@nk $aid !t w0uld r@ise r@tes", "in the 1960s the bank said it would "
+         "raise rates"),  # a decade kept
+    ],
+)  # fmt: skip
+def test_leetspeak_symbols_examples(leet: str, plain: str) -> None:
+    assert normalize(leet) == plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write to jane.doe@example.com or a@b.com; AT&T paid $5 for C++ at Yahoo! and don't",
+        "The fund (A$50 mln) rose 5+ pct, HK$2 and US$3; say 'hi!' to @jane about $AAPL",
+        "x+y=z, a|b|c, if (a) then b! Notepad++ and C# and F# or R&D",
+    ],
+)
+def test_symbols_of_real_text_are_kept(text: str) -> None:
+    assert normalize(text) == " ".join(text.lower().split())
 
 
 @pytest.mark.parametrize(
