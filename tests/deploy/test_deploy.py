@@ -604,15 +604,17 @@ def test_worker_pod_is_locked_down(scenario):
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_probes_use_health_and_liveness_is_more_lenient(scenario):
+def test_readiness_asks_health_liveness_only_whether_the_worker_answers(scenario):
+    """Readiness is /health (Kafka and Redis reachable), liveness /live (no dependency: a
+    restart does not end an outage; tests/integration/worker/test_probes.py runs both)."""
     docs = manifests(scenario)
     c = worker_container(docs)
     (port,) = c["ports"]
     assert port["containerPort"] == int(worker_settings(docs)["NEARDUP_WEB_PORT"])
     budget = {}
-    for kind in ("readinessProbe", "livenessProbe"):
+    for kind, path in (("readinessProbe", "/health"), ("livenessProbe", "/live")):
         probe = c[kind]
-        assert probe["httpGet"] == {"path": "/health", "port": port["name"]}
+        assert probe["httpGet"] == {"path": path, "port": port["name"]}
         budget[kind] = (
             probe["initialDelaySeconds"] + probe["failureThreshold"] * probe["periodSeconds"]
         )
