@@ -5,7 +5,8 @@
 #   scripts/validate_deploy.sh --install-only  only install the tools (docker-compose, .venv-helm)
 #   scripts/validate_deploy.sh --offline       skip the one check that asks PyPI (pin resolution)
 #
-# Checks: docker-compose config (Debian's docker-compose v1 validates offline), that compose runs
+# Checks: docker-compose config (Debian's docker-compose v1 validates offline; with stand-ins for
+# its secrets, refused without them, every published port on 127.0.0.1), that compose runs
 # the Apache Kafka the tests run (deploy/kafka/pom.xml's version, KRaft, one combined node) and
 # that every file naming a Kafka version names that one, hadolint on the Dockerfile, yamllint on
 # compose and chart values, the Docker build context (what COPY needs is there; a wheel built from
@@ -128,15 +129,40 @@ run() {
     fi
 }
 
+# compose with stand-ins for the secrets docker-compose.yml requires, and no .env read
+NO_ENV_FILE=$(mktemp)
+trap 'rm -f "$NO_ENV_FILE"' EXIT
+compose_with_secrets() {
+    NEARDUP_CHECK_TOKEN=validate-token NEARDUP_REDIS_PASSWORD=validate-password \
+        "${COMPOSE[@]}" --env-file "$NO_ENV_FILE" -f docker-compose.yml "$@"
+}
+
 compose_config() {
     # (Functions run by `run` are outside errexit: every step says `|| return 1`.)
-    "${COMPOSE[@]}" -f docker-compose.yml config -q || return 1
-    "${COMPOSE[@]}" -f docker-compose.yml --profile example config -q || return 1
+    compose_with_secrets config -q || return 1
+    compose_with_secrets --profile example config -q || return 1
+    # Closed by default: without the secrets compose refuses to start.
+    ! env -u NEARDUP_CHECK_TOKEN -u NEARDUP_REDIS_PASSWORD \
+        "${COMPOSE[@]}" --env-file "$NO_ENV_FILE" -f docker-compose.yml config -q 2>/dev/null \
+        || { echo "compose starts without NEARDUP_CHECK_TOKEN and NEARDUP_REDIS_PASSWORD"; return 1; }
     # The partition count is one variable: it must reach the topic creation.
-    local rendered
-    rendered=$(NEARDUP_PARTITIONS=3 "${COMPOSE[@]}" -f docker-compose.yml config) || return 1
+    local rendered open
+    rendered=$(NEARDUP_PARTITIONS=3 compose_with_secrets config) || return 1
     grep -q -- '--partitions 3' <<<"$rendered" \
         || { echo "NEARDUP_PARTITIONS does not reach kafka-topics.sh --partitions"; return 1; }
+    grep -q -- 'cleanup.policy=compact' <<<"$rendered" \
+        || { echo "the topics service does not compact the verdict topic"; return 1; }
+    # Every published port on loopback (v1 prints a bound port as a string, v2 as host_ip).
+    open=$("$PY" -c '
+import sys, yaml
+for name, svc in yaml.safe_load(sys.stdin)["services"].items():
+    for p in svc.get("ports", []):
+        spec = str(p).split("/")[0]
+        ip = p.get("host_ip", "") if isinstance(p, dict) else spec.rsplit(":", 2)[0]
+        if ip != "127.0.0.1":
+            print(name, p)
+' <<<"$rendered") || return 1
+    [ -z "$open" ] || { echo "ports published beyond 127.0.0.1: $open"; return 1; }
 }
 
 kafka_matches_pom() {
@@ -145,7 +171,7 @@ kafka_matches_pom() {
     local want rendered images roles named v
     want=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' deploy/kafka/pom.xml)
     [ -n "$want" ] || { echo "no <kafka.version> in deploy/kafka/pom.xml"; return 1; }
-    rendered=$("${COMPOSE[@]}" -f docker-compose.yml --profile example config) || return 1
+    rendered=$(compose_with_secrets --profile example config) || return 1
     images=$(grep -oE 'apache/kafka:[^[:space:]"]+' <<<"$rendered" | sort -u | paste -sd' ')
     [ "$images" = "apache/kafka:$want" ] \
         || { echo "compose runs ${images:-no apache/kafka image}; deploy/kafka/pom.xml pins $want"; return 1; }

@@ -1,9 +1,10 @@
-"""The worker's web port while it starts: ``/health`` answers 503 with the reason.
+"""The worker's web port while it starts: ``/health`` answers 503 with the reason, ``/live`` 200.
 
 Before faust serves the port (its web server starts with the app), the worker waits for the
 broker: a Kubernetes readiness probe would meet a refused connection instead of the documented
 503 and a reason. This small server holds the port meanwhile and is closed just before faust
-binds it; every path answers JSON.
+binds it; every path answers JSON. Waiting is being alive: a liveness probe that failed here
+would restart a worker that waits for a broker in an outage, which brings the broker no sooner.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ class StartingHealth:
         body = {"ready": False, "redis": False, "kafka": False, "reason": self.reason}
         return web.json_response(body, status=503)
 
+    async def _live(self, request: web.Request) -> web.Response:
+        return web.json_response({"live": True})
+
     async def _other(self, request: web.Request) -> web.Response:
         return web.json_response({"error": "starting", "detail": self.reason}, status=503)
 
     async def __aenter__(self) -> StartingHealth:
         app = web.Application()
         app.router.add_get("/health", self._health)
+        app.router.add_get("/live", self._live)
         app.router.add_route("*", "/{tail:.*}", self._other)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()

@@ -1,8 +1,9 @@
 """The deployment files, checked without a container engine or a cluster.
 
 What the image, docker-compose.yml and the helm chart promise (non-root, read-only root
-filesystem, health checks on /health, KRaft, AOF, replicas <= partitions, secrets by reference)
-is asserted on what the real tools produce: BuildKit's parser for the Dockerfile,
+filesystem, readiness on /health and liveness on /live, KRaft, AOF, replicas <= partitions,
+secrets by reference, compose closed to other hosts) is asserted on what the real tools produce:
+BuildKit's parser for the Dockerfile,
 ``docker-compose config`` for the compose file, helm's renderer for the chart. Those tools live
 in ``.venv-helm`` (Python >= 3.12) and Debian's docker-compose; when they are missing these tests
 fail and say how to install them (``bash scripts/validate_deploy.sh --install-only``).
@@ -19,7 +20,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from pydantic import SecretStr
 
+from harness import compose as compose_files
 from harness.services import KAFKA_SETTINGS
 from neardup.stream.worker.config import Settings
 
@@ -95,16 +97,6 @@ SECRET_SETTINGS = _secret_settings()
 def _require_helm_venv() -> None:
     if not HELM_PY.exists():
         pytest.fail(f"deployment toolchain missing: {HELM_PY} not found; {INSTALL_HINT}")
-
-
-def _compose_cmd() -> list[str]:
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
-    if shutil.which("docker"):
-        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, check=False)
-        if probe.returncode == 0:
-            return ["docker", "compose"]
-    pytest.fail(f"docker-compose not found; {INSTALL_HINT}")
 
 
 def run_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -372,23 +364,11 @@ def test_constraints_pin_every_runtime_dependency():
 
 
 def compose_config(profile: str | None = None, **env: str) -> dict[str, Any]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("NEARDUP_")}
-    cmd = [*_compose_cmd(), "-f", "docker-compose.yml"]
-    if profile:
-        cmd += ["--profile", profile]
-    proc = subprocess.run(
-        [*cmd, "config"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**base, **env},
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    conv = run_check("yaml2json", "-", stdin=proc.stdout)
-    assert conv.returncode == 0, conv.stderr
-    config: dict[str, Any] = json.loads(conv.stdout)
-    return config
+    """What ``docker-compose config`` gives with the required secrets and ``env`` set."""
+    try:
+        return compose_files.config(env, profile)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
@@ -418,12 +398,58 @@ def workers(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_compose_file_is_valid_for_docker_compose():
-    cmd = [*_compose_cmd(), "-f", "docker-compose.yml"]
-    for extra in ([], ["--profile", "example"]):
-        proc = subprocess.run(
-            [*cmd, *extra, "config", "-q"], capture_output=True, text=True, cwd=ROOT, check=False
-        )
+    for profile in (None, "example"):
+        proc = compose_files.run_config(compose_files.SECRETS, "-q", profile=profile)
         assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("secret", sorted(compose_files.SECRETS))
+@pytest.mark.parametrize("value", [None, ""])
+def test_compose_refuses_to_start_without_its_secrets(secret, value):
+    """Unset or empty, a required secret stops every compose command, naming it and .env."""
+    env = {k: v for k, v in compose_files.SECRETS.items() if k != secret}
+    if value is not None:
+        env[secret] = value
+    proc = compose_files.run_config(env, "-q")
+    assert proc.returncode != 0
+    assert secret in proc.stderr and ".env.example" in proc.stderr, proc.stderr
+
+
+def test_env_example_names_every_required_variable_and_sets_none():
+    """.env.example holds each variable docker-compose.yml requires, empty: copied unfilled,
+    compose still refuses to start."""
+    raw = (ROOT / "docker-compose.yml").read_text()
+    required = set(re.findall(r"\$\{(\w+):\?", raw))
+    assert required == set(compose_files.SECRETS)
+    lines = (ROOT / ".env.example").read_text().splitlines()
+    assigned = dict(x.split("=", 1) for x in lines if x and not x.startswith("#"))
+    assert assigned == dict.fromkeys(required, "")
+    assert compose_files.run_config(assigned, "-q").returncode != 0
+    assert ".env" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_compose_publishes_every_port_on_loopback_only(compose):
+    raw = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    written = [p for svc in raw["services"].values() for p in svc.get("ports", [])]
+    assert written and all(str(p).startswith("127.0.0.1:") for p in written), written
+    published = [p for svc in compose["services"].values() for p in compose_files.ports(svc)]
+    assert len(published) == len(written)
+    assert {p.host_ip for p in published} == {"127.0.0.1"}, published
+    assert not any("network_mode" in svc for svc in compose["services"].values())
+
+
+def test_compose_workers_require_a_token_and_redis_a_password(compose):
+    token = compose_files.SECRETS["NEARDUP_CHECK_TOKEN"]
+    password = compose_files.SECRETS["NEARDUP_REDIS_PASSWORD"]
+    command = compose["services"]["redis"]["command"]
+    assert command[command.index("--requirepass") + 1] == password
+    assert compose["services"]["redis"]["environment"]["REDISCLI_AUTH"] == password
+    for svc in workers(compose).values():
+        env = svc["environment"]
+        assert env["NEARDUP_CHECK_TOKEN"] == token
+        # as the chart passes it: the password beside a URL without credentials
+        assert env["NEARDUP_REDIS_PASSWORD"] == password
+        assert "@" not in env["NEARDUP_REDIS_URL"]
 
 
 def test_compose_kafka_runs_kraft_with_inside_and_outside_listeners(compose):
@@ -438,7 +464,7 @@ def test_compose_kafka_runs_kraft_with_inside_and_outside_listeners(compose):
     advertised = dict(item.split("://", 1) for item in env["KAFKA_ADVERTISED_LISTENERS"].split(","))
     assert advertised["INTERNAL"] == "kafka:19092"
     assert advertised["EXTERNAL"] == "localhost:9092"
-    assert {p["target"] for p in kafka["ports"]} == {9092}
+    assert {p.target for p in compose_files.ports(kafka)} == {9092}
     assert env["CLUSTER_ID"] and env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
     kind, source = mounts(kafka)[env["KAFKA_LOG_DIRS"]]
     assert kind == "volume" and source in compose["volumes"]
@@ -531,8 +557,8 @@ def test_compose_runs_two_workers_after_their_dependencies(compose):
             "redis": "service_healthy",
             "topics": "service_completed_successfully",
         }
-        ((port,),) = [[p for p in svc["ports"] if p["target"] == 6066]]
-        published.add(int(port["published"]))
+        ((port,),) = [[p for p in compose_files.ports(svc) if p.target == 6066]]
+        published.add(port.published)
         assert svc["read_only"] is True
         assert any(t.startswith("/tmp") for t in svc["tmpfs"])
         env = svc["environment"]
@@ -604,15 +630,17 @@ def test_worker_pod_is_locked_down(scenario):
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_probes_use_health_and_liveness_is_more_lenient(scenario):
+def test_readiness_asks_health_liveness_only_whether_the_worker_answers(scenario):
+    """Readiness is /health (Kafka and Redis reachable), liveness /live (no dependency: a
+    restart does not end an outage; tests/integration/worker/test_probes.py runs both)."""
     docs = manifests(scenario)
     c = worker_container(docs)
     (port,) = c["ports"]
     assert port["containerPort"] == int(worker_settings(docs)["NEARDUP_WEB_PORT"])
     budget = {}
-    for kind in ("readinessProbe", "livenessProbe"):
+    for kind, path in (("readinessProbe", "/health"), ("livenessProbe", "/live")):
         probe = c[kind]
-        assert probe["httpGet"] == {"path": "/health", "port": port["name"]}
+        assert probe["httpGet"] == {"path": path, "port": port["name"]}
         budget[kind] = (
             probe["initialDelaySeconds"] + probe["failureThreshold"] * probe["periodSeconds"]
         )

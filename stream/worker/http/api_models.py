@@ -349,6 +349,10 @@ class Health(_Out):
     reason: str | None
 
 
+class Live(_Out):
+    live: bool = Field(description="always true: an answer at all is the news")
+
+
 class ErrorOut(BaseModel):
     """Every error answer: a machine-readable reason and a human detail."""
 
@@ -413,6 +417,7 @@ __all__ = [
     "ErrorOut",
     "EvidenceOut",
     "Health",
+    "Live",
     "MatchOut",
     "Member",
     "NamespaceRow",

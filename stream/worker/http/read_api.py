@@ -251,6 +251,7 @@ _MODELS: tuple[type[BaseModel], ...] = (
     api_models.NamespacesOut,
     api_models.DeleteOut,
     api_models.Health,
+    api_models.Live,
     api_models.ErrorOut,
 )
 
@@ -313,6 +314,16 @@ def _document() -> bytes:
                     "responses": {
                         "200": {"description": "ready", "content": _content(api_models.Health)},
                         "503": {"description": "not ready", "content": _content(api_models.Health)},
+                    },
+                }
+            },
+            "/live": {
+                "get": {
+                    "summary": "liveness: 200 while the worker can serve, whatever Kafka and "
+                    "Redis do",
+                    "security": [],
+                    "responses": {
+                        "200": {"description": "live", "content": _content(api_models.Live)}
                     },
                 }
             },

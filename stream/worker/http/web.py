@@ -12,6 +12,8 @@
 * ``GET /health``: 200 when Kafka and Redis are reachable and the index answers, else 503 (a
   Kubernetes readiness probe), with which is away and a ``reason`` (``index unavailable: OOM
   ...`` while batches are retried).
+* ``GET /live``: 200 whenever the worker's event loop answers, whatever Kafka and Redis do (a
+  Kubernetes liveness probe: restarting cannot bring a dependency back).
 * ``GET /metrics``: Prometheus text format.
 """
 
@@ -290,7 +292,7 @@ def add_views(
     deleter: Deleter | None = None,
     checks: CheckProcess | None = None,
 ) -> None:
-    """Serve ``/check``, ``/articles/{id}`` (DELETE), ``/health`` and ``/metrics``."""
+    """Serve ``/check``, ``/articles/{id}`` (DELETE), ``/health``, ``/live`` and ``/metrics``."""
 
     async def index_only(ns: str, doc_id: str) -> bool:
         return await engine.delete(ns, doc_id)
@@ -334,6 +336,10 @@ def add_views(
             body = {"ready": r.ready, "redis": r.redis_ok, "kafka": r.kafka_ok, "reason": r.reason}
             return self.json(body, status=200 if r.ready else 503)
 
+    class Live(View):
+        async def get(self, request: Request) -> Response:
+            return self.json({"live": True})
+
     class MetricsView(View):
         async def get(self, request: Request) -> Response:
             return self.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
@@ -344,6 +350,7 @@ def add_views(
     app.page("/namespaces")(Namespaces)
     app.page("/openapi.json")(OpenAPI)
     app.page("/health")(Health)
+    app.page("/live")(Live)
     app.page("/metrics")(MetricsView)
 
 

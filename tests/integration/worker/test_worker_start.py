@@ -1,6 +1,7 @@
 """The worker started as a user starts it (``neardup worker``), before the broker answers:
-``/health`` is served from the start (503, the reason naming Kafka, JSON), and a misspelt
-``NEARDUP_*`` variable is named at start with the setting it was probably meant to be.
+``/health`` is served from the start (503, the reason naming Kafka, JSON), ``/live`` answers 200
+(waiting is alive), and a misspelt ``NEARDUP_*`` variable is named at start with the setting it
+was probably meant to be.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def test_health_is_served_while_the_worker_waits_for_kafka(tmp_path: Path) -> No
         status, body = got
         assert status == 503 and body["ready"] is False and body["kafka"] is False
         assert "Kafka" in str(body["reason"]), body
+        # alive while it waits: a liveness probe must not restart a worker for a broker outage
+        assert _get(f"http://127.0.0.1:{web}/live") == (200, {"live": True})
         status, other = _get(f"http://127.0.0.1:{web}/check")
         assert status == 503 and other["error"] == "starting"
         text = log.read_text(errors="replace")
