@@ -209,9 +209,9 @@ async def get_namespaces(view: View, allowed: bool, index: Index) -> Response:
 # --------------------------------------------------------------------------- the OpenAPI document
 
 _JSON = "application/json"
-_REASONS = {400: "bad request", 401: "no valid token", 404: "not found", 409: "refused",
-            413: "body too large", 415: "not JSON", 429: "too many checks waiting",
-            503: "index unavailable"}  # fmt: skip
+_REASONS = {400: "bad request", 401: "no valid token", 404: "not found",
+            408: "the body did not arrive in time", 409: "refused", 413: "body too large",
+            415: "not JSON", 429: "too many checks waiting", 503: "index unavailable"}  # fmt: skip
 
 
 def _ref(model: type[BaseModel]) -> dict[str, Any]:
@@ -222,9 +222,10 @@ def _content(model: type[BaseModel]) -> dict[str, Any]:
     return {_JSON: {"schema": _ref(model)}}
 
 
-def _responses(ok: type[BaseModel], *codes: int) -> dict[str, Any]:
+def _responses(ok: type[BaseModel], bearer: bool, *codes: int) -> dict[str, Any]:
+    """The answers of a view: ``ok``'s, each error of ``codes``, and 401 when a token is asked."""
     out: dict[str, Any] = {"200": {"description": "ok", "content": _content(ok)}}
-    for c in codes:
+    for c in sorted({*codes, 401} if bearer else set(codes)):
         out[str(c)] = {"description": _REASONS[c], "content": _content(api_models.ErrorOut)}
     return out
 
@@ -256,7 +257,7 @@ _MODELS: tuple[type[BaseModel], ...] = (
 
 
 @functools.cache
-def _document() -> bytes:
+def _document(bearer: bool) -> bytes:
     _, defs = models_json_schema(
         [(m, "validation") for m in _MODELS], ref_template="#/components/schemas/{model}"
     )
@@ -264,32 +265,30 @@ def _document() -> bytes:
     article = _parameters(api_models.ArticlePath, "path")
     query = _parameters(api_models.ArticleQuery, "query")
     page = _parameters(api_models.ClusterQuery, "query")
-    doc = {
+    doc: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "neardup worker", "version": "1"},
-        "components": {
-            "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"bearer": []}],
+        "info": {"title": "neardup worker", "version": "1", "description": _security_note(bearer)},
+        "components": {"schemas": schemas},
         "paths": {
             "/check": {
                 "post": {
                     "summary": "originality check of one text (register: false by default)",
                     "requestBody": {"required": True, "content": _content(api_models.CheckRequest)},
-                    "responses": _responses(api_models.CheckOut, 400, 401, 409, 413, 415, 429, 503),
+                    "responses": _responses(
+                        api_models.CheckOut, bearer, 400, 408, 409, 413, 415, 429, 503
+                    ),
                 }
             },
             "/articles/{doc_id}": {
                 "get": {
                     "summary": "an article's seq, verdict, cluster and text",
                     "parameters": [*article, *query],
-                    "responses": _responses(api_models.ArticleOut, 400, 401, 404, 503),
+                    "responses": _responses(api_models.ArticleOut, bearer, 400, 404, 503),
                 },
                 "delete": {
                     "summary": "takedown: the article leaves the index, a tombstone is published",
                     "parameters": [*article, *query],
-                    "responses": _responses(api_models.DeleteOut, 400, 401, 503),
+                    "responses": _responses(api_models.DeleteOut, bearer, 400, 503),
                 },
             },
             "/clusters/{doc_id}": {
@@ -297,19 +296,19 @@ def _document() -> bytes:
                     "summary": "a cluster (named by its original's id): size, first and last "
                     "seen, a page of members",
                     "parameters": [*article, *page],
-                    "responses": _responses(api_models.ClusterOut, 400, 401, 404, 503),
+                    "responses": _responses(api_models.ClusterOut, bearer, 400, 404, 503),
                 }
             },
             "/namespaces": {
                 "get": {
                     "summary": "every namespace with its statistics",
-                    "responses": _responses(api_models.NamespacesOut, 401, 503),
+                    "responses": _responses(api_models.NamespacesOut, bearer, 503),
                 }
             },
             "/health": {
                 "get": {
                     "summary": "readiness: 200 when Kafka and Redis are reachable, else 503",
-                    "security": [],
+                    **({"security": []} if bearer else {}),
                     "responses": {
                         "200": {"description": "ready", "content": _content(api_models.Health)},
                         "503": {"description": "not ready", "content": _content(api_models.Health)},
@@ -318,13 +317,27 @@ def _document() -> bytes:
             },
         },
     }
+    if bearer:  # every view asks for the token, but /health (and /metrics, not described)
+        doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        doc["security"] = [{"bearer": []}]
     return orjson.dumps(doc)
 
 
-def openapi() -> dict[str, Any]:
+def _security_note(bearer: bool) -> str:
+    if bearer:
+        return "Every view but /health requires the bearer token (NEARDUP_CHECK_TOKEN)."
+    return (
+        "No token is set: the worker listens on loopback only, or its operator opened it to "
+        "every client (NEARDUP_WEB_OPEN); no view asks for credentials."
+    )
+
+
+def openapi(*, bearer: bool) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the worker's views (served at ``/openapi.json``), generated
-    from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`)."""
-    loaded: dict[str, Any] = orjson.loads(_document())  # a fresh copy: callers may change it
+    from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`).
+    ``bearer``: the worker has a token (``NEARDUP_CHECK_TOKEN``), so the document declares
+    bearer auth and 401 answers; without one it declares none, as the worker asks for none."""
+    loaded: dict[str, Any] = orjson.loads(_document(bearer))  # a fresh copy: callers change it
     return loaded
 
 
