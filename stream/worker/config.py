@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     check_token: SecretStr | None = None
     web_open: bool = Field(
         False,
-        description="serve takedowns, the read API and registering checks without a token on "
+        description="serve /check, takedowns and the read API without a token on "
         "an address other than loopback (behind a proxy that authenticates); without it such a "
         "worker refuses to start",
     )
