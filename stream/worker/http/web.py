@@ -36,7 +36,7 @@ from neardup.stream.errors import InvalidMessage, NeardupError
 from neardup.stream.schema import article_from_obj, exact_id
 from neardup.stream.worker.checks import CheckProcess
 from neardup.stream.worker.clients import safe_url, tcp_reachable
-from neardup.stream.worker.config import Settings
+from neardup.stream.worker.config import Settings, is_loopback
 from neardup.stream.worker.http import api_models, bodies, read_api
 from neardup.stream.worker.http.bodies import BodyBudget
 from neardup.stream.worker.metrics import Metrics
@@ -133,6 +133,41 @@ async def json_errors(request: aiohttp_web.Request, handler: Any) -> aiohttp_web
             {"error": kind, "detail": detail}, status=exc.status, headers=headers
         )
     return response
+
+
+def host_name(header: str) -> str:
+    """The name or address of a ``Host`` header, without its port (``[::1]:6066`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def loopback_hosts_only(settings: Settings) -> Any | None:
+    """For a worker without a token on loopback: a middleware that refuses a request naming
+    another host (403 ``forbidden_host``). A page a browser loaded from elsewhere can make its
+    own name resolve to 127.0.0.1 (DNS rebinding) and then call this worker as its own origin;
+    its requests still name that other host. Requests without ``Host`` (no browser sends one)
+    pass. None for a worker with a token or on another address (opened, or refused at start)."""
+    if settings.check_token is not None or not is_loopback(settings.web_host):
+        return None
+
+    @aiohttp_web.middleware
+    async def loopback_hosts(
+        request: aiohttp_web.Request, handler: Any
+    ) -> aiohttp_web.StreamResponse:
+        header = request.headers.get("Host")
+        if header is not None and not is_loopback(host_name(header)):
+            detail = (
+                f"this worker has no token and answers requests for loopback only, not for "
+                f"{header[:100]!r}"
+            )
+            return aiohttp_web.json_response(
+                {"error": "forbidden_host", "detail": detail}, status=403
+            )
+        response: aiohttp_web.StreamResponse = await handler(request)
+        return response
+
+    return loopback_hosts
 
 
 def unauthorized(view: View) -> Response:
@@ -360,7 +395,9 @@ __all__ = [
     "authorized",
     "check",
     "delete_article",
+    "host_name",
     "json_body",
     "json_errors",
+    "loopback_hosts_only",
     "unauthorized",
 ]

@@ -6,6 +6,7 @@ documented. With a token: test_read_api_http.py."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import urllib.request
 import uuid
@@ -47,6 +48,30 @@ def test_a_default_worker_says_it_serves_loopback_only_and_asks_for_no_token(
 
 # the document a worker without a token serves (the first test shows the worker serves it); as
 # in test_read_api_http.py: schema-valid requests, strings a UTF-8 client can send
+def _with_host(w: WorkerProc, method: str, path: str, host: str) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", w.port, timeout=10)
+    try:
+        conn.request(method, path, headers={"Host": host})
+        r = conn.getresponse()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("host", ["rebound.example", "rebound.example:6066", "10.1.2.3", "[::2]:1"])
+def test_a_default_worker_refuses_requests_naming_another_host(
+    default_worker: WorkerProc, host: str
+) -> None:
+    """A page that made its own name resolve to 127.0.0.1 (DNS rebinding) calls the worker as
+    its own origin, but its requests name its host: refused, takedowns and reads alike."""
+    for method, path in (("GET", "/namespaces"), ("DELETE", "/articles/x"), ("GET", "/")):
+        status, body = _with_host(default_worker, method, path, host)
+        assert (status, body["error"]) == (403, "forbidden_host"), (method, path, body)
+    for loopback in ("localhost", f"127.0.0.1:{default_worker.port}", "[::1]:6066"):
+        status, body = _with_host(default_worker, "GET", "/namespaces", loopback)
+        assert status == 200 and "namespaces" in body, body
+
+
 schema = schemathesis.openapi.from_dict(read_api.openapi(bearer=False))
 schema.config.generation.update(modes=[schemathesis.GenerationMode.POSITIVE], codec="utf-8")
 
