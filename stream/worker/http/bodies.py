@@ -11,8 +11,8 @@ Memory: every ``/check`` body in the process, being read or waiting for or in a 
 against one budget of :data:`BUDGET_BODIES` bodies at the size limit. What counts is the bytes
 that arrived, not those declared: a slow client holds the few it sent, so many slow clients
 exhaust no budget, and a body that would pass it is answered 429 (``busy``) at once. Beyond the
-budget, aiohttp buffers at most about 64 KiB of unread body per connection before it stops
-reading the socket.
+budget, aiohttp buffers at most about 128 KiB of unread body per connection (twice its 64 KiB
+read size) before it stops reading the socket.
 """
 
 from __future__ import annotations

@@ -10,9 +10,11 @@
 * ``GET /openapi.json``: the OpenAPI 3.1 document of every view (:func:`openapi`), generated
   from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`).
 
-The same bearer token as ``/check`` guards them. Every error is a JSON body with an ``error``
-reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_field`` (400),
-``not_found`` (404), ``unavailable`` (503, the index is away).
+The same bearer token as ``/check`` guards them (a worker without one serves loopback only, or
+was opened by ``NEARDUP_WEB_OPEN``: :func:`neardup.stream.worker.config.web_mode`), and the
+document declares bearer auth only when the worker has a token. Every error is a JSON body
+with an ``error`` reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/
+``invalid_field`` (400), ``not_found`` (404), ``unavailable`` (503, the index is away).
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@
   Kubernetes readiness probe), with which is away and a ``reason`` (``index unavailable: OOM
   ...`` while batches are retried).
 * ``GET /metrics``: Prometheus text format.
+
+Without a token the worker serves loopback only (refusing requests that name another host:
+:func:`loopback_hosts_only`) or whoever its operator opened it to (``NEARDUP_WEB_OPEN``); a
+worker that would be open by default does not start
+(:func:`~neardup.stream.worker.config.web_mode`).
 """
 
 from __future__ import annotations
