@@ -224,10 +224,9 @@ def _content(model: type[BaseModel]) -> dict[str, Any]:
     return {_JSON: {"schema": _ref(model)}}
 
 
-def _responses(ok: type[BaseModel], bearer: bool, *codes: int) -> dict[str, Any]:
-    """The answers of a view: ``ok``'s, each error of ``codes``, and 401 when a token is asked."""
+def _responses(ok: type[BaseModel], *codes: int) -> dict[str, Any]:
     out: dict[str, Any] = {"200": {"description": "ok", "content": _content(ok)}}
-    for c in sorted({*codes, 401} if bearer else set(codes)):
+    for c in codes:
         out[str(c)] = {"description": _REASONS[c], "content": _content(api_models.ErrorOut)}
     return out
 
@@ -270,14 +269,18 @@ def _document(bearer: bool) -> bytes:
     doc: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {"title": "neardup worker", "version": "1", "description": _security_note(bearer)},
-        "components": {"schemas": schemas},
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
         "paths": {
             "/check": {
                 "post": {
                     "summary": "originality check of one text (register: false by default)",
                     "requestBody": {"required": True, "content": _content(api_models.CheckRequest)},
                     "responses": _responses(
-                        api_models.CheckOut, bearer, 400, 408, 409, 413, 415, 429, 503
+                        api_models.CheckOut, 400, 401, 408, 409, 413, 415, 429, 503
                     ),
                 }
             },
@@ -285,12 +288,12 @@ def _document(bearer: bool) -> bytes:
                 "get": {
                     "summary": "an article's seq, verdict, cluster and text",
                     "parameters": [*article, *query],
-                    "responses": _responses(api_models.ArticleOut, bearer, 400, 404, 503),
+                    "responses": _responses(api_models.ArticleOut, 400, 401, 404, 503),
                 },
                 "delete": {
                     "summary": "takedown: the article leaves the index, a tombstone is published",
                     "parameters": [*article, *query],
-                    "responses": _responses(api_models.DeleteOut, bearer, 400, 503),
+                    "responses": _responses(api_models.DeleteOut, 400, 401, 503),
                 },
             },
             "/clusters/{doc_id}": {
@@ -298,19 +301,19 @@ def _document(bearer: bool) -> bytes:
                     "summary": "a cluster (named by its original's id): size, first and last "
                     "seen, a page of members",
                     "parameters": [*article, *page],
-                    "responses": _responses(api_models.ClusterOut, bearer, 400, 404, 503),
+                    "responses": _responses(api_models.ClusterOut, 400, 401, 404, 503),
                 }
             },
             "/namespaces": {
                 "get": {
                     "summary": "every namespace with its statistics",
-                    "responses": _responses(api_models.NamespacesOut, bearer, 503),
+                    "responses": _responses(api_models.NamespacesOut, 401, 503),
                 }
             },
             "/health": {
                 "get": {
                     "summary": "readiness: 200 when Kafka and Redis are reachable, else 503",
-                    **({"security": []} if bearer else {}),
+                    "security": [],
                     "responses": {
                         "200": {"description": "ready", "content": _content(api_models.Health)},
                         "503": {"description": "not ready", "content": _content(api_models.Health)},
@@ -319,10 +322,18 @@ def _document(bearer: bool) -> bytes:
             },
         },
     }
-    if bearer:  # every view asks for the token, but /health (and /metrics, not described)
-        doc["components"]["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-        doc["security"] = [{"bearer": []}]
-    return orjson.dumps(doc)
+    return orjson.dumps(doc if bearer else _without_auth(doc))
+
+
+def _without_auth(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a worker without a token serves it: no security scheme, no view asking for
+    one, no 401 among the answers (a client must not be told of credentials never asked)."""
+    del doc["security"], doc["components"]["securitySchemes"]
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            op.pop("security", None)
+            op["responses"].pop("401", None)
+    return doc
 
 
 def _security_note(bearer: bool) -> str:
