@@ -2,8 +2,10 @@
 variables. Everything of the worker's stack (faust, aiokafka, the settings loader) is imported
 inside the command, so the other commands start without it.
 
-Exit status: 2 for an invalid setting (each named on stderr); otherwise the worker runs until
-it is stopped.
+Exit status: 2 for an invalid setting (each named on stderr), or for a worker that would serve
+its takedowns, read API and ``/check`` to anyone (no ``NEARDUP_CHECK_TOKEN``, an address other
+than loopback and no ``NEARDUP_WEB_OPEN=true``: one line on stderr says so); otherwise the
+worker runs until it is stopped.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ def worker(
 
     from pydantic import ValidationError
 
-    from neardup.stream.worker.config import Settings, unknown_variables
+    from neardup.stream.worker.config import (
+        ClosedWebError,
+        Settings,
+        unknown_variables,
+        web_mode_line,
+    )
 
     try:
         settings = Settings()
@@ -38,12 +45,18 @@ def worker(
             name = "NEARDUP_" + "_".join(str(p) for p in e["loc"]).upper()
             err.print(f"invalid setting {name or 'NEARDUP_*'}: {e['msg']}", markup=False)
         raise typer.Exit(2) from None
+    try:
+        mode_line = web_mode_line(settings)
+    except ClosedWebError as exc:  # closed unless opened: never serve writes to anyone
+        err.print(f"refusing to start: {exc}", markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     from neardup.stream.worker import logs
 
     log_config = logs.setup(settings.log_level, settings.log_format)
     log = logging.getLogger("neardup.worker")
     for line in unknown_variables(os.environ):
         log.warning("%s", line)
+    log.info("%s", mode_line)
     import faust
 
     from neardup.stream.worker.app import Worker

@@ -41,7 +41,12 @@ from neardup.stream.worker.clients import kafka_options, redis_client, redis_ind
 from neardup.stream.worker.config import Settings
 from neardup.stream.worker.dead_letters import dead_letter, refused
 from neardup.stream.worker.http.page import add_page
-from neardup.stream.worker.http.web import Readiness, add_views, json_errors
+from neardup.stream.worker.http.web import (
+    Readiness,
+    add_views,
+    json_errors,
+    loopback_hosts_only,
+)
 from neardup.stream.worker.messages import Incoming, Outgoing
 from neardup.stream.worker.metrics import Metrics
 from neardup.stream.worker.pipeline import BatchHandler
@@ -131,6 +136,8 @@ class Worker:
 
     def _build_app(self) -> faust.App:
         s = self.settings
+        hosts = loopback_hosts_only(s)  # no token on loopback: refuse other hosts' names
+        middlewares = [json_errors] + ([hosts] if hosts is not None else [])
         app = faust.App(
             s.consumer_group,
             **kafka_options(s),
@@ -152,7 +159,7 @@ class Worker:
             # minutes; a refresh that finds the topic makes the group rejoin and assign it.
             consumer_metadata_max_age_ms=5_000,
             web_enabled=True,
-            web_application_options={"middlewares": [json_errors]},
+            web_application_options={"middlewares": middlewares},
             loghandlers=[],
         )
         guarantee = getattr(app.conf.processing_guarantee, "value", "")

@@ -7,6 +7,7 @@ never appear in logs or ``repr``. Every setting: docs/configuration.md.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 from collections.abc import Mapping
 from typing import Literal
 
@@ -74,7 +75,20 @@ class Settings(BaseSettings):
     max_message_bytes: int = Field(1_000_000, ge=1024)
     retry_backoff_max_s: float = Field(5.0, gt=0)
     check_token: SecretStr | None = None
+    web_open: bool = Field(
+        False,
+        description="serve /check, takedowns and the read API without a token on "
+        "an address other than loopback (behind a proxy that authenticates); without it such a "
+        "worker refuses to start",
+    )
     check_max_body_bytes: int = Field(1_000_000, ge=1024)
+    check_body_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        description="longest time a `/check` body may take to arrive (from the end of its "
+        "headers); slower bodies are answered 408 and never wait for a check",
+    )
     data_dir: str = "/tmp/neardup"  # noqa: S108 - faust's local state dir; set it in production
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = Field(
@@ -186,6 +200,68 @@ class Settings(BaseSettings):
         return [s.strip() for s in self.kafka_bootstrap.split(",") if s.strip()]
 
 
+WebMode = Literal["token", "loopback", "open"]
+
+
+class ClosedWebError(ValueError):
+    """A worker that would serve writes and reads to anyone: it does not start (the message is
+    one line, for the operator)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether an address to listen on takes connections from this machine only. A name other
+    than ``localhost`` (and ``0.0.0.0``, ``::``) may be reachable from elsewhere: not loopback."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def web_mode(settings: Settings) -> WebMode:
+    """Who may use the worker's takedowns, read API and ``/check``: holders of the token
+    (``token``), this machine (``loopback``: no token, listening on loopback only), or anyone,
+    because the operator said so (``open``: ``NEARDUP_WEB_OPEN``).
+
+    No token on another address without ``NEARDUP_WEB_OPEN`` raises :class:`ClosedWebError`:
+    open by default would let anyone who reaches the port read, register and take down articles.
+    """
+    if settings.check_token is not None:
+        return "token"
+    if is_loopback(settings.web_host):
+        return "loopback"
+    if settings.web_open:
+        return "open"
+    raise ClosedWebError(
+        f"NEARDUP_WEB_HOST={settings.web_host} is not a loopback address and no "
+        "NEARDUP_CHECK_TOKEN is set: anyone reaching the port could read, register and take "
+        "down articles; set NEARDUP_CHECK_TOKEN, listen on 127.0.0.1, or set "
+        "NEARDUP_WEB_OPEN=true to serve it open deliberately"
+    )
+
+
+def web_mode_line(settings: Settings) -> str:
+    """The start-up log line that says which :func:`web_mode` the worker runs in."""
+    where = f"{settings.web_host}:{settings.web_port}"
+    mode = web_mode(settings)
+    if mode == "token":
+        ignored = " (NEARDUP_WEB_OPEN is ignored)" if settings.web_open else ""
+        return (
+            f"web views on {where}: mode token: /check, takedowns and the read API require "
+            f"the bearer token (NEARDUP_CHECK_TOKEN){ignored}"
+        )
+    if mode == "loopback":
+        return (
+            f"web views on {where}: mode loopback only: no token; /check, takedowns and the "
+            "read API answer this machine only"
+        )
+    return (
+        f"web views on {where}: mode open by NEARDUP_WEB_OPEN: no token; anyone who reaches "
+        "the port may check, register, read and take down articles"
+    )
+
+
 # NEARDUP_* variables that are not settings of the worker: the project's own tooling (the test
 # and benchmark harness's server binaries and endpoints)
 TOOLING_VARIABLES = frozenset(
@@ -212,4 +288,13 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
     return out
 
 
-__all__ = ["TOOLING_VARIABLES", "Settings", "unknown_variables"]
+__all__ = [
+    "TOOLING_VARIABLES",
+    "ClosedWebError",
+    "Settings",
+    "WebMode",
+    "is_loopback",
+    "unknown_variables",
+    "web_mode",
+    "web_mode_line",
+]

@@ -10,9 +10,11 @@
 * ``GET /openapi.json``: the OpenAPI 3.1 document of every view (:func:`openapi`), generated
   from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`).
 
-The same bearer token as ``/check`` guards them. Every error is a JSON body with an ``error``
-reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/``invalid_field`` (400),
-``not_found`` (404), ``unavailable`` (503, the index is away).
+The same bearer token as ``/check`` guards them (a worker without one serves loopback only, or
+was opened by ``NEARDUP_WEB_OPEN``: :func:`neardup.stream.worker.config.web_mode`), and the
+document declares bearer auth only when the worker has a token. Every error is a JSON body
+with an ``error`` reason: ``unauthorized`` (401), ``invalid_namespace``/``invalid_id``/
+``invalid_field`` (400), ``not_found`` (404), ``unavailable`` (503, the index is away).
 """
 
 from __future__ import annotations
@@ -209,9 +211,9 @@ async def get_namespaces(view: View, allowed: bool, index: Index) -> Response:
 # --------------------------------------------------------------------------- the OpenAPI document
 
 _JSON = "application/json"
-_REASONS = {400: "bad request", 401: "no valid token", 404: "not found", 409: "refused",
-            413: "body too large", 415: "not JSON", 429: "too many checks waiting",
-            503: "index unavailable"}  # fmt: skip
+_REASONS = {400: "bad request", 401: "no valid token", 404: "not found",
+            408: "the body did not arrive in time", 409: "refused", 413: "body too large",
+            415: "not JSON", 429: "too many checks waiting", 503: "index unavailable"}  # fmt: skip
 
 
 def _ref(model: type[BaseModel]) -> dict[str, Any]:
@@ -257,7 +259,7 @@ _MODELS: tuple[type[BaseModel], ...] = (
 
 
 @functools.cache
-def _document() -> bytes:
+def _document(bearer: bool) -> bytes:
     _, defs = models_json_schema(
         [(m, "validation") for m in _MODELS], ref_template="#/components/schemas/{model}"
     )
@@ -265,9 +267,9 @@ def _document() -> bytes:
     article = _parameters(api_models.ArticlePath, "path")
     query = _parameters(api_models.ArticleQuery, "query")
     page = _parameters(api_models.ClusterQuery, "query")
-    doc = {
+    doc: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "neardup worker", "version": "1"},
+        "info": {"title": "neardup worker", "version": "1", "description": _security_note(bearer)},
         "components": {
             "schemas": schemas,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -278,7 +280,9 @@ def _document() -> bytes:
                 "post": {
                     "summary": "originality check of one text (register: false by default)",
                     "requestBody": {"required": True, "content": _content(api_models.CheckRequest)},
-                    "responses": _responses(api_models.CheckOut, 400, 401, 409, 413, 415, 429, 503),
+                    "responses": _responses(
+                        api_models.CheckOut, 400, 401, 408, 409, 413, 415, 429, 503
+                    ),
                 }
             },
             "/articles/{doc_id}": {
@@ -329,13 +333,35 @@ def _document() -> bytes:
             },
         },
     }
-    return orjson.dumps(doc)
+    return orjson.dumps(doc if bearer else _without_auth(doc))
 
 
-def openapi() -> dict[str, Any]:
+def _without_auth(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a worker without a token serves it: no security scheme, no view asking for
+    one, no 401 among the answers (a client must not be told of credentials never asked)."""
+    del doc["security"], doc["components"]["securitySchemes"]
+    for ops in doc["paths"].values():
+        for op in ops.values():
+            op.pop("security", None)
+            op["responses"].pop("401", None)
+    return doc
+
+
+def _security_note(bearer: bool) -> str:
+    if bearer:
+        return "Every view but /health requires the bearer token (NEARDUP_CHECK_TOKEN)."
+    return (
+        "No token is set: the worker listens on loopback only, or its operator opened it to "
+        "every client (NEARDUP_WEB_OPEN); no view asks for credentials."
+    )
+
+
+def openapi(*, bearer: bool) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the worker's views (served at ``/openapi.json``), generated
-    from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`)."""
-    loaded: dict[str, Any] = orjson.loads(_document())  # a fresh copy: callers may change it
+    from the models the views validate with (:mod:`neardup.stream.worker.http.api_models`).
+    ``bearer``: the worker has a token (``NEARDUP_CHECK_TOKEN``), so the document declares
+    bearer auth and 401 answers; without one it declares none, as the worker asks for none."""
+    loaded: dict[str, Any] = orjson.loads(_document(bearer))  # a fresh copy: callers change it
     return loaded
 
 

@@ -3,7 +3,8 @@
 * ``POST /check``: originality check with the worker's engine and index. ``register`` (default
   false) says whether the text is indexed too; without it and without an ``id`` the check gets a
   throwaway id. A bearer token (``NEARDUP_CHECK_TOKEN``) guards it when set; bodies over
-  ``check_max_body_bytes`` are refused (413) before or while reading, never buffered whole.
+  ``check_max_body_bytes`` are refused (413) before or while reading, never buffered whole; a
+  body is read whole under a deadline (408 past it) before the request may wait for a check.
 * ``DELETE /articles/{id}?namespace=NS``: takedown (same bearer token as ``/check``): the
   article leaves the index and a tombstone with its id is published on the verdict topic, known
   or not; answers ``{"deleted": true|false, "id", "namespace"}`` (false: the id was not indexed).
@@ -15,11 +16,15 @@
 * ``GET /live``: 200 whenever the worker's event loop answers, whatever Kafka and Redis do (a
   Kubernetes liveness probe: restarting cannot bring a dependency back).
 * ``GET /metrics``: Prometheus text format.
+
+Without a token the worker serves loopback only (refusing requests that name another host:
+:func:`loopback_hosts_only`) or whoever its operator opened it to (``NEARDUP_WEB_OPEN``); a
+worker that would be open by default does not start
+(:func:`~neardup.stream.worker.config.web_mode`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import logging
 import time
@@ -38,8 +43,9 @@ from neardup.stream.errors import InvalidMessage, NeardupError
 from neardup.stream.schema import article_from_obj, exact_id
 from neardup.stream.worker.checks import CheckProcess
 from neardup.stream.worker.clients import safe_url, tcp_reachable
-from neardup.stream.worker.config import Settings
-from neardup.stream.worker.http import api_models, read_api
+from neardup.stream.worker.config import Settings, is_loopback
+from neardup.stream.worker.http import api_models, bodies, read_api
+from neardup.stream.worker.http.bodies import BodyBudget
 from neardup.stream.worker.metrics import Metrics
 
 log = logging.getLogger("neardup.worker")
@@ -136,6 +142,41 @@ async def json_errors(request: aiohttp_web.Request, handler: Any) -> aiohttp_web
     return response
 
 
+def host_name(header: str) -> str:
+    """The name or address of a ``Host`` header, without its port (``[::1]:6066`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def loopback_hosts_only(settings: Settings) -> Any | None:
+    """For a worker without a token on loopback: a middleware that refuses a request naming
+    another host (403 ``forbidden_host``). A page a browser loaded from elsewhere can make its
+    own name resolve to 127.0.0.1 (DNS rebinding) and then call this worker as its own origin;
+    its requests still name that other host. Requests without ``Host`` (no browser sends one)
+    pass. None for a worker with a token or on another address (opened, or refused at start)."""
+    if settings.check_token is not None or not is_loopback(settings.web_host):
+        return None
+
+    @aiohttp_web.middleware
+    async def loopback_hosts(
+        request: aiohttp_web.Request, handler: Any
+    ) -> aiohttp_web.StreamResponse:
+        header = request.headers.get("Host")
+        if header is not None and not is_loopback(host_name(header)):
+            detail = (
+                f"this worker has no token and answers requests for loopback only, not for "
+                f"{header[:100]!r}"
+            )
+            return aiohttp_web.json_response(
+                {"error": "forbidden_host", "detail": detail}, status=403
+            )
+        response: aiohttp_web.StreamResponse = await handler(request)
+        return response
+
+    return loopback_hosts
+
+
 def unauthorized(view: View) -> Response:
     return view.json({"error": "unauthorized"}, status=401, headers=read_api.CHALLENGE)
 
@@ -156,31 +197,15 @@ async def check(
     settings: Settings,
     engine: Engine,
     checks: CheckProcess | None = None,
+    budget: BodyBudget | None = None,
 ) -> Response:
     """``POST /check``: the verdict of one article, registered or not; in ``checks``' process
     when given (:mod:`neardup.stream.worker.checks`: the stream's loop never waits on a check's
     CPU), where at most ``CHECKS_ADMITTED`` requests wait at once (429 past that, with
-    ``Retry-After``)."""
+    ``Retry-After``). The body is read whole first, under ``NEARDUP_CHECK_BODY_TIMEOUT_S`` and
+    ``budget`` (:mod:`neardup.stream.worker.http.bodies`): a slow body never holds a slot."""
     if not authorized(request, settings):
         return unauthorized(view)
-    if checks is None:
-        return await _check(view, request, settings, engine, None)
-    if not checks.admit():
-        busy = {"error": "busy", "detail": "too many checks waiting: try again shortly"}
-        return view.json(busy, status=429, headers={"Retry-After": "1"})
-    try:
-        return await _check(view, request, settings, engine, checks)
-    finally:
-        checks.leave()
-
-
-async def _check(
-    view: View,
-    request: Request,
-    settings: Settings,
-    engine: Engine,
-    checks: CheckProcess | None,
-) -> Response:
     if not json_body(request):
         return view.json(
             {
@@ -194,26 +219,46 @@ async def _check(
     limit = settings.check_max_body_bytes
     if length is not None and length > limit:  # refused before reading anything
         return view.json({"error": "oversize", "limit_bytes": limit}, status=413)
-    # StreamReader.read(n) returns what has arrived so far, not n bytes: read to the end of
-    # the body (chunked bodies have no Content-Length), never more than limit + 1 bytes.
-    body = bytearray()
+    if budget is None:
+        budget = bodies.budget_for(limit)
+    got = await bodies.read_body(raw.content, limit, settings.check_body_timeout_s, budget)
+    if isinstance(got, bodies.Refusal):
+        return _refused(view, got)
     try:
-        while len(body) <= limit:
-            chunk = await raw.content.read(limit + 1 - len(body))
-            if not chunk:
-                break
-            body += chunk
-    except (ConnectionError, asyncio.IncompleteReadError):  # the client left mid-body
-        return view.json({"error": "incomplete_body", "detail": "connection lost"}, status=400)
-    if len(body) > limit:
-        return view.json({"error": "oversize", "limit_bytes": limit}, status=413)
+        if checks is None:
+            return await _check(view, got, settings, engine, None)
+        if not checks.admit():
+            busy = {"error": "busy", "detail": "too many checks waiting: try again shortly"}
+            return view.json(busy, status=429, headers={"Retry-After": "1"})
+        try:
+            return await _check(view, got, settings, engine, checks)
+        finally:
+            checks.leave()
+    finally:
+        budget.give(len(got))
+
+
+def _refused(view: View, refusal: bodies.Refusal) -> Response:
+    response = view.json(refusal.body, status=refusal.status, headers=refusal.headers or None)
+    if refusal.close and hasattr(response, "force_close"):
+        response.force_close()  # aiohttp's: no keep-alive after a body left half-sent
+    return response
+
+
+async def _check(
+    view: View,
+    body: bytes,
+    settings: Settings,
+    engine: Engine,
+    checks: CheckProcess | None,
+) -> Response:
     try:
         obj = orjson.loads(body)
         if not isinstance(obj, dict):
             raise InvalidMessage("not_object", "expected a JSON object")
         if isinstance(obj.get("id"), int | float) and not isinstance(obj["id"], bool):
             # a number's id is the exact text it was written as, read from the body
-            obj = {**obj, "id": exact_id(obj["id"], "id", bytes(body))}
+            obj = {**obj, "id": exact_id(obj["id"], "id", body)}
         request_ = api_models.validate(api_models.CheckRequest, obj)
         register = request_.register_
         # the model's id (a number read as its decimal string), or a throwaway one
@@ -298,11 +343,12 @@ def add_views(
         return await engine.delete(ns, doc_id)
 
     remove = deleter or index_only
+    budget = bodies.budget_for(settings.check_max_body_bytes)  # every /check body at once
 
     class Check(View):
         async def post(self, request: Request) -> Response:
             started = time.perf_counter()
-            response = await check(self, request, settings, engine, checks)
+            response = await check(self, request, settings, engine, checks, budget)
             status = str(getattr(response, "status", 0))
             metrics.check_requests.labels(status).inc()
             metrics.check_seconds.labels(status).observe(time.perf_counter() - started)
@@ -328,7 +374,7 @@ def add_views(
 
     class OpenAPI(View):
         async def get(self, request: Request) -> Response:
-            return self.json(read_api.openapi())
+            return self.json(read_api.openapi(bearer=settings.check_token is not None))
 
     class Health(View):
         async def get(self, request: Request) -> Response:
@@ -361,7 +407,9 @@ __all__ = [
     "authorized",
     "check",
     "delete_article",
+    "host_name",
     "json_body",
     "json_errors",
+    "loopback_hosts_only",
     "unauthorized",
 ]

@@ -11,7 +11,13 @@ import pytest
 from pydantic import ValidationError
 
 from neardup.stream.worker.clients import kafka_admin_options, kafka_options, safe_url
-from neardup.stream.worker.config import Settings, unknown_variables
+from neardup.stream.worker.config import (
+    ClosedWebError,
+    Settings,
+    unknown_variables,
+    web_mode,
+    web_mode_line,
+)
 
 NEARDUP = Path(sys.executable).parent / "neardup"
 
@@ -162,3 +168,36 @@ def test_unknown_variables_are_named_with_the_closest_setting() -> None:
         "unknown setting NEARDUP_REDIS_PASWORD is ignored; did you mean NEARDUP_REDIS_PASSWORD?",
         "unknown setting NEARDUP_TRESHOLD is ignored; did you mean NEARDUP_THRESHOLD?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("host", "token", "opened", "mode"),
+    [
+        ("127.0.0.1", None, False, "loopback"),
+        ("127.3.4.5", None, False, "loopback"),
+        ("::1", None, False, "loopback"),
+        ("[::1]", None, False, "loopback"),
+        ("localhost", None, False, "loopback"),
+        ("0.0.0.0", None, True, "open"),
+        ("10.0.0.7", None, True, "open"),
+        ("0.0.0.0", "tok", False, "token"),
+        ("0.0.0.0", "tok", True, "token"),
+        ("127.0.0.1", "tok", False, "token"),
+    ],
+)
+def test_the_web_mode_follows_the_token_the_address_and_web_open(
+    host: str, token: str | None, opened: bool, mode: str
+) -> None:
+    settings = Settings(web_host=host, check_token=token, web_open=opened)  # type: ignore[arg-type]
+    assert web_mode(settings) == mode
+    line = web_mode_line(settings)
+    assert line.startswith(f"web views on {host}:6066: mode ") and "tok," not in line
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.0.0.7", "worker.example", "", "127.0.0.1."])
+def test_no_token_on_another_address_is_refused_in_one_line(host: str) -> None:
+    with pytest.raises(ClosedWebError) as got:
+        web_mode(Settings(web_host=host))
+    message = str(got.value)
+    assert "\n" not in message and f"NEARDUP_WEB_HOST={host} " in message
+    assert "NEARDUP_CHECK_TOKEN" in message and "NEARDUP_WEB_OPEN=true" in message

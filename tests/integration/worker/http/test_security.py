@@ -45,6 +45,7 @@ ACL_FILE = ROOT / "deploy" / "redis-acl.conf"
 TOKEN = "t0ken-for-tests"
 PASSWORD = "pw-for-tests"
 BODY_LIMIT = 16_384
+BODY_TIMEOUT_S = 3.0
 CHECK_STATUSES = {200, 400, 401, 409, 413, 415, 429}
 LUA = (
     resources.files("neardup.stream.index.redis")
@@ -170,6 +171,7 @@ def worker(
         NEARDUP_REDIS_PASSWORD=PASSWORD,
         NEARDUP_CHECK_TOKEN=TOKEN,
         NEARDUP_CHECK_MAX_BODY_BYTES=str(BODY_LIMIT),
+        NEARDUP_CHECK_BODY_TIMEOUT_S=str(BODY_TIMEOUT_S),
     )
     try:
         w.wait_ready()
@@ -347,39 +349,111 @@ def test_check_body_limit_is_exact(worker: Worker) -> None:
     worker.assert_healthy(mark)
 
 
-def test_checks_waiting_at_once_are_bounded(worker: Worker) -> None:
-    """Clients that open checks and send their bodies slowly hold at most CHECKS_ADMITTED of
-    them (each a body of up to the limit in memory); the next is answered 429 at once, with
-    Retry-After, and checks are served again as soon as those end."""
+SLOW_HEAD = (
+    b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 10000\r\n\r\n" % TOKEN.encode()
+)
+
+
+async def _slow_client(port: int, stop: asyncio.Event) -> tuple[float, bytes]:
+    """Declares a body of 10,000 bytes, sends 4 and nothing more; the first line of what the
+    worker answers (b"" when it just closes) and the seconds it took, or (inf, b"") when
+    nothing came before ``stop``."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    started = time.monotonic()
+    try:
+        writer.write(SLOW_HEAD + b'{"te')
+        await writer.drain()
+        line = asyncio.ensure_future(reader.readline())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({line, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if not line.done():
+            line.cancel()
+            return float("inf"), b""
+        stopped.cancel()
+        return time.monotonic() - started, line.result()
+    finally:
+        writer.close()
+
+
+async def _checks_while_slow_clients_stall(
+    worker: Worker, clients: int, checks: int
+) -> tuple[list[tuple[float, int]], list[tuple[float, bytes]]]:
+    """``clients`` slow clients connect and stall; once they reach the view, ``checks`` checks
+    are sent one after the other from elsewhere: (seconds, status) of each, then what each slow
+    client got."""
+    stop = asyncio.Event()
+    slow = [asyncio.ensure_future(_slow_client(worker.port, stop)) for _ in range(clients)]
+    await asyncio.sleep(0.5)  # their headers are read: the old view took a slot for each here
+    answered = []
+    for _ in range(checks):
+        started = time.monotonic()
+        status, _ = await asyncio.to_thread(worker.check, _article(LONG_TEXT))
+        answered.append((time.monotonic() - started, status))
+    await asyncio.sleep(0.1)
+    asyncio.get_running_loop().call_later(BODY_TIMEOUT_S + 10, stop.set)
+    return answered, list(await asyncio.gather(*slow))
+
+
+def test_slow_bodies_hold_no_admission_slot(worker: Worker) -> None:
+    """As many clients as there are admission slots declare a body and send 4 bytes of it: a
+    check from anyone else is still answered (it took 429 while they stayed open, before the
+    body was read under a deadline), and each slow one gets 408 after the deadline."""
     from neardup.stream.worker.checks import CHECKS_ADMITTED
 
     mark = worker.log_size()
-    head = (
+    answered, slow = asyncio.run(_checks_while_slow_clients_stall(worker, CHECKS_ADMITTED, 1))
+    assert [status for _, status in answered] == [200], answered
+    for took, line in slow:
+        assert line.startswith(b"HTTP/1.1 408 "), (took, line)
+        assert BODY_TIMEOUT_S - 0.5 <= took < BODY_TIMEOUT_S + 5, took
+    worker.assert_healthy(mark)
+
+
+def test_64_slow_clients_leave_checks_answered_in_time(worker: Worker) -> None:
+    """64 connections stall mid-body: every other check meanwhile is answered 200 within 2 s,
+    and every slow one is cut off (408, or its connection closed) within a few seconds of the
+    deadline."""
+    mark = worker.log_size()
+    answered, slow = asyncio.run(_checks_while_slow_clients_stall(worker, 64, 5))
+    assert all(status == 200 and took < 2.0 for took, status in answered), answered
+    for took, line in slow:
+        assert line.startswith(b"HTTP/1.1 408 ") or line == b"", (took, line)
+        assert BODY_TIMEOUT_S - 0.5 <= took < BODY_TIMEOUT_S + 5, took
+    worker.assert_healthy(mark)
+
+
+async def _many_checks_at_once(worker: Worker, n: int, body: bytes) -> list[bytes]:
+    """``n`` whole requests sent at once on their own connections: each answer's head."""
+    request = (
         b"POST /check HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
-        b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{" % TOKEN.encode()
-    )
-    held = []
-    try:
-        for _ in range(CHECKS_ADMITTED):
-            s = socket.create_connection(("127.0.0.1", worker.port), timeout=10)
-            s.sendall(head)
-            held.append(s)
-        deadline = time.monotonic() + 10
-        while True:  # the held requests reach the view in their own time
-            status, raw, got = worker.exchange(
-                "POST",
-                "/check",
-                _article(LONG_TEXT),
-                {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
-            )
-            if status == 429 or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        assert status == 429, raw
-        assert json.loads(raw)["error"] == "busy" and got.get("Retry-After") == "1"
-    finally:
-        for s in held:
-            s.close()
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+    ) % (TOKEN.encode(), len(body), body)
+    opened = [await asyncio.open_connection("127.0.0.1", worker.port) for _ in range(n)]
+
+    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        try:
+            writer.write(request)
+            await writer.drain()
+            return await reader.readuntil(b"\r\n\r\n")
+        finally:
+            writer.close()
+
+    return list(await asyncio.gather(*(one(r, w) for r, w in opened)))
+
+
+def test_checks_waiting_at_once_are_bounded(worker: Worker) -> None:
+    """Whole bodies arriving at once, more than CHECKS_ADMITTED of them: the checks wait their
+    turn for the one check process, and those past the admitted are answered 429 at once
+    (``busy``, with Retry-After); checks are served again as soon as those end."""
+    mark = worker.log_size()
+    text = " ".join(f"w{i % 1009}x{i % 7}" for i in range(BODY_LIMIT // 10))
+    body = _article(text)
+    assert len(body) < BODY_LIMIT
+    heads = asyncio.run(_many_checks_at_once(worker, 48, body))
+    statuses = [int(h.split(b" ", 2)[1]) for h in heads]
+    assert set(statuses) == {200, 429}, heads
+    assert all(b"\r\nRetry-After: 1\r\n" in h for h in heads if h.startswith(b"HTTP/1.1 429 "))
     deadline = time.monotonic() + 10
     while worker.check(_article(LONG_TEXT))[0] == 429 and time.monotonic() < deadline:
         time.sleep(0.1)

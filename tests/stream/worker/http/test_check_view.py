@@ -99,3 +99,26 @@ async def test_1e3_and_1000_are_never_one_article() -> None:
     assert (status, out["id"]) == (200, "1000")
     status, out = await _check(engine, b'{"register": true, "id": 1e3, "text": "another text"}')
     assert (status, out["error"]) == (400, "invalid_id")  # not a conflict with "1000"
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("localhost", "localhost"),
+        ("localhost:6066", "localhost"),
+        ("127.0.0.1:80", "127.0.0.1"),
+        ("[::1]:6066", "::1"),
+        ("[::1]", "::1"),
+        ("evil.example:6066", "evil.example"),
+        ("evil.example", "evil.example"),
+    ],
+)
+def test_the_name_a_host_header_gives(header: str, name: str) -> None:
+    assert web.host_name(header) == name
+
+
+def test_only_a_worker_without_a_token_on_loopback_checks_hosts() -> None:
+    assert web.loopback_hosts_only(Settings(web_host="127.0.0.1")) is not None
+    assert web.loopback_hosts_only(Settings(web_host="::1")) is not None
+    assert web.loopback_hosts_only(Settings(web_host="127.0.0.1", check_token="t")) is None  # type: ignore[arg-type]
+    assert web.loopback_hosts_only(Settings(web_host="0.0.0.0", web_open=True)) is None

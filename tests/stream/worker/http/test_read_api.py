@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from neardup.stream.engine.engine import Engine
 from neardup.stream.index.base import Index
 from neardup.stream.index.memory import MemoryIndex
@@ -109,8 +111,9 @@ async def test_namespaces_and_their_statistics() -> None:
     assert '"threshold":0.8' in rows["news"]["policy"]
 
 
-def test_the_openapi_document_names_every_view() -> None:
-    doc = read_api.openapi()
+@pytest.mark.parametrize("bearer", [True, False], ids=["token", "no-token"])
+def test_the_openapi_document_names_every_view(bearer: bool) -> None:
+    doc = read_api.openapi(bearer=bearer)
     assert doc["openapi"].startswith("3.1")
     assert set(doc["paths"]) == {
         "/check",
@@ -124,3 +127,24 @@ def test_the_openapi_document_names_every_view() -> None:
         for op in path.values():
             for code, answer in op["responses"].items():
                 assert "application/json" in answer["content"], (code, op["summary"])
+
+
+def test_the_openapi_document_declares_the_security_the_worker_has() -> None:
+    """With a token, bearer auth on every view but /health, and 401 among their answers;
+    without one (loopback only, or opened by NEARDUP_WEB_OPEN), no security and no 401: a
+    client reading the document is told what the worker asks for."""
+    secured, plain = read_api.openapi(bearer=True), read_api.openapi(bearer=False)
+    assert secured["security"] == [{"bearer": []}]
+    assert secured["components"]["securitySchemes"] == {
+        "bearer": {"type": "http", "scheme": "bearer"}
+    }
+    assert "security" not in plain and "securitySchemes" not in plain["components"]
+    probes = {p for p, ops in secured["paths"].items() if ops.get("get", {}).get("security") == []}
+    assert "/health" in probes and "/check" not in probes
+    for path, ops in secured["paths"].items():
+        for op in ops.values():
+            assert ("401" in op["responses"]) is (path not in probes), path
+    for path, ops in plain["paths"].items():
+        for op in ops.values():
+            assert "security" not in op and "401" not in op["responses"], path
+    assert "408" in plain["paths"]["/check"]["post"]["responses"]
