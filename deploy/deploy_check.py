@@ -62,6 +62,7 @@ SECRET_SETTINGS = ("NEARDUP_KAFKA_SASL_PASSWORD", "NEARDUP_REDIS_PASSWORD", "NEA
 # Values that must not render: (values, a fragment of the error).
 NEGATIVE_CASES: list[tuple[dict[str, Any], str]] = [
     ({"replicaCount": 9}, "replicaCount (9) must be <= kafka.topics.partitions (8)"),
+    ({"check": {"open": True, "auth": {"token": "t"}}}, "check.open serves the web views without"),
     (
         {"autoscaling": {"hpa": {"enabled": True, "maxReplicas": 16}}},
         "autoscaling.hpa.maxReplicas (16) must be <= kafka.topics.partitions (8)",

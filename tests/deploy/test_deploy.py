@@ -15,6 +15,8 @@ by ``Settings`` itself.
 
 from __future__ import annotations
 
+import base64
+
 import functools
 import http.server
 import json
@@ -715,6 +717,32 @@ def test_development_secret_is_created_from_values_and_flagged():
     assert "WARNING" in out["notes"] and "development" in out["notes"]
     assert "not both" in refused(kafka={"sasl": {"existingSecret": "s", "password": "p"}})
     assert "credentials" in refused(redis={"url": "redis://:pw@redis:6379/0"})
+
+
+def test_web_views_are_closed_unless_opened():
+    """A worker without a token on the pod's address refuses to start: with no Secret named,
+    the chart generates a token (a random one, into its own Secret) instead of running open;
+    ``check.open`` is the only way to serve the views without one, and says so."""
+    out = render()
+    docs = out["manifests"]
+    secret = one(docs, "Secret")
+    token = base64.b64decode(secret["data"]["check-token"]).decode()
+    assert len(token) >= 32 and token.isalnum(), token
+    again = one(render(set_json="{}")["manifests"], "Secret")["data"]["check-token"]
+    assert again != secret["data"]["check-token"], "each fresh install generates its own token"
+    env = {e["name"]: e for e in worker_container(docs)["env"]}
+    ref = env["NEARDUP_CHECK_TOKEN"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": secret["metadata"]["name"], "key": "check-token"}
+    assert settings_config_map(docs)["data"]["NEARDUP_WEB_OPEN"] == "false"
+    assert "Bearer $TOKEN" in out["notes"] and "generated" in out["notes"]
+
+    opened = render(set_json=json.dumps({"check": {"open": True}}))
+    assert "Secret" not in kinds(opened["manifests"])
+    env = {e["name"] for e in worker_container(opened["manifests"]).get("env", [])}
+    assert "NEARDUP_CHECK_TOKEN" not in env
+    assert settings_config_map(opened["manifests"])["data"]["NEARDUP_WEB_OPEN"] == "true"
+    assert "without a token" in opened["notes"]
+    assert "without a token" in refused(check={"open": True, "auth": {"existingSecret": "s"}})
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -92,8 +92,16 @@ Arguments: (list $ existingSecret key devValue devKey).
 {{- include "neardup.secretRef" (list . .Values.redis.auth.existingSecret .Values.redis.auth.passwordKey .Values.redis.auth.password "redis-password") -}}
 {{- end -}}
 
+{{/*
+The /check token: an existing Secret, the development token, or (neither, and check.open not
+set) a token the chart generates into its own Secret: the web views are closed unless opened.
+*/}}
 {{- define "neardup.checkTokenRef" -}}
-{{- include "neardup.secretRef" (list . .Values.check.auth.existingSecret .Values.check.auth.tokenKey .Values.check.auth.token "check-token") -}}
+{{- include "neardup.secretRef" (list . .Values.check.auth.existingSecret .Values.check.auth.tokenKey (or .Values.check.auth.token (include "neardup.checkTokenGenerated" .)) "check-token") -}}
+{{- end -}}
+
+{{- define "neardup.checkTokenGenerated" -}}
+{{- if not (or .Values.check.auth.existingSecret .Values.check.auth.token .Values.check.open) -}}true{{- end -}}
 {{- end -}}
 
 {{/* The KEDA kafka scaler's name for the SASL mechanism. */}}
@@ -140,6 +148,9 @@ that is always rendered, so `helm template`, `helm lint` and `helm install` all 
 {{- end -}}
 {{- if and $v.check.auth.existingSecret $v.check.auth.token -}}
 {{- fail "set check.auth.existingSecret or check.auth.token (development only), not both" -}}
+{{- end -}}
+{{- if and $v.check.open (or $v.check.auth.existingSecret $v.check.auth.token) -}}
+{{- fail "check.open serves the web views without a token: unset check.auth.existingSecret and check.auth.token, or leave check.open false" -}}
 {{- end -}}
 {{- if include "neardup.saslEnabled" . -}}
 {{- if not $v.kafka.sasl.username -}}
