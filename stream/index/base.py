@@ -165,6 +165,16 @@ def scheme_shards(scheme: bytes | None) -> int:
     return n if isinstance(n, int) and n >= 1 else 1
 
 
+def sharded_format(scheme: bytes) -> int | None:
+    """A sharded scheme's own storage format (``sharded_format``; a sharded scheme without it:
+    1), None for a single-slot or unreadable scheme (it has no id hashes)."""
+    value = scheme_fields(scheme)
+    if value is None or scheme_shards(scheme) == 1:
+        return None
+    fmt = value.get("sharded_format", 1)
+    return fmt if isinstance(fmt, int) else None
+
+
 def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
     """The refusal of a namespace indexed under another scheme, saying what to do about it."""
     old, new = scheme_format(stored), scheme_format(mine)
@@ -175,6 +185,16 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
             "core, long records with their numbers) and cannot use it: re-index its "
             "articles into a new namespace, or flush the namespace (delete its keys "
             f"nd:{{{ns}}}:*) and re-index"
+        )
+    old_sh, new_sh = sharded_format(stored), sharded_format(mine)
+    if old_sh != new_sh and old_sh and new_sh:
+        return SchemeMismatchError(
+            f"namespace {ns!r} is sharded in sharded storage format {old_sh}, this worker reads "
+            f"and writes sharded format {new_sh} (1: bucket entries are unkeyed MurmurHash3 id "
+            "hashes, which a producer can make collide; 2: id hashes keyed by a secret of the "
+            "namespace, each held by one id) and cannot use it: export it (neardup export "
+            f"{ns} -o FILE) and rebuild it (neardup reindex {ns} --from FILE), which switches "
+            "readers to the rebuilt index"
         )
     old_form, new_form = canonical_form(stored), canonical_form(mine)
     if old_form != new_form:
@@ -383,4 +403,5 @@ __all__ = [
     "scheme_format",
     "scheme_mismatch",
     "scheme_shards",
+    "sharded_format",
 ]

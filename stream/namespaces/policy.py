@@ -63,6 +63,10 @@ Measure = Literal["jaccard", "containment"]
 # hyphenated words (u.s -> us); 4: short-text buckets of
 # the core, long records with numbers; 3: 8-byte seqs
 SCHEME_FORMAT = 7
+# A sharded namespace's own storage format (``shards`` > 1; absent: 1). 2: bucket entries are
+# keyed id hashes (BLAKE2b under the namespace's secret), each claimed by one id; 1 had unkeyed
+# MurmurHash3 id hashes, which anyone can make collide (neardup.stream.index.redis.keys.id_hash).
+SHARDED_FORMAT = 2
 # A page's anchors (neardup.stream.engine.prepare.anchor_buckets): the ANCHORS smallest fingerprints
 # of its new sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are
 # buckets.
@@ -259,7 +263,7 @@ class Policy:
             "bucket_salts": asdict(self.bucket_salts),
             "anchors": {"k": ANCHORS, "tokens": ANCHOR_TOKENS},
             "passages": {"k": PASSAGES, "tokens": PASSAGE_TOKENS, "span": PASSAGE_SPAN},
-        } | ({"shards": self.shards} if self.shards > 1 else {})
+        } | ({"shards": self.shards, "sharded_format": SHARDED_FORMAT} if self.shards > 1 else {})
 
     def scheme_bytes(self) -> bytes:
         return orjson.dumps(self.scheme(), option=orjson.OPT_SORT_KEYS)
@@ -278,6 +282,7 @@ __all__ = [
     "PASSAGE_SPAN",
     "PASSAGE_TOKENS",
     "SCHEME_FORMAT",
+    "SHARDED_FORMAT",
     "BucketSalts",
     "FactsRule",
     "Measure",

@@ -27,6 +27,7 @@ class NamespaceCommands:
     _bits: int
     _schemes: dict[str, bytes]
     _shards: dict[str, int]
+    _id_keys: dict[str, bytes]
 
     async def _call(self, awaitable: Any) -> Any:
         raise NotImplementedError  # RedisIndex's: counts the round trip, maps the errors
@@ -150,6 +151,7 @@ class NamespaceCommands:
         await self._call(self._r.srem(keys.REGISTRY, ns))
         self._schemes.pop(ns, None)
         self._shards.pop(ns, None)
+        self._id_keys.pop(ns, None)
         return removed
 
     async def read_deleted(self, ns: str) -> dict[str, float]:
