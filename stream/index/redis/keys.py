@@ -60,6 +60,7 @@ import hashlib
 import secrets
 import struct
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import mmh3
 
@@ -130,9 +131,17 @@ def id_hash(doc_id: str, key: bytes, attempt: int = 0) -> bytes:
     a chance of about 3% at a billion ids, so a hash is *claimed* by one id in ``nd:{ns}:h``
     before any bucket lists it, and an id whose hash another holds takes the next ``attempt``
     (up to :data:`ID_HASH_TRIES`), which lookups and deletes find by trying them all."""
+    h = _keyed(key, attempt).copy()
+    h.update(doc_id.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+@lru_cache(maxsize=1024)
+def _keyed(key: bytes, attempt: int) -> hashlib.blake2b:
+    """The BLAKE2b state after the key block, copied for each id (a third less CPU than keying
+    each id's hash afresh)."""
     person = b"neardup-id-%d" % attempt
-    data = doc_id.encode("utf-8", "surrogatepass")
-    return hashlib.blake2b(data, digest_size=ID_HASH_BYTES, key=key, person=person).digest()
+    return hashlib.blake2b(digest_size=ID_HASH_BYTES, key=key, person=person)
 
 
 def id_hashes(doc_id: str, key: bytes) -> list[bytes]:
