@@ -56,6 +56,7 @@ import orjson
 from neardup.sketch import hamming, lsh
 from neardup.sketch.canonical import CANONICAL_FORM
 from neardup.sketch.minhash import MinHasher
+from neardup.stream.index.base import SHARDED_FORMAT
 
 Measure = Literal["jaccard", "containment"]
 # 7: every long text's smallest winnowed passages among its buckets; 6: a page's sentence
@@ -63,10 +64,6 @@ Measure = Literal["jaccard", "containment"]
 # hyphenated words (u.s -> us); 4: short-text buckets of
 # the core, long records with numbers; 3: 8-byte seqs
 SCHEME_FORMAT = 7
-# A sharded namespace's own storage format (``shards`` > 1; absent: 1). 2: bucket entries are
-# keyed id hashes (BLAKE2b under the namespace's secret), each claimed by one id; 1 had unkeyed
-# MurmurHash3 id hashes, which anyone can make collide (neardup.stream.index.redis.keys.id_hash).
-SHARDED_FORMAT = 2
 # A page's anchors (neardup.stream.engine.prepare.anchor_buckets): the ANCHORS smallest fingerprints
 # of its new sentences of at least ANCHOR_TOKENS tokens, each a bucket. Part of the scheme: they are
 # buckets.

@@ -10,7 +10,13 @@ from typing import Any
 
 import orjson
 
-from neardup.stream.index.base import NamespaceStats, scheme_shards
+from neardup.stream.index.base import (
+    SHARDED_FORMAT,
+    NamespaceStats,
+    scheme_shards,
+    sharded_format,
+    sharded_format_mismatch,
+)
 from neardup.stream.index.redis import keys
 
 # namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
@@ -45,7 +51,11 @@ class NamespaceCommands:
 
     def _keep_shards(self, ns: str, scheme: bytes) -> None:
         """Remember the shard groups ``scheme`` names for ``ns``, ``SCHEMES_KEPT`` namespaces at
-        most (the oldest forgotten first)."""
+        most (the oldest forgotten first). A sharded namespace of another sharded format is
+        refused (SchemeMismatchError) here, before any call reads or writes its id hashes."""
+        fmt = sharded_format(scheme)
+        if fmt is not None and fmt != SHARDED_FORMAT:
+            raise sharded_format_mismatch(ns, fmt)
         if ns not in self._shards and len(self._shards) >= SCHEMES_KEPT:
             self._shards.pop(next(iter(self._shards)))
         self._shards[ns] = scheme_shards(scheme)

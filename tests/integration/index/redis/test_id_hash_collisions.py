@@ -31,7 +31,7 @@ from tests.integration.index.test_index_defects import _bucket, _reg
 from tests.stream.index.redis.murmur3_collisions import colliding_ids
 
 OLD_SEED = 0x696468  # the unkeyed id hash's seed (sharded format 1)
-SCHEME = b'{"shards":3}'
+SCHEME = b'{"sharded_format":2,"shards":3}'
 
 
 def _stories() -> tuple[str, str]:

@@ -388,7 +388,7 @@ async def test_a_sharded_namespace_on_a_cluster_is_dropped_from_every_primary(
     """Its keys live on every primary (the home slot and 6 shard groups); stats sample them and
     ``drop`` finds and removes them all."""
     index = RedisIndex(cluster_client, shard_bits=6)
-    await index.ensure_scheme("wide", b'{"shards":6}')
+    await index.ensure_scheme("wide", b'{"sharded_format":2,"shards":6}')
     regs = [_reg(f"a{i}", bytes([i]) * 16, (i * 2**58, 2**63 + i * 2**57)) for i in range(40)]
     probes = await index.register("wide", regs, 16)
     assert [p.seq for p in probes] == list(range(1, 41))

@@ -24,7 +24,8 @@ from neardup.stream.namespaces.policy import Policy
 from tests.integration.engine.test_concurrency import ORDERED, _chains, _groups
 from tests.integration.index.test_index_defects import _bucket, _reg
 
-SCHEME = b'{"shards":3}'  # a scheme naming 3 shard groups (the index reads only that field)
+# a scheme naming 3 shard groups of the current sharded format (the index reads only those)
+SCHEME = b'{"sharded_format":2,"shards":3}'
 
 
 async def test_buckets_live_in_the_shard_groups_and_drop_removes_them(redis_client: Redis) -> None:
