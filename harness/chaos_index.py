@@ -34,8 +34,8 @@ def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
 def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP, shards: int = 1) -> IndexDump:
     """One namespace's keys, decoded (see the module docstring); every stored seq must have the
     width the code packs (:func:`code_seq_width`). A sharded namespace (``shards`` > 1) lists
-    id hashes in its buckets: they are read as the seqs its id-hash map gives them, and every
-    record must be in that map under its own id's hash."""
+    id hashes in its buckets: they are read as the seqs of the ids its id-hash map names their
+    holders, and every record's id must hold one of its own hashes there."""
     width = code_seq_width()
     problems: list[str] = []
 

@@ -128,6 +128,7 @@ class RedisIndex(NamespaceCommands):
         self._schemes: dict[str, bytes] = {}  # ns -> scheme checked by every registration
         self._shards: dict[str, int] = {}  # ns -> its shard groups, as its stored scheme says
         self._id_keys: dict[str, bytes] = {}  # sharded ns -> its id-hash key (meta 'idkey')
+        self._old_sharded: dict[str, int] = {}  # ns -> its sharded format, if not this code's
         self.round_trips = 0  # calls that waited for Redis (metrics)
         self.remote = True  # calls wait on the Redis server (see Index.remote)
 
@@ -204,7 +205,10 @@ class RedisIndex(NamespaceCommands):
         """The calls of ``ns`` if it is sharded (its scheme names ``shards`` > 1), else None:
         the single-slot layout."""
         n = await self._groups(ns)
-        return Sharded(self, Layout(ns, n, self._bits)) if n > 1 else None
+        if n == 1:
+            return None
+        self._check_sharded_format(ns)
+        return Sharded(self, Layout(ns, n, self._bits))
 
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()

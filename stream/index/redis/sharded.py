@@ -244,11 +244,13 @@ class Sharded:
             if not late:
                 break
             claimed = await self._claim([regs[k].doc_id for k in late])
-            for k in late:
-                hashed[k] = claimed.get(regs[k].doc_id, b"")
-            late = [k for k in late if hashed[k]]
-            splits |= {k: self._layout.split(hashed[k], regs[k].buckets) for k in late}
-            adds = self._layout.calls("neardup_shard_add64", [splits[k] for k in late], cap)
+            # (one registered or deleted since claims nothing: sent as it was, a replay or
+            # refused, and one refused takes out the entries it added before)
+            fresh = [k for k in late if regs[k].doc_id in claimed]
+            for k in fresh:
+                hashed[k] = claimed[regs[k].doc_id]
+            splits |= {k: self._layout.split(hashed[k], regs[k].buckets) for k in fresh}
+            adds = self._layout.calls("neardup_shard_add64", [splits[k] for k in fresh], cap)
             await self._on_groups(adds, wait=wait)
             again = await self._register_home(regs, hashed, splits, late, cap, window)
             for k, p in zip(late, again, strict=True):

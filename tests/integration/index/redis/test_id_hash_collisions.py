@@ -21,6 +21,7 @@ import pytest
 from redis.asyncio import Redis
 
 from harness import data
+from harness.chaos_index import dump_index
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import IndexUnavailableError, SchemeMismatchError
 from neardup.stream.index.redis import keys
@@ -175,3 +176,28 @@ async def test_a_sharded_namespace_of_the_old_format_is_refused(redis_client: Re
     await redis_client.hset(keys.meta("old"), "scheme", stored)
     with pytest.raises(SchemeMismatchError, match=r"sharded storage format 1.*format 2"):
         await RedisIndex(redis_client, shard_bits=4).ensure_scheme("old", mine)
+    index = RedisIndex(redis_client, shard_bits=4)  # a reader that never ensured it
+    for call in (
+        index.register("old", [_reg("a", b"a" * 16, [_bucket(1)])], 8),
+        index.lookup("old", b"a" * 16, [_bucket(1)]),
+        index.check("old", "a", b"a" * 16, [_bucket(1)]),
+    ):
+        with pytest.raises(SchemeMismatchError, match="neardup reindex old"):
+            await call
+    assert (await index.stats("old")).groups == 4  # what reads no id hash still serves it
+    assert await index.drop("old") >= 1 and not await redis_client.exists(keys.meta("old"))
+
+
+async def test_the_chaos_dump_reads_a_sharded_namespaces_buckets_through_the_holders(
+    redis_client: Redis, redis_url: str
+) -> None:
+    await redis_client.flushdb()
+    index = RedisIndex(redis_client, shard_bits=4)
+    await index.ensure_scheme("dump", SCHEME)
+    regs = [_reg(f"a{i}", bytes([i]) * 16, [_bucket(i % 3), _bucket(7)]) for i in range(6)]
+    probes = await index.register("dump", regs, 8)
+    await index.delete("dump", "a1")
+    d = dump_index(redis_url, "dump", shards=3)
+    assert d.problems == []
+    live = [p.seq for k, p in enumerate(probes) if k != 1]
+    assert d.buckets[_bucket(7)] == live and d.buckets[_bucket(0)] == [probes[0].seq, probes[3].seq]
