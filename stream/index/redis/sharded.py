@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from neardup.stream.index.redis.index import RedisIndex
 
 _COUNT = struct.Struct(">H")
-RESOLVE_CHUNK = 10_000  # id hashes an HMGET of step 4 asks for (hot buckets can list many)
+RESOLVE_CHUNK = 10_000  # id hashes a resolve64 call of step 4 asks for (hot buckets can list many)
 NOT_ADDED = -3  # register_home64: an article to be registered that is not in its buckets yet
 CLAIMED, HELD = 0, 3  # claim64: the id holds the hash it asked for; another id holds it
 ADD_AGAIN = 3  # times such articles are added and sent again before the batch is retried
