@@ -34,8 +34,8 @@ def _hash(r: redis.Redis, key: str) -> dict[bytes, bytes]:
 def dump_index(url: str, ns: str, bucket_cap: int = BUCKET_CAP, shards: int = 1) -> IndexDump:
     """One namespace's keys, decoded (see the module docstring); every stored seq must have the
     width the code packs (:func:`code_seq_width`). A sharded namespace (``shards`` > 1) lists
-    id hashes in its buckets: they are read as the seqs its id-hash map gives them, and every
-    record must be in that map under its own id's hash."""
+    id hashes in its buckets: they are read as the seqs of the ids its id-hash map names their
+    holders, and every record's id must hold one of its own hashes there."""
     width = code_seq_width()
     problems: list[str] = []
 
@@ -89,11 +89,15 @@ def _sharded_buckets(
     seq: Callable[[bytes, str], int],
     problems: list[str],
 ) -> None:
-    """A sharded namespace's buckets as seqs, through its id-hash map."""
-    by_hash = {h: seq(v, f"id hash {h.hex()}") for h, v in _hash(r, keys.hashes(ns)).items()}
+    """A sharded namespace's buckets as seqs, through its id-hash map (id hash -> the id holding
+    it) and the ids' seqs."""
+    holders = _hash(r, keys.hashes(ns))
+    by_hash = {h: d.ids[i.decode()] for h, i in holders.items() if i.decode() in d.ids}
+    key = cast(bytes | None, r.hget(keys.meta(ns), "idkey"))
     for s, rec in d.records.items():
-        if by_hash.get(keys.id_hash(rec.doc_id)) != s:
-            problems.append(f"record {s} ({rec.doc_id}) is not in the id-hash map as its own")
+        mine = [h for h in keys.id_hashes(rec.doc_id, key or b"") if by_hash.get(h) == s]
+        if not mine:
+            problems.append(f"record {s} ({rec.doc_id}) holds no id hash of its own")
     for g in range(shards):
         for key in r.scan_iter(match=keys.group_base(ns, g) + "b:*", count=1000):
             for f, v in _hash(r, key).items():

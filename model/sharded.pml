@@ -20,6 +20,12 @@
  *   A crash can come after any call (CRASHES of them in all, of any articles, each at any
  *   point); the article is then delivered again from step 1.
  *
+ * Articles are named by their ids in buckets. The code lists an 8-byte id hash instead, keyed
+ * by a secret of the namespace and claimed by one id on the home shard before step 1 (a step
+ * 0 that touches only the home shard and orders nothing here); step 2 then takes a seq only
+ * while the id holds its hash, and step 4 reads the holder's seq. So an entry names exactly
+ * one article, as here (model/README.md, "What the id hash must guarantee").
+ *
  * PROTOCOL 2: protocol 1 with steps 1 and 2 swapped (the seq taken before the article is in
  * its buckets): a later seq can then read its buckets before an earlier one is in them.
  *

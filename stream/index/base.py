@@ -51,6 +51,11 @@ from neardup.stream.errors import SchemeMismatchError
 
 COPIES_CAP = 1024  # copies of one text the content slot lists (8 KB in Redis)
 MAX_SEQ = 2**53  # the last sequence number: Lua's doubles are exact integers up to here
+# A sharded namespace's own storage format (``shards`` > 1; absent: 1), in its scheme as
+# ``sharded_format``. 2: bucket entries are keyed id hashes (BLAKE2b under the namespace's secret),
+# each claimed by one id; 1 had unkeyed MurmurHash3 id hashes, which anyone can make collide
+# (neardup.stream.index.redis.keys.id_hash).
+SHARDED_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +170,28 @@ def scheme_shards(scheme: bytes | None) -> int:
     return n if isinstance(n, int) and n >= 1 else 1
 
 
+def sharded_format(scheme: bytes) -> int | None:
+    """A sharded scheme's own storage format (``sharded_format``; a sharded scheme without it:
+    1), None for a single-slot or unreadable scheme (it has no id hashes)."""
+    value = scheme_fields(scheme)
+    if value is None or scheme_shards(scheme) == 1:
+        return None
+    fmt = value.get("sharded_format", 1)
+    return fmt if isinstance(fmt, int) else None
+
+
+def sharded_format_mismatch(ns: str, old: int, new: int = SHARDED_FORMAT) -> SchemeMismatchError:
+    """The refusal of a sharded namespace of another sharded storage format."""
+    return SchemeMismatchError(
+        f"namespace {ns!r} is sharded in sharded storage format {old}, this worker reads and "
+        f"writes sharded format {new} (1: bucket entries are unkeyed MurmurHash3 id hashes, "
+        "which a producer can make collide; 2: id hashes keyed by a secret of the namespace, "
+        f"each held by one id) and cannot use it: export it (neardup export {ns} -o FILE) and "
+        f"rebuild it (neardup reindex {ns} --from FILE), which switches readers to the rebuilt "
+        "index"
+    )
+
+
 def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
     """The refusal of a namespace indexed under another scheme, saying what to do about it."""
     old, new = scheme_format(stored), scheme_format(mine)
@@ -176,6 +203,9 @@ def scheme_mismatch(ns: str, stored: bytes, mine: bytes) -> SchemeMismatchError:
             "articles into a new namespace, or flush the namespace (delete its keys "
             f"nd:{{{ns}}}:*) and re-index"
         )
+    old_sh, new_sh = sharded_format(stored), sharded_format(mine)
+    if old_sh != new_sh and old_sh and new_sh:
+        return sharded_format_mismatch(ns, old_sh, new_sh)
     old_form, new_form = canonical_form(stored), canonical_form(mine)
     if old_form != new_form:
         return SchemeMismatchError(
@@ -369,6 +399,7 @@ __all__ = [
     "COPIES_CAP",
     "MAX_SEQ",
     "NO_WINDOW",
+    "SHARDED_FORMAT",
     "BufferedRegistration",
     "Checked",
     "Index",
@@ -383,4 +414,6 @@ __all__ = [
     "scheme_format",
     "scheme_mismatch",
     "scheme_shards",
+    "sharded_format",
+    "sharded_format_mismatch",
 ]

@@ -56,6 +56,7 @@ import orjson
 from neardup.sketch import hamming, lsh
 from neardup.sketch.canonical import CANONICAL_FORM
 from neardup.sketch.minhash import MinHasher
+from neardup.stream.index.base import SHARDED_FORMAT
 
 Measure = Literal["jaccard", "containment"]
 # 7: every long text's smallest winnowed passages among its buckets; 6: a page's sentence
@@ -259,7 +260,7 @@ class Policy:
             "bucket_salts": asdict(self.bucket_salts),
             "anchors": {"k": ANCHORS, "tokens": ANCHOR_TOKENS},
             "passages": {"k": PASSAGES, "tokens": PASSAGE_TOKENS, "span": PASSAGE_SPAN},
-        } | ({"shards": self.shards} if self.shards > 1 else {})
+        } | ({"shards": self.shards, "sharded_format": SHARDED_FORMAT} if self.shards > 1 else {})
 
     def scheme_bytes(self) -> bytes:
         return orjson.dumps(self.scheme(), option=orjson.OPT_SORT_KEYS)
@@ -278,6 +279,7 @@ __all__ = [
     "PASSAGE_SPAN",
     "PASSAGE_TOKENS",
     "SCHEME_FORMAT",
+    "SHARDED_FORMAT",
     "BucketSalts",
     "FactsRule",
     "Measure",

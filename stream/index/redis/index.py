@@ -127,6 +127,8 @@ class RedisIndex(NamespaceCommands):
         self._loaded = False
         self._schemes: dict[str, bytes] = {}  # ns -> scheme checked by every registration
         self._shards: dict[str, int] = {}  # ns -> its shard groups, as its stored scheme says
+        self._id_keys: dict[str, bytes] = {}  # sharded ns -> its id-hash key (meta 'idkey')
+        self._old_sharded: dict[str, int] = {}  # ns -> its sharded format, if not this code's
         self.round_trips = 0  # calls that waited for Redis (metrics)
         self.remote = True  # calls wait on the Redis server (see Index.remote)
 
@@ -203,7 +205,10 @@ class RedisIndex(NamespaceCommands):
         """The calls of ``ns`` if it is sharded (its scheme names ``shards`` > 1), else None:
         the single-slot layout."""
         n = await self._groups(ns)
-        return Sharded(self, Layout(ns, n, self._bits)) if n > 1 else None
+        if n == 1:
+            return None
+        self._check_sharded_format(ns)
+        return Sharded(self, Layout(ns, n, self._bits))
 
     async def ensure_scheme(self, ns: str, scheme: bytes) -> None:
         await self._ready()
@@ -216,7 +221,30 @@ class RedisIndex(NamespaceCommands):
             self._schemes.pop(next(iter(self._schemes)))
         self._schemes[ns] = mine
         self._keep_shards(ns, mine)
+        if self._shards[ns] > 1:  # its id-hash key, set by the first worker to ensure it
+            await self._id_key(ns)
         await self._call(self._r.sadd(keys.REGISTRY, ns))  # GET /namespaces lists it
+
+    async def _id_key(self, ns: str) -> bytes:
+        """A sharded namespace's id-hash key (:func:`~.keys.id_hash`): the meta field ``idkey``,
+        set to a fresh random key if it has none (the first to set it wins, every worker reads
+        that one), then remembered (step 0 of a registration checks it is still the one)."""
+        key = self._id_keys.get(ns)
+        if key is None:
+            pipe = self._r.pipeline(transaction=False)
+            pipe.hsetnx(keys.meta(ns), "idkey", keys.new_id_key())
+            pipe.hget(keys.meta(ns), "idkey")
+            _, got = await self._call(pipe.execute())
+            key = bytes(got)
+            if len(self._id_keys) >= SCHEMES_KEPT:
+                self._id_keys.pop(next(iter(self._id_keys)))
+            self._id_keys[ns] = key
+        return key
+
+    def _forget_id_key(self, ns: str) -> None:
+        """Read the id-hash key again next time (the stored one is another: the namespace was
+        dropped, or Redis lost it and another worker set a new one)."""
+        self._id_keys.pop(ns, None)
 
     @staticmethod
     def _ns_keys(ns: str) -> list[str]:

@@ -32,9 +32,13 @@ format 2 had 4 bytes and wrapped at 2**32); a run of packed seqs is their concat
 Sharded namespaces (a policy of ``shards`` = N > 1, :mod:`neardup.stream.index.redis.sharded`)
 keep the keys above on their home slot ``{ns}``, with one more, and their buckets on N others:
 
-``nd:{ns}:h``            hash: 8-byte id hash (:func:`id_hash`) -> packed seq
+``nd:{ns}:h``            hash: 8-byte id hash (:func:`id_hash`) -> the article id holding it
+                         (claimed before the id's first bucket entry, one id a hash)
 ``nd:{ns/<g>}:b:<shard>`` hash: 8-byte bucket id -> packed id hashes, earliest added first; shard
                          group ``g`` (decimal) is ``<shard> mod N`` (:func:`group_base`)
+
+and the meta field ``idkey``: the namespace's id-hash key (:data:`ID_KEY_BYTES` random bytes,
+set once, when its scheme is first ensured; a rebuild into a new namespace gets a new one).
 
 ``/`` is not a namespace character, so a group's hash tag is never another namespace's.
 
@@ -52,8 +56,11 @@ Lua must change with it.
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import struct
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import mmh3
 
@@ -102,12 +109,44 @@ def hashes(ns: str) -> str:
     return base(ns) + "h"
 
 
-def id_hash(doc_id: str) -> bytes:
+ID_KEY_BYTES = 16  # a namespace's id-hash key (BLAKE2b takes up to 64)
+ID_HASH_BYTES = 8  # a sharded bucket entry
+ID_HASH_TRIES = 4  # hashes an id may take: the first one no other id holds (see id_hash)
+
+
+def new_id_key() -> bytes:
+    """A fresh id-hash key for a namespace (from the OS's CSPRNG)."""
+    return secrets.token_bytes(ID_KEY_BYTES)
+
+
+def id_hash(doc_id: str, key: bytes, attempt: int = 0) -> bytes:
     """An article's 8-byte id hash: what a sharded namespace's buckets list (an article adds
-    itself before it has a seq). Two ids of one hash share their entries: at a billion
-    articles the chance that any two do is about 3%, and the later one is then found only
-    through the earlier one's entries and its content slot."""
-    return mmh3.hash_bytes(doc_id.encode("utf-8", "surrogatepass"), 0x696468)[:8]
+    itself before it has a seq), keyed by the namespace's secret ``key``.
+
+    Keyed BLAKE2b (``hashlib``), not SipHash: both are PRFs under a secret key, so nobody who
+    does not know the key can make two ids collide (an unkeyed MurmurHash3 could be made to
+    collide by anyone, seed or not: two 16-byte blocks suffice); BLAKE2b is in the standard
+    library, in C, with a variable digest size and a personalization string (the ``attempt``),
+    where SipHash would be one more dependency. Still 64 bits: two ids collide by accident with
+    a chance of about 3% at a billion ids, so a hash is *claimed* by one id in ``nd:{ns}:h``
+    before any bucket lists it, and an id whose hash another holds takes the next ``attempt``
+    (up to :data:`ID_HASH_TRIES`), which lookups and deletes find by trying them all."""
+    h = _keyed(key, attempt).copy()
+    h.update(doc_id.encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+@lru_cache(maxsize=1024)
+def _keyed(key: bytes, attempt: int) -> hashlib.blake2b:
+    """The BLAKE2b state after the key block, copied for each id (a third less CPU than keying
+    each id's hash afresh)."""
+    person = b"neardup-id-%d" % attempt
+    return hashlib.blake2b(digest_size=ID_HASH_BYTES, key=key, person=person)
+
+
+def id_hashes(doc_id: str, key: bytes) -> list[bytes]:
+    """Every hash ``doc_id`` may hold, in the order it tries them."""
+    return [id_hash(doc_id, key, a) for a in range(ID_HASH_TRIES)]
 
 
 def group_base(ns: str, group: int) -> str:
@@ -172,6 +211,9 @@ def bucket_fields(buckets: Sequence[int]) -> bytes:
 
 __all__ = [
     "ALIASES",
+    "ID_HASH_BYTES",
+    "ID_HASH_TRIES",
+    "ID_KEY_BYTES",
     "ID_MAX_BYTES",
     "NAMESPACE_RE",
     "PREFIX",
@@ -190,9 +232,11 @@ __all__ = [
     "group_base",
     "hashes",
     "id_hash",
+    "id_hashes",
     "ids",
     "lines",
     "meta",
+    "new_id_key",
     "shard_keys",
     "times",
     "verdicts",

@@ -10,7 +10,13 @@ from typing import Any
 
 import orjson
 
-from neardup.stream.index.base import NamespaceStats, scheme_shards
+from neardup.stream.index.base import (
+    SHARDED_FORMAT,
+    NamespaceStats,
+    scheme_shards,
+    sharded_format,
+    sharded_format_mismatch,
+)
 from neardup.stream.index.redis import keys
 
 # namespaces whose scheme a client remembers having ensured (oldest dropped first); more than
@@ -27,6 +33,8 @@ class NamespaceCommands:
     _bits: int
     _schemes: dict[str, bytes]
     _shards: dict[str, int]
+    _id_keys: dict[str, bytes]
+    _old_sharded: dict[str, int]  # ns -> its sharded format, when not this code's
 
     async def _call(self, awaitable: Any) -> Any:
         raise NotImplementedError  # RedisIndex's: counts the round trip, maps the errors
@@ -42,9 +50,22 @@ class NamespaceCommands:
             self._keep_shards(ns, stored)
         return self._shards[ns]
 
+    def _check_sharded_format(self, ns: str) -> None:
+        """Refuse (SchemeMismatchError) a sharded namespace of another sharded format before a
+        call reads or writes its id hashes; what needs none (stats, listing, drop, export's
+        reads) still serves it, so it can be rebuilt and dropped."""
+        if ns in self._old_sharded:
+            raise sharded_format_mismatch(ns, self._old_sharded[ns])
+
     def _keep_shards(self, ns: str, scheme: bytes) -> None:
         """Remember the shard groups ``scheme`` names for ``ns``, ``SCHEMES_KEPT`` namespaces at
-        most (the oldest forgotten first)."""
+        most (the oldest forgotten first), and whether it is sharded in another sharded format
+        than this code's (:meth:`_check_sharded_format`)."""
+        fmt = sharded_format(scheme)
+        if fmt is not None and fmt != SHARDED_FORMAT:
+            self._old_sharded[ns] = fmt
+        else:
+            self._old_sharded.pop(ns, None)
         if ns not in self._shards and len(self._shards) >= SCHEMES_KEPT:
             self._shards.pop(next(iter(self._shards)))
         self._shards[ns] = scheme_shards(scheme)
@@ -150,6 +171,8 @@ class NamespaceCommands:
         await self._call(self._r.srem(keys.REGISTRY, ns))
         self._schemes.pop(ns, None)
         self._shards.pop(ns, None)
+        self._id_keys.pop(ns, None)
+        self._old_sharded.pop(ns, None)
         return removed
 
     async def read_deleted(self, ns: str) -> dict[str, float]:

@@ -220,7 +220,8 @@ local function register_articles(keys, args, hashes)
     elseif fresh[id] then
       out[o + 1], out[o + 2] = unpack_seq(fresh[id]), -1
       out[o + 3], out[o + 4] = fresh_rec[id], ''
-    elseif hashes and all_fields[k] == '' then -- not in its buckets yet: not registered
+    elseif hashes and (all_fields[k] == '' or call('HGET', hashes, all_fields[k]) ~= id) then
+      -- not in its buckets yet, or its id hash is no longer claimed by it: not registered
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -3, '', ''
     else
       local content, record, fields = contents[k], records[k], all_fields[k]
@@ -234,10 +235,7 @@ local function register_articles(keys, args, hashes)
         if #copies < copies_cap then call('HSET', xkey, content, copies .. me) end
       end
       local found, nf, hot = {}, 0, 0
-      if hashes then
-        call('HSETNX', hashes, fields, me)
-        fields = ''
-      end
+      if hashes then fields = '' end
       for at = 1, #fields, 8 do
         local f = sub(fields, at, at + 7)
         local bkey = bk[(at + 7) / 8]
@@ -279,12 +277,13 @@ end
 -- register_home64: a sharded namespace's registration on its home slot (see Sharded below).
 -- KEYS = the namespace's keys (as register64k), its id-hash map (nd:{ns}:h), then the distinct
 -- content shard keys of the call's articles; ARGV as register64k, each article packed with one
--- 8-byte field, its id hash, once it is in its buckets (they live on other slots), or none when
--- the caller did not add it because it was registered or deleted. Registers and probes as
--- register64k does with no buckets (the deleted check, replays, the counter, the content slot),
--- and records id hash -> seq (the first article of a hash keeps it). Returns as register64k,
--- with hot 0 and no bucket values; an article without its id hash that would be registered now
--- (expired since the caller looked) is not: 0, -3, '', '' (add it to its buckets, then again).
+-- 8-byte field, its id hash (claimed by claim64), once it is in its buckets (they live on other
+-- slots), or none when the caller did not add it because it was registered or deleted. Registers
+-- and probes as register64k does with no buckets (the deleted check, replays, the counter, the
+-- content slot). Returns as register64k, with hot 0 and no bucket values; an article that would
+-- be registered now but came without its id hash (expired since the caller looked), or whose id
+-- hash the id-hash map does not name it the holder of, is not: 0, -3, '', '' (claim, add it to
+-- its buckets, then again).
 local function register_home64(keys, args)
   return register_articles(keys, args, keys[7])
 end
@@ -385,8 +384,11 @@ local function remove_articles(keys, args, hashes)
   for a = 2, #args, 4 do
     local me, id, content, fields = args[a], args[a + 1], args[a + 2], args[a + 3]
     if call('HEXISTS', docs, me) == 1 then
-      if hashes then
-        if call('HGET', hashes, fields) == me then call('HDEL', hashes, fields) end
+      if hashes then -- the id hashes it holds: released once its entries are gone
+        for at = 1, #fields, 8 do
+          local h = sub(fields, at, at + 7)
+          if call('HGET', hashes, h) == id then call('HDEL', hashes, h) end
+        end
         fields = ''
       end
       for at = 1, #fields, 8 do
@@ -410,7 +412,9 @@ end
 
 -- remove_home64: a sharded namespace's removal on its home slot, after its bucket entries went
 -- (shard_remove64). KEYS as register_home64; ARGV = shard_bits, then 4 per article: packed seq,
--- id, content hash, id hash. As remove64k without buckets, and drops id hash -> seq.
+-- id, content hash, the id hashes it holds (packed, 8 bytes each). As remove64k without buckets,
+-- and releases each of those hashes the id-hash map names this id the holder of (never another
+-- id's).
 local function remove_home64(keys, args)
   return remove_articles(keys, args, keys[7])
 end
@@ -418,7 +422,8 @@ end
 -- Sharded namespaces (stream/index/redis/sharded.py). A namespace of N > 1 shards keeps its
 -- buckets in N other slots, nd:{ns/g}:b:<hex> for shard group g, and everything else on its
 -- home slot {ns}. A bucket lists 8-byte id hashes, earliest first (an article has no seq when it
--- adds itself). The three functions below run on one shard group's slot. KEYS = the group's
+-- adds itself), each claimed by one id in the home slot's id-hash map (claim64) before any bucket
+-- lists it. The three functions below run on one shard group's slot. KEYS = the group's
 -- bucket shard keys a call touches; ARGV starts with shard_bits and the group's base
 -- (nd:{ns/g}:), from which each key is derived and checked as declared, before any write.
 -- Articles come packed: id hash (8 bytes), field count ('>H'), fields (8 bytes each).
@@ -442,20 +447,53 @@ local function group_articles(keys, args, each)
   for _, t in ipairs(todo) do each(t[1], t[2], t[3], t[4]) end
 end
 
--- known64 (read only): KEYS = a sharded namespace's ids, deleted (nd:{ns}:i, :g); ARGV = article
--- ids. Returns, per id, 1 when it is registered, 2 when it is remembered as deleted, else 0: what
--- a registration reads before step 1 (a replay or a deleted id adds nothing to the buckets).
-local function known64(keys, args)
-  local out = {}
-  local seqs = redis.call('HMGET', keys[1], unpack(args))
-  for k, id in ipairs(args) do
-    if seqs[k] then
-      out[k] = 1
-    elseif redis.call('ZSCORE', keys[2], id) then
-      out[k] = 2
+-- claim64: KEYS = a sharded namespace's meta, ids, deleted, id-hash map (nd:{ns}:m, :i, :g, :h);
+-- ARGV = the namespace's id-hash key (as the caller has it), then an article id and the 8-byte id
+-- hash it asks for, per article. What a registration does before step 1: returns the key stored
+-- in meta 'idkey' (set to the caller's if absent), then, only if it is the caller's, per article
+-- 1 when the id is registered, 2 when it is remembered as deleted (a replay or a deleted id adds
+-- nothing to the buckets), 0 when the id now holds the hash (claimed here, or before), or 3 when
+-- another id holds it (ask for the id's next hash). One id a hash: a bucket entry is only ever
+-- added by the id that holds it, so a reader's id hash -> id -> seq names the right article.
+local function claim64(keys, args)
+  local call = redis.call
+  local stored = call('HGET', keys[1], 'idkey')
+  if not stored then
+    call('HSET', keys[1], 'idkey', args[1])
+    stored = args[1]
+  end
+  local out = {stored}
+  if stored ~= args[1] then return out end
+  for a = 2, #args, 2 do
+    local id, hash = args[a], args[a + 1]
+    if #hash ~= 8 then error('claim64: an id hash is 8 bytes') end
+    if call('HEXISTS', keys[2], id) == 1 then
+      out[#out + 1] = 1
+    elseif call('ZSCORE', keys[3], id) then
+      out[#out + 1] = 2
     else
-      out[k] = 0
+      local holder = call('HGET', keys[4], hash)
+      if not holder then
+        call('HSET', keys[4], hash, id)
+        out[#out + 1] = 0
+      elseif holder == id then
+        out[#out + 1] = 0
+      else
+        out[#out + 1] = 3
+      end
     end
+  end
+  return out
+end
+
+-- resolve64 (read only): KEYS = a sharded namespace's id-hash map, ids (nd:{ns}:h, :i); ARGV =
+-- id hashes packed (8 bytes each). Returns, per hash, the packed seq of the id holding it, or ''
+-- (no holder, or one without a seq). Step 4.
+local function resolve64(keys, args)
+  local call, sub, blob, out = redis.call, string.sub, args[1], {}
+  for at = 1, #blob, 8 do
+    local id = call('HGET', keys[1], sub(blob, at, at + 7))
+    out[#out + 1] = id and call('HGET', keys[2], id) or ''
   end
   return out
 end
@@ -611,6 +649,9 @@ redis.register_function{
   function_name='neardup_shard_read64', callback=shard_read64, flags={'no-writes'}
 }
 redis.register_function('neardup_shard_remove64', shard_remove64)
-redis.register_function{function_name='neardup_known64', callback=known64, flags={'no-writes'}}
+redis.register_function('neardup_claim64', claim64)
+redis.register_function{
+  function_name='neardup_resolve64', callback=resolve64, flags={'no-writes'}
+}
 redis.register_function('neardup_forget64', forget64)
 redis.register_function('neardup_scheme', scheme)

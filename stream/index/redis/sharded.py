@@ -6,14 +6,18 @@ adds its buckets, so seq order is visibility order. Buckets on other slots canno
 The protocol here (``model/sharded.pml``, model-checked with spin: ``make model``) gets the same
 rule in steps, each atomic on one slot:
 
-1. **add**: the article's 8-byte id hash (:func:`~.keys.id_hash`) goes into each of its buckets,
-   one ``neardup_shard_add64`` call per shard group (it has no seq yet);
+0. **claim**: the article's 8-byte id hash (:func:`~.keys.id_hash`, keyed by the namespace's
+   secret) is claimed for its id in the home slot's id-hash map (``neardup_claim64``); a hash
+   another id holds is never used: the id asks for its next hash (an accidental collision);
+1. **add**: the id hash goes into each of its buckets, one ``neardup_shard_add64`` call per
+   shard group (it has no seq yet);
 2. **seq**: one call on the home slot (``neardup_register_home64``) refuses an id remembered as
-   deleted, or answers a replay, or takes the next seq, records id -> seq and id hash -> seq,
-   and reads and adds to the content slot;
+   deleted, or answers a replay, or, if the id still holds its hash, takes the next seq, records
+   id -> seq, and reads and adds to the content slot;
 3. **read**: its buckets, one ``neardup_shard_read64`` call per group;
-4. **resolve**: the seqs of the id hashes read (``HMGET`` of the home slot's id-hash map). A
-   candidate is earlier iff it has a seq and that seq is smaller.
+4. **resolve**: the seqs of the id hashes read, id hash -> the id holding it -> its seq
+   (``neardup_resolve64`` on the home slot). A candidate is earlier iff it has a seq and that
+   seq is smaller.
 
 Any article X with seq(X) < seq(A) took its seq after adding itself, so before A took its own, so
 before A read: A sees X. An article that added itself but has no seq yet (or crashed before step
@@ -22,17 +26,22 @@ cycles with no original (the model's counterexample). Deletion, in this order: r
 (nothing registers it again), take its entries out of the buckets group by group, then drop its
 seq, record and verdict; step 4 answers nothing for a seq already dropped.
 
-What it costs: four round trips a batch instead of one (each pipelined over the groups, which a
-cluster client sends to their primaries at once), 8 bytes a bucket entry as before, and 8 + 8
-bytes and a field per article in the id-hash map. The home slot still takes every article's
+Step 0 is what makes an entry name one article: nobody without the key can make two ids hash
+alike, and the one id a hash has in the map is the only one that adds it to a bucket, so reading
+an entry never takes another id's seq for this one's, and removing an article's entries (only
+those of the hashes it holds, released after them) never removes another's.
+
+What it costs: five round trips a batch instead of one (each pipelined over the groups, which a
+cluster client sends to their primaries at once), 8 bytes a bucket entry as before, and 8 bytes,
+the id and a field per article in the id-hash map. The home slot still takes every article's
 counter, id and record writes: it is the namespace's bottleneck, shared by all its groups.
 
-Before step 1 the ids are read from the home slot: an article already registered or deleted adds
-nothing (a replay), so entries are only ever added by articles about to take a seq. One that is
+Step 0 also reads the ids: an article already registered or deleted claims and adds nothing (a
+replay), so entries are only ever added by articles about to take a seq. One that is
 deleted between that read and step 2 takes its entries out again; one that expired between them
 is not registered by step 2 (it is in no bucket): it is added, then sent again. A worker that dies
-between steps 1 and 2 leaves entries without a seq; the redelivered batch registers the article
-(the same hash), and entries never registered are ignored by every reader.
+between steps 0 and 2 leaves a claim and entries without a seq; the redelivered batch registers
+the article (the hash it holds), and entries never registered are ignored by every reader.
 """
 
 from __future__ import annotations
@@ -52,8 +61,9 @@ if TYPE_CHECKING:
     from neardup.stream.index.redis.index import RedisIndex
 
 _COUNT = struct.Struct(">H")
-RESOLVE_CHUNK = 10_000  # id hashes an HMGET of step 4 asks for (hot buckets can list many)
+RESOLVE_CHUNK = 10_000  # id hashes a resolve64 call of step 4 asks for (hot buckets can list many)
 NOT_ADDED = -3  # register_home64: an article to be registered that is not in its buckets yet
+CLAIMED, HELD = 0, 3  # claim64: the id holds the hash it asked for; another id holds it
 ADD_AGAIN = 3  # times such articles are added and sent again before the batch is retried
 
 
@@ -152,21 +162,13 @@ class Sharded:
         return replies[: len(calls)]
 
     async def register(self, regs: Sequence[Registration], cap: int, window: Window) -> list[Probe]:
-        index, ns = self._index, self._ns
-        hashed = [keys.id_hash(r.doc_id) for r in regs]
-        # which ids are new (a replay or a deleted id adds nothing to the buckets), read in
-        # chunks: Lua's unpack() of a call's ids stays within its limit
-        ks = [keys.ids(ns), keys.deleted(ns)]
-        pipe = index._r.pipeline(transaction=False)
-        for lo in range(0, len(regs), index._chunk):
-            ids = [r.doc_id for r in regs[lo : lo + index._chunk]]
-            pipe.execute_command(
-                "FCALL_RO", "neardup_known64", len(ks), *ks, *ids, **index._route(ns)
-            )
-        known = [x for reply in await index._call(pipe.execute()) for x in reply]
+        index = self._index
+        # 0. claim (a replay or a deleted id claims and adds nothing to the buckets)
+        claimed = await self._claim([r.doc_id for r in regs])
+        hashed = [claimed.get(r.doc_id, b"") for r in regs]
         adding: dict[str, int] = {}
         for k, r in enumerate(regs):
-            if int(known[k]) == 0:
+            if hashed[k]:
                 adding.setdefault(r.doc_id, k)
         added = set(adding.values())
         splits = {k: self._layout.split(hashed[k], regs[k].buckets) for k in added}
@@ -191,10 +193,41 @@ class Sharded:
             probes[k] = replace(p, candidates=cands, hot=hot)
         return probes
 
+    async def _claim(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """Step 0: the id hash each new id of ``ids`` holds now (claimed, or held before), its
+        first :func:`~.keys.id_hash` no other id holds; ids registered or remembered as deleted
+        are left out. Asked in chunks (Lua's unpack() stays within its limit), one round trip
+        for all unless an id's hash is another's."""
+        index, ns = self._index, self._ns
+        ks = [keys.meta(ns), keys.ids(ns), keys.deleted(ns), keys.hashes(ns)]
+        todo, out = list(dict.fromkeys(ids)), dict[str, bytes]()
+        for attempt in range(keys.ID_HASH_TRIES):
+            if not todo:
+                return out
+            key = await index._id_key(ns)
+            asked = [(i, keys.id_hash(i, key, attempt)) for i in todo]
+            pipe = index._r.pipeline(transaction=False)
+            for lo in range(0, len(asked), index._chunk):
+                args = [x for pair in asked[lo : lo + index._chunk] for x in pair]
+                call = ["FCALL", "neardup_claim64", len(ks), *ks, key, *args]
+                pipe.execute_command(*call, **index._route(ns))
+            replies = await index._call(pipe.execute())
+            if any(bytes(r[0]) != key for r in replies):  # another key was set first: use it
+                index._forget_id_key(ns)
+                return await self._claim(ids)
+            statuses = [int(x) for r in replies for x in r[1:]]
+            out |= {i: h for (i, h), st in zip(asked, statuses, strict=True) if st == CLAIMED}
+            todo = [i for (i, _), st in zip(asked, statuses, strict=True) if st == HELD]
+        if not todo:
+            return out
+        raise IndexUnavailableError(
+            f"namespace {ns!r}: every id hash of {todo[0]!r} is held by another id"
+        )
+
     async def _take_seqs(
         self,
         regs: Sequence[Registration],
-        hashed: Sequence[bytes],
+        hashed: list[bytes],
         splits: dict[int, Split],
         cap: int,
         window: Window,
@@ -203,14 +236,21 @@ class Sharded:
         """Step 2. An article read as registered or deleted adds nothing in step 1; if it is
         gone since (expired), the home slot does not register it: it is added (``splits`` gains
         it) and sent again, ``ADD_AGAIN`` times at most, so no article takes a seq before it is
-        in its buckets."""
+        in its buckets. One whose claim was lost (it expired and was removed since step 0)
+        claims again."""
         probes = await self._register_home(regs, hashed, splits, range(len(regs)), cap, window)
         for _ in range(ADD_AGAIN):
             late = [k for k, p in enumerate(probes) if p is None]
             if not late:
                 break
-            splits |= {k: self._layout.split(hashed[k], regs[k].buckets) for k in late}
-            adds = self._layout.calls("neardup_shard_add64", [splits[k] for k in late], cap)
+            claimed = await self._claim([regs[k].doc_id for k in late])
+            # (one registered or deleted since claims nothing: sent as it was, a replay or
+            # refused, and one refused takes out the entries it added before)
+            fresh = [k for k in late if regs[k].doc_id in claimed]
+            for k in fresh:
+                hashed[k] = claimed[regs[k].doc_id]
+            splits |= {k: self._layout.split(hashed[k], regs[k].buckets) for k in fresh}
+            adds = self._layout.calls("neardup_shard_add64", [splits[k] for k in fresh], cap)
             await self._on_groups(adds, wait=wait)
             again = await self._register_home(regs, hashed, splits, late, cap, window)
             for k, p in zip(late, again, strict=True):
@@ -273,15 +313,17 @@ class Sharded:
         return [(b"".join(r), h) for r, h in zip(runs, hot, strict=True)]
 
     async def _resolve(self, run: bytes) -> dict[bytes, int | None]:
-        """Step 4: the seq of each distinct id hash in a run (None: it has none)."""
+        """Step 4: the seq of the id holding each distinct id hash in a run (None: none)."""
         wanted = sorted(set(_entries(run)))
         if not wanted:
             return {}
-        index, key = self._index, keys.hashes(self._ns)
+        index, ns = self._index, self._ns
+        ks = [keys.hashes(ns), keys.ids(ns)]
         pipe = index._r.pipeline(transaction=False)
-        route = index._route(self._ns)
+        route = index._route(ns)
         for lo in range(0, len(wanted), RESOLVE_CHUNK):
-            pipe.execute_command("HMGET", key, *wanted[lo : lo + RESOLVE_CHUNK], **route)
+            blob = b"".join(wanted[lo : lo + RESOLVE_CHUNK])
+            pipe.execute_command("FCALL_RO", "neardup_resolve64", len(ks), *ks, blob, **route)
         got = [s for reply in await index._call(pipe.execute()) for s in reply]
         return {
             h: int.from_bytes(s, "big") if s else None for h, s in zip(wanted, got, strict=True)
@@ -297,7 +339,8 @@ class Sharded:
         """Remove articles (seq, record) group by group, then from the home slot."""
         index, ns = self._index, self._ns
         recs = [Record.decode(raw) for _, raw in raws]
-        out = [self._layout.split(keys.id_hash(r.doc_id), r.buckets) for r in recs]
+        held = await self._held([r.doc_id for r in recs])
+        out = [self._layout.split(h, r.buckets) for r in recs for h in held[r.doc_id]]
         await self._on_groups(self._layout.calls("neardup_shard_remove64", out))
         pipe = index._r.pipeline(transaction=False)
         route = index._route(ns)
@@ -305,10 +348,22 @@ class Sharded:
             args: list[Any] = [self._layout.bits]
             part = recs[lo : lo + index._chunk]
             for (seq, _), rec in zip(raws[lo : lo + index._chunk], part, strict=True):
-                args += (wire.pack_seq(seq), rec.doc_id, rec.content, keys.id_hash(rec.doc_id))
+                args += (wire.pack_seq(seq), rec.doc_id, rec.content, b"".join(held[rec.doc_id]))
             ks = self._home_keys([r.content for r in part])
             pipe.execute_command("FCALL", "neardup_remove_home64", len(ks), *ks, *args, **route)
         return sum(int(x) for x in await index._call(pipe.execute()))
+
+    async def _held(self, ids: Sequence[str]) -> dict[str, list[bytes]]:
+        """The id hashes each id holds (of the ones it may take): its entries are under those,
+        and no other id's are."""
+        index, ns = self._index, self._ns
+        key = await index._id_key(ns)
+        asked = {i: keys.id_hashes(i, key) for i in dict.fromkeys(ids)}
+        flat = [h for hs in asked.values() for h in hs]
+        got = await index._call(index._r.hmget(keys.hashes(ns), flat)) if flat else []
+        holders = iter(got)
+        enc = {i: i.encode("utf-8", "surrogatepass") for i in asked}
+        return {i: [h for h in hs if next(holders) == enc[i]] for i, hs in asked.items()}
 
 
 def _entries(run: bytes) -> list[bytes]:

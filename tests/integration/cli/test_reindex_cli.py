@@ -98,7 +98,8 @@ async def test_a_namespace_becomes_sharded_by_a_rebuild(
     text = _lines(ns)[2]["text"].replace(" the ", " a ", 3)
     copy.write_text(json.dumps({"id": "b2", "namespace": ns, "text": text}) + "\n")
     refused = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "--shards", "4")
-    assert "differs in: shards" in refused.stdout + refused.stderr, refused
+    said = " ".join((refused.stdout + refused.stderr).split())
+    assert "differs in: sharded_format, shards" in said, refused
     toml = tmp_path / "ns.toml"
     toml.write_text(f"[namespace.{ns}]\nshards = 4\n")
     done = _run(
@@ -111,6 +112,56 @@ async def test_a_namespace_becomes_sharded_by_a_rebuild(
     listed = json.loads(_run("namespaces", "--store", redis_url, "--json").stdout)
     groups = {r["namespace"]: r["shard_groups"] for r in listed["namespaces"]}
     assert (groups[ns], groups[target]) == (1, 4)
+    out = tmp_path / "out.jsonl"
+    sent = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "-o", str(out))
+    assert sent.returncode == 0, sent.stderr
+    (verdict,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert (verdict["verdict"], verdict["duplicate_of"]) == ("near_duplicate", "b"), verdict
+
+
+async def test_a_sharded_namespace_of_the_old_format_is_migrated_by_a_rebuild(
+    redis_url: str, redis_client: Redis, tmp_path: Path
+) -> None:
+    """A sharded namespace of sharded format 1 (unkeyed id hashes: its stored scheme has no
+    ``sharded_format``) is refused with both formats named, exported, and rebuilt by
+    ``neardup reindex`` into one of format 2 with a secret of its own; copies are found."""
+    ns = f"ro-{uuid.uuid4().hex[:6]}"
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in _lines(ns)))
+    shards = ("--shards", "4")
+    assert _run("dedup", str(src), "--store", redis_url, "--no-progress", *shards).returncode == 0
+    meta = f"nd:{{{ns}}}:m"
+    scheme, tail = (await redis_client.hget(meta, "scheme")).split(b"|", 1)
+    old = orjson.loads(scheme)
+    del old["sharded_format"]  # as a worker of sharded format 1 wrote it
+    await redis_client.hset(
+        meta, "scheme", orjson.dumps(old, option=orjson.OPT_SORT_KEYS) + b"|" + tail
+    )
+    copy = tmp_path / "copy.jsonl"
+    text = _lines(ns)[2]["text"].replace(" the ", " a ", 3)
+    copy.write_text(json.dumps({"id": "b2", "namespace": ns, "text": text}) + "\n")
+    refused = _run("dedup", str(copy), "--store", redis_url, "--no-progress", *shards)
+    said = " ".join((refused.stdout + refused.stderr).split())  # (the table wraps lines)
+    assert "sharded storage format 1" in said and "sharded format 2" in said, said
+    dump = tmp_path / "export.jsonl"
+    assert _run("export", ns, "--store", redis_url, "-o", str(dump)).returncode == 0
+    toml = tmp_path / "ns.toml"
+    toml.write_text(f"[namespace.{ns}]\nshards = 4\n")
+    done = _run(
+        "reindex", ns, "--store", redis_url, "--from", str(dump), "--namespaces-file", str(toml)
+    )
+    assert done.returncode == 0, done.stderr
+    target_meta = f"nd:{{{ns}.r2}}:m"
+    assert (
+        orjson.loads((await redis_client.hget(target_meta, "scheme")).split(b"|")[0])[
+            "sharded_format"
+        ]
+        == 2
+    )
+    assert await redis_client.hget(target_meta, "idkey") not in (
+        None,
+        await redis_client.hget(meta, "idkey"),
+    )
     out = tmp_path / "out.jsonl"
     sent = _run("dedup", str(copy), "--store", redis_url, "--no-progress", "-o", str(out))
     assert sent.returncode == 0, sent.stderr

@@ -332,7 +332,7 @@ async def test_memory_and_redis_agree_on_random_histories(
     ns, cap, retention = "diff", 2, 50.0
     mem, red = MemoryIndex(), RedisIndex(redis_client, shard_bits=shard_bits, chunk_size=chunk)
     if shards > 1:
-        await red.ensure_scheme(ns, orjson.dumps({"shards": shards}))
+        await red.ensure_scheme(ns, orjson.dumps({"shards": shards, "sharded_format": 2}))
     mem.start_at(ns, start)
     await redis_client.hset(keys.meta(ns), "seq", str(start))
     clock = 1000.0

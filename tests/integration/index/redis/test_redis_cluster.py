@@ -125,11 +125,13 @@ def test_a_sharded_namespace_spreads_over_every_primary_with_memory_verdicts(
 
 
 def _consistent_sharded(cluster: RedisCluster6, namespaces: tuple[str, ...], shards: int) -> None:
-    """Every id hash in a sharded namespace's buckets names an article with a seq and a record
-    (no batch was left half-registered), on whichever primary holds it."""
+    """Every id hash in a sharded namespace's buckets is held by an article with a seq and a
+    record (no batch was left half-registered), on whichever primary holds it."""
     with redis.RedisCluster(host="127.0.0.1", port=cluster.live_ports()[0]) as client:
         for ns in namespaces:
-            seqs = client.hgetall(keys.hashes(ns))
+            holders = client.hgetall(keys.hashes(ns))
+            ids = client.hgetall(keys.ids(ns))
+            seqs = {h: ids[i] for h, i in holders.items() if i in ids}
             docs = set(client.hkeys(keys.docs(ns)))
             assert seqs and set(seqs.values()) <= docs
             for g in range(shards):
@@ -386,7 +388,7 @@ async def test_a_sharded_namespace_on_a_cluster_is_dropped_from_every_primary(
     """Its keys live on every primary (the home slot and 6 shard groups); stats sample them and
     ``drop`` finds and removes them all."""
     index = RedisIndex(cluster_client, shard_bits=6)
-    await index.ensure_scheme("wide", b'{"shards":6}')
+    await index.ensure_scheme("wide", b'{"sharded_format":2,"shards":6}')
     regs = [_reg(f"a{i}", bytes([i]) * 16, (i * 2**58, 2**63 + i * 2**57)) for i in range(40)]
     probes = await index.register("wide", regs, 16)
     assert [p.seq for p in probes] == list(range(1, 41))
@@ -546,5 +548,7 @@ def test_delete_on_a_cluster(redis_cluster: RedisCluster6, tmp_path: Path, shard
         with redis.Redis(port=port) as node:
             for key in node.keys("nd:{wiki*}:b:*"):
                 entries += [v[i : i + 8] for v in node.hvals(key) for i in range(0, len(v), 8)]
-    a0, a1 = (keys.id_hash(x) for x in ("a0", "a1"))
+    with redis.Redis(port=owner) as client:
+        idkey = client.hget(keys.meta("wiki"), "idkey") or b""
+    a0, a1 = (keys.id_hash(x, idkey) for x in ("a0", "a1"))
     assert a0 not in entries and (a1 in entries) == (shards > 1)  # buckets list seqs unsharded

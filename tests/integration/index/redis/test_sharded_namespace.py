@@ -24,7 +24,8 @@ from neardup.stream.namespaces.policy import Policy
 from tests.integration.engine.test_concurrency import ORDERED, _chains, _groups
 from tests.integration.index.test_index_defects import _bucket, _reg
 
-SCHEME = b'{"shards":3}'  # a scheme naming 3 shard groups (the index reads only that field)
+# a scheme naming 3 shard groups of the current sharded format (the index reads only those)
+SCHEME = b'{"sharded_format":2,"shards":3}'
 
 
 async def test_buckets_live_in_the_shard_groups_and_drop_removes_them(redis_client: Redis) -> None:
@@ -59,14 +60,16 @@ async def test_deleted_article_leaves_no_entry_and_a_replay_adds_none(redis_clie
     entries = await redis_client.hget(
         keys.bucket_shard_key("wide", _bucket(1) >> 60, 3), keys.bucket_field(_bucket(1))
     )
-    assert entries == keys.id_hash("a") + keys.id_hash("b")  # each once
+    key = await redis_client.hget(keys.meta("wide"), "idkey")
+    assert len(key) == keys.ID_KEY_BYTES
+    assert entries == keys.id_hash("a", key) + keys.id_hash("b", key)  # each once
     assert await index.delete("wide", "a")
     assert await index.lookup("wide", b"z" * 16, [_bucket(1), _bucket(2)]) == (None, (pb.seq,))
     entries = await redis_client.hget(
         keys.bucket_shard_key("wide", _bucket(1) >> 60, 3), keys.bucket_field(_bucket(1))
     )
-    assert entries == keys.id_hash("b")
-    assert await redis_client.hget(keys.hashes("wide"), keys.id_hash("a")) is None
+    assert entries == keys.id_hash("b", key)
+    assert await redis_client.hget(keys.hashes("wide"), keys.id_hash("a", key)) is None
     (refused,) = await index.register("wide", [a], 8)
     assert refused.status == "deleted"
     assert not await redis_client.hexists(
@@ -82,7 +85,10 @@ async def test_an_entry_without_a_seq_is_never_a_candidate(redis_client: Redis) 
     await index.ensure_scheme("wide", SCHEME)
     ghost = _reg("ghost", b"g" * 16, [_bucket(5)])
     key = keys.bucket_shard_key("wide", _bucket(5) >> 60, 3)
-    await redis_client.hset(key, keys.bucket_field(_bucket(5)), keys.id_hash("ghost"))
+    idkey = await redis_client.hget(keys.meta("wide"), "idkey")
+    ghost_hash = keys.id_hash("ghost", idkey)
+    await redis_client.hset(keys.hashes("wide"), ghost_hash, "ghost")  # claimed, no seq
+    await redis_client.hset(key, keys.bucket_field(_bucket(5)), ghost_hash)
     (later,) = await index.register("wide", [_reg("later", b"l" * 16, [_bucket(5)])], 8)
     assert later.candidates == ()
     assert await index.lookup("wide", b"q" * 16, [_bucket(5)]) == (None, (later.seq,))
