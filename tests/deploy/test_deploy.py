@@ -16,7 +16,6 @@ by ``Settings`` itself.
 from __future__ import annotations
 
 import base64
-
 import functools
 import http.server
 import json
