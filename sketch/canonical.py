@@ -542,7 +542,98 @@ def _fold_long(text: str, is_html: bool | None) -> str:
     decoded = decode(text, is_html=is_html)
     if decoded.isascii() and plain(decoded):  # nothing to unhide: the form is lower case
         return decoded.lower()
-    return unhide_folded(_fold_decoded(_unhidden(decoded)))
+    shown = _unhidden(decoded)
+    held = _held(shown)
+    folded = _fold_decoded(held)
+    return unhide_folded(folded if held is shown else _released(folded))
+
+
+# Work is bounded by the size after folding. A text may grow by this share of its characters
+# (or EXPANSION_FLOOR characters, whichever is more) as the form writes characters as several.
+EXPANSION_SHARE = 0.25
+EXPANSION_FLOOR = 64
+# a held code point (an expanding one of a text past its bound) is this plus its index: a
+# private-use character of the BMP (one past it would take every step's slower path)
+_HOLDER = 0xE000
+
+
+class _Expanding:
+    """The code points the form writes as several characters (``canonical_data.EXPANDING``,
+    computed from the Unicode data) and how many more characters each makes, as tables a text's
+    code points are looked up in at once (numpy: a text of them is a hostile one, and a call
+    or a string per character would cost it as much as the work it bounds)."""
+
+    def __init__(self, pairs: str) -> None:
+        chars = pairs[0::2]
+        self.found = _CharSet([(ord(c), ord(c)) for c in chars])
+        self.extra = np.zeros(0x110000, dtype=np.uint8)  # 1 MiB: a byte a code point
+        self.released = np.array(sorted(ord(c) for c in chars), dtype=np.uint32)
+        self.extra[self.released] = [ord(pairs[pairs.index(chr(c)) + 1]) for c in self.released]
+
+    def held(self, text: str) -> str:
+        """``text``, each expanding code point as its holder (its index past :data:`_HOLDER`)."""
+        codes = self.codes(text).copy()
+        at = self.extra[codes] > 0
+        codes[at] = _HOLDER + np.searchsorted(self.released, codes[at]).astype(np.uint32)
+        return self.text(codes)
+
+    @staticmethod
+    def codes(text: str) -> npt.NDArray[np.uint32]:
+        return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+    @staticmethod
+    def text(codes: npt.NDArray[np.uint32]) -> str:
+        return codes.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@cache
+def _expanding() -> _Expanding:
+    return _Expanding(canonical_data.EXPANDING)
+
+
+def expansion(text: str) -> int:
+    """How many more characters the form would write ``text`` as than it holds (before
+    removals): the sum over its expanding code points (U+FDFA makes 17 more, ``\u00df``
+    one)."""
+    table = _expanding()
+    if text.isascii() or not table.found.search(text):
+        return 0
+    return int(table.extra[table.codes(text)].sum(dtype=np.int64))
+
+
+def expansion_bound(text: str) -> int:
+    """The most characters :func:`fold` adds to ``text`` by expanding it: a quarter of its
+    length, and never fewer than :data:`EXPANSION_FLOOR`."""
+    return max(EXPANSION_FLOOR, int(EXPANSION_SHARE * len(text)))
+
+
+def _held(text: str) -> str:
+    """``text`` itself, or, when its expanding code points would make it longer than its bound
+    (:func:`expansion_bound`), with every one of them held as a private-use character, which
+    no step folds, and released as written after the fold (:func:`_released`).
+
+    Why a bound on the text and not on each character: every downstream stage (sketches,
+    lines, dates, facts, evidence) works per character of the form, so U+FDFA, written as 18,
+    cost a text of it 10-16 times news per KB. Real text expands by a few characters in a
+    thousand (``\ufb01`` in a PDF's words, ``\u00df``, ``\u337f`` in a company name), far
+    below a quarter, so its form is unchanged and ``\ufdfa`` still reads as its words; only a
+    text made of expanding characters is held, and then as written (the same in every copy of
+    it). A bound per character (U+FDFA written as its first word) would change real text."""
+    if expansion(text) <= expansion_bound(text):
+        return text
+    return _expanding().held(text)
+
+
+def _released(text: str) -> str:
+    """The expanding code points :func:`_held` held, as written (a private-use character of
+    the holders' range that a held text holds itself is read as the one it holds: only a text
+    past its bound is released)."""
+    table = _expanding()
+    codes = table.codes(text).copy()
+    at = codes - np.uint32(_HOLDER)  # wraps below the range: past it too
+    inside = at < len(table.released)
+    codes[inside] = table.released[at[inside]]
+    return table.text(codes)
 
 
 def _unhidden(decoded: str) -> str:
@@ -580,7 +671,8 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = [_unhidden(d) for d in decode_each(texts)]
+    shown = [_unhidden(d) for d in decode_each(texts)]
+    decoded = [_held(d) for d in shown]  # each text bounded alone, as fold bounds it
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
@@ -591,6 +683,8 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
+        if decoded[i] is not shown[i]:
+            out[i] = _released(out[i])
         at += n
     return [unhide_folded(o) for o in out]
 
@@ -740,6 +834,8 @@ __all__ = [
     "FORMATS",
     "LEGACY_FORM",
     "char_class",
+    "expansion",
+    "expansion_bound",
     "fold",
     "fold_each",
     "fold_phrases",
