@@ -570,10 +570,13 @@ class _Expanding:
         self.released = np.array(sorted(ord(c) for c in chars), dtype=np.uint32)
         self.extra[self.released] = [ord(pairs[pairs.index(chr(c)) + 1]) for c in self.released]
 
-    def held(self, text: str) -> str:
-        """``text``, each expanding code point as its holder (its index past :data:`_HOLDER`)."""
+    def held(self, text: str, sizes: Sequence[int] = (), which: Sequence[bool] = ()) -> str:
+        """``text``, each expanding code point as its holder (its index past :data:`_HOLDER`);
+        ``sizes`` and ``which``: only in those of the pieces of those sizes it is cut into."""
         codes = self.codes(text).copy()
         at = self.extra[codes] > 0
+        if sizes:
+            at &= np.repeat(np.asarray(which, dtype=bool), sizes)[: len(codes)]
         codes[at] = _HOLDER + np.searchsorted(self.released, codes[at]).astype(np.uint32)
         return self.text(codes)
 
@@ -624,6 +627,32 @@ def _held(text: str) -> str:
     return _expanding().held(text)
 
 
+def _held_each(texts: list[str], parts: bool) -> list[bool]:
+    """Which of ``texts`` :func:`_held` holds, found for all at once (a numpy call per text
+    cost a text of many short lines more than their fold). ``parts``: they are the parts of a
+    text or two (lines, passages), and when those left expanding would make them together
+    longer than one text of them all may grow (the floor counted once), every part that would
+    grow by more than :data:`EXPANSION_SHARE` of its length is held too (a line of one
+    U+FDFA, under the floor alone, cost a text of such lines its length 18 times over)."""
+    table = _expanding()
+    joined = "\n".join(texts)
+    if joined.isascii() or not table.found.search(joined):
+        return [False] * len(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    starts = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    grown = np.zeros(len(joined) + 1, dtype=np.int64)
+    np.cumsum(table.extra[table.codes(joined)], out=grown[1:])
+    extra = grown[starts + lengths] - grown[starts]
+    held = extra > np.maximum(EXPANSION_FLOOR, (EXPANSION_SHARE * lengths).astype(np.int64))
+    if parts:
+        whole = max(EXPANSION_FLOOR, EXPANSION_SHARE * int(lengths.sum()))
+        if int(extra[~held].sum()) > whole:
+            held |= extra > EXPANSION_SHARE * lengths
+    out: list[bool] = held.tolist()
+    return out
+
+
 def _released(text: str) -> str:
     """The expanding code points :func:`_held` held, as written (a private-use character of
     the holders' range that a held text holds itself is read as the one it holds: only a text
@@ -661,9 +690,14 @@ def forget_folds() -> None:
     _fold_kept.cache_clear()
 
 
-def fold_each(texts: Sequence[str]) -> list[str]:
+def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
     """``[fold(t) for t in texts]`` by one fold of them all: a text of many short lines paid
     the steps' fixed cost per line (some 12 us: seconds for a megabyte of short CJK lines).
+
+    ``parts``: the texts are the lines or passages of a text or two, whose expansion is bounded
+    as one text's (:func:`_held_each`): each alone may expand by
+    :data:`EXPANSION_FLOOR` characters, and a megabyte of short lines would have expanded by
+    that much each. Within that bound, which every real text is, the same as ``parts=False``.
 
     Each text is decoded alone (markup is judged per text); what follows decoding neither
     makes nor removes a newline and reads no context across one (a letter that looks like
@@ -671,22 +705,36 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    shown = [_unhidden(d) for d in decode_each(texts)]
-    decoded = [_held(d) for d in shown]  # each text bounded alone, as fold bounds it
+    decoded = [_unhidden(d) for d in decode_each(texts)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
         return [unhide_folded(o) for o in out]
+    held = _held_each([decoded[i] for i in rest], parts)
+    joined = "\n".join(decoded[i] for i in rest)
+    if any(held):
+        joined = _expanding().held(joined, [len(decoded[i]) + 1 for i in rest], held)
     units = [decoded[i].count("\n") + 1 for i in rest]
-    pieces = _fold_decoded("\n".join(decoded[i] for i in rest), units).split("\n")
+    folded = _fold_decoded(joined, units)
+    # released at once, unless a text not held writes a holder itself (then each held one)
+    kept = "\n".join(decoded[i] for i, h in zip(rest, held, strict=True) if not h)
+    mixed = any(held) and bool(_holders().search(kept))
+    if any(held) and not mixed:
+        folded = _released(folded)
+    pieces = folded.split("\n")
     at = 0
-    for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
+    for i, h in zip(rest, held, strict=True):  # a text may hold newlines of its own
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
-        if decoded[i] is not shown[i]:
+        if h and mixed:
             out[i] = _released(out[i])
         at += n
     return [unhide_folded(o) for o in out]
+
+
+@cache
+def _holders() -> re.Pattern[str]:
+    return re.compile(f"[{chr(_HOLDER)}-{chr(_HOLDER + len(_expanding().released) - 1)}]")
 
 
 @cache
