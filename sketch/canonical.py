@@ -71,6 +71,15 @@ machine folds alike. ASCII text without ``&`` or ``<`` whose start shows nothing
 form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme: an index
 built under another form is refused, and ``neardup reindex`` migrates it.
 
+**Bounded work.** Every stage after the form works per character of it, and compatibility
+decomposition and case folding write some code points as several (``canonical_data.EXPANDING``,
+computed from the Unicode data: U+FDFA as 18 characters, the squared word U+3316 as 6, ``\u2057``
+as 4, ``ß`` as 2). A text may grow by a quarter of its length or 64 characters, whichever is more
+(:data:`EXPANSION_SHARE`, :data:`EXPANSION_FLOOR`; the lines or passages of a text together, as
+the text); past that, every expanding code point of it is kept as written (:func:`_held`). Real
+text grows by a few characters in a thousand, so its form is unchanged; a text built of
+expanding code points is read as written, the same in every copy of it.
+
 Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
 not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
 each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
@@ -90,7 +99,13 @@ import numpy.typing as npt
 
 from neardup.sketch import canonical_data
 from neardup.sketch.markup import decode, decode_each, html_text, looks_like_html
-from neardup.sketch.unhide import plain, unhide, unhide_folded
+from neardup.sketch.unhide import (
+    plain,
+    unhide,
+    unhide_each,
+    unhide_folded,
+    unhide_folded_each,
+)
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
@@ -665,13 +680,13 @@ def _released(text: str) -> str:
     return table.text(codes)
 
 
-def _unhidden(decoded: str) -> str:
+def _unhidden(decoded: str, shown: str | None = None) -> str:
     """:func:`~neardup.sketch.unhide.unhide` of a decoded text; what it shows read again
     (:func:`~neardup.sketch.markup.decode`) where that makes an escape, a reference or markup (a
     line reversed back out of a right-to-left override ending in ``\\``, a story's ``<TICKER>``
     written backwards): the form read again is the form. Unhidden once: a line reversed back
     is not reversed again."""
-    shown = unhide(decoded)
+    shown = unhide(decoded) if shown is None else shown
     if shown == decoded or not any(c in shown for c in "&<\\="):
         return shown
     return decode(shown)
@@ -705,11 +720,12 @@ def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = [_unhidden(d) for d in decode_each(texts)]
+    raw = decode_each(texts)
+    decoded = [_unhidden(d, s) for d, s in zip(raw, unhide_each(raw), strict=True)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
-        return [unhide_folded(o) for o in out]
+        return unhide_folded_each(out)
     held = _held_each([decoded[i] for i in rest], parts)
     joined = "\n".join(decoded[i] for i in rest)
     if any(held):
@@ -729,7 +745,7 @@ def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
         if h and mixed:
             out[i] = _released(out[i])
         at += n
-    return [unhide_folded(o) for o in out]
+    return unhide_folded_each(out)
 
 
 @cache

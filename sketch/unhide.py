@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import cache, lru_cache, partial
 
 from neardup.sketch import canonical_data
@@ -205,6 +206,30 @@ def _suspect(text: str) -> bool:
     return (
         _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
     )
+
+
+def _any_suspect(texts: Sequence[str]) -> bool:
+    """Whether any of ``texts`` may be :func:`_suspect`, by one C pass over them all: joined
+    by ``" \\x00 "``, each stands between spaces as :func:`_suspect` pads it, and a NUL (a
+    ``,``) ends every run across two. The shapes of characters past ASCII as the first bytes of
+    their UTF-8 (``u``) find whatever the shapes read as ASCII find (a ``u`` stands for a
+    letter and for a separator): none found, none of them is (a test checks it)."""
+    text = " \x00 ".join(texts)
+    for c in _WIDE_SYMBOLS:
+        if c in text:
+            text = text.replace(c, "@")
+    shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
+    return (
+        _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
+    )
+
+
+def _suspects(texts: Sequence[str]) -> list[bool]:
+    """``[_suspect(t) for t in texts]``: each looked at only when one of them may be (a call
+    each cost the many short lines of a text twice their fold)."""
+    if len(texts) > 1 and not _any_suspect(texts):
+        return [False] * len(texts)
+    return [_suspect(t) for t in texts]
 
 
 def plain(text: str) -> bool:
@@ -724,6 +749,19 @@ def unhide(text: str) -> str:
     return join_spaced(text) if _suspect(text) else text
 
 
+def unhide_each(texts: Sequence[str]) -> list[str]:
+    """``[unhide(t) for t in texts]``, the disguises looked for in all of them at once."""
+    shown = [t if t.isascii() else invisible_spaces(reverse_overrides(t)) for t in texts]
+    return [join_spaced(t) if s else t for t, s in zip(shown, _suspects(shown), strict=True)]
+
+
+def unhide_folded_each(texts: Sequence[str]) -> list[str]:
+    """``[unhide_folded(t) for t in texts]``, looked for in all of them at once."""
+    return [
+        read_leet(join_spaced(t)) if s else t for t, s in zip(texts, _suspects(texts), strict=True)
+    ]
+
+
 def unhide_folded(text: str) -> str:
     """Spaced letters and leetspeak undone on a folded text: leetspeak is read on the letters
     and digits of the form (a look-alike or a styled letter read as its letter, a digit of
@@ -747,5 +785,7 @@ __all__ = [
     "read_leet",
     "reverse_overrides",
     "unhide",
+    "unhide_each",
     "unhide_folded",
+    "unhide_folded_each",
 ]
