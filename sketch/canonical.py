@@ -287,12 +287,6 @@ def _latin_word(match: re.Match[str]) -> str:
     return word.casefold()
 
 
-def _latin_text_word(match: re.Match[str]) -> str:
-    """A word with a letter read apart in a Latin text (:func:`_latin_text`): read as it looks,
-    whatever it is written with (``\u03c5\u03c1``, ``up`` in disguise)."""
-    return match.group().translate(_latin_table())
-
-
 _WORD_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_]")  # where a word starts
 _WORD_NO_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_A-Za-z]+(?![^\W\d_])")
 
@@ -645,10 +639,11 @@ def _held(text: str) -> str:
 def _held_each(texts: list[str], parts: bool) -> list[bool]:
     """Which of ``texts`` :func:`_held` holds, found for all at once (a numpy call per text
     cost a text of many short lines more than their fold). ``parts``: they are the parts of a
-    text or two (lines, passages), and when those left expanding would make them together
-    longer than one text of them all may grow (the floor counted once), every part that would
-    grow by more than :data:`EXPANSION_SHARE` of its length is held too (a line of one
-    U+FDFA, under the floor alone, cost a text of such lines its length 18 times over)."""
+    text or two (lines, passages), bounded together as the text is: none held when they are
+    within one bound (the floor counted once; a line of a real text folds as in the text),
+    else every part that would grow by more than :data:`EXPANSION_SHARE` of its length (a
+    line of one U+FDFA, under the floor alone, cost a text of such lines 18 times its
+    length)."""
     table = _expanding()
     joined = "\n".join(texts)
     if joined.isascii() or not table.found.search(joined):
@@ -659,11 +654,12 @@ def _held_each(texts: list[str], parts: bool) -> list[bool]:
     grown = np.zeros(len(joined) + 1, dtype=np.int64)
     np.cumsum(table.extra[table.codes(joined)], out=grown[1:])
     extra = grown[starts + lengths] - grown[starts]
-    held = extra > np.maximum(EXPANSION_FLOOR, (EXPANSION_SHARE * lengths).astype(np.int64))
-    if parts:
-        whole = max(EXPANSION_FLOOR, EXPANSION_SHARE * int(lengths.sum()))
-        if int(extra[~held].sum()) > whole:
-            held |= extra > EXPANSION_SHARE * lengths
+    if not parts:
+        held = extra > np.maximum(EXPANSION_FLOOR, (EXPANSION_SHARE * lengths).astype(np.int64))
+    elif int(extra.sum()) <= max(EXPANSION_FLOOR, EXPANSION_SHARE * int(lengths.sum())):
+        return [False] * len(texts)  # the text is within its bound: so is each part of it
+    else:
+        held = extra > EXPANSION_SHARE * lengths
     out: list[bool] = held.tolist()
     return out
 
@@ -726,7 +722,8 @@ def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
         return unhide_folded_each(out)
-    held = _held_each([decoded[i] for i in rest], parts)
+    every = _held_each(decoded, parts)  # the ASCII parts count in the bound of their text
+    held = [every[i] for i in rest]
     joined = "\n".join(decoded[i] for i in rest)
     if any(held):
         joined = _expanding().held(joined, [len(decoded[i]) + 1 for i in rest], held)
@@ -850,8 +847,14 @@ def _pieces(text: str, units: Sequence[int] | None) -> list[str]:
 
 
 def _read_latin(text: str) -> str:
-    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters."""
-    text = _read_apart().sub(_latin_text_word if _latin_text(text) else _latin_word, text)
+    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters. In a
+    Latin text every word with a letter read apart is read as it looks, whatever it is written
+    with (``\u03c5\u03c1``, ``up`` in disguise), and every such letter is in such a word: the
+    text is translated whole (a call a word cost a text of them four times news per KB)."""
+    if _latin_text(text):
+        text = text.translate(_latin_table())
+    else:
+        text = _read_apart().sub(_latin_word, text)
     return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
 
 

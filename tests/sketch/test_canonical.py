@@ -378,8 +378,12 @@ def _reference_fold(text: str) -> str:
         text = canonical._GREEK_BASE.sub(canonical._iota_below, unicodedata.normalize("NFD", text))
     text = unicodedata.normalize("NFKD", text.translate(canonical._before_nfkd()))
     latin = canonical._latin_text(text) and canonical._ASCII_LETTER.search(text)
-    reader = canonical._latin_text_word if latin else canonical._latin_word
-    text = canonical._read_apart().sub(reader, text)
+    if latin:  # every word with a letter read apart, read as it looks
+        text = canonical._read_apart().sub(
+            lambda m: m.group().translate(canonical._latin_table()), text
+        )
+    else:
+        text = canonical._read_apart().sub(canonical._latin_word, text)
     text = canonical._i_or_l().sub(canonical._read_i_or_l, text)
     t = unicodedata.normalize("NFKD", text.casefold()).translate(canonical._RELEASE)
     t = t.translate(canonical._table())
@@ -964,3 +968,7 @@ def test_the_lines_of_a_text_are_bounded_as_the_text() -> None:
     mixed = ["Stra\u00dfe \ue000", *lines, "\u3316 \u2026"]
     assert canonical.fold_each(mixed, parts=True)[0] == "strasse \ue000"
     assert canonical.fold_each(mixed, parts=True)[-1] == "\u3316 \u2026"
+    # a real text within its bound: its lines fold as they do in it, a dense line too
+    text = f"{STORY}\n\ufdfa \ufdfa \ufdfa \ufdfa\n{STORY}\n{STORY}"
+    assert canonical.expansion(text.split("\n")[1]) > canonical.EXPANSION_FLOOR
+    assert canonical.fold_each(text.split("\n"), parts=True) == fold(text).split("\n")
