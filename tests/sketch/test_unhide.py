@@ -422,5 +422,6 @@ _SHAPED = st.text(
 def test_disguises_looked_for_in_many_texts_at_once_are_those_of_each(texts: list[str]) -> None:
     # one pass over all of a text's lines must find every line a pass over it alone finds
     assert unhide._suspects(texts) == [unhide._suspect(t) for t in texts]
+    assert {i for i, t in enumerate(texts) if unhide._suspect(t)} <= unhide._maybe_suspect(texts)
     assert unhide.unhide_each(texts) == [unhide.unhide(t) for t in texts]
     assert unhide.unhide_folded_each(texts) == [unhide.unhide_folded(t) for t in texts]
