@@ -15,6 +15,7 @@ import asyncio
 import random
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from bench.hostile_stream import target
 from bench.readings import git_state, machine_info
 from harness import data
 from harness.corpus import generate
-from neardup.sketch import canonical, evidence, facts, features
+from neardup.sketch import canonical, canonical_data, evidence, facts, features
 from neardup.sketch.lines import passages_of
 from neardup.stream.engine.engine import Engine
 from neardup.stream.engine.prepare import numbers_and_dates, prepare
@@ -71,6 +72,79 @@ def _news_page(size: int) -> str:
 
 
 CJK = "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生"
+
+
+def _expansion_class(char: str) -> str:
+    """What makes a code point several characters in the form: a ligature (by its name), a
+    squared word (``<square>``), another compatibility decomposition, a canonical one whose
+    marks do not compose again, or case folding alone."""
+    tag = unicodedata.decomposition(char)
+    if "LIGATURE" in unicodedata.name(char, ""):
+        return "ligature"
+    if tag.startswith("<square>"):
+        return "squared"
+    if tag.startswith("<"):
+        return "compatibility"
+    return "canonical" if tag else "case"
+
+
+def worst_expanding() -> dict[str, str]:
+    """For each class of :func:`_expansion_class`, the code point the form writes as the most
+    characters (the lowest of a tie), read from the table the form bounds its work by
+    (``canonical_data.EXPANDING``, computed from the Unicode data)."""
+    pairs = canonical_data.EXPANDING
+    worst: dict[str, tuple[int, int]] = {}
+    for char, extra in zip(pairs[0::2], map(ord, pairs[1::2]), strict=True):
+        key = _expansion_class(char)
+        worst[key] = min(worst.get(key, (0, 0x110000)), (-extra, ord(char)))
+    return {k: chr(v[1]) for k, v in sorted(worst.items())}
+
+
+_WORST = worst_expanding()
+
+
+def _at_the_bound(char: str) -> Callable[[int], str]:
+    """``char`` among words, as often as the form's bound on expansion lets it expand."""
+    extra = ord(canonical_data.EXPANDING[canonical_data.EXPANDING.index(char) + 1])
+    room = round(extra / canonical.EXPANSION_SHARE) - 1  # characters of words per one
+    return lambda n: _fill(lambda i: char + (f" w{i}" + " ab" * room)[:room], n)
+
+
+def _phrases() -> list[str]:
+    """The Chinese phrases the form folds as a whole (those it writes in other characters)."""
+    words = canonical_data.PHRASES.split(" ")
+    return [w for w in words[0::2] if w]
+
+
+_PHRASES = _phrases()
+
+
+def _expanding_recipes() -> dict[str, tuple[str, Callable[[int], str]]]:
+    """A recipe per class of expanding code point (its worst, repeated), the worst one at the
+    bound, a line of it each (a line alone is under the bound), and ``\u0149``."""
+    out: dict[str, tuple[str, Callable[[int], str]]] = {}
+    for key, char in _WORST.items():
+        name = unicodedata.name(char).lower()
+        out[f"expanding_{key}"] = (
+            f"U+{ord(char):04X} ({name}, the {key} class's longest form) repeated",
+            lambda n, c=char: _fill(lambda i: c, n),
+        )
+    fdfa, square = _WORST["ligature"], _WORST["squared"]
+    out["expanding_at_the_bound"] = (
+        f"U+{ord(fdfa):04X} among words as often as the bound lets it expand",
+        _at_the_bound(fdfa),
+    )
+    out["squared_at_the_bound"] = (
+        f"U+{ord(square):04X} among words as often as the bound lets it expand",
+        _at_the_bound(square),
+    )
+    out["expanding_lines"] = (
+        f'"\\u{ord(fdfa):04x}{{i}}" a line',
+        lambda n: _fill(lambda i: f"{fdfa}{i}\n", n),
+    )
+    out["n_apostrophe"] = ('"\\u0149" repeated: case folds to two', lambda n: "\u0149" * (n // 2))
+    return out
+
 
 RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
     "news": ("Reuters-21578 stories run together", _news),
@@ -143,6 +217,13 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
         '"a\\x01" repeated: a \\u0001 escape in JSON each',
         lambda n: _fill(lambda i: "a\x01", n),
     ),
+    "a_tags": ('"<a " repeated: an element with no attribute', lambda n: _fill(lambda i: "<a ", n)),
+    "open_tags": ('"<b>" repeated: nested, never closed', lambda n: _fill(lambda i: "<b>", n)),
+    "traditional_phrases": (
+        "the Chinese phrases the form folds as a whole, run together",
+        lambda n: _fill(lambda i: _PHRASES[i % len(_PHRASES)], n),
+    ),
+    **_expanding_recipes(),
 }
 
 

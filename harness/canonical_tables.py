@@ -174,6 +174,25 @@ def styled_letters() -> dict[int, str]:
     return out
 
 
+def expanding() -> dict[int, int]:
+    """Code points the form writes as more than one character, each with how many more:
+    compatibility decomposition (ligatures such as U+FDFA, 18 characters; squared words such
+    as U+3316; parenthesized numbers), case folding (``\u00df`` as ``ss``, ``\u0149``), and
+    both, as the form reads them (NFKD, case folded, NFKD again, then composed: a letter and
+    its marks, which compose again, are one). The form bounds its work by them
+    (:func:`neardup.sketch.canonical.fold`)."""
+    out: dict[int, int] = {}
+    for char in _all_chars():
+        parts = unicodedata.normalize("NFKD", char)
+        if len(parts) == 1 and len(char.casefold()) == 1:
+            continue
+        folded = unicodedata.normalize("NFKD", parts.casefold())
+        extra = len(unicodedata.normalize("NFC", folded)) - 1
+        if extra > 0:
+            out[ord(char)] = extra
+    return out
+
+
 def i_or_l() -> str:
     """Letters of other scripts that look like both a capital I and a small l (UTS #39 gives
     both prototypes: Greek and Cyrillic capital I, palochka). No table can read them: the form
@@ -573,6 +592,17 @@ def render() -> dict[str, str]:
                 _chunks(part, _WIDTH),
             ),
         )
+    files["expanding.py"] = _module(
+        "Code points the form writes as more than one character: its work is bounded by them.",
+        _literal(
+            "EXPANDING",
+            [
+                "each code point followed by a character whose code is how many more characters",
+                "the form writes it as",
+            ],
+            _chunks(_escaped("".join(chr(k) + chr(v) for k, v in expanding().items())), _WIDTH),
+        ),
+    )
     files["__init__.py"] = _package(len(variants), len(phrase_parts))
     return files
 
@@ -585,7 +615,16 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
     variants = [f"han_variants_{i}" for i in range(1, variant_parts + 1)]
     phrases = [f"han_phrases_{i}" for i in range(1, phrase_parts + 1)]
     modules = sorted(
-        ["confusables", "marks", "removed", "script_digits", "styled", *variants, *phrases]
+        [
+            "confusables",
+            "expanding",
+            "marks",
+            "removed",
+            "script_digits",
+            "styled",
+            *variants,
+            *phrases,
+        ]
     )
     return "\n".join(
         [
@@ -602,8 +641,9 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "and enclosing marks), ``marks`` (combining marks, and those no script owns),",
             "``script_digits`` (digits of other scripts), ``confusables`` (look-alikes of ASCII",
             "letters and marks, the letters read as I or l, the capitals read apart in a Latin",
-            "word), ``styled`` (styled letters by their names), ``han_variants_*`` (Han script",
-            "variants), ``han_phrases_*`` (Han phrases). Joined here into the tables",
+            "word), ``styled`` (styled letters by their names), ``expanding`` (code points",
+            "written as several characters), ``han_variants_*`` (Han script variants),",
+            "``han_phrases_*`` (Han phrases). Joined here into the tables",
             ":mod:`neardup.sketch.canonical` reads.",
             '"""',
             "",
@@ -632,6 +672,9 @@ def _package(variant_parts: int, phrase_parts: int) -> str:
             "I_OR_L = confusables.I_OR_L",
             "# capitals read as the ASCII letter they look like inside a Latin word",
             "LATIN = confusables.LATIN",
+            "# code points the form writes as more than one character, each followed by a",
+            "# character whose code is how many more",
+            "EXPANDING = expanding.EXPANDING",
             "# Han phrases OpenCC converts as a whole, each followed by a space, its class's",
             "# member and a space",
             *_join_line("PHRASES", [f"{p}.PHRASES" for p in phrases]),

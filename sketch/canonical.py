@@ -71,6 +71,15 @@ machine folds alike. ASCII text without ``&`` or ``<`` whose start shows nothing
 form has a name, :data:`CANONICAL_FORM`, which is part of a namespace's sketch scheme: an index
 built under another form is refused, and ``neardup reindex`` migrates it.
 
+**Bounded work.** Every stage after the form works per character of it, and compatibility
+decomposition and case folding write some code points as several (``canonical_data.EXPANDING``,
+computed from the Unicode data: U+FDFA as 18 characters, the squared word U+3316 as 6, ``\u2057``
+as 4, ``ß`` as 2). A text may grow by a quarter of its length or 64 characters, whichever is more
+(:data:`EXPANSION_SHARE`, :data:`EXPANSION_FLOOR`; the lines or passages of a text together, as
+the text); past that, every expanding code point of it is kept as written (:func:`_held`). Real
+text grows by a few characters in a thousand, so its form is unchanged; a text built of
+expanding code points is read as written, the same in every copy of it.
+
 Folding changes lengths (a removed mark, ``ß`` -> ``ss``), so offsets into the folded text are
 not offsets into the text as sent; evidence spans cut passages from the text as sent and fold
 each (:mod:`neardup.sketch.evidence`), so they always point into what was sent.
@@ -90,7 +99,13 @@ import numpy.typing as npt
 
 from neardup.sketch import canonical_data
 from neardup.sketch.markup import decode, decode_each, html_text, looks_like_html
-from neardup.sketch.unhide import plain, unhide, unhide_folded
+from neardup.sketch.unhide import (
+    plain,
+    unhide,
+    unhide_each,
+    unhide_folded,
+    unhide_folded_each,
+)
 
 # names the scheme records: a new table, rule or order is a new name (and a re-index)
 CANONICAL_FORM = (
@@ -270,12 +285,6 @@ def _latin_word(match: re.Match[str]) -> str:
     if _ASCII_LETTER.search(word):
         return word.translate(_latin_table())
     return word.casefold()
-
-
-def _latin_text_word(match: re.Match[str]) -> str:
-    """A word with a letter read apart in a Latin text (:func:`_latin_text`): read as it looks,
-    whatever it is written with (``\u03c5\u03c1``, ``up`` in disguise)."""
-    return match.group().translate(_latin_table())
 
 
 _WORD_ASCII = re.compile(r"(?<![^\W\d_])[^\W\d_]")  # where a word starts
@@ -542,16 +551,138 @@ def _fold_long(text: str, is_html: bool | None) -> str:
     decoded = decode(text, is_html=is_html)
     if decoded.isascii() and plain(decoded):  # nothing to unhide: the form is lower case
         return decoded.lower()
-    return unhide_folded(_fold_decoded(_unhidden(decoded)))
+    shown = _unhidden(decoded)
+    held = _held(shown)
+    folded = _fold_decoded(held)
+    return unhide_folded(folded if held is shown else _released(folded))
 
 
-def _unhidden(decoded: str) -> str:
+# Work is bounded by the size after folding. A text may grow by this share of its characters
+# (or EXPANSION_FLOOR characters, whichever is more) as the form writes characters as several.
+EXPANSION_SHARE = 0.25
+EXPANSION_FLOOR = 64
+# a held code point (an expanding one of a text past its bound) is this plus its index: a
+# private-use character of the BMP (one past it would take every step's slower path)
+_HOLDER = 0xE000
+
+
+class _Expanding:
+    """The code points the form writes as several characters (``canonical_data.EXPANDING``,
+    computed from the Unicode data) and how many more characters each makes, as tables a text's
+    code points are looked up in at once (numpy: a text of them is a hostile one, and a call
+    or a string per character would cost it as much as the work it bounds)."""
+
+    def __init__(self, pairs: str) -> None:
+        chars = pairs[0::2]
+        self.found = _CharSet([(ord(c), ord(c)) for c in chars])
+        self.extra = np.zeros(0x110000, dtype=np.uint8)  # 1 MiB: a byte a code point
+        self.released = np.array(sorted(ord(c) for c in chars), dtype=np.uint32)
+        self.extra[self.released] = [ord(pairs[pairs.index(chr(c)) + 1]) for c in self.released]
+
+    def held(self, text: str, sizes: Sequence[int] = (), which: Sequence[bool] = ()) -> str:
+        """``text``, each expanding code point as its holder (its index past :data:`_HOLDER`);
+        ``sizes`` and ``which``: only in those of the pieces of those sizes it is cut into."""
+        codes = self.codes(text).copy()
+        at = self.extra[codes] > 0
+        if sizes:
+            at &= np.repeat(np.asarray(which, dtype=bool), sizes)[: len(codes)]
+        codes[at] = _HOLDER + np.searchsorted(self.released, codes[at]).astype(np.uint32)
+        return self.text(codes)
+
+    @staticmethod
+    def codes(text: str) -> npt.NDArray[np.uint32]:
+        return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+    @staticmethod
+    def text(codes: npt.NDArray[np.uint32]) -> str:
+        return codes.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@cache
+def _expanding() -> _Expanding:
+    return _Expanding(canonical_data.EXPANDING)
+
+
+def expansion(text: str) -> int:
+    """How many more characters the form would write ``text`` as than it holds (before
+    removals): the sum over its expanding code points (U+FDFA makes 17 more, ``\u00df``
+    one)."""
+    table = _expanding()
+    if text.isascii() or not table.found.search(text):
+        return 0
+    return int(table.extra[table.codes(text)].sum(dtype=np.int64))
+
+
+def expansion_bound(text: str) -> int:
+    """The most characters :func:`fold` adds to ``text`` by expanding it: a quarter of its
+    length, and never fewer than :data:`EXPANSION_FLOOR`."""
+    return max(EXPANSION_FLOOR, int(EXPANSION_SHARE * len(text)))
+
+
+def _held(text: str) -> str:
+    """``text`` itself, or, when its expanding code points would make it longer than its bound
+    (:func:`expansion_bound`), with every one of them held as a private-use character, which
+    no step folds, and released as written after the fold (:func:`_released`).
+
+    Why a bound on the text and not on each character: every downstream stage (sketches,
+    lines, dates, facts, evidence) works per character of the form, so U+FDFA, written as 18,
+    cost a text of it 10-16 times news per KB. Real text expands by a few characters in a
+    thousand (``\ufb01`` in a PDF's words, ``\u00df``, ``\u337f`` in a company name), far
+    below a quarter, so its form is unchanged and ``\ufdfa`` still reads as its words; only a
+    text made of expanding characters is held, and then as written (the same in every copy of
+    it). A bound per character (U+FDFA written as its first word) would change real text."""
+    if expansion(text) <= expansion_bound(text):
+        return text
+    return _expanding().held(text)
+
+
+def _held_each(texts: list[str], parts: bool) -> list[bool]:
+    """Which of ``texts`` :func:`_held` holds, found for all at once (a numpy call per text
+    cost a text of many short lines more than their fold). ``parts``: they are the parts of a
+    text or two (lines, passages), bounded together as the text is: none held when they are
+    within one bound (the floor counted once; a line of a real text folds as in the text),
+    else every part that would grow by more than :data:`EXPANSION_SHARE` of its length (a
+    line of one U+FDFA, under the floor alone, cost a text of such lines 18 times its
+    length)."""
+    table = _expanding()
+    joined = "\n".join(texts)
+    if joined.isascii() or not table.found.search(joined):
+        return [False] * len(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    starts = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    grown = np.zeros(len(joined) + 1, dtype=np.int64)
+    np.cumsum(table.extra[table.codes(joined)], out=grown[1:])
+    extra = grown[starts + lengths] - grown[starts]
+    if not parts:
+        held = extra > np.maximum(EXPANSION_FLOOR, (EXPANSION_SHARE * lengths).astype(np.int64))
+    elif int(extra.sum()) <= max(EXPANSION_FLOOR, EXPANSION_SHARE * int(lengths.sum())):
+        return [False] * len(texts)  # the text is within its bound: so is each part of it
+    else:
+        held = extra > EXPANSION_SHARE * lengths
+    out: list[bool] = held.tolist()
+    return out
+
+
+def _released(text: str) -> str:
+    """The expanding code points :func:`_held` held, as written (a private-use character of
+    the holders' range that a held text holds itself is read as the one it holds: only a text
+    past its bound is released)."""
+    table = _expanding()
+    codes = table.codes(text).copy()
+    at = codes - np.uint32(_HOLDER)  # wraps below the range: past it too
+    inside = at < len(table.released)
+    codes[inside] = table.released[at[inside]]
+    return table.text(codes)
+
+
+def _unhidden(decoded: str, shown: str | None = None) -> str:
     """:func:`~neardup.sketch.unhide.unhide` of a decoded text; what it shows read again
     (:func:`~neardup.sketch.markup.decode`) where that makes an escape, a reference or markup (a
     line reversed back out of a right-to-left override ending in ``\\``, a story's ``<TICKER>``
     written backwards): the form read again is the form. Unhidden once: a line reversed back
     is not reversed again."""
-    shown = unhide(decoded)
+    shown = unhide(decoded) if shown is None else shown
     if shown == decoded or not any(c in shown for c in "&<\\="):
         return shown
     return decode(shown)
@@ -570,9 +701,14 @@ def forget_folds() -> None:
     _fold_kept.cache_clear()
 
 
-def fold_each(texts: Sequence[str]) -> list[str]:
+def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
     """``[fold(t) for t in texts]`` by one fold of them all: a text of many short lines paid
     the steps' fixed cost per line (some 12 us: seconds for a megabyte of short CJK lines).
+
+    ``parts``: the texts are the lines or passages of a text or two, whose expansion is bounded
+    as one text's (:func:`_held_each`): each alone may expand by
+    :data:`EXPANSION_FLOOR` characters, and a megabyte of short lines would have expanded by
+    that much each. Within that bound, which every real text is, the same as ``parts=False``.
 
     Each text is decoded alone (markup is judged per text); what follows decoding neither
     makes nor removes a newline and reads no context across one (a letter that looks like
@@ -580,19 +716,38 @@ def fold_each(texts: Sequence[str]) -> list[str]:
     joined by newlines fold to their folds joined by newlines."""
     if len(texts) < 2:
         return [fold(t) for t in texts]
-    decoded = [_unhidden(d) for d in decode_each(texts)]
+    raw = decode_each(texts)
+    decoded = [_unhidden(d, s) for d, s in zip(raw, unhide_each(raw), strict=True)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
-        return [unhide_folded(o) for o in out]
+        return unhide_folded_each(out)
+    every = _held_each(decoded, parts)  # the ASCII parts count in the bound of their text
+    held = [every[i] for i in rest]
+    joined = "\n".join(decoded[i] for i in rest)
+    if any(held):
+        joined = _expanding().held(joined, [len(decoded[i]) + 1 for i in rest], held)
     units = [decoded[i].count("\n") + 1 for i in rest]
-    pieces = _fold_decoded("\n".join(decoded[i] for i in rest), units).split("\n")
+    folded = _fold_decoded(joined, units)
+    # released at once, unless a text not held writes a holder itself (then each held one)
+    kept = "\n".join(decoded[i] for i, h in zip(rest, held, strict=True) if not h)
+    mixed = any(held) and bool(_holders().search(kept))
+    if any(held) and not mixed:
+        folded = _released(folded)
+    pieces = folded.split("\n")
     at = 0
-    for i in rest:  # a text may hold newlines of its own (written, or a decoded &#10;)
+    for i, h in zip(rest, held, strict=True):  # a text may hold newlines of its own
         n = decoded[i].count("\n") + 1 if len(pieces) != len(rest) else 1
         out[i] = "\n".join(pieces[at : at + n]) if n > 1 else pieces[at]
+        if h and mixed:
+            out[i] = _released(out[i])
         at += n
-    return [unhide_folded(o) for o in out]
+    return unhide_folded_each(out)
+
+
+@cache
+def _holders() -> re.Pattern[str]:
+    return re.compile(f"[{chr(_HOLDER)}-{chr(_HOLDER + len(_expanding().released) - 1)}]")
 
 
 @cache
@@ -692,8 +847,14 @@ def _pieces(text: str, units: Sequence[int] | None) -> list[str]:
 
 
 def _read_latin(text: str) -> str:
-    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters."""
-    text = _read_apart().sub(_latin_text_word if _latin_text(text) else _latin_word, text)
+    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters. In a
+    Latin text every word with a letter read apart is read as it looks, whatever it is written
+    with (``\u03c5\u03c1``, ``up`` in disguise), and every such letter is in such a word: the
+    text is translated whole (a call a word cost a text of them four times news per KB)."""
+    if _latin_text(text):
+        text = text.translate(_latin_table())
+    else:
+        text = _read_apart().sub(_latin_word, text)
     return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
 
 
@@ -740,6 +901,8 @@ __all__ = [
     "FORMATS",
     "LEGACY_FORM",
     "char_class",
+    "expansion",
+    "expansion_bound",
     "fold",
     "fold_each",
     "fold_phrases",

@@ -130,7 +130,7 @@ def _shingles(
         )
         for text, lo, hi in texts
     ]
-    return (*_folded_shingles(_fold_each(list(slot)), w, seed), at)
+    return (*_folded_shingles(_fold_each(list(slot), parts=True), w, seed), at)
 
 
 def _ranges(starts: Ints, lengths: Ints) -> Ints:

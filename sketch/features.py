@@ -95,7 +95,7 @@ def normalize_each(texts: Sequence[str]) -> list[str]:
     """``[normalize(t) for t in texts]``, folded at once
     (:func:`neardup.sketch.canonical.fold_each`): the lines or passages of one text, where one fold
     each cost more than the folding."""
-    return [" ".join(f.split()) for f in _fold_each(texts)]
+    return [" ".join(f.split()) for f in _fold_each(texts, parts=True)]
 
 
 def tokenize(text: str, *, normalized: bool = False) -> list[str]:
@@ -223,9 +223,10 @@ def _fold(text: str) -> str:
     return canonical.fold(text)
 
 
-def _fold_each(texts: Sequence[str]) -> list[str]:
-    """:func:`_fold` of each text, folded at once (:func:`neardup.sketch.canonical.fold_each`)."""
-    return canonical.fold_each(texts)
+def _fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
+    """:func:`_fold` of each text, folded at once (:func:`neardup.sketch.canonical.fold_each`;
+    ``parts``: the texts are the lines or passages of a text or two)."""
+    return canonical.fold_each(texts, parts=parts)
 
 
 def batch_shingle_hashes(

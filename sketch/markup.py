@@ -26,12 +26,36 @@ from neardup.sketch.escapes import unescape
 # evidence of markup: a known element closed (</p>), a line break or rule, a comment, a
 # doctype, or a known element with attributes (<a href=...>). A bare <P> or <A> alone is not:
 # newswire writes tickers so (<BAC>, <P>)
-_ELEMENTS = (
-    r"(?:html|head|body|p|div|span|a|b|i|u|em|strong|li|ul|ol|h[1-6]|table|tr|td|th|section|"
-    r"article|header|footer|nav|aside|main|blockquote|pre|code|figure|figcaption|font|small|"
-    r"sup|sub|title|script|style|noscript|time|abbr|cite|q|s|del|ins|mark|label|button|form|"
-    r"select|option|dl|dt|dd|img|meta|link|iframe|input)"
+_ELEMENT_NAMES = (
+    "html head body p div span a b i u em strong li ul ol h1 h2 h3 h4 h5 h6 table tr td th "
+    "section article header footer nav aside main blockquote pre code figure figcaption font "
+    "small sup sub title script style noscript time abbr cite q s del ins mark label button "
+    "form select option dl dt dd img meta link iframe input"
 )
+
+
+def _alternation(words: list[str]) -> str:
+    """A regular expression for any of ``words``, written as a tree of their prefixes
+    (``b(?:lockquote|ody|utton)?``): the expression engine tries an alternation branch by
+    branch, and a text of ``<b>`` or ``<a `` repeated (each a known element, not markup)
+    tried some sixty names at every ``<`` (several times a news story's whole sketch)."""
+    by_first: dict[str, list[str]] = {}
+    for word in sorted(set(words)):
+        by_first.setdefault(word[0], []).append(word[1:])
+    branches = []
+    for first, rests in by_first.items():
+        longer = [r for r in rests if r]
+        if not longer:
+            branches.append(re.escape(first))
+            continue
+        tail = _alternation(longer)
+        optional = "" not in rests or tail.startswith("(?:") or len(tail) == 1
+        tail = tail if optional else f"(?:{tail})"
+        branches.append(f"{re.escape(first)}{tail}{'?' if '' in rests else ''}")
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+
+_ELEMENTS = _alternation(_ELEMENT_NAMES.split())
 _HTML_TAG_RE = re.compile(
     rf"<(?:/{_ELEMENTS}\s*>|(?:br|hr|wbr)\s*/?>|!--|!doctype\s+html|{_ELEMENTS}\s+[a-z-]+\s*=)",
     re.IGNORECASE,

@@ -59,7 +59,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
+from collections.abc import Sequence
 from functools import cache, lru_cache, partial
+from itertools import accumulate
 
 from neardup.sketch import canonical_data
 
@@ -205,6 +208,43 @@ def _suspect(text: str) -> bool:
     return (
         _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
     )
+
+
+def _maybe_suspect(texts: Sequence[str]) -> set[int]:
+    """The indexes of those of ``texts`` (past ASCII) that may be :func:`_suspect`, by one C
+    pass over them all: joined by ``" \\x00 "``, each stands between spaces as
+    :func:`_suspect` pads it, and a NUL (a ``,``) ends every run across two. The shapes of
+    characters as the first bytes of their UTF-8 (``u``) find whatever the shapes read as ASCII
+    find (a ``u`` stands for a letter and for a separator; a test checks it). A shape a
+    character each, a match's place names its text; the search goes on at the next text."""
+    text = " \x00 ".join(texts)
+    for c in _WIDE_SYMBOLS:
+        if c in text:
+            text = text.replace(c, "@")
+    shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
+    ends = list(accumulate(len(t) + 3 for t in texts))  # each text's end, past its separator
+    found: set[int] = set()
+    for pattern in (_DIGIT_RE, _U_RUN_RE, _SYMBOL_RE if b"@" in shape or b"|" in shape else None):
+        at = 0
+        while pattern is not None and (m := pattern.search(shape, at)) is not None:
+            i = bisect_right(ends, m.start())
+            found.add(i)
+            at = ends[i] if i < len(ends) else len(shape)
+    return found
+
+
+def _suspects(texts: Sequence[str]) -> list[bool]:
+    """``[_suspect(t) for t in texts]``: a text past ASCII looked at only when the pass over
+    them all shows it may be (a call each cost the many short lines of a text twice their
+    fold); an ASCII one alone (a C pass over its bytes, cheaper than joining it)."""
+    other = [i for i, t in enumerate(texts) if not t.isascii()]
+    if len(other) < 2:
+        return [_suspect(t) for t in texts]
+    maybe = {other[k] for k in _maybe_suspect([texts[i] for i in other])}
+    return [
+        _ascii_suspect(t) if t.isascii() else i in maybe and _suspect(t)
+        for i, t in enumerate(texts)
+    ]
 
 
 def plain(text: str) -> bool:
@@ -724,6 +764,19 @@ def unhide(text: str) -> str:
     return join_spaced(text) if _suspect(text) else text
 
 
+def unhide_each(texts: Sequence[str]) -> list[str]:
+    """``[unhide(t) for t in texts]``, the disguises looked for in all of them at once."""
+    shown = [t if t.isascii() else invisible_spaces(reverse_overrides(t)) for t in texts]
+    return [join_spaced(t) if s else t for t, s in zip(shown, _suspects(shown), strict=True)]
+
+
+def unhide_folded_each(texts: Sequence[str]) -> list[str]:
+    """``[unhide_folded(t) for t in texts]``, looked for in all of them at once."""
+    return [
+        read_leet(join_spaced(t)) if s else t for t, s in zip(texts, _suspects(texts), strict=True)
+    ]
+
+
 def unhide_folded(text: str) -> str:
     """Spaced letters and leetspeak undone on a folded text: leetspeak is read on the letters
     and digits of the form (a look-alike or a styled letter read as its letter, a digit of
@@ -747,5 +800,7 @@ __all__ = [
     "read_leet",
     "reverse_overrides",
     "unhide",
+    "unhide_each",
     "unhide_folded",
+    "unhide_folded_each",
 ]

@@ -8,13 +8,15 @@ One module per table, a long one in parts: ``removed`` (default-ignorable code p
 and enclosing marks), ``marks`` (combining marks, and those no script owns),
 ``script_digits`` (digits of other scripts), ``confusables`` (look-alikes of ASCII
 letters and marks, the letters read as I or l, the capitals read apart in a Latin
-word), ``styled`` (styled letters by their names), ``han_variants_*`` (Han script
-variants), ``han_phrases_*`` (Han phrases). Joined here into the tables
+word), ``styled`` (styled letters by their names), ``expanding`` (code points
+written as several characters), ``han_variants_*`` (Han script variants),
+``han_phrases_*`` (Han phrases). Joined here into the tables
 :mod:`neardup.sketch.canonical` reads.
 """
 
 from neardup.sketch.canonical_data import (
     confusables,
+    expanding,
     han_phrases_1,
     han_phrases_2,
     han_variants_1,
@@ -44,6 +46,9 @@ MAPPED = (
 I_OR_L = confusables.I_OR_L
 # capitals read as the ASCII letter they look like inside a Latin word
 LATIN = confusables.LATIN
+# code points the form writes as more than one character, each followed by a
+# character whose code is how many more
+EXPANDING = expanding.EXPANDING
 # Han phrases OpenCC converts as a whole, each followed by a space, its class's
 # member and a space
 PHRASES = han_phrases_1.PHRASES + han_phrases_2.PHRASES

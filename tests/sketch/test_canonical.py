@@ -378,8 +378,12 @@ def _reference_fold(text: str) -> str:
         text = canonical._GREEK_BASE.sub(canonical._iota_below, unicodedata.normalize("NFD", text))
     text = unicodedata.normalize("NFKD", text.translate(canonical._before_nfkd()))
     latin = canonical._latin_text(text) and canonical._ASCII_LETTER.search(text)
-    reader = canonical._latin_text_word if latin else canonical._latin_word
-    text = canonical._read_apart().sub(reader, text)
+    if latin:  # every word with a letter read apart, read as it looks
+        text = canonical._read_apart().sub(
+            lambda m: m.group().translate(canonical._latin_table()), text
+        )
+    else:
+        text = canonical._read_apart().sub(canonical._latin_word, text)
     text = canonical._i_or_l().sub(canonical._read_i_or_l, text)
     t = unicodedata.normalize("NFKD", text.casefold()).translate(canonical._RELEASE)
     t = t.translate(canonical._table())
@@ -856,3 +860,115 @@ def test_a_language_keeps_the_marks_it_writes(lang: str) -> None:
     text = _MARKED_PROSE[lang]
     assert fold(text) == unicodedata.normalize("NFC", text.casefold()).translate(canonical._table())
     assert fold(fold(text)) == fold(text) and fold(text.upper()) == fold(text)
+
+
+def _expanding_code_points() -> list[str]:
+    """Every code point compatibility decomposition or case folding writes as more than one
+    character, from the Unicode data (not from the form's own table)."""
+    return [
+        chr(c)
+        for c in range(0x80, 0x110000)
+        if not 0xD800 <= c < 0xE000
+        and (len(unicodedata.normalize("NFKD", chr(c))) > 1 or len(chr(c).casefold()) > 1)
+    ]
+
+
+def _most_a_fold_adds(text: str) -> int:
+    return max(canonical.EXPANSION_FLOOR, int(canonical.EXPANSION_SHARE * len(text)))
+
+
+def test_no_code_point_makes_a_form_longer_than_its_bound() -> None:
+    # U+FDFA alone was written as 18 characters, and every stage after the form worked on them:
+    # a text of it cost 10-16 times news per KB
+    chars = _expanding_code_points()
+    assert len(chars) > 5000  # letters with marks, ligatures, squared words, case expansions
+    for char in chars:
+        for text in (char * 1000, (char + " ") * 500, char * 3 + "x" * 997):
+            assert len(fold(text)) <= len(text) + _most_a_fold_adds(text), (hex(ord(char)), text)
+
+
+def test_the_expanding_table_is_what_the_unicode_data_gives() -> None:
+    table = canonical_data.EXPANDING
+    extra = dict(zip(table[0::2], map(ord, table[1::2]), strict=True))
+    assert extra["\ufdfa"] == 17 and extra["\u3316"] == 5 and extra["\ufb03"] == 2
+    assert extra["\u2474"] == 2 and extra["\u00df"] == 1 and extra["\u0149"] == 1
+    assert "\u00e9" not in extra and "\uac00" not in extra  # a letter and marks compose again
+    for char in _expanding_code_points():  # what makes more characters after composing
+        parts = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", char).casefold())
+        assert extra.get(char, 0) == len(unicodedata.normalize("NFC", parts)) - 1, hex(ord(char))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["\ufdfa", "\u3316", "\ufb03", "\u2474", "\u00df", "\u0149", "\u2026"]),
+            st.text(max_size=6),
+        ),
+        max_size=60,
+    ).map("".join)
+)
+def test_a_text_of_expanding_code_points_folds_within_its_bound(text: str) -> None:
+    assert len(fold(text)) <= len(text) + _most_a_fold_adds(text)
+    assert fold(fold(text)) == fold(text)
+    assert canonical.fold_each([text, "a\ufdfa", text]) == [fold(text), fold("a\ufdfa"), fold(text)]
+
+
+def test_a_text_past_its_bound_keeps_its_expanding_code_points_as_written() -> None:
+    assert fold("\ufdfa" * 100) == "\ufdfa" * 100
+    assert fold("Stra\u00dfe " + "\u3316" * 300) == "stra\u00dfe " + "\u3316" * 300
+    # within it, each reads as what it writes: a name, a ligature, a short text of them
+    assert (
+        fold("Muhammad \ufdfa said")
+        == "muhammad " + unicodedata.normalize("NFKD", "\ufdfa") + " said"
+    )
+    assert fold("\ufb03ce " * 30) == "ffice " * 30
+    assert fold("\u3316" * 12) == "\u30ad\u30ed\u30e1\u30fc\u30c8\u30eb" * 12
+
+
+def test_real_text_folds_as_it_did_before_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [r["text"] for r in data.reuters()[:2000]] + [r["text"] for r in data.zh_reviews()]
+    texts += [
+        "Die Stra\u00dfe ist gro\u00df. " * 20,
+        "\u682a\u5f0f\u4f1a\u793e\u3068\u3001\u337f\u306e\u540d\u524d\u3002" * 10,
+        "The e\ufb03cient o\ufb03ce \ufb01led its \ufb02ow report. " * 10,
+        (  # a hadith's opening, the honorific once a sentence
+            "\u0639\u0646 \u0623\u0628\u064a \u0647\u0631\u064a\u0631\u0629 \u0623\u0646 "
+            "\u0631\u0633\u0648\u0644 \u0627\u0644\u0644\u0647 \ufdfa \u0642\u0627\u0644: "
+            "\u0645\u0646 \u0643\u0627\u0646 \u064a\u0624\u0645\u0646 "
+            "\u0628\u0627\u0644\u0644\u0647 "
+            "\u0648\u0627\u0644\u064a\u0648\u0645 \u0627\u0644\u0622\u062e\u0631 "
+            "\u0641\u0644\u064a\u0642\u0644 \u062e\u064a\u0631\u0627. "
+        )
+        * 10,
+        "\u503c\u7684\u63a8\u8350\u5440\u2026\u2026",
+    ]
+    assert sum(canonical.expansion(t) > 0 for t in texts) > 300  # the reviews' \u2026 among them
+    lines = [line for t in texts for line in t.split("\n")]
+
+    def forms() -> tuple[list[str], ...]:
+        canonical.forget_folds()
+        parts = canonical.fold_each(lines, parts=True)
+        return canonical.fold_each(texts), [fold(t) for t in texts], parts
+
+    bounded = forms()
+    monkeypatch.setattr(canonical, "EXPANSION_SHARE", 1e9)  # no bound
+    assert bounded == forms()
+    canonical.forget_folds()
+
+
+def test_the_lines_of_a_text_are_bounded_as_the_text() -> None:
+    # each line alone is under the floor; together they are a text of U+FDFA
+    lines = [f"\ufdfa{i}" for i in range(400)]
+    folded = canonical.fold_each(lines, parts=True)
+    assert folded == [f"\ufdfa{i}" for i in range(400)]
+    assert canonical.fold_each(lines) == [fold(line) for line in lines]
+    assert fold(lines[0]).startswith("\u0635\u0644\u0649 ")  # alone, under its bound
+    # a line of a real text among them keeps its form; a private-use character its own
+    mixed = ["Stra\u00dfe \ue000", *lines, "\u3316 \u2026"]
+    assert canonical.fold_each(mixed, parts=True)[0] == "strasse \ue000"
+    assert canonical.fold_each(mixed, parts=True)[-1] == "\u3316 \u2026"
+    # a real text within its bound: its lines fold as they do in it, a dense line too
+    text = f"{STORY}\n\ufdfa \ufdfa \ufdfa \ufdfa\n{STORY}\n{STORY}"
+    assert canonical.expansion(text.split("\n")[1]) > canonical.EXPANSION_FLOOR
+    assert canonical.fold_each(text.split("\n"), parts=True) == fold(text).split("\n")

@@ -404,3 +404,24 @@ def test_the_form_is_idempotent_and_the_same_one_text_at_a_time(text: str) -> No
     once = fold(text)
     assert fold(once) == once
     assert fold_each([text, "x"]) == [once, "x"]
+
+
+_SHAPED = st.text(
+    alphabet=st.sampled_from(
+        list(
+            "abcxyzAB019 .,-|@$!+(?_\n\t\u00b7\u2014\u2019\u00e9\u0436\u5b57\u20ac\u200b"
+            "\u00a0\u2009\u2022\u0301\ufdfa\u00a1\x00"
+        )
+    ),
+    max_size=24,
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_SHAPED, max_size=6))
+def test_disguises_looked_for_in_many_texts_at_once_are_those_of_each(texts: list[str]) -> None:
+    # one pass over all of a text's lines must find every line a pass over it alone finds
+    assert unhide._suspects(texts) == [unhide._suspect(t) for t in texts]
+    assert {i for i, t in enumerate(texts) if unhide._suspect(t)} <= unhide._maybe_suspect(texts)
+    assert unhide.unhide_each(texts) == [unhide.unhide(t) for t in texts]
+    assert unhide.unhide_folded_each(texts) == [unhide.unhide_folded(t) for t in texts]
