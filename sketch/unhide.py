@@ -94,6 +94,11 @@ def _shape(b: int) -> str:
 
 
 _SHAPES = bytes(ord(_shape(b)) for b in range(256))
+# the same, but punctuation and symbols "." apart from the space: two apart (``c  o  p  y``)
+# is only two spaces (``<a <a`` is no disguise)
+_SPACE_SHAPES = bytes(
+    ord("." if s == " " and b != 32 else s) for b, s in enumerate(_SHAPES.decode())
+)
 _BYTES = bytes(range(0x80, 0xC0))  # a character's bytes past its first
 _LETTER = r"[^\W\d_]"
 # combining marks of the blocks a disguise draws them from, and variation selectors: a letter
@@ -161,12 +166,18 @@ _DIGIT_RE = re.compile(rb"0(?<=a0)a")
 # word of leetspeak with a bar has other symbols too
 _SYMBOL_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a|\|(?<=[a0@]\|)a\|a\|a")
 _RUN_RE = re.compile(rb" a(?: a a a |  a  a  a )")
+# of those, four letters one separator apart; two spaces apart in the shapes of _SPACE_SHAPES
+# (looked at only where _RUN_RE finds a run: ``<a <a <a <a`` looks like ``c  o  p  y``)
+_SINGLE_RUN_RE = re.compile(rb" a a a a ")
+_DOUBLE_RUN_RE = re.compile(rb"a  a  a  a(?<=[ .]a  a  a  a)[ .]")
 # four letters a mark past ASCII apart (``c·o·p·y``) in a text whose characters past ASCII are
 # all marks, each looked at as "?": one such between letters is most often a curly apostrophe
 _MARK_RUN_RE = re.compile(rb"\?(?<=a\?)a\?a\?a")
 # the same in a text past ASCII, whose characters past ASCII (their first byte "u") may be
 # letters (spaced letters of Cyrillic, Greek...) or separators (a thin space, a no-break space)
 _U_RUN_RE = re.compile(rb" [au](?: [au] [au] [au] |  [au]  [au]  [au] )|a[ u]a[ u]a[ u]a")
+_U_SINGLE_RUN_RE = re.compile(rb" [au] [au] [au] [au] |a[ u]a[ u]a[ u]a")
+_U_DOUBLE_RUN_RE = re.compile(rb"[au]  [au]  [au]  [au](?<=[ .][au]  [au]  [au]  [au])[ .]")
 
 
 _ASCII = bytes(range(128))
@@ -204,9 +215,10 @@ def _suspect(text: str) -> bool:
             or _MARK_RUN_RE.search(f" {text} ".encode("ascii", "replace").translate(_SHAPES))
             is not None
         )
-    shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
+    padded = f" {text} ".encode("utf-8", "surrogatepass")
+    shape = padded.translate(_SHAPES, _BYTES)
     return (
-        _DIGIT_RE.search(shape) is not None or _U_RUN_RE.search(shape) is not None or _symbol(shape)
+        _DIGIT_RE.search(shape) is not None or _spaced_run(shape, padded, _BYTES) or _symbol(shape)
     )
 
 
@@ -224,6 +236,7 @@ def _maybe_suspect(texts: Sequence[str]) -> set[int]:
     shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
     ends = list(accumulate(len(t) + 3 for t in texts))  # each text's end, past its separator
     found: set[int] = set()
+    # _U_RUN_RE finds every run _spaced_run does (and those two apart a tag's "<" and a space)
     for pattern in (_DIGIT_RE, _U_RUN_RE, _SYMBOL_RE if b"@" in shape or b"|" in shape else None):
         at = 0
         while pattern is not None and (m := pattern.search(shape, at)) is not None:
@@ -258,12 +271,27 @@ def plain(text: str) -> bool:
 
 def _ascii_suspect(text: str) -> bool:
     """:func:`_suspect` of a text looked at as ASCII (each character past ASCII a ``?``)."""
-    shape = f" {text} ".encode("ascii", "replace").translate(_SHAPES)
+    padded = f" {text} ".encode("ascii", "replace")
+    shape = padded.translate(_SHAPES)
     return (
         _DIGIT_RE.search(shape) is not None
-        or _RUN_RE.search(shape) is not None
+        or _spaced_run(shape, padded, None)
         or ((b"@" in shape or b"|" in shape) and _SYMBOL_RE.search(shape) is not None)
     )
+
+
+def _spaced_run(shape: bytes, padded: bytes, deleted: bytes | None) -> bool:
+    """Whether the shapes show four single letters one separator or two spaces apart: the
+    shapes of :data:`_SHAPES` first (one search: most texts have none), then, where they show
+    one two apart, the shapes that tell a space from a mark (``<a <a <a <a`` is no
+    ``c  o  p  y``: its letters are no closer than a tag's)."""
+    wide = deleted is not None
+    if (_U_RUN_RE if wide else _RUN_RE).search(shape) is None:
+        return False
+    if (_U_SINGLE_RUN_RE if wide else _SINGLE_RUN_RE).search(shape) is not None:
+        return True
+    spaces = padded.translate(_SPACE_SHAPES, deleted or b"")
+    return (_U_DOUBLE_RUN_RE if wide else _DOUBLE_RUN_RE).search(spaces) is not None
 
 
 def _symbol(shape: bytes) -> bool:

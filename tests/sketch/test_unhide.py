@@ -125,6 +125,17 @@ def test_the_fast_path_looks_at_the_whole_text() -> None:
     assert unhide.plain(story + " a b c")  # three: a list
 
 
+@pytest.mark.parametrize("tag", ["<a ", "<b>", "<i>", "</b>", "(a) ", "<a>"])
+def test_letters_a_mark_and_a_space_apart_are_not_spaced_out(tag: str) -> None:
+    # two apart is two spaces (c  o  p  y), not a tag's "<" and a space: such a text is plain,
+    # and the search for spaced letters never runs over it
+    story = stories()[0]
+    assert unhide.plain(story + " " + tag * 40)
+    assert not unhide._suspect("\u00e9 " + tag * 40)  # past ASCII too
+    assert not unhide.plain(story + " " + tag * 40 + " c  o  p  y")  # two spaces still are
+    assert unhide._suspect("\u00e9 " + tag * 40 + " c  o  p  y")
+
+
 @pytest.mark.parametrize(
     "text",
     [
