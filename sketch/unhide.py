@@ -62,7 +62,8 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cache, lru_cache, partial
-from itertools import accumulate
+from itertools import accumulate, repeat
+from operator import add, floordiv, methodcaller
 
 from neardup.sketch import canonical_data
 
@@ -472,23 +473,26 @@ def join_spaced(text: str) -> str:
     between ``y`` and ``t``) when they hold :data:`SPACED_SHARE` of the text's letters or more;
     else those of :data:`LONG_RUN` letters or more; none when all runs hold fewer than
     :data:`SPACED_LETTERS` letters."""
-    runs = [
-        m for m in _spaced_re().finditer(text) if not _glued(text, m.start(), m.end(), m.group(1))
-    ]
+    runs = list(_spaced_re().finditer(text))
     if not runs:
         return text
-    held: dict[str, int] = {}
-    for m in runs:
-        sep = m.group(1)
-        held[sep] = held.get(sep, 0) + (m.end() - m.start() + len(sep)) // (1 + len(sep))
+    seps = list(map(_SEPARATOR, runs))
+    if not _SYMBOL_SET.isdisjoint(seps):  # a leetspeak symbol may write a word's letters
+        runs = [m for m in runs if not _glued(text, m.start(), m.end(), m.group(1))]
+        if not runs:
+            return text
+        seps = list(map(_SEPARATOR, runs))
+    held = _held(runs, seps)
     sep = max(held, key=lambda k: held[k])
     if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
         # then the runs of letters left in other words (``C-T-S/B-B-L``)
-        return _spaced_by(sep).sub(partial(_drop, sep), _unspaced(text, sep))
+        return _without(sep, _unspaced(text, sep))
     if sum(held.values()) < SPACED_LETTERS:
         return text
-    letters = sum(1 for c in text if c.isalpha())
+    letters = sum(map(str.isalpha, text))
     if held[sep] >= SPACED_SHARE * letters:
+        if sep != "." and sep not in _SYMBOLS:  # no initialism, no leetspeak: every run joined
+            return _without(sep, text)
         return _spaced_by(sep).sub(
             lambda m: (
                 m.group()
@@ -514,6 +518,48 @@ def join_spaced(text: str) -> str:
     return "".join(out)
 
 
+_SEPARATOR = methodcaller("group", 1)
+_SYMBOL_SET = frozenset(_SYMBOLS)
+
+
+def _held(runs: list[re.Match[str]], seps: list[str]) -> dict[str, int]:
+    """The letters the runs of each separator hold (a run's length over a letter and a
+    separator's), summed in C where the runs share one separator (most texts, and a text of
+    short runs built to cost a call each)."""
+    if len(kinds := set(seps)) == 1:
+        k = len(sep := seps[0])
+        lengths = map(len, map(_WHOLE, runs))
+        return {sep: sum(map(floordiv, map(add, lengths, repeat(k)), repeat(k + 1)))}
+    held = dict.fromkeys(kinds, 0)
+    for sep, n in zip(seps, map(len, map(_WHOLE, runs)), strict=True):
+        held[sep] += (n + len(sep)) // (1 + len(sep))
+    return held
+
+
+_WHOLE = methodcaller("group")
+
+
+@cache
+def _spaced_split(separator: str) -> re.Pattern[str]:
+    """:func:`_spaced_by` as one group: a split gives the text between runs and the runs."""
+    return re.compile(f"({_spaced_by(separator).pattern})")
+
+
+def _without(sep: str, text: str) -> str:
+    """Every run of :func:`_spaced_by` ``sep`` joined (its separators removed), by one split
+    and one replace over the runs together (a call a run cost a text of short runs, ``a-b``
+    repeated, several times a story's fold)."""
+    parts = _spaced_split(sep).split(text)
+    if len(parts) == 1:
+        return text
+    runs = parts[1::2]
+    if "\0" in text or "\0" in sep:
+        parts[1::2] = [r.replace(sep, "") for r in runs]
+    else:
+        parts[1::2] = "\0".join(runs).replace(sep, "").split("\0")
+    return "".join(parts)
+
+
 SPACED_CHUNK_LETTERS = 5
 """A mark or a symbol that spaces out words holding this many letters or more, and stands
 nowhere else in the text (:func:`_spaced_chunks`), spaces out the text."""
@@ -537,13 +583,17 @@ def _spaced_chunks(text: str, sep: str) -> bool:
     well (``and/or``, ``well-known``, ``747-400``) and few letters apart (``a/b``, ``b/n``,
     ``p/n``; ``1-2-3``, ``6-3 6-4`` have none)."""
     chunks = [c for c in text.split() if sep in c]
-    spaced = [c for c in chunks if _chunk_re(sep).fullmatch(c)]
-    letters = [sum(1 for c in chunk if c.isalpha()) for chunk in spaced]
-    return (
-        10 * len(spaced) >= 9 * len(chunks)
-        and sum(letters) >= SPACED_CHUNK_LETTERS
-        and max(letters, default=0) >= 3  # not only pairs (b/n, p/n, 3/5)
-    )
+    if max(map(methodcaller("count", sep), chunks), default=0) < 2:
+        return False  # no word has three characters spaced out (a-b a-b: a call each to tell)
+    spaced = list(filter(_chunk_re(sep).fullmatch, chunks))
+    if 10 * len(spaced) < 9 * len(chunks):
+        return False
+    total = most = 0
+    for n in map(sum, map(partial(map, str.isalpha), spaced)):
+        total, most = total + n, max(most, n)
+        if total >= SPACED_CHUNK_LETTERS and most >= 3:  # not only pairs (b/n, p/n, 3/5)
+            return True
+    return False
 
 
 # a letter and a digit (``M-1``, ``B/2``): a code as often as a word spaced out
@@ -563,10 +613,6 @@ def _unspaced(text: str, sep: str) -> str:
         return sep.join(part.replace(sep, "") for part in word.split(triple))
 
     return re.sub(r"\S+", join, text)
-
-
-def _drop(sep: str, m: re.Match[str]) -> str:
-    return m.group().replace(sep, "")
 
 
 def _glued(text: str, start: int, end: int, sep: str) -> bool:
