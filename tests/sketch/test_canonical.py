@@ -5,6 +5,7 @@ index built under another form is refused with both forms named and migrated by 
 from __future__ import annotations
 
 import io
+import re
 import string
 import unicodedata
 
@@ -117,6 +118,29 @@ def test_html_is_read_as_the_text_a_browser_shows() -> None:
 def test_prose_about_markup_is_not_html() -> None:
     assert not markup.looks_like_html("if a < b and <FRANKLIN FUND> pays 4 cts")
     assert fold("&lt;FRANKLIN FUND> div 4.5 cts") == "<franklin fund> div 4.5 cts"
+
+
+# the evidence of markup as first written: a known element's names read case-blind at every "<"
+_EVIDENCE_AS_WRITTEN = re.compile(
+    rf"<(?:/{markup._ELEMENTS}\s*>|(?:br|hr|wbr)\s*/?>|!--|!doctype\s+html"
+    rf"|{markup._ELEMENTS}\s+[a-z-]+\s*=)",
+    re.IGNORECASE,
+)
+
+
+_MARKUP_PIECES = ["<", "</", ">", "=", " ", "  ", "\n", "a", "A", "b", "x", "-", "1", "h1", "br",
+                  "wbr", "!--", "!DOCTYPE html", "p", "div", "href", "STRONG", "\u017ftrong",
+                  "\u212a", "\u00e9"]  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(_MARKUP_PIECES), max_size=16).map("".join))
+def test_markup_is_told_as_the_evidence_first_written_tells_it(text: str) -> None:
+    # the attribute looked ahead for first finds what the names read at every "<" found
+    found = _EVIDENCE_AS_WRITTEN.search(text)
+    assert markup.looks_like_html(text) == (found is not None)
+    got = markup._HTML_TAG_RE.search(text)
+    assert (got and got.span()) == (found and found.span())
 
 
 _any_text = st.text(
