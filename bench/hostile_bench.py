@@ -219,6 +219,14 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
     ),
     "a_tags": ('"<a " repeated: an element with no attribute', lambda n: _fill(lambda i: "<a ", n)),
     "open_tags": ('"<b>" repeated: nested, never closed', lambda n: _fill(lambda i: "<b>", n)),
+    "a_tags_a_letter": (
+        '"<a x" repeated: a letter after each tag, two letters a space apart',
+        lambda n: _fill(lambda i: "<a x", n),
+    ),
+    "short_spaced_runs": (
+        '"a-b " repeated: the shortest runs of spaced letters, a hyphen apart',
+        lambda n: _fill(lambda i: "a-b ", n),
+    ),
     "traditional_phrases": (
         "the Chinese phrases the form folds as a whole, run together",
         lambda n: _fill(lambda i: _PHRASES[i % len(_PHRASES)], n),

@@ -454,17 +454,21 @@ def _in_word() -> tuple[str, str]:
 
 
 @cache
-def _spaced_re() -> re.Pattern[str]:
+def _spaced_re(whole: bool = False) -> re.Pattern[str]:
     """Runs of single letters (:func:`_in_word`) with one separator between them: two spaces,
     or any one character that is a space, punctuation or a symbol (not a line's end), the
     same all along the run; one more after the last letter is taken too before punctuation
-    (``t·h·e·,``), but a point (``U.K.``: see :func:`_initialism`)."""
+    (``t·h·e·,``), but a point (``U.K.``: see :func:`_initialism`). The separator is the
+    first group; ``whole``: the run is, and the separator the second (a split gives the text
+    between runs, each run and its separator)."""
     inside, letter = _in_word()
     sep = rf"  |[^\w\n\r\x0b\x0c\x85\u2028\u2029{_MARKS}{invisible_class(astral=True)}]|_"
-    return re.compile(
-        rf"(?<!{inside}){letter}({sep})(?:{letter}\1)*{letter}"
-        rf"(?:(?!\.)\1(?=[^\w\s]))?(?!{inside})"
+    back = r"\2" if whole else r"\1"
+    run = (
+        rf"(?<!{inside}){letter}({sep})(?:{letter}{back})*{letter}"
+        rf"(?:(?!\.){back}(?=[^\w\s]))?(?!{inside})"
     )
+    return re.compile(f"({run})" if whole else run)
 
 
 def join_spaced(text: str) -> str:
@@ -472,16 +476,17 @@ def join_spaced(text: str) -> str:
     separator whose runs hold the most letters (``c.o.p.y t.h.e``: the dots, not the space
     between ``y`` and ``t``) when they hold :data:`SPACED_SHARE` of the text's letters or more;
     else those of :data:`LONG_RUN` letters or more; none when all runs hold fewer than
-    :data:`SPACED_LETTERS` letters."""
-    runs = list(_spaced_re().finditer(text))
-    if not runs:
+    :data:`SPACED_LETTERS` letters.
+
+    The runs are found by one split (no object a run: a text of short runs, ``a-b`` or ``<a x``
+    repeated, is one pass in C); a text with runs a point or a leetspeak symbol apart, or whose
+    runs are not all joined, is read run by run (:func:`_join_runs`)."""
+    parts = _spaced_re(whole=True).split(text)
+    if len(parts) == 1:
         return text
-    seps = list(map(_SEPARATOR, runs))
+    runs, seps = parts[1::3], parts[2::3]
     if not _SYMBOL_SET.isdisjoint(seps):  # a leetspeak symbol may write a word's letters
-        runs = [m for m in runs if not _glued(text, m.start(), m.end(), m.group(1))]
-        if not runs:
-            return text
-        seps = list(map(_SEPARATOR, runs))
+        return _join_runs(text)
     held = _held(runs, seps)
     sep = max(held, key=lambda k: held[k])
     if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
@@ -489,10 +494,38 @@ def join_spaced(text: str) -> str:
         return _without(sep, _unspaced(text, sep))
     if sum(held.values()) < SPACED_LETTERS:
         return text
+    if held[sep] < SPACED_SHARE * sum(map(str.isalpha, text)):
+        return _join_runs(text)  # only long runs and those beside them
+    if len(held) > 1:
+        return _join_runs(text) if sep == "." else _without(sep, text)
+    # every run is of ``sep``, so those of _spaced_by(sep) are these: each joined, but an
+    # initialism (a point after its last letter too, two capitals at most: U.K.)
+    joined = _removed(sep, runs)
+    if sep == ".":
+        for i in [i for i, after in enumerate(parts[3::3]) if after.startswith(".")]:
+            if runs[i].isupper() and _run_letters(runs[i], sep) <= 2:
+                joined[i] = runs[i]
+    parts[1::3] = joined
+    parts[2::3] = [""] * len(seps)
+    return "".join(parts)
+
+
+def _join_runs(text: str) -> str:
+    """:func:`join_spaced` run by run: the runs a leetspeak symbol apart that write the
+    letters of a word of leetspeak left out (:func:`_glued`), an initialism kept."""
+    runs = [
+        m for m in _spaced_re().finditer(text) if not _glued(text, m.start(), m.end(), m.group(1))
+    ]
+    if not runs:
+        return text
+    held = _held(list(map(_WHOLE, runs)), list(map(_SEPARATOR, runs)))
+    sep = max(held, key=lambda k: held[k])
+    if sep != "." and not sep.isspace() and _spaced_chunks(text, sep):
+        return _without(sep, _unspaced(text, sep))
+    if sum(held.values()) < SPACED_LETTERS:
+        return text
     letters = sum(map(str.isalpha, text))
     if held[sep] >= SPACED_SHARE * letters:
-        if sep != "." and sep not in _SYMBOLS:  # no initialism, no leetspeak: every run joined
-            return _without(sep, text)
         return _spaced_by(sep).sub(
             lambda m: (
                 m.group()
@@ -519,24 +552,21 @@ def join_spaced(text: str) -> str:
 
 
 _SEPARATOR = methodcaller("group", 1)
+_WHOLE = methodcaller("group")
 _SYMBOL_SET = frozenset(_SYMBOLS)
 
 
-def _held(runs: list[re.Match[str]], seps: list[str]) -> dict[str, int]:
+def _held(runs: list[str], seps: list[str]) -> dict[str, int]:
     """The letters the runs of each separator hold (a run's length over a letter and a
     separator's), summed in C where the runs share one separator (most texts, and a text of
     short runs built to cost a call each)."""
     if len(kinds := set(seps)) == 1:
         k = len(sep := seps[0])
-        lengths = map(len, map(_WHOLE, runs))
-        return {sep: sum(map(floordiv, map(add, lengths, repeat(k)), repeat(k + 1)))}
+        return {sep: sum(map(floordiv, map(add, map(len, runs), repeat(k)), repeat(k + 1)))}
     held = dict.fromkeys(kinds, 0)
-    for sep, n in zip(seps, map(len, map(_WHOLE, runs)), strict=True):
+    for sep, n in zip(seps, map(len, runs), strict=True):
         held[sep] += (n + len(sep)) // (1 + len(sep))
     return held
-
-
-_WHOLE = methodcaller("group")
 
 
 @cache
@@ -550,14 +580,18 @@ def _without(sep: str, text: str) -> str:
     and one replace over the runs together (a call a run cost a text of short runs, ``a-b``
     repeated, several times a story's fold)."""
     parts = _spaced_split(sep).split(text)
-    if len(parts) == 1:
-        return text
-    runs = parts[1::2]
-    if "\0" in text or "\0" in sep:
-        parts[1::2] = [r.replace(sep, "") for r in runs]
-    else:
-        parts[1::2] = "\0".join(runs).replace(sep, "").split("\0")
+    if len(parts) > 1:
+        parts[1::2] = _removed(sep, parts[1::2])
     return "".join(parts)
+
+
+def _removed(sep: str, runs: list[str]) -> list[str]:
+    """``[r.replace(sep, "") for r in runs]``, by one replace over them joined by NUL (which
+    no run holds, but a run of NUL apart: those one by one)."""
+    joined = "\0".join(runs)
+    if sep == "\0" or joined.count("\0") >= len(runs):
+        return [r.replace(sep, "") for r in runs]
+    return joined.replace(sep, "").split("\0")
 
 
 SPACED_CHUNK_LETTERS = 5
@@ -631,8 +665,11 @@ def _glued(text: str, start: int, end: int, sep: str) -> bool:
 
 def _run_length(m: re.Match[str], sep: str | None = None) -> int:
     """The letters of a run of spaced letters (``sep`` apart)."""
-    sep = m.group(1) if sep is None else sep
-    return (m.end() - m.start() + len(sep)) // (1 + len(sep))
+    return _run_letters(m.group(), m.group(1) if sep is None else sep)
+
+
+def _run_letters(run: str, sep: str) -> int:
+    return (len(run) + len(sep)) // (1 + len(sep))
 
 
 def _initialism(text: str, m: re.Match[str], sep: str, letters: int = 0) -> bool:

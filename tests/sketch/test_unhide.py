@@ -436,3 +436,21 @@ def test_disguises_looked_for_in_many_texts_at_once_are_those_of_each(texts: lis
     assert {i for i, t in enumerate(texts) if unhide._suspect(t)} <= unhide._maybe_suspect(texts)
     assert unhide.unhide_each(texts) == [unhide.unhide(t) for t in texts]
     assert unhide.unhide_folded_each(texts) == [unhide.unhide_folded(t) for t in texts]
+
+
+_RUN_PIECES = ["a", "B", "U", "K", "\u0436", "e\u0301", "1", " ", "  ", ".", "-", "<", "_", "@",
+               "!", "\u00b7", "\u2009", "\x00", "\n", ",", "ab", "word"]  # fmt: skip
+_RUNS = st.lists(st.sampled_from(_RUN_PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_RUNS)
+def test_spaced_letters_found_by_one_split_are_joined_as_run_by_run(text: str) -> None:
+    # the split's runs are the matches' runs: the text is joined as reading them one by one
+    assert unhide.join_spaced(text) == unhide._join_runs(text)
+
+
+@pytest.mark.parametrize("unit", ["<a x", "a-b ", "a<b ", "U.K. a.b ", "c o p y ", "A.B. "])
+def test_a_text_of_short_runs_is_joined_as_run_by_run(unit: str) -> None:
+    text = unit * 500
+    assert unhide.join_spaced(text) == unhide._join_runs(text)
