@@ -454,3 +454,10 @@ def test_spaced_letters_found_by_one_split_are_joined_as_run_by_run(text: str) -
 def test_a_text_of_short_runs_is_joined_as_run_by_run(unit: str) -> None:
     text = unit * 500
     assert unhide.join_spaced(text) == unhide._join_runs(text)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([p for p in _RUN_PIECES if p.isascii()]), max_size=40).map("".join))
+def test_spaced_letters_of_an_ascii_text_are_found_as_in_any(text: str) -> None:
+    # an ASCII text is searched without the classes of marks and invisible characters
+    assert unhide.join_spaced(text) == unhide._join_runs(text)
