@@ -180,8 +180,8 @@ def expanding() -> dict[int, int]:
     as U+3316; parenthesized numbers), case folding (``\u00df`` as ``ss``, ``\u0149``), and
     both, as the form reads them (NFKD, case folded, NFKD again, then composed: a letter and
     its marks, which compose again, are one). A code point the form maps before decomposing
-    (a parenthesized or circled letter, read as its letter) does not expand. The form bounds its work by them
-    (:func:`neardup.sketch.canonical.fold`)."""
+    (a parenthesized or circled letter, read as its letter) does not expand. The form bounds
+    its work by them (:func:`neardup.sketch.canonical.fold`)."""
     from neardup.sketch.canonical import _before_nfkd  # MAPPED and REMOVED only
 
     before = _before_nfkd()  # read before decomposition: a styled letter (U+249C) as one
