@@ -179,10 +179,16 @@ def expanding() -> dict[int, int]:
     compatibility decomposition (ligatures such as U+FDFA, 18 characters; squared words such
     as U+3316; parenthesized numbers), case folding (``\u00df`` as ``ss``, ``\u0149``), and
     both, as the form reads them (NFKD, case folded, NFKD again, then composed: a letter and
-    its marks, which compose again, are one). The form bounds its work by them
-    (:func:`neardup.sketch.canonical.fold`)."""
+    its marks, which compose again, are one). A code point the form maps before decomposing
+    (a parenthesized or circled letter, read as its letter) does not expand. The form bounds
+    its work by them (:func:`neardup.sketch.canonical.fold`)."""
+    from neardup.sketch.canonical import _before_nfkd  # MAPPED and REMOVED only
+
+    before = _before_nfkd()  # read before decomposition: a styled letter (U+249C) as one
     out: dict[int, int] = {}
     for char in _all_chars():
+        if ord(char) in before:
+            continue
         parts = unicodedata.normalize("NFKD", char)
         if len(parts) == 1 and len(char.casefold()) == 1:
             continue

@@ -22,7 +22,7 @@ from itertools import pairwise
 import mmh3
 
 from neardup.sketch.features import DEFAULT_SEED, normalize, normalize_each, token_counts, tokenize
-from neardup.sketch.pieces import passage_spans
+from neardup.sketch.pieces import LINE_CHARS_READ, passage_spans
 
 _MARKER_RE = re.compile(r"^\W*(?:\d{1,3}|[a-z])[.)]\s+")  # "1. ", "2) ", "a) ": list numbering
 _WORD_RE = re.compile(r"\w")
@@ -70,6 +70,11 @@ def source_key(source: str, seed: int = DEFAULT_SEED) -> bytes:
 # lines. A text of a hundred thousand short lines costs what a page does, and cannot fill a
 # source's bounded line counts (and push out what they learned) in one document.
 LINES_READ = 512
+# A line of more characters than this is never a line when lines have at most max_tokens
+# tokens (a template's line is a headline, a link, a box of them: some hundred characters),
+# only its passages are, read from its ends: keying it whole folded all of it, a story sent as
+# one line of a megabyte folded a second time to learn it had too many words.
+LINE_KEY_CHARS = 2 * LINE_CHARS_READ
 
 
 def _read(lines: list[str]) -> list[tuple[int, str]]:
@@ -98,7 +103,8 @@ def lines_of(
     tokens (0: no upper bound), keyed under ``source``. Tokens are the words between spaces;
     a line with CJK characters counts each of them as one
     (:func:`neardup.sketch.features.tokenize`), and a line of more than ``max_tokens`` words is long
-    whatever its script. Of a long text, the lines at its head and foot (:data:`LINES_READ`)."""
+    whatever its script. Of a long text, the lines at its head and foot (:data:`LINES_READ`);
+    with ``max_tokens``, none of more than :data:`LINE_KEY_CHARS` characters."""
     head = source_key(source, seed)
     spans, out = [], []
     bounded = min_tokens > 1 or max_tokens > 0
@@ -106,6 +112,8 @@ def lines_of(
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
     known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
     read = _read((text.lower() if ascii_text else text).split("\n"))
+    if max_tokens:
+        read = [(start, line) for start, line in read if len(line) <= LINE_KEY_CHARS]
     folds = {} if ascii_text else _normalized([line for _, line in read], max_tokens)
     for start, line in read:
         if line in known:

@@ -8,6 +8,7 @@
     ├── ClusterChainError         retriable=False  reason="cluster_chain" also a RuntimeError
     ├── DeletedError              retriable=False  reason="deleted"       id taken down before
     ├── NamespacesFileError       retriable=False  reason="namespaces_file" also a ValueError
+    ├── ClosedWebError            retriable=False  reason="closed_web"    also a ValueError
     ├── TableError                retriable=False  reason="table"         also a ValueError
     │   └── BrokenTableError      retriable=False  reason="table"         a file broke off
     └── IndexStoreError           retriable=False  reason="index"
@@ -71,6 +72,14 @@ class NamespacesFileError(NeardupError, ValueError):
     reason = "namespaces_file"
 
 
+class ClosedWebError(NeardupError, ValueError):
+    """A worker that would serve writes and reads to anyone (no token, not on loopback, not
+    opened by ``NEARDUP_WEB_OPEN``): it does not start (the message is one line, for the
+    operator)."""
+
+    reason = "closed_web"
+
+
 class TableError(NeardupError, ValueError):
     """A corpus file that cannot be read as asked: an unknown extension, a column it lacks, not
     a file of its format, or pyarrow missing for Parquet (``neardup dedup`` exits 2)."""
@@ -122,6 +131,7 @@ class IndexCredentialsError(IndexUnavailableError):
 
 __all__ = [
     "BrokenTableError",
+    "ClosedWebError",
     "ClusterChainError",
     "ConflictError",
     "DeletedError",

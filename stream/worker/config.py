@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from neardup.stream.errors import ClosedWebError
 from neardup.stream.index.redis.keys import NAMESPACE_RE
 from neardup.stream.namespaces import policies as namespaces
 from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
@@ -201,11 +202,6 @@ class Settings(BaseSettings):
 
 
 WebMode = Literal["token", "loopback", "open"]
-
-
-class ClosedWebError(ValueError):
-    """A worker that would serve writes and reads to anyone: it does not start (the message is
-    one line, for the operator)."""
 
 
 def is_loopback(host: str) -> bool:

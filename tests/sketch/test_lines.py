@@ -439,3 +439,28 @@ def test_a_story_on_one_line_is_read_for_passages_at_its_ends_only() -> None:
     alone = passages_of("Contact the newsroom by mail.\nx y", "site", min_tokens=2)
     assert alone.keys[0] in keys.values()
     assert all(b <= n or a >= len(line) - n for a, b in got.spans[1:])
+
+
+def test_a_line_too_long_for_a_template_is_read_at_its_ends_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line of more than ``LINE_KEY_CHARS`` characters is never a line when lines are
+    bounded in tokens (a few words of a megabyte each, a story of Chinese phrases sent as one
+    line): only its passages, from its ends, are; and it is never folded whole."""
+    big = "x" * lines_module.LINE_KEY_CHARS
+    text = f"Home | World\nBig {big} word\nAbout us"
+    got = lines_of(text, "src", min_tokens=2, max_tokens=40)
+    assert [text[a:b] for a, b in got.spans] == ["Home | World", "About us"]
+    assert len(lines_of(text, "src", min_tokens=2)) == 3  # unbounded: every line
+    phrases = "\u6b61\u8fce\u5149\u81e8\u3002" * lines_module.LINE_KEY_CHARS  # no space
+    folded: list[int] = []
+    real = lines_module.normalize_each
+
+    def normalize_each(texts: list[str]) -> list[str]:
+        folded.extend(map(len, texts))
+        return real(texts)
+
+    monkeypatch.setattr(lines_module, "normalize_each", normalize_each)
+    got = passages_of(phrases, "src", min_tokens=2, max_tokens=40)
+    assert got.spans and all(b - a <= 16 for a, b in got.spans)  # its sentences, at its ends
+    assert max(folded) <= lines_module.LINE_KEY_CHARS
