@@ -822,13 +822,67 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     shared = _shared_marks()
     if not shared.search(_non_ascii(text)):
         return unicodedata.normalize("NFC", text)
-    out = []
-    for piece in _pieces(text, units):
-        composed = unicodedata.normalize("NFC", piece)
-        if shared.search(piece) and _disguised(piece, composed):
-            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", piece))
-        out.append(composed)
-    return "\n".join(out)
+    if units is None or len(units) < 2:
+        composed = unicodedata.normalize("NFC", text)
+        if _disguised(text, composed):
+            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", text))
+        return composed
+    return _composed_each(text, units)
+
+
+@cache
+def _shared_bits() -> npt.NDArray[np.bool_]:
+    """Whether each BMP code point is a shared mark (``SHARED_MARKS``)."""
+    out = np.zeros(0x10000, dtype=bool)
+    for first, last in _spans("".join(canonical_data.SHARED_MARKS)):
+        out[first : min(last, 0xFFFF) + 1] = True
+    return out
+
+
+def _is_shared(codes: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+    return _per_point(codes, _shared_bits(), lambda c: bool(_shared_marks().search(chr(c))))
+
+
+def _owners(codes: npt.NDArray[np.uint32], units: Sequence[int]) -> npt.NDArray[np.int64]:
+    """Each code point's text of the texts of ``units`` lines each joined by newlines (the
+    newline between two, the first's)."""
+    breaks = np.flatnonzero(codes == ord("\n"))[np.cumsum(units)[:-1] - 1]
+    lengths = np.diff(np.concatenate(([-1], breaks, [len(codes)]))) - 1
+    return np.repeat(np.arange(len(units)), lengths + 1)[: len(codes)]
+
+
+def _composed_each(text: str, units: Sequence[int]) -> str:
+    """:func:`_composed` of the texts ``text`` joins, each judged apart (:func:`_disguised`,
+    counted for all at once in numpy: a call a text cost a text of short accented lines three
+    times news per KB). NFC composes nothing across a newline, so the NFC of the joined text is
+    the NFC of each joined."""
+    composed = unicodedata.normalize("NFC", text)
+    codes = _Expanding.codes(text)
+    owner, size = _owners(codes, units), len(units)
+    shared = _is_shared(codes)
+    after = _Expanding.codes(composed)
+    left = np.bincount(_owners(after, units)[_is_shared(after)], minlength=size) > 0
+    marks = np.bincount(owner[shared], minlength=size)
+    lengths = np.bincount(owner, minlength=size)
+    lengths[:-1] -= 1  # the newline after each text but the last is no part of it
+    other = (codes < 128) & ~_ASCII_ALNUM[np.minimum(codes, 127)]
+    ascii_other = np.bincount(owner[other], minlength=size)
+    ascii_other[:-1] -= 1
+    letters = lengths - marks - ascii_other
+    stacked = shared.copy()
+    stacked[0] = False
+    stacked[1:] &= shared[:-1]
+    stacks = np.bincount(owner[stacked], minlength=size)
+    many = (marks > MARKED_SHARE * MARKED_TEXT_LETTERS) & (letters >= MARKED_TEXT_LETTERS)
+    many &= (marks > MARKED_SHARE * letters) & (stacks < STACKED_SHARE * marks)
+    disguised = left | many
+    if not disguised.any():
+        return composed
+    keep = ~(shared & disguised[owner])
+    return unicodedata.normalize("NFC", _Expanding.text(codes[keep]))
+
+
+_ASCII_ALNUM = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
 
 
 _IOTA_BELOW = "\u0345"  # case folds to the letter iota: under a Greek vowel it is one

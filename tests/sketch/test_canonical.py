@@ -1030,3 +1030,28 @@ def test_the_lines_of_a_text_are_bounded_as_the_text() -> None:
     text = f"{STORY}\n\ufdfa \ufdfa \ufdfa \ufdfa\n{STORY}\n{STORY}"
     assert canonical.expansion(text.split("\n")[1]) > canonical.EXPANSION_FLOOR
     assert canonical.fold_each(text.split("\n"), parts=True) == fold(text).split("\n")
+
+
+_MARKED = st.lists(
+    st.sampled_from(
+        ["a", "e", "q", " ", ".", "\u0301", "\u0308", "\u0303", "\u0323", "\u0336", "\u0436",
+         "\u0e01", "\u0e48", "\u5b57", "1", "word", "\U00010400", "\u064e", "\u0628", "\u304b",
+         "\u3099"]
+    ),
+    max_size=40,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_MARKED, min_size=2, max_size=6))
+def test_marks_of_texts_judged_at_once_are_each_text_judged_alone(texts: list[str]) -> None:
+    joined = unicodedata.normalize("NFD", "\n".join(texts))
+    units = [t.count("\n") + 1 for t in texts]
+    alone = "\n".join(canonical._composed(p) for p in canonical._pieces(joined, units))
+    assert canonical._composed(joined, units) == alone
+
+
+def test_short_accented_lines_are_judged_each_alone() -> None:
+    lines_ = ["e\u0301t\u0301e\u0301 a\u0301 b\u0301c\u0301d\u0301e\u0301f\u0301g", "e\u0301"]
+    lines_ += ["caf\u00e9 na\u00efve r\u00e9sum\u00e9 \u00fcber", "q\u0301"]
+    assert canonical.fold_each(lines_, parts=True) == [fold(line) for line in lines_]
