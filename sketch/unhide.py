@@ -388,27 +388,23 @@ def invisible_spaces(text: str) -> str:
 
 
 def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
-    """``[invisible_spaces(t) for t in texts]``, every text with two invisible characters or
-    more read at once in numpy over their code points: a Python step per gap or per letter
-    cost a text of zero-width characters three times news per KB, and a call per line a text
-    of such lines six."""
+    """``[invisible_spaces(t) for t in texts]``, the texts past ASCII read at once in numpy over
+    their code points (where they hold two invisible characters or more in all): a Python step
+    per gap or per letter cost a text of zero-width characters three times news per KB, and a
+    call per line a text of such lines six."""
     anywhere = _invisible_re()[0]
     out = list(texts)
-    todo = []
-    for i, t in enumerate(texts):
-        if t.isascii():  # nothing of ASCII is invisible
-            continue
-        m = anywhere.search(t)
-        if m is not None and anywhere.search(t, m.end()) is not None:
-            todo.append(i)  # fewer than two invisible characters make fewer than two gaps
-    if not todo:
-        return out
+    todo = [i for i, t in enumerate(texts) if not t.isascii()]  # nothing of ASCII is invisible
     parts = [texts[i] for i in todo]
+    joined = "\n".join(parts)
+    m = anywhere.search(joined)
+    if m is None or anywhere.search(joined, m.end()) is None:
+        return out  # fewer than two invisible characters make fewer than two gaps
     lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     starts = np.zeros(len(parts), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
     ends = starts + lengths
-    codes = np.frombuffer("\n".join(parts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     kind = _kinds_of(codes)
     n = len(codes)
     inv = (kind & _INVISIBLE) != 0
