@@ -823,11 +823,18 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     if not shared.search(_non_ascii(text)):
         return unicodedata.normalize("NFC", text)
     if units is None or len(units) < 2:
-        composed = unicodedata.normalize("NFC", text)
-        if _disguised(text, composed):
-            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", text))
-        return composed
+        return _composed_alone(text)
+    if len(units) <= ALONE_TEXTS and len(text) < AT_ONCE_CHARS:
+        return "\n".join(map(_composed_alone, _pieces(text, units)))
     return _composed_each(text, units)
+
+
+def _composed_alone(text: str) -> str:
+    """:func:`_composed` of one text."""
+    composed = unicodedata.normalize("NFC", text)
+    if _shared_marks().search(text) and _disguised(text, composed):
+        composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", text))
+    return composed
 
 
 @cache
@@ -935,6 +942,14 @@ def _latin_table_str() -> str:
 
 
 @cache
+def _latin_arrays() -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The letters of ``LATIN`` (sorted) and what each is read as, as code points."""
+    keys = sorted(map(ord, _latin_table_str()))
+    values = [ord(_latin_table()[k]) for k in keys]
+    return np.array(keys, dtype=np.uint32), np.array(values, dtype=np.uint32)
+
+
+@cache
 def _latin_bits() -> npt.NDArray[np.uint8]:
     """What step 4 asks of each BMP code point, as bits (see :func:`_latin_bit`)."""
     return np.frombuffer(bytes(_latin_bit(chr(c)) for c in range(0x10000)), dtype=np.uint8)
@@ -979,16 +994,44 @@ def _runs(mask: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArr
     return np.flatnonzero(first), np.cumsum(first) - 1
 
 
+# At most ALONE_TEXTS texts of fewer than AT_ONCE_CHARS characters in all are read each alone
+# in step 4 and their marks judged so (numpy's fixed cost, some 50 us, was most of the fold of a
+# short Greek or Cyrillic text); more, all at once in numpy.
+AT_ONCE_CHARS = 512
+ALONE_TEXTS = 4
+
+
 def _read_latin(text: str, units: Sequence[int] | None = None) -> str:
     """Step 4 on each text ``text`` joins (``units``: see :func:`_composed`), each as it would
-    be read alone: in a text with an ASCII letter and a letter read apart, in a Latin text
-    (:func:`_latin_text`) every letter of ``LATIN`` read as what it looks like, else those in
-    words written with an ASCII letter, and the words of a letter read apart and no ASCII
-    letter case folded (a Greek or Cyrillic word reads alike in capitals and small letters);
-    then the letters that look like I or l, from their neighbours (:func:`_read_all_i_or_l`).
-    All at once in numpy over the code points (a call a word, or a text, cost a text of them
-    several times news per KB; a text without an ASCII letter is left as it is however it is
-    joined to others). Tested equal to the rule written a text and a word at a time."""
+    be read alone (:func:`_read_latin_alone`): a few short texts each by itself, else all at
+    once (:func:`_read_latin_at_once`)."""
+    if len(text) < AT_ONCE_CHARS and (units is None or len(units) <= ALONE_TEXTS):
+        return "\n".join(map(_read_latin_alone, _pieces(text, units)))
+    return _read_latin_at_once(text, units)
+
+
+def _read_latin_alone(text: str) -> str:
+    """Step 4 on one text, written a word at a time: a text with no ASCII letter is left as it
+    is; in a Latin text (:func:`_latin_text`) every letter of ``LATIN`` is read as what it
+    looks like, else those in words written with an ASCII letter, and the words of a letter
+    read apart and no ASCII letter are case folded (a Greek or Cyrillic word reads alike in
+    capitals and small letters) (:func:`_latin_word`); then the letters that look like I or
+    l, from their neighbours (:func:`_read_all_i_or_l`)."""
+    if not _ASCII_LETTER.search(text):
+        return text
+    if _latin_text(text):
+        text = text.translate(_latin_table())
+    else:
+        text = _read_apart().sub(_latin_word, text)
+    return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
+
+
+def _read_latin_at_once(text: str, units: Sequence[int] | None = None) -> str:
+    """:func:`_read_latin_alone` of each text ``text`` joins, all at once in numpy over the code
+    points (a call a word, or a text, cost a text of them several times news per KB). A word
+    the rule case folds is case folded here only where it is one code point: in a decomposed
+    text, the rest reads as its case folding does to the letters around an I or l, and the
+    next step case folds the text. Tested equal to the rule a text at a time."""
     codes = _expanding().codes(text).copy()
     n = len(codes)
     bits = _per_point(codes, _latin_bits(), lambda c: _latin_bit(chr(c)))
@@ -1013,8 +1056,7 @@ def _read_latin(text: str, units: Sequence[int] | None = None) -> str:
     alone = np.bincount(owner[firsts[~with_ascii]], minlength=size)
     latin = ok & (2 * alone <= words)
     apart_word = ok & ~latin
-    keys = np.array(sorted(map(ord, _latin_table_str())), dtype=np.uint32)
-    values = np.array([ord(_latin_table()[int(k)]) for k in keys], dtype=np.uint32)
+    keys, values = _latin_arrays()
     mapped = ((bits & _LATIN) != 0) & latin[owner]
     if apart_word.any():  # words (of word characters and marks) with a letter read apart
         wordly = (bits & _WORDLY) != 0

@@ -387,11 +387,16 @@ def invisible_spaces(text: str) -> str:
     return invisible_spaces_each([text])[0]
 
 
+# a few texts shorter than this in all are read a gap at a time (numpy's fixed cost, some 100
+# us, was most of the fold of a short text with an emoji's zero-width joiners)
+INVISIBLE_AT_ONCE_CHARS = 512
+INVISIBLE_ALONE_TEXTS = 4
+
+
 def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
-    """``[invisible_spaces(t) for t in texts]``, the texts past ASCII read at once in numpy over
-    their code points (where they hold two invisible characters or more in all): a Python step
-    per gap or per letter cost a text of zero-width characters three times news per KB, and a
-    call per line a text of such lines six."""
+    """``[invisible_spaces(t) for t in texts]``: where the texts past ASCII hold two invisible
+    characters or more in all, a few short ones each alone (:func:`_invisible_spaces_alone`),
+    else all at once (:func:`_invisible_spaces_at_once`)."""
     anywhere = _invisible_re()[0]
     out = list(texts)
     todo = [i for i, t in enumerate(texts) if not t.isascii()]  # nothing of ASCII is invisible
@@ -400,6 +405,61 @@ def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
     m = anywhere.search(joined)
     if m is None or anywhere.search(joined, m.end()) is None:
         return out  # fewer than two invisible characters make fewer than two gaps
+    if len(parts) <= INVISIBLE_ALONE_TEXTS and len(joined) < INVISIBLE_AT_ONCE_CHARS:
+        read = list(map(_invisible_spaces_alone, parts))
+    else:
+        read = _invisible_spaces_at_once(parts, joined)
+    for i, shown in zip(todo, read, strict=True):
+        out[i] = shown
+    return out
+
+
+def _invisible_spaces_alone(text: str) -> str:
+    """:func:`invisible_spaces` written a gap at a time."""
+    anywhere, gap = _invisible_re()
+    if not anywhere.search(text):
+        return text
+    blank: list[tuple[int, int]] = []
+    joiner: list[tuple[int, int]] = []
+    for m in gap.finditer(text):
+        a, b = m.start(), m.end()
+        if _between_words(text[a - 1], text[b]):
+            (blank if any(c in _BLANKS for c in m.group()) else joiner).append((a, b))
+    if len(blank) + len(joiner) < 2:
+        return text
+    spaces = len(re.findall(r"[^\S\n\r\x85\u2028\u2029]+", text))
+    alpha = [c for c in text if c.isalpha()]
+    letters = sum(1 for c in alpha if _spaced_script(c))
+    if 2 * letters < len(alpha):  # mostly Chinese, Japanese or Thai: no word is spaced
+        return text
+    spans: list[tuple[int, int]] = []
+    gaps = len(blank) + len(joiner)
+    blanks = len(blank) >= 2 and len(blank) > 2 * spaces and len(blank) <= letters / 2.5
+    if blanks:
+        spans += blank
+    if (
+        len(joiner) > 2 * spaces
+        and 20 * spaces < letters
+        and letters >= JOINER_LETTERS
+        and letters / 12 <= gaps <= letters / 2.5
+    ):  # as many gaps as words would have (one per 2.5-12 letters), not one per letter
+        spans += joiner
+    out: list[str] = []
+    done = 0
+    for a, b in sorted(spans):
+        out += (text[done:a], " ")
+        done = b
+    spaced = "".join(out) + text[done:]
+    if blanks:  # the blanks stand for spaces: at a line's start too (an indent)
+        spaced = spaced.translate(_BLANK_SPACES)
+    return spaced
+
+
+def _invisible_spaces_at_once(parts: list[str], joined: str) -> list[str]:
+    """:func:`_invisible_spaces_alone` of each of ``parts`` (``joined``: them joined by
+    newlines), read at once in numpy over their code points: a Python step per gap or per
+    letter cost a text of zero-width characters three times news per KB, and a call per line
+    a text of such lines six."""
     lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     starts = np.zeros(len(parts), dtype=np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
@@ -433,7 +493,7 @@ def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
     joiners = spaced & (n_joiner > 2 * spaces) & (20 * spaces < letters)
     joiners &= (letters >= JOINER_LETTERS) & (letters / 12 <= gaps) & (gaps <= letters / 2.5)
     if not (blanks.any() or joiners.any()):
-        return out
+        return parts
     read = np.where(blank, blanks[which], joiners[which])
     first, last = first[read], last[read]
     codes = codes.copy()
@@ -448,9 +508,7 @@ def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
     shown = codes[keep].tobytes().decode("utf-32-le", "surrogatepass")
     kept = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(keep, out=kept[1:])
-    for i, a, b in zip(todo, kept[starts].tolist(), kept[ends].tolist(), strict=True):
-        out[i] = shown[a:b]
-    return out
+    return [shown[a:b] for a, b in zip(kept[starts].tolist(), kept[ends].tolist(), strict=True)]
 
 
 def _clusters(text: str) -> list[str]:

@@ -476,19 +476,6 @@ def test_look_alike_i_or_l_read_at_once_as_one_by_one(text: str) -> None:
     assert canonical._read_all_i_or_l(text) == canonical._i_or_l().sub(canonical._read_i_or_l, text)
 
 
-def _read_latin_plainly(text: str) -> str:
-    """Step 4 on one text written a word at a time (as it was): a text with no ASCII letter is
-    left as it is; in a Latin text every letter of LATIN is read as what it looks like, else
-    the words with a letter read apart, then the letters that look like I or l."""
-    if not canonical._ASCII_LETTER.search(text):
-        return text
-    if canonical._latin_text(text):
-        text = text.translate(canonical._latin_table())
-    else:
-        text = canonical._read_apart().sub(canonical._latin_word, text)
-    return canonical._i_or_l().sub(canonical._read_i_or_l, text)
-
-
 _AROUND_LATIN = st.lists(
     st.sampled_from(
         [*canonical_data.I_OR_L, *canonical_data.LATIN[0::2], "a", "x", "T", " ", ".", "\n",
@@ -506,8 +493,11 @@ def test_latin_words_read_at_once_as_each_text_a_word_at_a_time(texts: list[str]
     # what counts is the same text once case folded, and every I or l read alike
     joined = unicodedata.normalize("NFKD", "\n".join(texts))
     units = [t.count("\n") + 1 for t in texts]
-    plainly = "\n".join(map(_read_latin_plainly, canonical._pieces(joined, units)))
-    assert canonical._read_latin(joined, units).casefold() == plainly.casefold()
+    alone = "\n".join(map(canonical._read_latin_alone, canonical._pieces(joined, units)))
+    assert canonical._read_latin_at_once(joined, units).casefold() == alone.casefold()
+    assert canonical._read_latin_at_once(texts[0]).casefold() == (
+        canonical._read_latin_alone(texts[0]).casefold()
+    )
 
 
 def test_a_look_alike_i_or_l_reads_alike_alone_and_beside_a_text_with_an_ascii_letter() -> None:
@@ -1048,7 +1038,7 @@ def test_marks_of_texts_judged_at_once_are_each_text_judged_alone(texts: list[st
     joined = unicodedata.normalize("NFD", "\n".join(texts))
     units = [t.count("\n") + 1 for t in texts]
     alone = "\n".join(canonical._composed(p) for p in canonical._pieces(joined, units))
-    assert canonical._composed(joined, units) == alone
+    assert canonical._composed_each(joined, units) == alone == canonical._composed(joined, units)
 
 
 def test_short_accented_lines_are_judged_each_alone() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import quopri
 import random
-import re
 import unicodedata
 from functools import cache
 
@@ -359,42 +358,6 @@ def test_chinese_text_is_not_spaced() -> None:
     assert normalize("\u200b".join(text)) == normalize(text)
 
 
-def _invisible_spaces_plainly(text: str) -> str:
-    """The rule of :func:`unhide.invisible_spaces` written a gap at a time (as it was, a Python
-    step per gap and per letter), which the numpy reading over every text is tested equal to."""
-    anywhere, gap = unhide._invisible_re()
-    if not anywhere.search(text):
-        return text
-    blank, joiner = [], []
-    for m in gap.finditer(text):
-        a, b = m.start(), m.end()
-        if unhide._between_words(text[a - 1], text[b]):
-            (blank if any(c in unhide._BLANKS for c in m.group()) else joiner).append((a, b))
-    if len(blank) + len(joiner) < 2:
-        return text
-    spaces = len(re.findall(r"[^\S\n\r\x85\u2028\u2029]+", text))
-    alpha = [c for c in text if c.isalpha()]
-    letters = sum(1 for c in alpha if unhide._spaced_script(c))
-    if 2 * letters < len(alpha):
-        return text
-    spans, gaps = [], len(blank) + len(joiner)
-    blanks = len(blank) >= 2 and len(blank) > 2 * spaces and len(blank) <= letters / 2.5
-    spans += blank if blanks else []
-    if (
-        len(joiner) > 2 * spaces
-        and 20 * spaces < letters
-        and letters >= unhide.JOINER_LETTERS
-        and letters / 12 <= gaps <= letters / 2.5
-    ):
-        spans += joiner
-    out, done = [], 0
-    for a, b in sorted(spans):
-        out += (text[done:a], " ")
-        done = b
-    spaced = "".join(out) + text[done:]
-    return spaced.translate(unhide._BLANK_SPACES) if blanks else spaced
-
-
 _GAPS = ["\u200b", "\u3164", "\u2060\u200b", "\u115f", "\u00ad", "\u2800", "\ufeff"]
 _WORDS = ["word", "abc", "de", "\u5b57\u5b57", "\u0436", "e\u0301", "x.", "1", "a\u200bb"]
 _WORDS += [" ", "\n"]
@@ -412,7 +375,8 @@ def test_invisible_spaces_read_at_once_are_the_rule_gap_by_gap(
     parts: list[tuple[str, list[str]]],
 ) -> None:
     texts = [gap.join(words) for gap, words in parts]
-    want = [_invisible_spaces_plainly(t) for t in texts]
+    want = [unhide._invisible_spaces_alone(t) for t in texts]
+    assert unhide._invisible_spaces_at_once(texts, "\n".join(texts)) == want
     assert unhide.invisible_spaces_each(texts) == want
     assert [unhide.invisible_spaces(t) for t in texts] == want
 
@@ -420,7 +384,10 @@ def test_invisible_spaces_read_at_once_are_the_rule_gap_by_gap(
 def test_invisible_spaces_of_a_line_each_are_each_line_alone() -> None:
     lines = ["word\u3164" * 12, "w\u200bo\u200br\u200bd " * 9, "\u5b57\u200b\u5b57", "", "ab"]
     lines += ["\u3164".join(["word"] * 3) + "\U0001d400\u3164\U0001d400 x"]
-    assert unhide.invisible_spaces_each(lines) == [_invisible_spaces_plainly(t) for t in lines]
+    assert unhide.invisible_spaces_each(lines) == [unhide._invisible_spaces_alone(t) for t in lines]
+    assert unhide._invisible_spaces_at_once(
+        lines, "\n".join(lines)
+    ) == unhide.invisible_spaces_each(lines)
     assert unhide.invisible_spaces_each(lines)[0] == "word " * 12  # the last one too
 
 
