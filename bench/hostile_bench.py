@@ -187,6 +187,14 @@ RECIPES: dict[str, tuple[str, Callable[[int], str]]] = {
         '" \u0399\u0399x \u0436\u0399\u0436": look-alike runs, Cyrillic around',
         lambda n: _fill(lambda i: " \u0399\u0399x \u0436\u0399\u0436", n),
     ),
+    "zero_width_lines": (
+        '"w\\u200bo\\u200br\\u200bd{i}" a line',
+        lambda n: _fill(lambda i: f"w\u200bo\u200br\u200bd{i}\n", n),
+    ),
+    "i_or_l_lines": (
+        '"\u0399x{i}" a line: a Greek capital iota before a small letter',
+        lambda n: _fill(lambda i: f"\u0399x{i}\n", n),
+    ),
     "entities": ('"&#10;a{i}&amp;" a line', lambda n: _fill(lambda i: f"&#10;a{i}&amp;\n", n)),
     "news_page": ("Reuters-21578 stories as HTML, a <p> a paragraph", _news_page),
     "markup": ('"<p>w{i}</p>" repeated', lambda n: _fill(lambda i: f"<p>w{i}</p>", n)),

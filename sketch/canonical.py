@@ -90,9 +90,9 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
-from itertools import chain
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -445,27 +445,32 @@ def _bmp_classes() -> npt.NDArray[np.uint8]:
     return np.frombuffer(table.encode("ascii"), dtype=np.uint8)
 
 
-def _classes_of(text: str) -> str:
-    """The text's class letters (:func:`_class_of`), one per character: from a table in the
-    BMP, each distinct character past it looked at once."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    out = _bmp_classes()[np.minimum(codes, 0xFFFF)]
-    astral = np.flatnonzero(codes > 0xFFFF)
-    if len(astral):
-        distinct, where = np.unique(codes[astral], return_inverse=True)
-        seen = "".join(_class_of(chr(c)) for c in distinct.tolist()).encode("ascii")
-        out[astral] = np.frombuffer(seen, dtype=np.uint8)[where]
-    return out.tobytes().decode("ascii")
-
-
 def _read_all_i_or_l(text: str) -> str:
-    """``_i_or_l().sub(_read_i_or_l, text)``, read for every letter at once in numpy from the
-    text's class letters (:func:`_classes_of`): a call per letter cost a text of them several
-    times its other work. Each run's readings are put back between the text's pieces."""
-    cls = np.frombuffer(_classes_of(text).encode("ascii"), dtype=np.uint8)
+    """``_i_or_l().sub(_read_i_or_l, text)``, read for every letter at once in numpy
+    (:func:`_read_i_or_l_codes`)."""
+    codes = _expanding().codes(text).copy()
+    _read_i_or_l_codes(codes)
+    return _Expanding.text(codes)
+
+
+@cache
+def _uncased_i_or_l() -> npt.NDArray[np.uint32]:
+    """The letters that look like I or l and have no case (``\u01c0``), sorted."""
+    found = [ord(c) for c in canonical_data.I_OR_L if c.casefold() == c]
+    return np.array(sorted(found), dtype=np.uint32)
+
+
+def _read_i_or_l_codes(
+    codes: npt.NDArray[np.uint32], where: npt.NDArray[np.bool_] | None = None
+) -> None:
+    """The letters that look like I or l among ``codes`` (those ``where`` says, or all) read
+    in place as ``_read_i_or_l`` reads them, all at once from the text's class letters
+    (:func:`_class_of`): a call per letter cost a text of them several times its other
+    work."""
+    cls = _per_point(codes, _bmp_classes(), lambda c: ord(_class_of(chr(c))))
     xs = np.flatnonzero(cls == ord("X"))
     if not len(xs):
-        return text
+        return
     first = np.ones(len(xs), dtype=bool)
     first[1:] = xs[1:] != xs[:-1] + 1
     run = np.cumsum(first) - 1
@@ -483,7 +488,7 @@ def _read_all_i_or_l(text: str) -> str:
     sentence = (back < 0) | (cls[np.maximum(back, 0)] == ord("S"))
     # a letter with no case (\u01c0) reads its neighbours' letters whatever their case (the
     # same in a text's capitals and small letters); one with case, their case too
-    uncased = np.array([text[at].casefold() == text[at] for at in starts.tolist()])
+    uncased = np.isin(codes[starts], _uncased_i_or_l())
     capital = np.isin(before, (ord("A"), ord("V")))
     small = np.isin(before, (ord("v"), ord("a"))) | (uncased & capital)
     letter = small | capital
@@ -497,9 +502,10 @@ def _read_all_i_or_l(text: str) -> str:
     inside = ~letter & lower_after & ~mixed
     reading = np.where(inside[run], lone[run], whole[run])
     reading = np.where(mixed[run], np.where(first, i, l_), reading)
-    pieces = _i_or_l_one().split(text)
-    read = reading.astype(np.uint8).tobytes().decode("ascii")
-    return "".join(chain.from_iterable(zip(pieces, read, strict=False))) + pieces[-1]
+    if where is not None:
+        keep = where[xs]
+        xs, reading = xs[keep], reading[keep]
+    codes[xs] = reading
 
 
 @cache
@@ -878,13 +884,74 @@ def _composed(text: str, units: Sequence[int] | None = None) -> str:
     shared = _shared_marks()
     if not shared.search(_non_ascii(text)):
         return unicodedata.normalize("NFC", text)
-    out = []
-    for piece in _pieces(text, units):
-        composed = unicodedata.normalize("NFC", piece)
-        if shared.search(piece) and _disguised(piece, composed):
-            composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", piece))
-        out.append(composed)
-    return "\n".join(out)
+    if units is None or len(units) < 2:
+        return _composed_alone(text)
+    if len(units) <= ALONE_TEXTS and len(text) < AT_ONCE_CHARS:
+        return "\n".join(map(_composed_alone, _pieces(text, units)))
+    return _composed_each(text, units)
+
+
+def _composed_alone(text: str) -> str:
+    """:func:`_composed` of one text."""
+    composed = unicodedata.normalize("NFC", text)
+    if _shared_marks().search(text) and _disguised(text, composed):
+        composed = unicodedata.normalize("NFC", _shared_marks_re().sub("", text))
+    return composed
+
+
+@cache
+def _shared_bits() -> npt.NDArray[np.bool_]:
+    """Whether each BMP code point is a shared mark (``SHARED_MARKS``)."""
+    out = np.zeros(0x10000, dtype=bool)
+    for first, last in _spans("".join(canonical_data.SHARED_MARKS)):
+        out[first : min(last, 0xFFFF) + 1] = True
+    return out
+
+
+def _is_shared(codes: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+    return _per_point(codes, _shared_bits(), lambda c: bool(_shared_marks().search(chr(c))))
+
+
+def _owners(codes: npt.NDArray[np.uint32], units: Sequence[int]) -> npt.NDArray[np.int64]:
+    """Each code point's text of the texts of ``units`` lines each joined by newlines (the
+    newline between two, the first's)."""
+    breaks = np.flatnonzero(codes == ord("\n"))[np.cumsum(units)[:-1] - 1]
+    lengths = np.diff(np.concatenate(([-1], breaks, [len(codes)]))) - 1
+    return np.repeat(np.arange(len(units)), lengths + 1)[: len(codes)]
+
+
+def _composed_each(text: str, units: Sequence[int]) -> str:
+    """:func:`_composed` of the texts ``text`` joins, each judged apart (:func:`_disguised`,
+    counted for all at once in numpy: a call a text cost a text of short accented lines three
+    times news per KB). NFC composes nothing across a newline, so the NFC of the joined text is
+    the NFC of each joined."""
+    composed = unicodedata.normalize("NFC", text)
+    codes = _Expanding.codes(text)
+    owner, size = _owners(codes, units), len(units)
+    shared = _is_shared(codes)
+    after = _Expanding.codes(composed)
+    left = np.bincount(_owners(after, units)[_is_shared(after)], minlength=size) > 0
+    marks = np.bincount(owner[shared], minlength=size)
+    lengths = np.bincount(owner, minlength=size)
+    lengths[:-1] -= 1  # the newline after each text but the last is no part of it
+    other = (codes < 128) & ~_ASCII_ALNUM[np.minimum(codes, 127)]
+    ascii_other = np.bincount(owner[other], minlength=size)
+    ascii_other[:-1] -= 1
+    letters = lengths - marks - ascii_other
+    stacked = shared.copy()
+    stacked[0] = False
+    stacked[1:] &= shared[:-1]
+    stacks = np.bincount(owner[stacked], minlength=size)
+    many = (marks > MARKED_SHARE * MARKED_TEXT_LETTERS) & (letters >= MARKED_TEXT_LETTERS)
+    many &= (marks > MARKED_SHARE * letters) & (stacks < STACKED_SHARE * marks)
+    disguised = left | many
+    if not disguised.any():
+        return composed
+    keep = ~(shared & disguised[owner])
+    return unicodedata.normalize("NFC", _Expanding.text(codes[keep]))
+
+
+_ASCII_ALNUM = np.array([chr(c).isalnum() for c in range(128)], dtype=bool)
 
 
 _IOTA_BELOW = "\u0345"  # case folds to the letter iota: under a Greek vowel it is one
@@ -908,16 +975,164 @@ def _pieces(text: str, units: Sequence[int] | None) -> list[str]:
     return ["\n".join(lines[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
-def _read_latin(text: str) -> str:
-    """Step 4 on one text: the words with a letter read apart, then the I-or-l letters. In a
-    Latin text every word with a letter read apart is read as it looks, whatever it is written
-    with (``\u03c5\u03c1``, ``up`` in disguise), and every such letter is in such a word: the
-    text is translated whole (a call a word cost a text of them four times news per KB)."""
+# bits of a code point for step 4 (_latin_bits): a letter ([^\W\d_]), a word's character (\w or
+# a mark), an ASCII letter, a letter read apart, one of LATIN, one that looks like I or l
+_LETTER, _WORDLY, _ASCII_LETTER_BIT, _APART, _LATIN, _I_OR_L_BIT = 1, 2, 4, 8, 16, 32
+
+
+def _latin_bit(c: str) -> int:
+    """:func:`_latin_bits` of one character."""
+    bits = _LETTER if _ONE_LETTER.match(c) else 0
+    bits |= _WORDLY if _word_char().match(c) else 0
+    bits |= _ASCII_LETTER_BIT if _ASCII_LETTER.match(c) else 0
+    bits |= _APART if c in canonical_data.I_OR_L or c in _latin_table_str() else 0
+    bits |= _LATIN if c in _latin_table_str() else 0
+    return bits | (_I_OR_L_BIT if c in canonical_data.I_OR_L else 0)
+
+
+_ONE_LETTER = re.compile(r"[^\W\d_]")
+
+
+@cache
+def _word_char() -> re.Pattern[str]:
+    return re.compile(f"(?:\\w|{mark_class()})")
+
+
+@cache
+def _latin_table_str() -> str:
+    return canonical_data.LATIN[0::2]
+
+
+@cache
+def _latin_arrays() -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The letters of ``LATIN`` (sorted) and what each is read as, as code points."""
+    keys = sorted(map(ord, _latin_table_str()))
+    values = [ord(_latin_table()[k]) for k in keys]
+    return np.array(keys, dtype=np.uint32), np.array(values, dtype=np.uint32)
+
+
+@cache
+def _latin_bits() -> npt.NDArray[np.uint8]:
+    """What step 4 asks of each BMP code point, as bits (see :func:`_latin_bit`)."""
+    return np.frombuffer(bytes(_latin_bit(chr(c)) for c in range(0x10000)), dtype=np.uint8)
+
+
+@cache
+def _folded_alone() -> npt.NDArray[np.uint32]:
+    """Each BMP code point's case folding where it is one code point, else itself."""
+    out = np.arange(0x10000, dtype=np.uint32)
+    for c in range(0x10000):
+        f = chr(c).casefold()
+        if len(f) == 1:
+            out[c] = ord(f)
+    return out
+
+
+def _per_point(
+    codes: npt.NDArray[np.uint32], table: npt.NDArray[Any], one: Callable[[int], int]
+) -> npt.NDArray[Any]:
+    """``table`` (of the BMP) looked up for ``codes``; past the BMP, ``one`` of each distinct
+    code point."""
+    out = table[np.minimum(codes, 0xFFFF)]
+    astral = np.flatnonzero(codes > 0xFFFF)
+    if len(astral):
+        distinct, where = np.unique(codes[astral], return_inverse=True)
+        seen = np.array([one(c) for c in distinct.tolist()], dtype=table.dtype)
+        out[astral] = seen[where]
+    return out
+
+
+def _counted(
+    mask: npt.NDArray[np.bool_], owner: npt.NDArray[np.int64], size: int
+) -> npt.NDArray[np.int64]:
+    """How many of ``mask`` each of ``size`` owners holds."""
+    return np.bincount(owner[mask], minlength=size)
+
+
+def _runs(mask: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Where each run of ``mask`` starts, and each position's run (-1 before the first)."""
+    first = mask.copy()
+    first[1:] &= ~mask[:-1]
+    return np.flatnonzero(first), np.cumsum(first) - 1
+
+
+# At most ALONE_TEXTS texts of fewer than AT_ONCE_CHARS characters in all are read each alone
+# in step 4 and their marks judged so (numpy's fixed cost, some 50 us, was most of the fold of a
+# short Greek or Cyrillic text); more, all at once in numpy.
+AT_ONCE_CHARS = 512
+ALONE_TEXTS = 4
+
+
+def _read_latin(text: str, units: Sequence[int] | None = None) -> str:
+    """Step 4 on each text ``text`` joins (``units``: see :func:`_composed`), each as it would
+    be read alone (:func:`_read_latin_alone`): a few short texts each by itself, else all at
+    once (:func:`_read_latin_at_once`)."""
+    if len(text) < AT_ONCE_CHARS and (units is None or len(units) <= ALONE_TEXTS):
+        return "\n".join(map(_read_latin_alone, _pieces(text, units)))
+    return _read_latin_at_once(text, units)
+
+
+def _read_latin_alone(text: str) -> str:
+    """Step 4 on one text, written a word at a time: a text with no ASCII letter is left as it
+    is; in a Latin text (:func:`_latin_text`) every letter of ``LATIN`` is read as what it
+    looks like, else those in words written with an ASCII letter, and the words of a letter
+    read apart and no ASCII letter are case folded (a Greek or Cyrillic word reads alike in
+    capitals and small letters) (:func:`_latin_word`); then the letters that look like I or
+    l, from their neighbours (:func:`_read_all_i_or_l`)."""
+    if not _ASCII_LETTER.search(text):
+        return text
     if _latin_text(text):
         text = text.translate(_latin_table())
     else:
         text = _read_apart().sub(_latin_word, text)
     return _read_all_i_or_l(text) if _i_or_l_one().search(text) else text
+
+
+def _read_latin_at_once(text: str, units: Sequence[int] | None = None) -> str:
+    """:func:`_read_latin_alone` of each text ``text`` joins, all at once in numpy over the code
+    points (a call a word, or a text, cost a text of them several times news per KB). A word
+    the rule case folds is case folded here only where it is one code point: in a decomposed
+    text, the rest reads as its case folding does to the letters around an I or l, and the
+    next step case folds the text. Tested equal to the rule a text at a time."""
+    codes = _expanding().codes(text).copy()
+    n = len(codes)
+    bits = _per_point(codes, _latin_bits(), lambda c: _latin_bit(chr(c)))
+    if units is None or len(units) < 2:
+        lengths = np.array([n], dtype=np.int64)
+    else:
+        breaks = np.flatnonzero(codes == ord("\n"))[np.cumsum(units)[:-1] - 1]
+        lengths = np.diff(np.concatenate(([-1], breaks, [n]))) - 1
+    size = len(lengths)
+    owner = np.repeat(np.arange(size), lengths + 1)[:n]  # each character's text
+    ascii_letter = (bits & _ASCII_LETTER_BIT) != 0
+    ok = (_counted(ascii_letter, owner, size) > 0) & (
+        _counted((bits & _APART) != 0, owner, size) > 0
+    )
+    if not ok.any():
+        return text
+    # Latin texts: most words (runs of letters) written with an ASCII letter
+    letter = (bits & _LETTER) != 0
+    firsts, run = _runs(letter)
+    with_ascii = np.bincount(run[ascii_letter], minlength=len(firsts)) > 0
+    words = np.bincount(owner[firsts], minlength=size)
+    alone = np.bincount(owner[firsts[~with_ascii]], minlength=size)
+    latin = ok & (2 * alone <= words)
+    apart_word = ok & ~latin
+    keys, values = _latin_arrays()
+    mapped = ((bits & _LATIN) != 0) & latin[owner]
+    if apart_word.any():  # words (of word characters and marks) with a letter read apart
+        wordly = (bits & _WORDLY) != 0
+        firsts, run = _runs(wordly)
+        w_apart = np.bincount(run[wordly & ((bits & _APART) != 0)], minlength=len(firsts)) > 0
+        w_ascii = np.bincount(run[ascii_letter], minlength=len(firsts)) > 0
+        inside = wordly & apart_word[owner] & w_apart[np.maximum(run, 0)]
+        mapped |= inside & w_ascii[np.maximum(run, 0)] & ((bits & _LATIN) != 0)
+        folded = inside & ~w_ascii[np.maximum(run, 0)]
+        fold_one = lambda c: ord(f) if len(f := chr(c).casefold()) == 1 else c  # noqa: E731
+        codes[folded] = _per_point(codes[folded], _folded_alone(), fold_one)
+    codes[mapped] = values[np.searchsorted(keys, codes[mapped])]
+    _read_i_or_l_codes(codes, ok[owner])
+    return _Expanding.text(codes)
 
 
 def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
@@ -934,7 +1149,7 @@ def _fold_decoded(text: str, units: Sequence[int] | None = None) -> str:
         return t.lower()
     t = unicodedata.normalize("NFKD", t)
     if _apart().search(_non_ascii(t)) and _ASCII_LETTER.search(t):
-        t = "\n".join(map(_read_latin, _pieces(t, units)))
+        t = _read_latin(t, units)
     # case folded before the look-alikes are read: a letter's capital and small forms read as
     # one look-alike
     t = t.casefold()

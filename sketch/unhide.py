@@ -65,6 +65,9 @@ from functools import cache, lru_cache, partial
 from itertools import accumulate, repeat
 from operator import add, floordiv, methodcaller
 
+import numpy as np
+import numpy.typing as npt
+
 from neardup.sketch import canonical_data
 
 # leetspeak's symbols for letters (beside its digits): ASCII ones, and those past ASCII that fold
@@ -354,6 +357,54 @@ def _between_words(before: str, after: str) -> bool:
     return all(_spaced_script(c) for c in (before, after) if c.isalpha())
 
 
+# bits of a code point for the invisible-spaces rule (_gap_kinds)
+_INVISIBLE, _BLANK, _SPACE, _ALPHA, _SPACED, _RUN_SPACE = 1, 2, 4, 8, 16, 32
+_LINE_ENDS = "\n\r\x85\u2028\u2029"
+
+
+def _gap_kind(c: str, invisible: re.Pattern[str]) -> int:
+    """:func:`_gap_kinds` of one character."""
+    kind = _INVISIBLE if invisible.match(c) else 0
+    kind |= _BLANK if c in _BLANKS else 0
+    if c.isspace():
+        kind |= _SPACE | (0 if c in _LINE_ENDS else _RUN_SPACE)
+    if c.isalpha():
+        kind |= _ALPHA | (_SPACED if _spaced_script(c) else 0)
+    return kind
+
+
+@cache
+def _gap_kinds() -> npt.NDArray[np.uint8]:
+    """What the invisible-spaces rule asks of each BMP code point, as bits: invisible (in
+    :func:`invisible_class`), a blank, a space (``\\s``), a space of a run of spaces on a line
+    (not a line's end), a letter, a letter of a script written with spaces."""
+    invisible = _invisible_re()[0]
+    kinds = bytes(_gap_kind(chr(c), invisible) for c in range(0x10000))
+    return np.frombuffer(kinds, dtype=np.uint8)
+
+
+def _kinds_of(codes: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint8]:
+    """:func:`_gap_kinds` of a text's code points; past the BMP (never invisible nor a space),
+    each distinct one looked at once."""
+    kinds = _gap_kinds()[np.minimum(codes, 0xFFFF)]
+    astral = np.flatnonzero(codes > 0xFFFF)
+    if len(astral):
+        distinct, where = np.unique(codes[astral], return_inverse=True)
+        invisible = _invisible_re()[0]
+        seen = [_gap_kind(chr(c), invisible) for c in distinct.tolist()]
+        kinds[astral] = np.array(seen, dtype=np.uint8)[where]
+    return kinds
+
+
+def _counts(
+    mask: npt.NDArray[np.bool_], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """How many of ``mask`` fall in each text (``starts``, ``ends`` into the joined text)."""
+    total = np.zeros(len(mask) + 1, dtype=np.int64)
+    np.cumsum(mask, out=total[1:])
+    return total[ends] - total[starts]
+
+
 def invisible_spaces(text: str) -> str:
     """Each run of invisible characters between two visible ones, neither a letter of a script
     written without spaces, as a space, in a text mostly of scripts written with spaces: the
@@ -362,6 +413,38 @@ def invisible_spaces(text: str) -> str:
     do and the text has fewer than one real space per 20 letters, at least
     :data:`JOINER_LETTERS` letters, and about as many gaps as it would have words (one per 2.5
     to 12 letters). Elsewhere they stay, to be removed."""
+    return invisible_spaces_each([text])[0]
+
+
+# a few texts shorter than this in all are read a gap at a time (numpy's fixed cost, some 100
+# us, was most of the fold of a short text with an emoji's zero-width joiners)
+INVISIBLE_AT_ONCE_CHARS = 512
+INVISIBLE_ALONE_TEXTS = 4
+
+
+def invisible_spaces_each(texts: Sequence[str]) -> list[str]:
+    """``[invisible_spaces(t) for t in texts]``: where the texts past ASCII hold two invisible
+    characters or more in all, a few short ones each alone (:func:`_invisible_spaces_alone`),
+    else all at once (:func:`_invisible_spaces_at_once`)."""
+    anywhere = _invisible_re()[0]
+    out = list(texts)
+    todo = [i for i, t in enumerate(texts) if not t.isascii()]  # nothing of ASCII is invisible
+    parts = [texts[i] for i in todo]
+    joined = "\n".join(parts)
+    m = anywhere.search(joined)
+    if m is None or anywhere.search(joined, m.end()) is None:
+        return out  # fewer than two invisible characters make fewer than two gaps
+    if len(parts) <= INVISIBLE_ALONE_TEXTS and len(joined) < INVISIBLE_AT_ONCE_CHARS:
+        read = list(map(_invisible_spaces_alone, parts))
+    else:
+        read = _invisible_spaces_at_once(parts, joined)
+    for i, shown in zip(todo, read, strict=True):
+        out[i] = shown
+    return out
+
+
+def _invisible_spaces_alone(text: str) -> str:
+    """:func:`invisible_spaces` written a gap at a time."""
     anywhere, gap = _invisible_re()
     if not anywhere.search(text):
         return text
@@ -390,18 +473,71 @@ def invisible_spaces(text: str) -> str:
         and letters / 12 <= gaps <= letters / 2.5
     ):  # as many gaps as words would have (one per 2.5-12 letters), not one per letter
         spans += joiner
-    if not spans:
-        return text
     out: list[str] = []
     done = 0
     for a, b in sorted(spans):
         out += (text[done:a], " ")
         done = b
-    out.append(text[done:])
-    spaced = "".join(out)
+    spaced = "".join(out) + text[done:]
     if blanks:  # the blanks stand for spaces: at a line's start too (an indent)
         spaced = spaced.translate(_BLANK_SPACES)
     return spaced
+
+
+def _invisible_spaces_at_once(parts: list[str], joined: str) -> list[str]:
+    """:func:`_invisible_spaces_alone` of each of ``parts`` (``joined``: them joined by
+    newlines), read at once in numpy over their code points: a Python step per gap or per
+    letter cost a text of zero-width characters three times news per KB, and a call per line
+    a text of such lines six."""
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    starts = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    ends = starts + lengths
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    kind = _kinds_of(codes)
+    n = len(codes)
+    inv = (kind & _INVISIBLE) != 0
+    seen = (kind & (_INVISIBLE | _SPACE)) == 0
+    edge = np.diff(inv.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    first, last = np.flatnonzero(edge == 1), np.flatnonzero(edge == -1)  # runs [first, last)
+    before, after = np.maximum(first - 1, 0), np.minimum(last, n - 1)
+    unspaced = (kind & (_ALPHA | _SPACED)) == _ALPHA  # a letter of a script without spaces
+    gap = (first > 0) & (last < n) & seen[before] & seen[after]
+    gap &= ~unspaced[before] & ~unspaced[after]
+    first, last = first[gap], last[gap]
+    blanks_at = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum((kind & _BLANK) != 0, out=blanks_at[1:])
+    blank = blanks_at[last] > blanks_at[first]  # a run holding a blank
+    which = np.searchsorted(starts, first, side="right") - 1  # the text of each run
+    n_blank = np.bincount(which[blank], minlength=len(parts))
+    n_joiner = np.bincount(which[~blank], minlength=len(parts))
+    gaps = n_blank + n_joiner
+    run_space = (kind & _RUN_SPACE) != 0
+    space_starts = run_space & ~np.concatenate(([False], run_space[:-1]))
+    spaces = _counts(space_starts, starts, ends)
+    alpha = _counts((kind & _ALPHA) != 0, starts, ends)
+    letters = _counts((kind & _SPACED) != 0, starts, ends)
+    spaced = (gaps >= 2) & (2 * letters >= alpha)  # else mostly Chinese, Japanese or Thai
+    blanks = spaced & (n_blank >= 2) & (n_blank > 2 * spaces) & (n_blank <= letters / 2.5)
+    joiners = spaced & (n_joiner > 2 * spaces) & (20 * spaces < letters)
+    joiners &= (letters >= JOINER_LETTERS) & (letters / 12 <= gaps) & (gaps <= letters / 2.5)
+    if not (blanks.any() or joiners.any()):
+        return parts
+    read = np.where(blank, blanks[which], joiners[which])
+    first, last = first[read], last[read]
+    codes = codes.copy()
+    if blanks.any():  # the blanks stand for spaces: at a line's start too (an indent)
+        owner = np.repeat(np.arange(len(parts)), lengths + 1)[:n]  # each character's text
+        codes[((kind & _BLANK) != 0) & blanks[owner]] = ord(" ")
+    codes[first] = ord(" ")
+    drop = np.zeros(n + 1, dtype=np.int64)  # +1 past each run's first character, -1 at its end
+    drop[first + 1] += 1
+    drop[last] -= 1
+    keep = np.cumsum(drop[:n]) == 0
+    shown = codes[keep].tobytes().decode("utf-32-le", "surrogatepass")
+    kept = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept[1:])
+    return [shown[a:b] for a, b in zip(kept[starts].tolist(), kept[ends].tolist(), strict=True)]
 
 
 def _clusters(text: str) -> list[str]:
@@ -880,7 +1016,7 @@ def unhide(text: str) -> str:
 
 def unhide_each(texts: Sequence[str]) -> list[str]:
     """``[unhide(t) for t in texts]``, the disguises looked for in all of them at once."""
-    shown = [t if t.isascii() else invisible_spaces(reverse_overrides(t)) for t in texts]
+    shown = invisible_spaces_each([t if t.isascii() else reverse_overrides(t) for t in texts])
     return [join_spaced(t) if s else t for t, s in zip(shown, _suspects(shown), strict=True)]
 
 
@@ -909,6 +1045,7 @@ __all__ = [
     "SPACED_SHARE",
     "invisible_class",
     "invisible_spaces",
+    "invisible_spaces_each",
     "join_spaced",
     "plain",
     "read_leet",

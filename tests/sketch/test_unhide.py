@@ -369,6 +369,39 @@ def test_chinese_text_is_not_spaced() -> None:
     assert normalize("\u200b".join(text)) == normalize(text)
 
 
+_GAPS = ["\u200b", "\u3164", "\u2060\u200b", "\u115f", "\u00ad", "\u2800", "\ufeff"]
+_WORDS = ["word", "abc", "de", "\u5b57\u5b57", "\u0436", "e\u0301", "x.", "1", "a\u200bb"]
+_WORDS += [" ", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_GAPS), st.lists(st.sampled_from(_WORDS), max_size=40)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_invisible_spaces_read_at_once_are_the_rule_gap_by_gap(
+    parts: list[tuple[str, list[str]]],
+) -> None:
+    texts = [gap.join(words) for gap, words in parts]
+    want = [unhide._invisible_spaces_alone(t) for t in texts]
+    assert unhide._invisible_spaces_at_once(texts, "\n".join(texts)) == want
+    assert unhide.invisible_spaces_each(texts) == want
+    assert [unhide.invisible_spaces(t) for t in texts] == want
+
+
+def test_invisible_spaces_of_a_line_each_are_each_line_alone() -> None:
+    lines = ["word\u3164" * 12, "w\u200bo\u200br\u200bd " * 9, "\u5b57\u200b\u5b57", "", "ab"]
+    lines += ["\u3164".join(["word"] * 3) + "\U0001d400\u3164\U0001d400 x"]
+    assert unhide.invisible_spaces_each(lines) == [unhide._invisible_spaces_alone(t) for t in lines]
+    assert unhide._invisible_spaces_at_once(
+        lines, "\n".join(lines)
+    ) == unhide.invisible_spaces_each(lines)
+    assert unhide.invisible_spaces_each(lines)[0] == "word " * 12  # the last one too
+
+
 # --------------------------------------------------------------------------- overrides
 
 
