@@ -60,7 +60,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache, partial
 from itertools import accumulate, repeat
 from operator import add, floordiv, methodcaller
@@ -226,22 +226,28 @@ def _suspect(text: str) -> bool:
     )
 
 
-def _maybe_suspect(texts: Sequence[str]) -> set[int]:
-    """The indexes of those of ``texts`` (past ASCII) that may be :func:`_suspect`, by one C
-    pass over them all: joined by ``" \\x00 "``, each stands between spaces as
-    :func:`_suspect` pads it, and a NUL (a ``,``) ends every run across two. The shapes of
-    characters as the first bytes of their UTF-8 (``u``) find whatever the shapes read as ASCII
-    find (a ``u`` stands for a letter and for a separator; a test checks it). A shape a
-    character each, a match's place names its text; the search goes on at the next text."""
+def _joined_shape(texts: Sequence[str], deleted: bytes | None) -> tuple[bytes, list[int]]:
+    """The shapes of ``texts`` joined by ``" \\x00 "`` and padded with a space at each end, and
+    each text's end in them past its separator: each text stands between spaces as
+    :func:`_suspect` pads it, and a NUL (a ``,``) ends every run across two. ``deleted``: the
+    bytes of a character past its first (texts past ASCII), else ASCII texts."""
     text = " \x00 ".join(texts)
-    for c in _WIDE_SYMBOLS:
-        if c in text:
-            text = text.replace(c, "@")
-    shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, _BYTES)
-    ends = list(accumulate(len(t) + 3 for t in texts))  # each text's end, past its separator
+    if deleted is None:
+        shape = f" {text} ".encode("ascii").translate(_SHAPES)
+    else:
+        for c in _WIDE_SYMBOLS:
+            if c in text:
+                text = text.replace(c, "@")
+        shape = f" {text} ".encode("utf-8", "surrogatepass").translate(_SHAPES, deleted)
+    return shape, list(accumulate(map(add, map(len, texts), repeat(3))))
+
+
+def _matched(shape: bytes, ends: list[int], *patterns: re.Pattern[bytes] | None) -> set[int]:
+    """The indexes of the texts of a :func:`_joined_shape` where one of ``patterns`` matches:
+    a shape a character each, a match's place names its text; the search goes on at the next
+    text."""
     found: set[int] = set()
-    # _U_RUN_RE finds every run _spaced_run does (and those two apart a tag's "<" and a space)
-    for pattern in (_DIGIT_RE, _U_RUN_RE, _SYMBOL_RE if b"@" in shape or b"|" in shape else None):
+    for pattern in patterns:
         at = 0
         while pattern is not None and (m := pattern.search(shape, at)) is not None:
             i = bisect_right(ends, m.start())
@@ -250,18 +256,74 @@ def _maybe_suspect(texts: Sequence[str]) -> set[int]:
     return found
 
 
+def _maybe_suspect(texts: Sequence[str]) -> set[int]:
+    """The indexes of those of ``texts`` (past ASCII) that may be :func:`_suspect`, by one C
+    pass over them all (:func:`_joined_shape`). The shapes of characters as the first bytes of
+    their UTF-8 (``u``) find whatever the shapes read as ASCII find (a ``u`` stands for a
+    letter and for a separator; a test checks it)."""
+    shape, ends = _joined_shape(texts, _BYTES)
+    # _U_RUN_RE finds every run _spaced_run does (and those two apart a tag's "<" and a space)
+    return _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, _symbols(shape))
+
+
+def _symbols(shape: bytes) -> re.Pattern[bytes] | None:
+    """:data:`_SYMBOL_RE` where the shapes hold a symbol it looks for (most texts have none)."""
+    return _SYMBOL_RE if b"@" in shape or b"|" in shape else None
+
+
+def _ascii_suspects(texts: Sequence[str]) -> list[bool]:
+    """``[_ascii_suspect(t) for t in texts]`` of ASCII texts, by one C pass over them all: a
+    digit or a symbol between letters found is found; a run only where one may be is looked at
+    alone (a call each cost a text of many short lines as much as its fold)."""
+    shape, ends = _joined_shape(texts, None)
+    found = _matched(shape, ends, _DIGIT_RE, _symbols(shape))
+    return _found(texts, found, _matched(shape, ends, _RUN_RE) - found, _ascii_suspect)
+
+
+def _wide_suspects(texts: Sequence[str]) -> list[bool]:
+    """``[_suspect(t) for t in texts]`` of texts past ASCII, by one C pass over them all. Where
+    none of their characters past ASCII is punctuation or a symbol (zero-width characters,
+    letters), each is looked at as :func:`_suspect` looks at such a text, and what a pass finds
+    is found but a run two spaces apart; else each text the pass shows may be is looked at
+    alone (a text of marks of writing is looked at as ASCII)."""
+    shape, ends = _joined_shape(texts, _BYTES)
+    wide = " ".join(texts).encode("utf-8", "surrogatepass").translate(None, _ASCII)
+    if any(map(_punctuation, set(wide.decode("utf-8", "surrogatepass")))):  # € too
+        maybe = _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, _symbols(shape))
+        return _found(texts, set(), maybe, _suspect)
+    found = _matched(shape, ends, _DIGIT_RE, _U_SINGLE_RUN_RE, _symbols(shape))
+    return _found(texts, found, _matched(shape, ends, _U_RUN_RE) - found, _suspect)
+
+
+def _found(
+    texts: Sequence[str], found: set[int], maybe: set[int], alone: Callable[[str], bool]
+) -> list[bool]:
+    """Whether each of ``texts`` is suspect: those ``found`` are, those that ``maybe`` are
+    looked at ``alone``, the rest are not."""
+    out = [False] * len(texts)
+    for i in found:
+        out[i] = True
+    for i in maybe:
+        out[i] = alone(texts[i])
+    return out
+
+
 def _suspects(texts: Sequence[str]) -> list[bool]:
-    """``[_suspect(t) for t in texts]``: a text past ASCII looked at only when the pass over
-    them all shows it may be (a call each cost the many short lines of a text twice their
-    fold); an ASCII one alone (a C pass over its bytes, cheaper than joining it)."""
-    other = [i for i, t in enumerate(texts) if not t.isascii()]
-    if len(other) < 2:
-        return [_suspect(t) for t in texts]
-    maybe = {other[k] for k in _maybe_suspect([texts[i] for i in other])}
-    return [
-        _ascii_suspect(t) if t.isascii() else i in maybe and _suspect(t)
-        for i, t in enumerate(texts)
-    ]
+    """``[_suspect(t) for t in texts]``, the ASCII texts and those past ASCII each in one pass
+    over them all (a call each cost the many short lines of a text twice their fold)."""
+    if len(texts) < 2:
+        return list(map(_suspect, texts))
+    narrow = list(map(str.isascii, texts))
+    if all(narrow):
+        return _ascii_suspects(texts)
+    if not any(narrow):
+        return _wide_suspects(texts)
+    out = [False] * len(texts)
+    for wide, each in ((False, _ascii_suspects), (True, _wide_suspects)):
+        at = [i for i, a in enumerate(narrow) if a != wide]
+        for i, s in zip(at, each([texts[i] for i in at]), strict=True):
+            out[i] = s
+    return out
 
 
 def plain(text: str) -> bool:
@@ -1016,7 +1078,9 @@ def unhide(text: str) -> str:
 
 def unhide_each(texts: Sequence[str]) -> list[str]:
     """``[unhide(t) for t in texts]``, the disguises looked for in all of them at once."""
-    shown = invisible_spaces_each([t if t.isascii() else reverse_overrides(t) for t in texts])
+    if _RLO in "".join(texts):  # one search, not one a line (most texts have no override)
+        texts = [t if t.isascii() else reverse_overrides(t) for t in texts]
+    shown = invisible_spaces_each(texts)
     return [join_spaced(t) if s else t for t, s in zip(shown, _suspects(shown), strict=True)]
 
 

@@ -471,6 +471,45 @@ def test_disguises_looked_for_in_many_texts_at_once_are_those_of_each(texts: lis
     assert unhide.unhide_folded_each(texts) == [unhide.unhide_folded(t) for t in texts]
 
 
+# lines whose characters past ASCII are no punctuation nor symbol (zero-width characters,
+# letters, marks, spaces), which one pass decides, among ASCII lines and lines of marks
+_UNMARKED = st.lists(
+    st.sampled_from(
+        [
+            *"abxzAB019 .-|@$!?_\t\u200b\u2060\u00e9\u0436\u5b57\u0301\u00a0\u2009\u3164",
+            *("w\u200bo\u200br\u200bd", "\u0399x", "  ", "c o p y", "a  b  c  d", "h4ck"),
+        ]
+    ),
+    max_size=16,
+).map("".join)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.one_of(_UNMARKED, _UNMARKED.map(str.lower), _SHAPED), max_size=12))
+def test_lines_past_ascii_without_marks_are_decided_by_one_pass(texts: list[str]) -> None:
+    assert unhide._suspects(texts) == [unhide._suspect(t) for t in texts]
+    ascii_only = [t.encode("ascii", "replace").decode() for t in texts]
+    assert unhide._suspects(ascii_only) == [unhide._suspect(t) for t in ascii_only]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [("w\u200bo\u200br\u200bd{}", True), ("\u0399x{}", False), ("ix{}", False)],
+)
+def test_many_short_lines_are_decided_without_a_look_at_each(
+    monkeypatch: pytest.MonkeyPatch, line: str, expected: bool
+) -> None:
+    # a look at each line cost a text of short lines of zero-width words 3.5x news per KB
+    lines = [line.format(i) for i in range(1000)]
+    assert unhide._suspects(lines) == [expected] * 1000  # as each alone
+    looked: list[str] = []
+    for name in ("_suspect", "_ascii_suspect"):
+        alone = getattr(unhide, name)
+        monkeypatch.setattr(unhide, name, lambda t, alone=alone: looked.append(t) or alone(t))
+    assert unhide._suspects(lines) == [expected] * 1000
+    assert looked == []
+
+
 _RUN_PIECES = ["a", "B", "U", "K", "\u0436", "e\u0301", "1", " ", "  ", ".", "-", "<", "_", "@",
                "!", "\u00b7", "\u2009", "\x00", "\n", ",", "ab", "word"]  # fmt: skip
 _RUNS = st.lists(st.sampled_from(_RUN_PIECES), max_size=40).map("".join)
