@@ -263,20 +263,33 @@ def _maybe_suspect(texts: Sequence[str]) -> set[int]:
     letter and for a separator; a test checks it)."""
     shape, ends = _joined_shape(texts, _BYTES)
     # _U_RUN_RE finds every run _spaced_run does (and those two apart a tag's "<" and a space)
-    return _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, _symbols(shape))
+    return _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, *_symbols(shape))
 
 
-def _symbols(shape: bytes) -> re.Pattern[bytes] | None:
-    """:data:`_SYMBOL_RE` where the shapes hold a symbol it looks for (most texts have none)."""
-    return _SYMBOL_RE if b"@" in shape or b"|" in shape else None
+# _SYMBOL_RE's two branches, each starting with its byte (the search skips to it in C): the
+# two at once looked at every byte of a text of many lines, as often one holding a "$"
+_AT_RE = re.compile(rb"@(?<=[a0|]@)[0@|]?a")
+_BAR_RE = re.compile(rb"\|(?<=[a0@]\|)a\|a\|a")
+
+
+def _symbols(shape: bytes) -> tuple[re.Pattern[bytes] | None, ...]:
+    """:data:`_SYMBOL_RE`'s branches whose symbol the shapes hold (most texts have none)."""
+    return (_AT_RE if b"@" in shape else None, _BAR_RE if b"|" in shape else None)
+
+
+ASCII_AT_ONCE = 8
+"""ASCII texts as many as this or more are looked at in one pass, fewer each alone."""
 
 
 def _ascii_suspects(texts: Sequence[str]) -> list[bool]:
     """``[_ascii_suspect(t) for t in texts]`` of ASCII texts, by one C pass over them all: a
     digit or a symbol between letters found is found; a run only where one may be is looked at
-    alone (a call each cost a text of many short lines as much as its fold)."""
+    alone (a call each cost a text of many short lines as much as its fold). A few texts are
+    looked at each alone: joining them cost more."""
+    if len(texts) < ASCII_AT_ONCE:
+        return list(map(_ascii_suspect, texts))
     shape, ends = _joined_shape(texts, None)
-    found = _matched(shape, ends, _DIGIT_RE, _symbols(shape))
+    found = _matched(shape, ends, _DIGIT_RE, *_symbols(shape))
     return _found(texts, found, _matched(shape, ends, _RUN_RE) - found, _ascii_suspect)
 
 
@@ -287,12 +300,32 @@ def _wide_suspects(texts: Sequence[str]) -> list[bool]:
     is found but a run two spaces apart; else each text the pass shows may be is looked at
     alone (a text of marks of writing is looked at as ASCII)."""
     shape, ends = _joined_shape(texts, _BYTES)
-    wide = " ".join(texts).encode("utf-8", "surrogatepass").translate(None, _ASCII)
-    if any(map(_punctuation, set(wide.decode("utf-8", "surrogatepass")))):  # € too
-        maybe = _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, _symbols(shape))
+    maybe = _matched(shape, ends, _DIGIT_RE, _U_RUN_RE, *_symbols(shape))
+    if len(maybe) < LOOKED_ALONE or not _unmarked(" ".join(texts)):  # € is a mark too
         return _found(texts, set(), maybe, _suspect)
-    found = _matched(shape, ends, _DIGIT_RE, _U_SINGLE_RUN_RE, _symbols(shape))
-    return _found(texts, found, _matched(shape, ends, _U_RUN_RE) - found, _suspect)
+    found = _matched(shape, ends, _DIGIT_RE, _U_SINGLE_RUN_RE, *_symbols(shape))
+    return _found(texts, found, maybe - found, _suspect)
+
+
+LOOKED_ALONE = 16
+"""Texts past ASCII the pass flags that are looked at alone with no more ado; more are told
+apart in the pass where it can (:func:`_unmarked`)."""
+_WIDE_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _unmarked(text: str, most: int = 4) -> bool:
+    """Whether no character of ``text`` past ASCII is punctuation or a symbol, told from its
+    first ``most`` distinct ones (each search and removal a C pass); a text of more is taken
+    for marked, and looked at as before (a set of a long text's characters cost more than the
+    look it saves: a character object each)."""
+    for _ in range(most):
+        m = _WIDE_RE.search(text)
+        if m is None:
+            return True
+        if _punctuation(m.group()):
+            return False
+        text = text.replace(m.group(), "")
+    return _WIDE_RE.search(text) is None
 
 
 def _found(

@@ -9,9 +9,10 @@ import quopri
 import random
 import unicodedata
 from functools import cache
+from unittest.mock import patch
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness import data
@@ -486,10 +487,16 @@ _UNMARKED = st.lists(
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(st.one_of(_UNMARKED, _UNMARKED.map(str.lower), _SHAPED), max_size=12))
+@example(["a b c\u2014d", "\u00e9"])  # a dash: looked at as ASCII, no run
+@example(["\u00e9 a. b. c. d", "\u00e9"])  # two apart, not two spaces apart: no run
 def test_lines_past_ascii_without_marks_are_decided_by_one_pass(texts: list[str]) -> None:
-    assert unhide._suspects(texts) == [unhide._suspect(t) for t in texts]
     ascii_only = [t.encode("ascii", "replace").decode() for t in texts]
-    assert unhide._suspects(ascii_only) == [unhide._suspect(t) for t in ascii_only]
+    each = [unhide._suspect(t) for t in texts]
+    assert unhide._suspects(texts) == each
+    # the pass decides however few texts it flags, however few ASCII texts there are
+    with patch.object(unhide, "LOOKED_ALONE", 0), patch.object(unhide, "ASCII_AT_ONCE", 0):
+        assert unhide._suspects(texts) == each
+        assert unhide._suspects(ascii_only) == [unhide._suspect(t) for t in ascii_only]
 
 
 @pytest.mark.parametrize(
