@@ -785,7 +785,7 @@ def fold_each(texts: Sequence[str], *, parts: bool = False) -> list[str]:
     if len(texts) < 2:
         return [fold(t) for t in texts]
     raw = decode_each(texts)
-    decoded = [_unhidden(d, s) for d, s in zip(raw, unhide_each(raw), strict=True)]
+    decoded = [s if s is d else _unhidden(d, s) for d, s in zip(raw, unhide_each(raw), strict=True)]
     out = [d.lower() if d.isascii() else "" for d in decoded]  # ASCII: lower is the form
     rest = [i for i, d in enumerate(decoded) if not d.isascii()]
     if not rest:
