@@ -3,8 +3,12 @@ earlier ones and the store; with ``--kept``, the rows kept too, the deduplicated
 face of the engine, in a module of its own: the file formats are :mod:`neardup.stream.cli.tables`'
 and which rows are kept is :mod:`neardup.stream.cli.kept`'s.
 
-Exit status: 0 when every line (row) was processed; 2 when some were invalid (reported on stderr
-with their line or row numbers and skipped), or for a wrong argument (a bad option, an unknown
+One output line per row, in input order, so the output joins the input by position: a row that
+cannot be judged (invalid JSON, no id, an empty text...) gets an ``"verdict": "invalid"`` line in
+its place, with the ``reason`` and ``error`` a dead letter carries (:func:`invalid_line`).
+
+Exit status: 0 when every line (row) was judged; 2 when some were invalid (each also reported on
+stderr with its line or row number), or for a wrong argument (a bad option, an unknown
 extension, a missing column, pyarrow missing for Parquet); 1 on a fatal error.
 """
 
@@ -16,8 +20,9 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, Annotated, Any
 
+import orjson
 import typer
 from rich.table import Table
 
@@ -26,10 +31,10 @@ from neardup.stream.cli.kept import Keeper, keeper_for
 from neardup.stream.cli.tables import Reader, open_table, write_kept
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import BrokenTableError, InvalidMessage, NeardupError, TableError
-from neardup.stream.model import Article, Verdict
+from neardup.stream.model import NAMESPACE_RE, Article, Verdict
 from neardup.stream.namespaces import policies as namespaces
 from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
-from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, article_from_obj
+from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, article_from_obj, exact_id
 
 BATCH = 512
 # the columns of a table read besides the id and text ones, when it has them: a JSON line's fields
@@ -60,16 +65,28 @@ async def _dedup(
         engine = Engine(index, policy, policies=policies)
         with progress:
             task = progress.add_task("dedup", total=source.total, rate="")
-            pending: list[tuple[int, Article]] = []
+            # rows read, in order: an article to judge, or a row refused (its id, namespace and
+            # why), written in its place when the batch is
+            pending: list[tuple[int, Article | tuple[str | None, str | None, InvalidMessage]]] = []
+
+            def refuse(number: int, doc_id: str | None, ns: str | None, exc: NeardupError) -> None:
+                nonlocal invalid
+                invalid += 1
+                err.print(f"{source.unit} {number}: {exc.reason}: {exc}", markup=False)
+                out.write(invalid_line(source.unit, number, doc_id, ns, exc) + b"\n")
+                if keeper is not None:
+                    keeper.invalid(number, exc.reason)
 
             async def flush() -> None:
-                batch = [a for _, a in pending]
-                results = await retrying(lambda: engine.process(batch))
-                for (number, _), res in zip(pending, results, strict=True):
-                    if isinstance(res, NeardupError):
-                        nonlocal invalid
-                        invalid += 1
-                        err.print(f"{source.unit} {number}: {res.reason}: {res}", markup=False)
+                batch = [a for _, a in pending if isinstance(a, Article)]
+                results = iter(await retrying(lambda: engine.process(batch))) if batch else iter(())
+                for number, read in pending:
+                    if not isinstance(read, Article):
+                        refuse(number, *read)
+                        continue
+                    res = next(results)
+                    if isinstance(res, NeardupError):  # empty after the canonical form, a conflict
+                        refuse(number, read.id, read.namespace, res)
                         continue
                     _count(res, counts, clusters)
                     if keeper is not None:
@@ -78,10 +95,11 @@ async def _dedup(
                 pending.clear()
 
             for number, obj, line in source.rows():
+                row: Article | tuple[str | None, str | None, InvalidMessage]
                 try:
                     if isinstance(obj, InvalidMessage):  # a JSON line that is no JSON
                         raise obj
-                    article = article_from_obj(
+                    row = article_from_obj(
                         obj,
                         default_namespace=namespace,
                         id_field=id_field,
@@ -91,10 +109,8 @@ async def _dedup(
                         raw=line,
                     )
                 except InvalidMessage as exc:
-                    invalid += 1
-                    err.print(f"{source.unit} {number}: {exc.reason}: {exc}", markup=False)
-                    continue
-                pending.append((number, article))
+                    row = (*_identity(obj, id_field, namespace, line), exc)
+                pending.append((number, row))
                 if len(pending) >= BATCH:
                     await flush()
                     done = sum(counts.values())
@@ -104,6 +120,38 @@ async def _dedup(
                 await flush()
             progress.update(task, completed=source.total)
     return counts, invalid, time.perf_counter() - started, clusters
+
+
+def invalid_line(
+    unit: str, number: int, doc_id: str | None, namespace: str | None, exc: NeardupError
+) -> bytes:
+    """The line of a row that cannot be judged: its id and namespace where they could be read
+    (else null), ``"verdict": "invalid"``, the ``reason`` and ``error`` a dead letter carries, and
+    the row's ``line`` (JSON lines) or ``row`` number."""
+    body = {
+        "id": doc_id,
+        "namespace": namespace,
+        "verdict": "invalid",
+        "reason": exc.reason,
+        "error": str(exc),
+        unit: number,
+    }
+    return orjson.dumps(body)
+
+
+def _identity(
+    obj: Any, id_field: str, namespace: str, line: bytes | None
+) -> tuple[str | None, str | None]:
+    """The id and namespace of an invalid row where each is valid on its own, else None."""
+    if not isinstance(obj, dict):
+        return None, None
+    try:
+        doc_id: str | None = exact_id(obj.get(id_field), id_field, line)
+    except InvalidMessage:
+        doc_id = None
+    ns = obj.get("namespace")
+    ns = namespace if ns is None else ns
+    return doc_id, ns if isinstance(ns, str) and NAMESPACE_RE.fullmatch(ns) else None
 
 
 def _count(v: Verdict, counts: Counter[str], clusters: set[str]) -> None:
@@ -261,10 +309,12 @@ def dedup(
                 )
             )
         if keeper is not None and kept is not None:
+            rows = keeper.rows()
             try:
-                written = write_kept(input, kept, keeper.rows())
+                written = write_kept(input, kept, rows)
             except OSError as exc:  # the kept file cannot be written
                 raise BrokenTableError(f"{kept}: {exc}") from None
+            err.print(f"neardup dedup: {keeper.summary(rows)}", markup=False, soft_wrap=True)
     except NeardupError as exc:  # the store away or refusing: a clear line, status 1
         err.print(failure("dedup", exc), markup=False, soft_wrap=True)
         raise typer.Exit(1) from None
@@ -288,4 +338,4 @@ def dedup(
         raise typer.Exit(2)
 
 
-__all__ = ["BATCH", "OPTIONAL_COLUMNS", "dedup", "summary_table"]
+__all__ = ["BATCH", "OPTIONAL_COLUMNS", "dedup", "invalid_line", "summary_table"]

@@ -172,8 +172,10 @@ def test_dedup_keeps_1e3_and_1000_apart(tmp_path: Path) -> None:
     done = _dedup(path)
     assert done.returncode == 2, done.stderr  # some lines were refused
     verdicts = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [v["id"] for v in verdicts] == ["1000", *numbers[2:4], "1"]
-    assert all(v["duplicate_of"] == "1000" for v in verdicts[1:])  # copies, not conflicts
+    assert [v["id"] for v in verdicts] == ["1000", None, *numbers[2:4], None, "1"]
+    assert [v["verdict"] == "invalid" for v in verdicts] == [False, True, False, False, True, False]
+    judged = [v for v in verdicts if v["verdict"] != "invalid"]
+    assert all(v["duplicate_of"] == "1000" for v in judged[1:])  # copies, not conflicts
     assert "conflict" not in done.stderr
     assert "line 2: invalid_id: an id number must be an integer" in done.stderr
     assert "line 5: invalid_id:" in done.stderr
@@ -190,7 +192,8 @@ def test_dedup_reads_integer_columns_exactly_and_refuses_float_ones(tmp_path: Pa
     floats = tmp_path / "floats.parquet"
     pq.write_table(pa.table({"id": pa.array([1000.0, 1.0]), "text": [TEXT, TEXT]}), floats)
     done = _dedup(floats)
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2
+    assert [json.loads(x)["reason"] for x in done.stdout.splitlines()] == ["invalid_id"] * 2
     assert "row 1: invalid_id:" in done.stderr and "row 2: invalid_id:" in done.stderr
     rows = tmp_path / "in.csv"
     rows.write_text(f"id,text\n1e3,{TEXT}\n1000,{TEXT}\n", "utf-8")  # a CSV cell is its text

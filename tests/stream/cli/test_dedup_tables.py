@@ -102,7 +102,7 @@ def test_the_kept_rows_are_the_corpus_deduplicated_in_its_own_format(
 
 def test_columns_by_other_names_and_a_bad_row(tmp_path: Path) -> None:
     """The id and text read from the columns named; a row without text is reported by its row
-    number and skipped (exit 2), the others decided and kept."""
+    number, has an invalid line in its place and is kept (exit 2), the others decided."""
     rows = [{"key": r["id"], "body": r["text"], "namespace": ""} for r in ROWS]
     rows.insert(2, {"key": "x", "body": "", "namespace": ""})
     source = _write(tmp_path / "corpus.csv", rows)
@@ -110,8 +110,17 @@ def test_columns_by_other_names_and_a_bad_row(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "row 3: empty_text: text is empty" in done.stderr.decode()
     assert _summary(done.stderr)["invalid rows"] == "1"
-    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == list("abcde")
-    assert [row["key"] for row in _read(tmp_path / "k.csv")] == KEPT["originals"]
+    got = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [v["id"] for v in got] == list("abxcde")
+    assert got[2] == {
+        "id": "x",
+        "namespace": "default",
+        "verdict": "invalid",
+        "reason": "empty_text",
+        "error": "text is empty",
+        "row": 3,
+    }
+    assert [row["key"] for row in _read(tmp_path / "k.csv")] == ["a", "b", "x", "e"]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

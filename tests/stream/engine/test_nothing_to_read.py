@@ -238,6 +238,12 @@ def test_dedup_reports_an_empty_form_as_an_invalid_line(tmp_path: Path) -> None:
     done = subprocess.run([*CLI, str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     verdicts = [json.loads(x) for x in done.stdout.splitlines()]
-    assert [(v["id"], v["verdict"]) for v in verdicts] == [("en", "original"), ("sc", "original")]
+    assert [(v["id"], v["verdict"]) for v in verdicts] == [
+        ("a", "invalid"),
+        ("b", "invalid"),
+        ("en", "original"),
+        ("sc", "original"),
+        ("c", "invalid"),
+    ]
     for number in (1, 2, 5):
         assert f"line {number}: empty_text:" in done.stderr
