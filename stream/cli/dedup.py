@@ -264,7 +264,8 @@ def dedup(
 
     A CSV or Parquet row is read as a line is, its id and text from the columns named (its
     namespace, format, title, url, lang, published_at and source columns too, where it has
-    them); --kept writes the rows kept."""
+    them); --kept writes the rows kept. A line that cannot be judged gets an invalid verdict
+    line in its place, with the reason, and is kept by --kept."""
     try:
         policy = Policy(
             threshold=threshold,
