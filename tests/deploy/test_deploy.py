@@ -333,6 +333,13 @@ def test_build_context_has_what_the_image_needs():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_sdist_has_the_license_no_tests_and_builds_a_complete_wheel():
+    """The Apache 2.0 text in the sdist and in the wheel pip builds from it; the tests, which
+    need their conftest and data, stay in the repository."""
+    proc = run_check("sdist")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_constraints_pin_every_runtime_dependency():
     pins = {}
     for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines():
