@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from neardup import __version__
+from neardup.stream.cli.common import HELP_MARKUP
 from neardup.stream.cli.dedup import dedup
 from neardup.stream.cli.delete import delete
 from neardup.stream.cli.inspect import export, inspect
@@ -28,6 +29,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 
