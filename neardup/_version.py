@@ -7,7 +7,6 @@ the version, and anything else (a copied folder) says ``unknown`` rather than a 
 
 from __future__ import annotations
 
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -27,6 +26,8 @@ def package_version(pyproject: Path = PYPROJECT) -> str:
 def source_version(pyproject: Path) -> str:
     """``[project] version`` of a neardup pyproject; ``unknown`` if there is none or it is not
     neardup's (a folder copied into another project)."""
+    import tomllib  # only here: an installed neardup (the usual case) never reads a pyproject
+
     try:
         project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
