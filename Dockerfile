@@ -27,7 +27,7 @@ RUN apt-get update \
 
 WORKDIR /src
 COPY deploy/constraints.txt /src/deploy/constraints.txt
-COPY pyproject.toml README.md /src/
+COPY pyproject.toml README.md LICENSE /src/
 COPY sketch /src/sketch
 COPY stream /src/stream
 COPY neardup /src/neardup

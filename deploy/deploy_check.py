@@ -20,6 +20,8 @@ Subcommands (JSON on stdout, for tests and scripts)::
     chart                         lint + render every scenario + validate; exit 1 on a problem
     context                       the build context has what the Dockerfile COPYs, and a wheel
                                   built from exactly that context is complete; exit 1 if not
+    sdist                         an sdist of the tracked files has the LICENSE and no tests,
+                                  and builds a complete wheel; exit 1 if not
     render [-f VALUES.yaml]... [--set-json JSON]   {"manifests": [...], "notes": "..."} or
                                   {"error": "..."} with exit status 1
     dockerfile PATH               the Dockerfile's instructions, parsed by BuildKit's parser
@@ -38,8 +40,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import tomllib
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -550,6 +554,34 @@ def _matches_source(path: str, src: str) -> bool:
     return fnmatch.fnmatchcase(path, src) or path.startswith(src.rstrip("/") + "/")
 
 
+def pip_wheel(source: Path, wheels: Path) -> subprocess.CompletedProcess[str]:
+    """``pip wheel`` of a source folder or an sdist, no dependencies, as the Dockerfile runs it."""
+    argv = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir"]
+    return subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
+        [*argv, str(wheels), str(source)], capture_output=True, text=True, check=False
+    )
+
+
+def check_wheel(wheel: Path, problems: Problems, where: str) -> None:
+    """A wheel installs the package neardup alone, with what the image needs, the console script
+    and the license text."""
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+        entry = next((n for n in names if n.endswith("entry_points.txt")), None)
+        scripts = whl.read(entry).decode() if entry else ""
+    tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    if tops != {"neardup"}:
+        problems.add(where, f"installs {sorted(tops)}: only the package neardup")
+    for must in WHEEL_MUST_HAVE:
+        if must not in names:
+            problems.add(where, f"{wheel.name} lacks {must}")
+    if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
+        problems.add(where, f"{wheel.name} lacks the LICENSE (dist-info/licenses/LICENSE)")
+    if "neardup = neardup.stream.cli.main:main" not in scripts:
+        problems.add(where, "no `neardup` console script (the image's ENTRYPOINT)")
+    print(f"{where} {wheel.name}: {len(names)} files")
+
+
 def cmd_context(_: argparse.Namespace) -> int:
     problems = Problems()
     start = time.monotonic()
@@ -577,42 +609,81 @@ def cmd_context(_: argparse.Namespace) -> int:
             else:
                 shutil.copy2(ROOT / f, ctx / f)
         wheels = Path(tmp) / "wheels"
-        proc = subprocess.run(  # noqa: S603 - fixed argv, our own interpreter
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "--quiet",
-                "--no-deps",
-                "--wheel-dir",
-                str(wheels),
-                str(ctx),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc = pip_wheel(ctx, wheels)
         built = sorted(wheels.glob("neardup-*.whl"))
         if proc.returncode != 0 or not built:
             problems.add("wheel", f"pip wheel of the build context failed:\n{proc.stderr[-2000:]}")
         else:
-            with zipfile.ZipFile(built[0]) as whl:
-                names = set(whl.namelist())
-                entry = next((n for n in names if n.endswith("entry_points.txt")), None)
-                scripts = whl.read(entry).decode() if entry else ""
-            tops = {
-                n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")
-            }
-            if tops != {"neardup"}:
-                problems.add("wheel", f"installs {sorted(tops)}: only the package neardup")
-            for must in WHEEL_MUST_HAVE:
-                if must not in names:
-                    problems.add("wheel", f"{built[0].name} lacks {must}")
-            if "neardup = neardup.stream.cli.main:main" not in scripts:
-                problems.add("wheel", "no `neardup` console script (the image's ENTRYPOINT)")
-            print(f"wheel from the context: {built[0].name}, {len(names)} files")
+            check_wheel(built[0], problems, "wheel")
     print(f"context check: {time.monotonic() - start:.1f}s")
+    for p in problems:
+        print(f"FAIL {p}")
+    return 1 if problems else 0
+
+
+# What an sdist is built from: the tracked files of these (tests/ included, to see it left out).
+SDIST_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "sketch", "stream")
+SDIST_SOURCES += ("neardup", "tests")
+
+
+def _copy_tracked(dest: Path) -> None:
+    """The repository's tracked (and new, not ignored) files of SDIST_SOURCES, links as links."""
+    listed = subprocess.run(  # noqa: S603 - fixed argv
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *SDIST_SOURCES],  # noqa: S607
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    for f in listed:
+        if not (ROOT / f).exists() and not (ROOT / f).is_symlink():
+            continue  # deleted, not yet committed
+        (dest / f).parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / f).is_symlink():
+            (dest / f).symlink_to((ROOT / f).readlink())
+        else:
+            shutil.copy2(ROOT / f, dest / f)
+
+
+def build_sdist(src: Path, out: Path, tmp: Path) -> Path:
+    """The sdist setuptools' build backend makes of ``src`` (pip cannot build one; the backend
+    is the version pyproject's build-system asks for, installed into ``tmp``)."""
+    backend = tmp / "backend"
+    requires = tomllib.loads((src / "pyproject.toml").read_text())["build-system"]["requires"]
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(backend)]
+    subprocess.run([*pip, *requires], check=True, capture_output=True)  # noqa: S603
+    code = (
+        f"import sys; sys.path.insert(0, {str(backend)!r}); from setuptools import build_meta; "
+        f"print(build_meta.build_sdist({str(out)!r}))"
+    )
+    proc = subprocess.run(  # noqa: S603 - our own interpreter, our own code
+        [sys.executable, "-c", code], cwd=src, capture_output=True, text=True, check=True
+    )
+    return out / proc.stdout.strip().splitlines()[-1]
+
+
+def cmd_sdist(_: argparse.Namespace) -> int:
+    problems = Problems()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="neardup-sdist-") as tmp:
+        src = Path(tmp) / "src"
+        _copy_tracked(src)
+        sdist = build_sdist(src, Path(tmp) / "dist", Path(tmp))
+        with tarfile.open(sdist) as tar:
+            names = [n.split("/", 1)[1] for n in tar.getnames() if "/" in n]
+        if "LICENSE" not in names:
+            problems.add("sdist", f"{sdist.name} lacks the LICENSE")
+        if strays := [n for n in names if n.split("/", 1)[0] == "tests"]:
+            problems.add("sdist", f"{sdist.name} carries tests without their fixtures: {strays}")
+        print(f"sdist {sdist.name}: {len(names)} files")
+        wheels = Path(tmp) / "wheels"
+        proc = pip_wheel(sdist, wheels)
+        built = sorted(wheels.glob("neardup-*.whl"))
+        if proc.returncode != 0 or not built:
+            problems.add("wheel", f"pip wheel of the sdist failed:\n{proc.stderr[-2000:]}")
+        else:
+            check_wheel(built[0], problems, "wheel from the sdist")
+    print(f"sdist check: {time.monotonic() - start:.1f}s")
     for p in problems:
         print(f"FAIL {p}")
     return 1 if problems else 0
@@ -664,6 +735,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("chart").set_defaults(func=cmd_chart)
     sub.add_parser("context").set_defaults(func=cmd_context)
+    sub.add_parser("sdist").set_defaults(func=cmd_sdist)
     r = sub.add_parser("render")
     r.add_argument("-f", "--values", action="append", help="values file (repeatable)")
     r.add_argument("--set-json", help="values as a JSON object, merged last")

@@ -14,9 +14,13 @@ time in your own process, on memory or on the same Redis index the workers share
 
 from __future__ import annotations
 
+from neardup._version import package_version
 from neardup.api import Index
 from neardup.stream.errors import NeardupError
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
+
+# from the installed package's metadata (see neardup._version)
+__version__ = package_version()
 
 __all__ = ["Article", "Index", "NeardupError", "Policy", "Verdict"]

@@ -208,6 +208,7 @@ run "hadolint Dockerfile" "$HELM_VENV/bin/hadolint" Dockerfile
 run "yamllint" "$HELM_VENV/bin/yamllint" --strict -c deploy/.yamllint \
     docker-compose.yml helm/neardup/Chart.yaml helm/neardup/values.yaml deploy/helm-values
 run "docker build context + wheel" "$PY" deploy/deploy_check.py context
+run "sdist: LICENSE, no tests, a complete wheel" "$PY" deploy/deploy_check.py sdist
 run "helm lint/render/kubernetes-validate" "$PY" deploy/deploy_check.py chart
 if [ "$OFFLINE" = 0 ]; then
     run "image pins resolve (PyPI)" resolve_pins

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import typer
@@ -26,6 +26,10 @@ from neardup.stream.index.memory import MemoryIndex
 
 err = Console(stderr=True)  # messages are printed soft_wrap: one line, never cut at 80 columns
 out = Console()  # the admin commands' tables
+# Help texts are read as Markdown: reST's ``code`` is inline code there and a bracketed word such
+# as [namespace.NAME] stays text (rich markup would take it for a style tag and drop it), and
+# paragraphs are reflowed to the terminal instead of breaking where the docstring's lines do.
+HELP_MARKUP: Literal["markdown"] = "markdown"
 RETRY_FOR_S = 120.0  # how long dedup and delete wait for an index that became unavailable
 FIRST_CONTACT_S = 5.0  # how long they wait for one that never answered (a wrong URL, say)
 SAY_EVERY_S = 10.0  # while waiting, one line at first and then at most one per this many seconds
@@ -222,6 +226,7 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
 
 __all__ = [
     "FIRST_CONTACT_S",
+    "HELP_MARKUP",
     "RETRY_FOR_S",
     "AsJson",
     "Cluster",

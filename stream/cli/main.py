@@ -9,8 +9,12 @@ Exit statuses are each command's: see its module.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+from neardup import __version__
+from neardup.stream.cli.common import HELP_MARKUP
 from neardup.stream.cli.dedup import dedup
 from neardup.stream.cli.delete import delete
 from neardup.stream.cli.inspect import export, inspect
@@ -25,7 +29,32 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=HELP_MARKUP,
 )
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: the name and version, then exit 0 before any command is looked for."""
+    if value:
+        typer.echo(f"neardup {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print neardup's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Streaming near-duplicate detection (MinHash LSH + SimHash) over Kafka and Redis."""
+
+
 # in this order in ``neardup --help``: commands as registered, then the group
 for command in (dedup, params, worker, delete, inspect, export, reindex):
     app.command()(command)

@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 
 from neardup.stream.cli.common import (
+    HELP_MARKUP,
     AsJson,
     Cluster,
     Store,
@@ -33,6 +34,7 @@ app = typer.Typer(
     help="List the namespaces of an index (and drop one no name reads).",
     no_args_is_help=False,
     add_completion=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 
 

@@ -333,6 +333,22 @@ def test_build_context_has_what_the_image_needs():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_license_is_the_apache_2_text_pyproject_names():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert (project["license"], project["license-files"]) == ("Apache-2.0", ["LICENSE"])
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.split()[:5] == ["Apache", "License", "Version", "2.0,", "January"]
+    assert "END OF TERMS AND CONDITIONS" in text and "APPENDIX" in text
+    assert len(text.splitlines()) == 202  # the whole text, its appendix included
+
+
+def test_sdist_has_the_license_no_tests_and_builds_a_complete_wheel():
+    """The Apache 2.0 text in the sdist and in the wheel pip builds from it; the tests, which
+    need their conftest and data, stay in the repository."""
+    proc = run_check("sdist")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_constraints_pin_every_runtime_dependency():
     pins = {}
     for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines():
