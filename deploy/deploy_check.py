@@ -562,6 +562,16 @@ def pip_wheel(source: Path, wheels: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def wheel_checked(source: Path, wheels: Path, problems: Problems, of: str, what: str) -> None:
+    """A wheel built from ``source`` (a directory or an sdist), checked (:func:`check_wheel`)."""
+    proc = pip_wheel(source, wheels)
+    built = sorted(wheels.glob("neardup-*.whl"))
+    if proc.returncode != 0 or not built:
+        problems.add("wheel", f"pip wheel of {of} failed:\n{proc.stderr[-2000:]}")
+    else:
+        check_wheel(built[0], problems, what)
+
+
 def check_wheel(wheel: Path, problems: Problems, where: str) -> None:
     """A wheel installs the package neardup alone, with what the image needs, the console script
     and the license text."""
@@ -608,13 +618,7 @@ def cmd_context(_: argparse.Namespace) -> int:
                 (ctx / f).symlink_to((ROOT / f).readlink())
             else:
                 shutil.copy2(ROOT / f, ctx / f)
-        wheels = Path(tmp) / "wheels"
-        proc = pip_wheel(ctx, wheels)
-        built = sorted(wheels.glob("neardup-*.whl"))
-        if proc.returncode != 0 or not built:
-            problems.add("wheel", f"pip wheel of the build context failed:\n{proc.stderr[-2000:]}")
-        else:
-            check_wheel(built[0], problems, "wheel")
+        wheel_checked(ctx, Path(tmp) / "wheels", problems, "the build context", "wheel")
     print(f"context check: {time.monotonic() - start:.1f}s")
     for p in problems:
         print(f"FAIL {p}")
@@ -676,13 +680,7 @@ def cmd_sdist(_: argparse.Namespace) -> int:
         if strays := [n for n in names if n.split("/", 1)[0] == "tests"]:
             problems.add("sdist", f"{sdist.name} carries tests without their fixtures: {strays}")
         print(f"sdist {sdist.name}: {len(names)} files")
-        wheels = Path(tmp) / "wheels"
-        proc = pip_wheel(sdist, wheels)
-        built = sorted(wheels.glob("neardup-*.whl"))
-        if proc.returncode != 0 or not built:
-            problems.add("wheel", f"pip wheel of the sdist failed:\n{proc.stderr[-2000:]}")
-        else:
-            check_wheel(built[0], problems, "wheel from the sdist")
+        wheel_checked(sdist, Path(tmp) / "wheels", problems, "the sdist", "wheel from the sdist")
     print(f"sdist check: {time.monotonic() - start:.1f}s")
     for p in problems:
         print(f"FAIL {p}")

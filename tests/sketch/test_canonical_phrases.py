@@ -10,7 +10,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import data
+from harness import canonical_tables, data
 from neardup.sketch import canonical, canonical_data
 
 # the forms before the scans changed (fold of each text; fold_each of the reviews 500 at a time
@@ -43,23 +43,12 @@ def _phrase_table() -> dict[str, str]:
 
 _TABLE = _phrase_table()
 _PHRASES = sorted(_TABLE)
-_LONGEST = max(map(len, _TABLE))
 
 
 def _fold_phrases_plainly(text: str) -> str:
-    """The phrase rule written plainly: at each place left to right, the longest phrase."""
-    out, at = [], 0
-    while at < len(text):
-        for size in range(min(_LONGEST, len(text) - at), 1, -1):
-            member = _TABLE.get(text[at : at + size])
-            if member is not None:
-                out.append(member)
-                at += size
-                break
-        else:
-            out.append(text[at])
-            at += 1
-    return "".join(out)
+    """The phrase rule written plainly (the table generator's own reading: at each place left
+    to right, the longest phrase)."""
+    return canonical_tables._replace(text, _TABLE)
 
 
 _PIECES = st.one_of(
