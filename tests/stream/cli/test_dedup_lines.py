@@ -17,6 +17,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
+from tests.stream.cli.test_dedup_tables import _read
+
 CLI = [sys.executable, "-m", "neardup.stream.cli.main", "dedup", "--no-progress"]
 STORY = (
     "The city council approved the budget for the new public library on Tuesday after a"
@@ -59,15 +61,6 @@ def _write(path: Path) -> Path:
         objs = [{k: v for k, v in r.items() if v != ""} | {"text": r["text"]} for r in rows]
         path.write_text("".join(json.dumps(o) + "\n" for o in objs), "utf-8")
     return path
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    if path.suffix == ".parquet":
-        return pq.read_table(path).to_pylist()  # type: ignore[no-any-return]
-    if path.suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as fh:
-            return list(csv.DictReader(fh))
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
 
 
 def _said(v: dict[str, Any]) -> str:
