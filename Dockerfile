@@ -32,10 +32,12 @@ COPY sketch /src/sketch
 COPY stream /src/stream
 COPY neardup /src/neardup
 
-RUN pip wheel --no-cache-dir --constraint deploy/constraints.txt --wheel-dir /wheels . \
+# neardup with the stream extra: the worker (faust, aiokafka) and the shared index (redis); the
+# constraints pin exactly that closure (deploy/freeze_constraints.py, IMAGE_EXTRAS).
+RUN pip wheel --no-cache-dir --constraint deploy/constraints.txt --wheel-dir /wheels ".[stream]" \
     && python -m venv --without-pip /opt/neardup \
     && pip --python /opt/neardup/bin/python install --no-cache-dir --no-index \
-        --find-links /wheels --constraint deploy/constraints.txt neardup
+        --find-links /wheels --constraint deploy/constraints.txt "neardup[stream]"
 
 # ---- runtime ----
 FROM ${PYTHON_IMAGE} AS runtime

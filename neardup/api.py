@@ -12,6 +12,7 @@ from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any
 
+from neardup.stream import extras
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.base import Index as _Store
@@ -51,8 +52,7 @@ class Index:
     async def _open(self, store: str) -> _Store:
         if store == "memory":
             return MemoryIndex()
-        import redis.asyncio as aioredis
-
+        aioredis = extras.load("redis.asyncio", "redis", "a redis:// store")  # MissingExtra
         from neardup.stream.index.redis.index import RedisIndex
 
         self._client = aioredis.Redis.from_url(store)

@@ -14,6 +14,7 @@ from importlib.util import find_spec
 from typing import Any
 
 from neardup.sketch.markup import html_text
+from neardup.stream import extras
 
 INSTALL_HINT = "pip install 'neardup[html]'"
 
@@ -26,16 +27,13 @@ def available() -> bool:
 
 @cache
 def _extractor() -> Any:
-    import trafilatura
-
-    return trafilatura.extract
+    return extras.load("trafilatura", "html", "reading a page's main content").extract
 
 
 def main_content(page: str) -> str:
     """The page's main content as text, a paragraph a line; its visible text when trafilatura
-    finds none. Raises :class:`RuntimeError` when the extractor is not installed."""
-    if not available():
-        raise RuntimeError(f"reading a page's main content needs trafilatura: {INSTALL_HINT}")
+    finds none. Raises :class:`~neardup.stream.extras.MissingExtra` (``html``) when the
+    extractor is not installed."""
     found = _extractor()(page, include_comments=False, include_tables=True, deduplicate=False)
     if found and found.strip():
         return str(found)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import typer
 from rich.console import Console
 
+from neardup.stream import extras
 from neardup.stream.backoff import backoff
 from neardup.stream.errors import IndexCredentialsError, IndexUnavailableError, NeardupError
 from neardup.stream.index.base import Index
@@ -35,11 +36,42 @@ FIRST_CONTACT_S = 5.0  # how long they wait for one that never answered (a wrong
 SAY_EVERY_S = 10.0  # while waiting, one line at first and then at most one per this many seconds
 T = TypeVar("T")
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def command_name(ctx: typer.Context) -> str:
+    """``neardup`` and the command's words (``neardup namespaces drop``), however it was run."""
+    words = []
+    at: Any = ctx
+    while at.parent is not None:
+        words.append(at.info_name or "")
+        at = at.parent
+    return " ".join(["neardup", *reversed(words)])
+
+
+def require_extra(command: str, extra: str, what: str = "") -> None:
+    """The extra a command needs (:mod:`neardup.stream.extras`), or one line on stderr saying
+    which to install and exit status 2, before the command starts anything."""
+    try:
+        extras.require(extra, what)
+    except extras.MissingExtra as exc:
+        err.print(f"{command}: {exc}", markup=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def store_extra(ctx: typer.Context, store: str | None) -> str | None:
+    """``--store``'s check: a redis:// store needs the redis extra, said as the command starts."""
+    if store is not None and store.startswith(REDIS_SCHEMES):
+        require_extra(command_name(ctx), "redis", "a redis:// store")
+    return store
+
+
 Store = Annotated[
     str,
     typer.Option(
         envvar="NEARDUP_REDIS_URL",
         help="the index: a redis:// URL (its password from NEARDUP_REDIS_PASSWORD)",
+        callback=store_extra,
     ),
 ]
 Cluster = Annotated[bool, typer.Option(help="the --store URL is a node of a Redis Cluster")]
@@ -78,7 +110,7 @@ async def open_index(
             )
         yield MemoryIndex()
         return
-    if not store.startswith(("redis://", "rediss://", "unix://")):
+    if not store.startswith(REDIS_SCHEMES):
         raise typer.BadParameter("use 'memory' or a redis:// URL", param_hint="--store")
     import redis.asyncio as aioredis
 
@@ -227,12 +259,14 @@ async def retrying(call: Callable[[], Awaitable[T]], give_up_s: float = RETRY_FO
 __all__ = [
     "FIRST_CONTACT_S",
     "HELP_MARKUP",
+    "REDIS_SCHEMES",
     "RETRY_FOR_S",
     "AsJson",
     "Cluster",
     "NoProgress",
     "Store",
     "check_namespace_arg",
+    "command_name",
     "consumed",
     "err",
     "fail",
@@ -243,6 +277,8 @@ __all__ = [
     "out",
     "progress_bar",
     "rate_bar",
+    "require_extra",
     "retrying",
+    "store_extra",
     "where",
 ]

@@ -26,7 +26,15 @@ import orjson
 import typer
 from rich.table import Table
 
-from neardup.stream.cli.common import NoProgress, err, failure, open_index, rate_bar, retrying
+from neardup.stream.cli.common import (
+    NoProgress,
+    err,
+    failure,
+    open_index,
+    rate_bar,
+    retrying,
+    store_extra,
+)
 from neardup.stream.cli.kept import Keeper, keeper_for
 from neardup.stream.cli.tables import Reader, open_table, write_kept
 from neardup.stream.engine.engine import Engine
@@ -187,7 +195,9 @@ def dedup(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="verdict JSON lines (default stdout)")
     ] = None,
-    store: Annotated[str, typer.Option(help="'memory' or a redis:// URL")] = "memory",
+    store: Annotated[
+        str, typer.Option(help="'memory' or a redis:// URL", callback=store_extra)
+    ] = "memory",
     redis_cluster: Annotated[
         bool, typer.Option(help="the --store URL is a node of a Redis Cluster")
     ] = False,

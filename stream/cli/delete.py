@@ -1,6 +1,7 @@
 """``neardup delete``: take articles down (out of buckets, records and verdicts, the ids
 remembered), and with ``--kafka-bootstrap`` also publish a tombstone per id. Apart from
-``dedup``: it writes only deletions, and reaches Kafka (aiokafka, imported when asked).
+``dedup``: it writes only deletions, and reaches Kafka (aiokafka, imported when asked: the
+``stream`` extra).
 
 Exit status: 0 when every id was deleted, 2 when some were not indexed (the others are deleted;
 the missing ones are named on stderr), 1 on an error (bad id or namespace, store or broker
@@ -15,7 +16,15 @@ from typing import Annotated
 
 import typer
 
-from neardup.stream.cli.common import Cluster, Store, err, fail, open_index, retrying
+from neardup.stream.cli.common import (
+    Cluster,
+    Store,
+    err,
+    fail,
+    open_index,
+    require_extra,
+    retrying,
+)
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import InvalidMessage
 
@@ -39,6 +48,8 @@ def delete(
     replay of their old messages does not bring them back, and a rebuild (``neardup reindex``)
     carries that memory into the namespace it builds. With ``--kafka-bootstrap`` the takedown
     is also a tombstone on the input topic (key: the id, header ``namespace``)."""
+    if kafka_bootstrap is not None:  # aiokafka
+        require_extra("neardup delete", "stream", "--kafka-bootstrap")
     from neardup.stream.index.redis import keys
     from neardup.stream.schema import check_id
 

@@ -30,10 +30,10 @@ from neardup.stream.cli.common import (
     open_index,
     out,
     progress_bar,
+    require_extra,
 )
 from neardup.stream.namespaces import aliases
 from neardup.stream.records import Record
-from neardup.stream.worker.http import read_api
 
 
 def inspect(
@@ -44,6 +44,8 @@ def inspect(
     as_json: AsJson = False,
 ) -> None:
     """An article as the index holds it: seq, verdict, cluster, matches and its record."""
+    require_extra("neardup inspect", "redis")  # the read API's models: pydantic
+    from neardup.stream.worker.http import read_api
 
     async def run() -> dict[str, Any] | None:
         async with open_index(store, redis_cluster) as index:

@@ -26,9 +26,10 @@ from neardup.stream.cli.common import (
     fail,
     open_index,
     out,
+    require_extra,
+    store_extra,
 )
 from neardup.stream.namespaces import aliases
-from neardup.stream.worker.http import read_api
 
 app = typer.Typer(
     help="List the namespaces of an index (and drop one no name reads).",
@@ -42,7 +43,10 @@ app = typer.Typer(
 def namespaces(
     ctx: typer.Context,
     store: Annotated[
-        str | None, typer.Option(envvar="NEARDUP_REDIS_URL", help="the index: a redis:// URL")
+        str | None,
+        typer.Option(
+            envvar="NEARDUP_REDIS_URL", help="the index: a redis:// URL", callback=store_extra
+        ),
     ] = None,
     redis_cluster: Cluster = False,
     as_json: AsJson = False,
@@ -54,6 +58,8 @@ def namespaces(
     if store is None:
         err.print("neardup namespaces: --store is required", markup=False)
         raise typer.Exit(2)
+    require_extra("neardup namespaces", "redis")  # the read API's models: pydantic
+    from neardup.stream.worker.http import read_api
 
     async def run() -> dict[str, Any]:
         async with open_index(store, redis_cluster) as index:

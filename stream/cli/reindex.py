@@ -26,6 +26,7 @@ from neardup.stream.cli.common import (
     open_index,
     open_input,
     progress_bar,
+    require_extra,
 )
 
 
@@ -65,6 +66,8 @@ def reindex(
     if (from_file is None) == (from_topic is None):
         err.print("neardup reindex: give one of --from FILE or --from-topic TOPIC")
         raise typer.Exit(2)
+    if from_topic is not None:  # aiokafka
+        require_extra("neardup reindex", "stream", "--from-topic")
     try:
         policies = namespaces.load(namespaces_file, Policy()) if namespaces_file else {}
     except ValueError as exc:

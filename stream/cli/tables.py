@@ -20,6 +20,7 @@ from typing import IO, Any
 import orjson
 import typer
 
+from neardup.stream import extras
 from neardup.stream.cli.common import consumed, input_lines, open_input
 from neardup.stream.errors import BrokenTableError, InvalidMessage, TableError
 
@@ -277,10 +278,10 @@ def _check_columns(path: Path, names: Sequence[str], columns: Sequence[str]) -> 
 def _pyarrow() -> Any:
     """pyarrow, with its parquet module, or a :class:`TableError` saying how to install it."""
     try:
-        import pyarrow as pa  # type: ignore[import-untyped]
-        import pyarrow.parquet  # type: ignore[import-untyped]
-    except ImportError:
-        raise TableError("Parquet needs pyarrow: pip install 'neardup[parquet]'") from None
+        pa = extras.load("pyarrow", "parquet", "Parquet")
+        extras.load("pyarrow.parquet", "parquet", "Parquet")
+    except extras.MissingExtra as exc:
+        raise TableError(str(exc)) from None
     return pa
 
 

@@ -1,8 +1,9 @@
 """``neardup worker``: run a streaming worker (faust), configured by ``NEARDUP_*`` environment
 variables. Everything of the worker's stack (faust, aiokafka, the settings loader) is imported
-inside the command, so the other commands start without it.
+inside the command, so the other commands start without it: it comes with the ``stream`` extra.
 
-Exit status: 2 for an invalid setting (each named on stderr), or for a worker that would serve
+Exit status: 2 without the ``stream`` extra (one line says how to install it), for an invalid
+setting (each named on stderr), or for a worker that would serve
 its takedowns, read API and ``/check`` to anyone (no ``NEARDUP_CHECK_TOKEN``, an address other
 than loopback and no ``NEARDUP_WEB_OPEN=true``: one line on stderr says so); otherwise the
 worker runs until it is stopped.
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from neardup.stream.backoff import backoff
-from neardup.stream.cli.common import err
+from neardup.stream.cli.common import err, require_extra
 
 
 def worker(
@@ -27,6 +28,7 @@ def worker(
     ] = True,
 ) -> None:
     """Run a streaming worker (faust); configured by NEARDUP_* environment variables."""
+    require_extra("neardup worker", "stream")
     import logging
 
     from pydantic import ValidationError

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
+import importlib.util
 import json
 import os
 import re
@@ -28,7 +29,6 @@ import threading
 import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from importlib.metadata import distribution
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -349,32 +349,56 @@ def test_sdist_has_the_license_no_tests_and_builds_a_complete_wheel():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def _freeze_constraints() -> Any:
+    """deploy/freeze_constraints.py as a module: its closure is what the pins must cover."""
+    spec = importlib.util.spec_from_file_location(
+        "freeze_constraints", ROOT / "deploy" / "freeze_constraints.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_constraints_pin_every_runtime_dependency():
+    """Every package of the image's closure, neardup with its extras (``redis[hiredis]`` and
+    ``aiokafka[...]``'s too), is pinned, and each pin satisfies what pyproject asks for."""
+    freeze = _freeze_constraints()
     pins = {}
     for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines():
         if line and not line.startswith("#"):
             name, version = line.split("==")
             pins[re.sub(r"[-_.]+", "-", name).lower()] = version
-    todo, seen = ["neardup"], set()
-    while todo:
-        dist = distribution(todo.pop())
-        key = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
-        if key in seen:
-            continue
-        seen.add(key)
-        for spec in dist.requires or []:
-            req = Requirement(spec)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
-    seen.discard("neardup")
-    missing = sorted(seen - pins.keys())
+    missing = sorted(freeze.runtime_closure().keys() - pins.keys())
     assert not missing, (
         f"unpinned runtime dependencies (run deploy/freeze_constraints.py): {missing}"
     )
-    for spec in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = list(project["dependencies"])
+    todo, seen = list(freeze.IMAGE_EXTRAS), set()
+    while todo:  # the image's extras, and the extras of neardup they name (stream: redis)
+        extra = todo.pop()
+        seen.add(extra)
+        for spec in project["optional-dependencies"][extra]:
+            req = Requirement(spec)
+            if req.name == "neardup":
+                todo.extend(req.extras - seen)
+            else:
+                wanted.append(spec)
+    assert {"faust-streaming", "redis"} <= {Requirement(spec).name for spec in wanted}
+    for spec in wanted:
         req = Requirement(spec)
         pinned = pins[re.sub(r"[-_.]+", "-", req.name).lower()]
         assert req.specifier.contains(pinned), f"{req.name}=={pinned} violates {spec}"
+
+
+def test_dockerfile_installs_the_extras_the_constraints_pin(dockerfile):
+    """The image is the worker: neardup with the extras deploy/freeze_constraints.py pins."""
+    extras = ",".join(_freeze_constraints().IMAGE_EXTRAS)
+    builder = stages(dockerfile)[0]
+    runs = " ".join(" ".join(i["value"]) for i in builder if i["cmd"] == "RUN")
+    assert f'--wheel-dir /wheels ".[{extras}]"' in runs
+    assert f'--constraint deploy/constraints.txt "neardup[{extras}]"' in runs
 
 
 # --- docker-compose.yml -------------------------------------------------------------------------

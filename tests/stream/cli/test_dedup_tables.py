@@ -143,7 +143,9 @@ def test_parquet_without_pyarrow_is_a_clear_exit(tmp_path: Path) -> None:
     hide = "import sys\nsys.modules['pyarrow'] = None\nfrom neardup.stream.cli.main import main"
     done = _run(source, code=hide)
     assert done.returncode == 2
-    assert b"Parquet needs pyarrow: pip install 'neardup[parquet]'" in done.stderr
+    assert done.stderr.endswith(
+        b"neardup dedup: Parquet needs the parquet extra: pip install 'neardup[parquet]'\n"
+    )
 
 
 def test_keep_without_kept_is_a_usage_error(tmp_path: Path) -> None:
