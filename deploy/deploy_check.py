@@ -46,6 +46,7 @@ import time
 import tomllib
 import zipfile
 from collections.abc import Callable, Iterator
+from email.parser import Parser
 from pathlib import Path
 from typing import Any
 
@@ -573,8 +574,8 @@ def wheel_checked(source: Path, wheels: Path, problems: Problems, of: str, what:
 
 
 def check_wheel(wheel: Path, problems: Problems, where: str) -> None:
-    """A wheel installs the package neardup alone, with what the image needs, the console script
-    and the license text."""
+    """A wheel installs the package neardup alone, with what the image needs, the console script,
+    the license text, and requirements that keep the base install light (extras: the rest)."""
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
         entry = next((n for n in names if n.endswith("entry_points.txt")), None)
@@ -589,7 +590,38 @@ def check_wheel(wheel: Path, problems: Problems, where: str) -> None:
         problems.add(where, f"{wheel.name} lacks the LICENSE (dist-info/licenses/LICENSE)")
     if "neardup = neardup.stream.cli.main:main" not in scripts:
         problems.add(where, "no `neardup` console script (the image's ENTRYPOINT)")
+    with zipfile.ZipFile(wheel) as whl:
+        meta = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
+        check_requirements(whl.read(meta).decode() if meta else "", problems, where)
     print(f"{where} {wheel.name}: {len(names)} files")
+
+
+# What the base install must not bring (the worker's stack and the Redis client: extras), and
+# what each extra must: the image installs neardup[stream].
+NOT_IN_BASE = {"faust-streaming", "aiokafka", "aiohttp", "redis", "pydantic-settings"}
+IN_EXTRA = {
+    "redis": {"redis"},
+    "stream": {"neardup", "faust-streaming", "aiokafka"},
+    "html": {"trafilatura"},
+    "parquet": {"pyarrow"},
+}
+
+
+def check_requirements(metadata: str, problems: Problems, where: str) -> None:
+    """The wheel's Requires-Dist: a light base, each extra with what it is for."""
+    from packaging.requirements import Requirement
+
+    values = Parser().parsestr(metadata).get_all("Requires-Dist") or []
+    reqs = [Requirement(value) for value in values]
+    base = {r.name for r in reqs if r.marker is None}
+    if not base:
+        problems.add(where, "the wheel's METADATA requires nothing: no Requires-Dist")
+    if base & NOT_IN_BASE:
+        problems.add(where, f"the base install requires {sorted(base & NOT_IN_BASE)}: extras")
+    for extra, wanted in IN_EXTRA.items():
+        got = {r.name for r in reqs if r.marker is not None and r.marker.evaluate({"extra": extra})}
+        if not wanted <= got:
+            problems.add(where, f"extra {extra!r} lacks {sorted(wanted - got)}")
 
 
 def cmd_context(_: argparse.Namespace) -> int:
