@@ -253,3 +253,31 @@ def test_each_extra_brings_what_it_is_for() -> None:
 def test_extras_module_names_the_extras_pyproject_declares() -> None:
     _, extras = _requirements()
     assert set(EXTRAS) == set(extras) - {"dev"}
+
+
+def test_a_missing_extra_no_command_turned_into_its_line_is_said_by_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neardup.stream.cli import main as cli
+
+    def app() -> None:
+        raise MissingExtra("html", "format 'page'", "trafilatura")
+
+    monkeypatch.setattr(cli, "app", app)
+    with pytest.raises(SystemExit) as done:
+        cli.main()
+    assert done.value.code == 2
+    line = "neardup: format 'page' needs the html extra: pip install 'neardup[html]'\n"
+    assert capsys.readouterr().err == line
+
+
+def test_a_command_that_fails_on_a_missing_extra_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from neardup.stream.cli.common import fail
+
+    assert fail("export", MissingExtra("redis", "a redis:// store", "redis")).exit_code == 2
+    assert capsys.readouterr().err == (
+        "neardup export: a redis:// store needs the redis extra: pip install 'neardup[redis]'\n"
+    )
+    assert fail("export", OSError("gone")).exit_code == 1

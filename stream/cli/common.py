@@ -49,20 +49,25 @@ def command_name(ctx: typer.Context) -> str:
     return " ".join(["neardup", *reversed(words)])
 
 
-def require_extra(command: str, extra: str, what: str = "") -> None:
-    """The extra a command needs (:mod:`neardup.stream.extras`), or one line on stderr saying
-    which to install and exit status 2, before the command starts anything."""
+def require_extra(command: str, extra: str, what: str = "", module: str | None = None) -> None:
+    """The extra a command needs (:mod:`neardup.stream.extras`; only ``module`` of it when
+    given: what the command imports next), or one line on stderr saying which to install and
+    exit status 2, before the command starts anything."""
     try:
-        extras.require(extra, what)
+        if module is None:
+            extras.require(extra, what)
+        else:
+            extras.load(module, extra, what)
     except extras.MissingExtra as exc:
         err.print(f"{command}: {exc}", markup=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
 def store_extra(ctx: typer.Context, store: str | None) -> str | None:
-    """``--store``'s check: a redis:// store needs the redis extra, said as the command starts."""
+    """``--store``'s check: a redis:// store needs the redis extra, said as the command starts
+    (the Redis client only: :func:`open_index` imports it next)."""
     if store is not None and store.startswith(REDIS_SCHEMES):
-        require_extra(command_name(ctx), "redis", "a redis:// store")
+        require_extra(command_name(ctx), "redis", "a redis:// store", "redis.asyncio")
     return store
 
 
@@ -158,9 +163,10 @@ def failure(command: str, exc: BaseException) -> str:
 
 
 def fail(command: str, exc: BaseException) -> typer.Exit:
-    """Print :func:`failure`'s line; the exit (status 1) to raise."""
+    """Print :func:`failure`'s line; the exit to raise: status 1, or 2 for a missing extra (what
+    to install, as :func:`require_extra` says it)."""
     err.print(failure(command, exc), markup=False, soft_wrap=True)
-    return typer.Exit(1)
+    return typer.Exit(2 if isinstance(exc, extras.MissingExtra) else 1)
 
 
 def check_namespace_arg(command: str, ns: str) -> None:

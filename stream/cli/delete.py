@@ -49,7 +49,7 @@ def delete(
     carries that memory into the namespace it builds. With ``--kafka-bootstrap`` the takedown
     is also a tombstone on the input topic (key: the id, header ``namespace``)."""
     if kafka_bootstrap is not None:  # aiokafka
-        require_extra("neardup delete", "stream", "--kafka-bootstrap")
+        require_extra("neardup delete", "stream", "--kafka-bootstrap", "aiokafka")
     from neardup.stream.index.redis import keys
     from neardup.stream.schema import check_id
 

@@ -2,7 +2,8 @@
 (``dedup``, ``params``, ``worker``, ``delete``, ``inspect`` and ``export``, ``reindex``,
 ``namespaces``), and :func:`main`, the console script. Only this module imports the command
 modules, and they import none of it, so the app is whole once it is imported. Each command
-imports what only it needs (faust, aiokafka, the worker's settings) when it runs.
+imports what only it needs (faust, aiokafka, the worker's settings) when it runs, and says which
+extra to install when that is missing (:mod:`neardup.stream.extras`).
 
 Exit statuses are each command's: see its module.
 """
@@ -14,7 +15,7 @@ from typing import Annotated
 import typer
 
 from neardup import __version__
-from neardup.stream.cli.common import HELP_MARKUP
+from neardup.stream.cli.common import HELP_MARKUP, err
 from neardup.stream.cli.dedup import dedup
 from neardup.stream.cli.delete import delete
 from neardup.stream.cli.inspect import export, inspect
@@ -22,6 +23,7 @@ from neardup.stream.cli.namespaces import app as namespaces
 from neardup.stream.cli.params import params
 from neardup.stream.cli.reindex import reindex
 from neardup.stream.cli.worker import worker
+from neardup.stream.extras import MissingExtra
 
 app = typer.Typer(
     name="neardup",
@@ -62,8 +64,13 @@ app.add_typer(namespaces, name="namespaces")
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. A missing extra no command turned into its line yet is said
+    here, in the same one line (what to install) and exit status 2, never a traceback."""
+    try:
+        app()
+    except MissingExtra as exc:
+        err.print(f"neardup: {exc}", markup=False, soft_wrap=True)
+        raise SystemExit(2) from None
 
 
 __all__ = ["app", "main"]

@@ -67,7 +67,7 @@ def reindex(
         err.print("neardup reindex: give one of --from FILE or --from-topic TOPIC")
         raise typer.Exit(2)
     if from_topic is not None:  # aiokafka
-        require_extra("neardup reindex", "stream", "--from-topic")
+        require_extra("neardup reindex", "stream", "--from-topic", "aiokafka")
     try:
         policies = namespaces.load(namespaces_file, Policy()) if namespaces_file else {}
     except ValueError as exc:
