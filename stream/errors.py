@@ -6,6 +6,7 @@
     ├── ConflictError             retriable=False  reason="conflict"      same id, other text
     ├── InvalidMessage            retriable=False  reason=<per message>   also a ValueError
     ├── ClusterChainError         retriable=False  reason="cluster_chain" also a RuntimeError
+    ├── MissingExtra              retriable=False  reason="missing_extra" also an ImportError
     ├── DeletedError              retriable=False  reason="deleted"       id taken down before
     ├── NamespacesFileError       retriable=False  reason="namespaces_file" also a ValueError
     ├── ClosedWebError            retriable=False  reason="closed_web"    also a ValueError
@@ -91,6 +92,22 @@ class BrokenTableError(TableError):
     """A corpus file that broke off while it was read: a damaged .gz or Parquet page."""
 
 
+class MissingExtra(NeardupError, ImportError):
+    """Something needs an extra that is not installed; the message is one line that says which
+    and how to install it (``what`` first, when given: the store, the command, the format)."""
+
+    reason = "missing_extra"
+
+    def __init__(self, extra: str, what: str = "", module: str | None = None) -> None:
+        needs = f"{what} needs" if what else "needs"
+        super().__init__(f"{needs} the {extra} extra: pip install 'neardup[{extra}]'", name=module)
+        self.extra = extra
+        self.what = what
+
+    def __reduce__(self) -> tuple[type[MissingExtra], tuple[str, str, str | None]]:
+        return (type(self), (self.extra, self.what, self.name))
+
+
 class DeletedError(NeardupError):
     """The article id was deleted (taken down) and is still remembered: it is not registered
     again, so a replay of its old message cannot bring it back."""
@@ -139,6 +156,7 @@ __all__ = [
     "IndexStoreError",
     "IndexUnavailableError",
     "InvalidMessage",
+    "MissingExtra",
     "NamespacesFileError",
     "NeardupError",
     "SchemeMismatchError",

@@ -5,7 +5,7 @@
 ``[project.optional-dependencies]``):
 
 - ``redis``: the shared index, a ``redis://`` store (redis; pydantic for the commands that read
-  the index: ``inspect``, ``export``, ``namespaces``);
+  it through the read API's models: ``inspect``, ``namespaces``);
 - ``stream``: the worker (faust-streaming, aiokafka; its settings, metrics and JSON logs), and
   the Kafka side of ``delete`` and ``reindex``; it brings ``redis`` too;
 - ``html``: format ``page``, a whole web page read as its main content (trafilatura);
@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from neardup.stream.errors import NeardupError
+from neardup.stream.errors import MissingExtra
 
 # The top-level modules each extra installs that neardup imports: what proves it installed.
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -37,22 +37,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "html": ("trafilatura",),
     "parquet": ("pyarrow",),
 }
-
-
-class MissingExtra(NeardupError, ImportError):
-    """Something needs an extra that is not installed; the message is one line that says which
-    and how to install it (``what`` first, when given: the store, the command, the format)."""
-
-    reason = "missing_extra"
-
-    def __init__(self, extra: str, what: str = "", module: str | None = None) -> None:
-        needs = f"{what} needs" if what else "needs"
-        super().__init__(f"{needs} the {extra} extra: pip install 'neardup[{extra}]'", name=module)
-        self.extra = extra
-        self.what = what
-
-    def __reduce__(self) -> tuple[type[MissingExtra], tuple[str, str, str | None]]:
-        return (type(self), (self.extra, self.what, self.name))
 
 
 def load(module: str, extra: str, what: str = "") -> ModuleType:
@@ -72,13 +56,4 @@ def require(extra: str, what: str = "") -> None:
         load(module, extra, what)
 
 
-def installed(extra: str) -> bool:
-    """Whether every module of ``extra`` imports."""
-    try:
-        require(extra)
-    except MissingExtra:
-        return False
-    return True
-
-
-__all__ = ["EXTRAS", "MissingExtra", "installed", "load", "require"]
+__all__ = ["EXTRAS", "MissingExtra", "load", "require"]

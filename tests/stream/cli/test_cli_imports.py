@@ -32,6 +32,12 @@ def test_the_cli_with_its_commands_loads_none_of_the_worker_stack() -> None:
     assert _loaded_after(code) & WORKER_ONLY == set()
 
 
+def test_the_cli_starts_without_the_read_apis_models() -> None:
+    """pydantic (the redis extra's, for ``inspect`` and ``namespaces``) is imported by those
+    commands when they run: ``neardup --version`` took 0.48 s with it at start, 0.34 s without."""
+    assert "pydantic" not in _loaded_after("from neardup.stream.cli import main")
+
+
 def test_the_read_lookups_load_none_of_the_web_stack() -> None:
     """The admin commands call neardup.stream.worker.http.read_api's lookups; its views' faust types
     are for type checking only."""
