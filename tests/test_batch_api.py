@@ -281,3 +281,11 @@ def test_dedup_against_an_open_index_leaves_out_what_it_held() -> None:
         assert kept["id"].tolist() == [1, 3, 7]
     with pytest.raises(ValueError, match="keep must be"):
         neardup.keep_mask(_corpus(), keep="first")
+
+
+def test_the_library_reads_rows_in_the_commands_batches() -> None:
+    """Verdicts depend on the batch (a batch's rows teach boilerplate together): the same size
+    as the command's gives the command's verdicts."""
+    from neardup.stream.cli.dedup import BATCH
+
+    assert CHUNK == BATCH
