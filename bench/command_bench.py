@@ -66,6 +66,14 @@ TARGETS: dict[str, dict[str, Any]] = {
         "max": 5252.0,
     },
     "startup": {"what": "start-up (one-line file, median) < 0.4 s", "below": 0.4},
+    "library_memory": {
+        "what": "Index.add_many at least the command's docs/s, memory (command's wall / its)",
+        "min": 1.0,
+    },
+    "library_redis": {
+        "what": "Index.add_many at least the command's docs/s, Redis (command's wall / its)",
+        "min": 1.0,
+    },
 }
 
 # neardup's Redis keys by kind (:func:`key_kind`), meanings as stream/index/redis/keys.py gives them
@@ -92,10 +100,17 @@ SCAN_BATCH = 1000
 # the datasketch side, as its documentation shows the library used (Redis when HOST:PORT is given)
 PEER = Path(__file__).resolve().parent / "peers" / "datasketch_dedup.py"
 PEER_COMMAND = "python bench/peers/datasketch_dedup.py"
+# the same job through the library: neardup.Index.add_many in a program of a few lines
+LIBRARY = Path(__file__).resolve().parent / "library_dedup.py"
+LIBRARY_COMMAND = "python bench/library_dedup.py"
 
 
 def neardup_argv(corpus: Path, store: str) -> list[str]:
     return [str(NEARDUP), "dedup", str(corpus), "--store", store, "--no-progress", "-o", os.devnull]
+
+
+def library_argv(corpus: Path, store: str) -> list[str]:
+    return [str(PYTHON), str(LIBRARY), str(corpus), os.devnull, store]
 
 
 def peer_argv(corpus: Path, redis_at: str | None = None) -> list[str]:
@@ -205,20 +220,30 @@ def measure_sides(
         n,
         f"neardup dedup corpus.jsonl --store {nd_store} --no-progress -o /dev/null",
     )
+    lib = Side(
+        f"lib_{tag}",
+        "neardup Index.add_many",
+        store,
+        n,
+        f"{LIBRARY_COMMAND} corpus.jsonl /dev/null {nd_store}",
+    )
     ds = Side(
         f"ds_{tag}", "datasketch program", store, n, f"{PEER_COMMAND} corpus.jsonl /dev/null{ds_at}"
     )
+    sides = (nd, lib, ds)
 
     def argv(side: Side, path: Path) -> list[str]:
         if side is nd:
             return neardup_argv(path, "memory" if on is None else on.url)
+        if side is lib:
+            return library_argv(path, "memory" if on is None else on.url)
         return peer_argv(path, None if on is None else on.bootstrap)
 
     try:
-        for side in (nd, ds):
+        for side in sides:
             run_child(argv(side, one), workdir)
         for rep in range(1, reps + 1):
-            for side in (nd, ds):
+            for side in sides:
                 if r is None:
                     side.add(run_child(argv(side, corpus), workdir))
                     say(f"memory {rep}/{reps}: {side.system} {side.runs[-1].wall_s:.2f} s")
@@ -241,7 +266,7 @@ def measure_sides(
     finally:
         if r is not None:
             r.close()
-    return [nd, ds]
+    return list(sides)
 
 
 def profile_memory(corpus: Path, workdir: Path, best_wall_s: float) -> dict[str, Any]:
@@ -413,6 +438,8 @@ def targets(rows: Mapping[str, Mapping[str, Any]], startup: Mapping[str, Any]) -
             redis_row["redis_breakdown"]["bytes_per_doc_without_line_counts"]
         ),
         "startup": float(startup["neardup"]["median_s"]),
+        "library_memory": ratio("lib_mem", "nd_mem"),
+        "library_redis": ratio("lib_redis", "nd_redis"),
     }
 
     def met(t: Mapping[str, Any], v: float) -> bool:
@@ -461,7 +488,12 @@ def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             }
         redis_sides = measure_sides(corpus_redis, n_redis, args.reps, workdir, one, service)
     rows = {s.key: s.result() for s in [*sides, *redis_sides]}
-    for key, base in (("nd_mem", "ds_mem"), ("nd_redis", "ds_redis")):
+    for key, base in (
+        ("nd_mem", "ds_mem"),
+        ("lib_mem", "ds_mem"),
+        ("nd_redis", "ds_redis"),
+        ("lib_redis", "ds_redis"),
+    ):
         rows[key]["vs_datasketch"] = rows[base]["best_wall_s"] / rows[key]["best_wall_s"]
         rows[key]["cpu_vs_datasketch"] = rows[base]["best_cpu_s"] / rows[key]["best_cpu_s"]
     for key, row in rows.items():

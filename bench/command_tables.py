@@ -131,7 +131,9 @@ def markdown(r: Mapping[str, Any]) -> str:
             results_table(r),
             "vs datasketch = datasketch's best wall clock / neardup's, same store. flagged = "
             "documents neardup called `near_duplicate` or `duplicate` (verified) / documents "
-            "with any datasketch LSH candidate (unverified). CPU vs datasketch: "
+            "with any datasketch LSH candidate (unverified). `neardup Index.add_many`: the same "
+            "job through the library, `bench/library_dedup.py` (the JSON lines read into dicts, "
+            "one `add_many` call, a verdict line written per document). CPU vs datasketch: "
             f"{rows['nd_mem']['cpu_vs_datasketch']:.2f}× less in memory, "
             f"{rows['nd_redis']['cpu_vs_datasketch']:.2f}× less on Redis (client side). neardup's "
             f"own summary (processing only, after start-up): {own[0]} docs/s in memory, {own[1]} "

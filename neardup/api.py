@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from types import TracebackType
 from typing import Any
 
+from neardup.batch import Result, judged
 from neardup.stream import extras
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import NeardupError
@@ -97,6 +98,60 @@ class Index:
         if verdict.duplicate_of and verdict.duplicate_of not in ids:
             ids.insert(0, verdict.duplicate_of)
         return ids
+
+    def add_many(
+        self,
+        rows: Any,
+        *,
+        id_field: str = "id",
+        text_field: str = "text",
+        explain: bool = False,
+    ) -> list[Result]:
+        """Register every row and return their results in input order, a batch of 512 rows
+        handed to the engine at once (as ``neardup dedup`` does): each a :class:`Verdict`, as
+        :meth:`add` gives, or an :class:`~neardup.batch.Invalid` in the place of a row that
+        cannot be judged (no id, an empty text...), so results line up with rows by position.
+        ``rows``: ``(id, text)`` pairs, mappings (``id``, ``text`` and the optional fields:
+        ``title``, ``url``, ``source``, ``format``...), a pandas DataFrame or a pyarrow Table
+        with those columns; ``id_field`` / ``text_field`` name other ones. A later row is judged
+        against the earlier ones, as if added one by one. For a corpus larger than memory,
+        :meth:`judged` gives the results one at a time."""
+        return list(self.judged(rows, id_field=id_field, text_field=text_field, explain=explain))
+
+    def check_many(
+        self,
+        rows: Any,
+        *,
+        id_field: str = "id",
+        text_field: str = "text",
+        explain: bool = False,
+    ) -> list[Result]:
+        """The results the rows would get, storing nothing: each judged against the index
+        alone, not against the other rows; the rows are :meth:`add_many`'s."""
+        return list(
+            self.judged(
+                rows, id_field=id_field, text_field=text_field, explain=explain, register=False
+            )
+        )
+
+    def judged(
+        self,
+        rows: Any,
+        *,
+        id_field: str = "id",
+        text_field: str = "text",
+        explain: bool = False,
+        register: bool = True,
+    ) -> Iterator[Result]:
+        """:meth:`add_many` (or with ``register=False`` :meth:`check_many`) one result at a
+        time, as a generator: a batch of rows is read, judged and registered only as its
+        results are asked for, so nothing past what was read is added."""
+
+        def process(batch: list[Article]) -> list[Verdict | NeardupError]:
+            got = self._run(self._engine.process(batch, register=register, explain=explain))
+            return list(got)
+
+        return judged(rows, process, self.namespace, id_field, text_field)
 
     def remove(self, doc_id: str) -> bool:
         """Take ``doc_id`` down (it is never found again, as a Kafka tombstone does); whether it

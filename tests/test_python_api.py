@@ -18,7 +18,16 @@ def _edited(text: str) -> str:
 
 
 def test_the_import_name_exports_the_api_and_nothing_else() -> None:
-    assert sorted(neardup.__all__) == ["Article", "Index", "NeardupError", "Policy", "Verdict"]
+    assert sorted(neardup.__all__) == [
+        "Article",
+        "Index",
+        "Invalid",
+        "NeardupError",
+        "Policy",
+        "Verdict",
+        "dedup",
+        "keep_mask",
+    ]
     assert all(hasattr(neardup, name) for name in neardup.__all__)
 
 
