@@ -92,11 +92,13 @@ async def export(
 
 
 async def stored_records(
-    index: Index, where: str, batch: int = BATCH
+    index: Index, where: str, batch: int | None = None
 ) -> AsyncGenerator[tuple[int, int, dict[int, bytes]], None]:
     """A namespace's stored records in their order (seq), ``batch`` seqs a read, so a big one
     streams: ``(last seq read, the namespace's last seq when it began, records by seq)``.
-    ``where``: where the namespace is indexed (:func:`aliases.resolve`)."""
+    ``where``: where the namespace is indexed (:func:`aliases.resolve`); ``batch``: by default
+    :data:`BATCH`."""
+    batch = batch or BATCH
     last = await index.last_seq(where)
     for lo in range(1, last + 1, batch):
         hi = min(lo + batch, last + 1)

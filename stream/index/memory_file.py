@@ -13,9 +13,13 @@ index ran under. Layout::
                           "policy": the Policy's fields, "seq", "cap", "decisions",
                           "parts": [[name, dtype, length], ...],
                           "compression": "none" or "zlib", "body": the body's length as
-                          stored, "blake2b": the hex BLAKE2b-128 of the body as stored}
+                          stored}
     body     the parts, one after another in the header's order (zlib-compressed as a whole
              when ``compression`` says so)
+    checksum 16 bytes    BLAKE2b-128 of every byte before it
+
+The frame (magic, header length, a JSON header saying ``body``, body, checksum) is every
+version's: a file is checked whole before its version is read.
 
 A part is a blob (dtype ``bytes``) or a column of little-endian numbers (``<i8``, ``<u8``,
 ``<f8``). A list of byte strings is two parts: ``NAME.len`` (their lengths) and ``NAME.blob``
@@ -60,6 +64,7 @@ VERSION = 1
 _LENGTH = struct.Struct("<Q")
 _DTYPES = {"<i8", "<u8", "<f8"}  # the only columns a file may hold (no object arrays)
 _MAX_HEADER = 1 << 26  # a header past 64 MB is not one this module wrote
+_DIGEST = 16  # the file's last bytes: BLAKE2b-128 of all before them
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +96,10 @@ def dump(space: Space, namespace: str, policy: Policy, *, compress: bool = False
         "parts": [[k, _dtype(v), len(_raw(v))] for k, v in parts.items()],
         "compression": "zlib" if compress else "none",
         "body": len(body),
-        "blake2b": hashlib.blake2b(body, digest_size=16).hexdigest(),
     }
     head = orjson.dumps(header)
-    return b"".join((MAGIC, _LENGTH.pack(len(head)), head, body))
+    framed = b"".join((MAGIC, _LENGTH.pack(len(head)), head, body))
+    return framed + _digest(framed)
 
 
 def write(path: str | os.PathLike[str], data: bytes) -> None:
@@ -113,23 +118,32 @@ def write(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def read_header(data: bytes, where: str) -> tuple[Header, memoryview]:
-    """The file's header and its body as stored; :class:`IndexFileError` for a file that is
-    not a saved index, of another format version, or cut short in its header."""
-    if not data.startswith(MAGIC):
+    """The file's header and its body as stored, checked whole (the frame every version
+    keeps: magic, header length, header, body, checksum); :class:`IndexFileError` for a file
+    that is not a saved index, cut short, damaged, or of another format version."""
+    if not data or not MAGIC.startswith(data[: len(MAGIC)]):
         raise IndexFileError(f"{where}: not a saved neardup index (no {FORMAT} header)")
-    view = memoryview(data)
-    if len(data) < len(MAGIC) + _LENGTH.size:
-        raise _cut(where, len(data), len(MAGIC) + _LENGTH.size)
-    (n,) = _LENGTH.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + _LENGTH.size
+    if len(data) < start:
+        raise _cut(where, len(data), start)
+    (n,) = _LENGTH.unpack_from(data, len(MAGIC))
     if n > _MAX_HEADER:
-        raise IndexFileError(f"{where}: damaged: a header of {n:,} bytes")
+        raise IndexFileError(f"{where}: damaged: it says its header has {n:,} bytes")
     if len(data) < start + n:
         raise _cut(where, len(data), start + n)
+    view = memoryview(data)
     try:
         meta = orjson.loads(view[start : start + n])
-    except orjson.JSONDecodeError as exc:
-        raise IndexFileError(f"{where}: damaged: its header is not JSON ({exc})") from None
+        size = int(meta["body"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise IndexFileError(f"{where}: damaged: its header does not read ({exc})") from None
+    end = start + n + size
+    if len(data) < end + _DIGEST:
+        raise _cut(where, len(data), end + _DIGEST)
+    if len(data) > end + _DIGEST:
+        raise IndexFileError(f"{where}: damaged: {len(data) - end - _DIGEST:,} bytes past its end")
+    if _digest(view[:end]) != data[end:]:
+        raise IndexFileError(f"{where}: damaged: its bytes do not match their checksum")
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise IndexFileError(f"{where}: not a saved neardup index (no {FORMAT} header)")
     version = meta.get("version")
@@ -151,30 +165,24 @@ def read_header(data: bytes, where: str) -> tuple[Header, memoryview]:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexFileError(f"{where}: damaged: its header does not read ({exc!r})") from None
-    return header, view[start + n :]
+    return header, view[start + n : end]
 
 
 def load(header: Header, body: memoryview, where: str) -> Space:
-    """The namespace's state the body holds; :class:`IndexFileError` if it is cut short or
-    does not read as the header says."""
+    """The namespace's state the body holds (:func:`read_header` checked it whole);
+    :class:`IndexFileError` if it does not read as the header says."""
     meta = header.meta
     try:
-        size, digest = int(meta["body"]), str(meta["blake2b"])
         compression, listed = meta["compression"], meta["parts"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise IndexFileError(f"{where}: damaged: its header does not read ({exc!r})") from None
-    if len(body) < size:
-        raise _cut(where, len(body), size, "its body")
-    if len(body) > size:
-        raise IndexFileError(f"{where}: damaged: {len(body) - size:,} bytes past its end")
-    if hashlib.blake2b(body, digest_size=16).hexdigest() != digest:
-        raise IndexFileError(f"{where}: damaged: its body does not match its checksum")
-    try:
         raw = _inflate(body, compression, sum(int(p[2]) for p in listed))
         parts = _split(raw, listed)
         return _space(parts, meta)
     except (KeyError, TypeError, ValueError, IndexError, zlib.error) as exc:
         raise IndexFileError(f"{where}: damaged: its body does not read ({exc})") from None
+
+
+def _digest(data: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(data, digest_size=_DIGEST).digest()
 
 
 def _cut(where: str, got: int, want: int, what: str = "the file") -> IndexFileError:
