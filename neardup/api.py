@@ -145,8 +145,6 @@ class Index:
     def __contains__(self, doc_id: object) -> bool:
         """Whether ``doc_id`` is registered and not taken down (nor expired); ``5`` is
         ``"5"``, and an id :meth:`add` refuses is a ``ValueError`` here too."""
-        if not isinstance(doc_id, str | int):
-            raise ValueError(f"an id is a str or an int, not {type(doc_id).__name__}")
         seq = self._run(self._engine.index.seq_of(self._where(), exact_id(doc_id)))
         return seq is not None
 
@@ -169,7 +167,8 @@ class Index:
     def stats(self) -> NamespaceStats:
         """What the namespace holds, as ``neardup namespaces`` reports it: ``documents``,
         ``copies``, ``clusters``, ``verdicts``, ``bytes``, ``scheme``, ..."""
-        return self._run(self._engine.index.stats(self._where()))  # type: ignore[no-any-return]
+        got: NamespaceStats = self._run(self._engine.index.stats(self._where()))
+        return got
 
     def save(self, path: str | os.PathLike[str], *, compress: bool = False) -> None:
         """Write a memory index to ``path`` (whole or not at all: a temporary file renamed),
@@ -211,12 +210,10 @@ class Index:
                 f"this Index's texts live in Redis: nothing here to save or pickle; copy "
                 f"namespace {self.namespace!r} with neardup export {self.namespace} -o FILE"
             )
-        if self._loop.is_closed():
-            raise RuntimeError("this Index is closed")
-        policy = self._engine.policy_for(self.namespace)
-        return memory_file.dump(
-            store.space(self.namespace), self.namespace, policy, compress=compress
-        )
+        targets = self._engine.targets
+        where, policy = self._run(targets.of(self.namespace))
+        policy = targets.checked.get(where, policy)  # the policy it runs under, as checked
+        return memory_file.dump(store.space(where), self.namespace, policy, compress=compress)
 
     def __reduce__(self) -> tuple[Callable[[bytes], Index], tuple[bytes]]:
         """A pickle of a memory index carries :meth:`save`'s bytes (read back as data)."""

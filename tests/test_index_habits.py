@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from harness import data
-from neardup import Index
+from neardup import Index, Policy
 from neardup.stream.engine import reindex
 from neardup.stream.errors import DeletedError
 from neardup.stream.index.base import NamespaceStats
+from neardup.stream.namespaces import aliases
 
 STORIES = [d["text"] for d in data.reuters()[:60] if len(d["text"]) > 400][:4]
 
@@ -48,7 +49,7 @@ def test_ids_are_taken_as_add_takes_them() -> None:
     with Index() as index:
         index.add(-3, STORIES[0])
         assert -3 in index and "-3" in index
-        for bad in (5.0, None, b"a", ["a"]):
+        for bad in (5.0, None, True, b"a", ["a"], "x" * 600):
             with pytest.raises(ValueError):
                 bad in index  # noqa: B015 (the test is that it raises)
 
@@ -116,3 +117,13 @@ def test_removing_while_iterating_and_a_closed_index() -> None:
         len(index)
     with pytest.raises(RuntimeError, match="closed"):
         list(index)
+
+
+def test_a_rebuilt_namespace_is_read_where_it_now_lives() -> None:
+    with Index(namespace="news") as index:
+        store: Any = index._engine.index
+        index._run(store.set_alias("news", aliases.value("news.r2", Policy())))
+        index.add("a", STORIES[0])  # indexed in news.r2, as the engine sends it
+        assert index._run(store.count("news")) == 0
+        assert ("a" in index, len(index), list(index)) == (True, 1, ["a"])
+        assert index.stats().namespace == "news.r2"

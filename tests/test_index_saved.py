@@ -19,6 +19,7 @@ from harness import data
 from neardup import Index, NeardupError, Policy
 from neardup.stream.errors import DeletedError, IndexFileError, SchemeMismatchError
 from neardup.stream.index import memory_file
+from neardup.stream.namespaces import aliases
 
 STORIES = [d["text"] for d in data.reuters()[:80] if len(d["text"]) > 400][:6]
 LEADS = [" ".join(text.split()[:14]) for text in STORIES[3:6]]  # short texts: their leads
@@ -229,3 +230,14 @@ def test_verdicts_after_a_round_trip_are_those_without_one(
             got += [_apply(kept, op) for op in ops[split:]]
             assert got == expected
             assert _state(kept) == _state(never)
+
+
+def test_a_rebuilt_namespace_saves_what_it_reads(tmp_path: Path) -> None:
+    with Index(namespace="news") as index:
+        store: Any = index._engine.index
+        index._run(store.set_alias("news", aliases.value("news.r2", Policy())))
+        index.add("a", STORIES[0])
+        index.save(tmp_path / "news")
+    with Index.load(tmp_path / "news") as loaded:
+        assert (loaded.namespace, list(loaded)) == ("news", ["a"])
+        assert loaded.add("b", STORIES[0]).duplicate_of == "a"
