@@ -24,6 +24,7 @@ from neardup.stream.index.base import NamespaceStats
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import policies
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Record
 from neardup.stream.schema import exact_id
@@ -50,6 +51,15 @@ async def _scheme_fits(ns: str, stored: bytes, policy: Policy, where: str) -> No
         await Targets(probe, policy).ensure(ns, policy)
     except SchemeMismatchError as exc:
         raise SchemeMismatchError(f"{where}: {exc}") from None
+
+
+def _saved_policy(fields: dict[str, Any], where: str) -> Policy:
+    """The policy a saved file names, or :class:`IndexFileError` if this version cannot
+    make it (a field it lacks, a value it refuses)."""
+    try:
+        return policies.from_json(fields)
+    except ValueError as exc:
+        raise IndexFileError(f"{where}: its policy does not read here ({exc})") from None
 
 
 def _unpickled(data: bytes) -> Index:
@@ -189,7 +199,7 @@ class Index:
     @classmethod
     def _from_saved(cls, data: bytes, where: str, policy: Policy | None) -> Index:
         header, body = memory_file.read_header(data, where)
-        chosen = policy or header.policy
+        chosen = policy or _saved_policy(header.policy, where)
         index = cls(namespace=header.namespace, policy=chosen)
         try:
             if header.scheme is not None:  # refused before the body is read
@@ -213,7 +223,8 @@ class Index:
         targets = self._engine.targets
         where, policy = self._run(targets.of(self.namespace))
         policy = targets.checked.get(where, policy)  # the policy it runs under, as checked
-        return memory_file.dump(store.space(where), self.namespace, policy, compress=compress)
+        fields = policies.as_json(policy)
+        return memory_file.dump(store.space(where), self.namespace, fields, compress=compress)
 
     def __reduce__(self) -> tuple[Callable[[bytes], Index], tuple[bytes]]:
         """A pickle of a memory index carries :meth:`save`'s bytes (read back as data)."""

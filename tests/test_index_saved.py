@@ -176,13 +176,15 @@ def test_a_file_that_lies_in_a_right_checksum_is_still_an_index_file_error() -> 
         {"parts": [["art.seq", "<i8", 8]]},  # parts that do not fill the body
         {"parts": [["art.seq", "|O", 8]]},  # no object arrays
         {"compression": "lzma"},
-        {"policy": {"no_such_setting": 1}},
         {"namespace": "no spaces here"},
         {"seq": "many"},
     ]
     for change in bad:
         with pytest.raises(IndexFileError, match="damaged"):
             Index._from_saved(_rewritten(raw, **change), "f", None)
+    for policy in ({"no_such_setting": 1}, {"threshold": 2.0}, {"threshold": "high"}):
+        with pytest.raises(IndexFileError, match="its policy does not read here"):
+            Index._from_saved(_rewritten(raw, policy=policy), "f", None)
 
 
 # A sequence of operations: add a text of the pool under an id (an int or its str), or remove an

@@ -36,7 +36,6 @@ caller, as a store compares it (:func:`~neardup.stream.index.base.scheme_mismatc
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import struct
@@ -56,7 +55,6 @@ from neardup.stream.errors import IndexFileError
 from neardup.stream.index.columns import Buckets, Slot, seqs_of
 from neardup.stream.index.memory import Space
 from neardup.stream.index.redis import keys
-from neardup.stream.namespaces.policy import BucketSalts, Policy
 
 MAGIC = b"\x89NDIDX\r\n"
 FORMAT = "neardup-memory-index"
@@ -74,12 +72,15 @@ class Header:
     version: int
     namespace: str
     scheme: bytes | None
-    policy: Policy
+    policy: dict[str, Any]  # the Policy's fields (neardup.stream.namespaces.policies.as_json)
     meta: Mapping[str, Any]  # the whole header as read
 
 
-def dump(space: Space, namespace: str, policy: Policy, *, compress: bool = False) -> bytes:
-    """The file's bytes for one namespace's state and the policy it runs under."""
+def dump(
+    space: Space, namespace: str, policy: Mapping[str, Any], *, compress: bool = False
+) -> bytes:
+    """The file's bytes for one namespace's state and the policy it runs under (its fields as
+    JSON: :func:`neardup.stream.namespaces.policies.as_json`)."""
     parts = _parts(space)
     body = b"".join(_raw(v) for v in parts.values())
     if compress:
@@ -89,7 +90,7 @@ def dump(space: Space, namespace: str, policy: Policy, *, compress: bool = False
         "version": VERSION,
         "namespace": namespace,
         "scheme": space.scheme.decode() if space.scheme is not None else None,
-        "policy": dataclasses.asdict(policy),
+        "policy": dict(policy),
         "seq": space.seq,
         "cap": space.cap,
         "decisions": space.decisions.decode() if space.decisions is not None else None,
@@ -160,7 +161,7 @@ def read_header(data: bytes, where: str) -> tuple[Header, memoryview]:
             version,
             namespace,
             None if scheme is None else str(scheme).encode(),
-            _policy(meta["policy"]),
+            dict(meta["policy"]),
             meta,
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -351,23 +352,6 @@ def _slots(
         out[key] = int(native[at]) if n == 1 else native[at : at + n].tobytes()
         at += n
     return out
-
-
-def _policy(fields: object) -> Policy:
-    """The policy a header names (a ``ValueError`` for a field this neardup does not know)."""
-    if not isinstance(fields, dict):
-        raise ValueError("policy is not an object")
-    known = {f.name for f in dataclasses.fields(Policy)}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        raise ValueError(f"unknown policy fields {unknown}")
-    values = dict(fields)
-    if isinstance(values.get("bucket_salts"), dict):
-        values["bucket_salts"] = BucketSalts(**values["bucket_salts"])
-    for name in ("bands", "boilerplate_sources"):
-        if isinstance(values.get(name), list):
-            values[name] = tuple(values[name])
-    return Policy(**values)
 
 
 __all__ = ["FORMAT", "MAGIC", "VERSION", "Header", "dump", "load", "read_header", "write"]
