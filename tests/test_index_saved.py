@@ -60,6 +60,13 @@ def test_save_and_load_keep_everything_the_verdicts_need(tmp_path: Path) -> None
             assert loaded.add(4, POOL[4]) == index.add(4, POOL[4])  # a replay
             assert loaded.add("new", _edited(STORIES[2])) == index.add("new", _edited(STORIES[2]))
     assert [p.name for p in tmp_path.iterdir()] == ["index.ndx"]  # no temporary file left
+    assert path.stat().st_mode & 0o777 == 0o600  # the texts are its owner's
+    path.chmod(0o640)
+    with _filled(2) as index:
+        index.save(path)  # replaced whole, its permissions kept
+    assert path.stat().st_mode & 0o777 == 0o640
+    with Index.load(path) as loaded:
+        assert len(loaded) == 2
 
 
 def test_the_policy_travels_and_a_loaded_index_saves_again(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import struct
 import tempfile
 import zlib
@@ -104,7 +105,8 @@ def dump(
 
 
 def write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, renamed."""
+    """Write ``data`` to ``path`` whole or not at all: a temporary file beside it, renamed.
+    A file replaced keeps its permissions; a new one is its owner's only (the texts are)."""
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -112,6 +114,8 @@ def write(path: str | os.PathLike[str], data: bytes) -> None:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
+        if target.exists():
+            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
