@@ -7,23 +7,66 @@ the Redis client the index opens lives on that one loop for the index's life.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from neardup.batch import Result, judged
 from neardup.stream import extras
 from neardup.stream.engine.engine import Engine
-from neardup.stream.errors import NeardupError
+from neardup.stream.engine.reindex import stored_records
+from neardup.stream.engine.targets import Targets
+from neardup.stream.errors import IndexFileError, NeardupError, SchemeMismatchError
+from neardup.stream.index import memory_file
 from neardup.stream.index.base import Index as _Store
+from neardup.stream.index.base import NamespaceStats
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import policies
 from neardup.stream.namespaces.policy import Policy
+from neardup.stream.records import Record
 from neardup.stream.schema import exact_id
 
 __all__ = ["Index"]
+
+
+async def _next_batch(
+    batches: AsyncIterator[tuple[int, int, dict[int, bytes]]],
+) -> dict[int, bytes] | None:
+    """The next batch of records, or None after the last."""
+    try:
+        return (await anext(batches))[2]
+    except StopAsyncIteration:
+        return None
+
+
+async def _scheme_fits(ns: str, stored: bytes, policy: Policy, where: str) -> None:
+    """Refuse a saved namespace whose scheme ``policy`` does not give, as a store refuses it
+    (a policy that differs only in a banding the stored one still serves is let through)."""
+    probe = MemoryIndex()
+    await probe.ensure_scheme(ns, stored)
+    try:
+        await Targets(probe, policy).ensure(ns, policy)
+    except SchemeMismatchError as exc:
+        raise SchemeMismatchError(f"{where}: {exc}") from None
+
+
+def _saved_policy(fields: dict[str, Any], where: str) -> Policy:
+    """The policy a saved file names, or :class:`IndexFileError` if this version cannot
+    make it (a field it lacks, a value it refuses)."""
+    try:
+        return policies.from_json(fields)
+    except ValueError as exc:
+        raise IndexFileError(f"{where}: its policy does not read here ({exc})") from None
+
+
+def _unpickled(data: bytes) -> Index:
+    """An :class:`Index` from a pickle's bytes (:meth:`Index._saved`)."""
+    return Index._from_saved(data, "a pickled Index", None)
 
 
 class Index:
@@ -153,10 +196,94 @@ class Index:
 
         return judged(rows, process, self.namespace, id_field, text_field)
 
-    def remove(self, doc_id: str) -> bool:
+    def remove(self, doc_id: str | int) -> bool:
         """Take ``doc_id`` down (it is never found again, as a Kafka tombstone does); whether it
-        was there."""
-        return bool(self._run(self._engine.delete(self.namespace, doc_id)))
+        was there. ``doc_id`` as :meth:`add` takes it."""
+        return bool(self._run(self._engine.delete(self.namespace, exact_id(doc_id))))
+
+    def _where(self) -> str:
+        """Where the namespace's texts are indexed (itself, or what ``neardup reindex``
+        rebuilt it into), as the engine reads it."""
+        where, _ = self._run(self._engine.targets.of(self.namespace))
+        return str(where)
+
+    def __contains__(self, doc_id: object) -> bool:
+        """Whether ``doc_id`` is registered and not taken down (nor expired); ``5`` is
+        ``"5"``, and an id :meth:`add` refuses is a ``ValueError`` here too."""
+        seq = self._run(self._engine.index.seq_of(self._where(), exact_id(doc_id)))
+        return seq is not None
+
+    def __len__(self) -> int:
+        """How many texts the namespace holds: registered, not taken down nor expired."""
+        return int(self._run(self._engine.index.count(self._where())))
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids of the texts the namespace holds, in the order they were registered; read
+        a batch at a time (a big Redis namespace streams). Texts registered meanwhile by
+        others are not listed; one taken down meanwhile may not be."""
+        batches = stored_records(self._engine.index, self._where())
+        try:
+            while (got := self._run(_next_batch(batches))) is not None:
+                yield from (Record.id_of(got[seq]) for seq in sorted(got))
+        finally:
+            if not self._loop.is_closed():
+                self._run(batches.aclose())
+
+    def stats(self) -> NamespaceStats:
+        """What the namespace holds, as ``neardup namespaces`` reports it: ``documents``,
+        ``copies``, ``clusters``, ``verdicts``, ``bytes``, ``scheme``, ..."""
+        got: NamespaceStats = self._run(self._engine.index.stats(self._where()))
+        return got
+
+    def save(self, path: str | os.PathLike[str], *, compress: bool = False) -> None:
+        """Write a memory index to ``path`` (whole or not at all: a temporary file renamed),
+        for :meth:`load`: its texts, verdicts, deletions and policy, in a versioned file that
+        holds data only (see :mod:`neardup.stream.index.memory_file`). ``compress``: zlib.
+        A Redis index has nothing here to save (:class:`IndexFileError`)."""
+        memory_file.write(path, self._saved(compress))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, policy: Policy | None = None) -> Index:
+        """A memory index as :meth:`save` left it, its namespace and policy with it; later
+        adds get the verdicts they would have got had it never been saved. ``policy``: run it
+        under another policy, which must give the scheme it was built with (else
+        :class:`SchemeMismatchError`, naming both). A file that is not one, of another
+        format version, cut short or damaged: :class:`IndexFileError`, saying which."""
+        return cls._from_saved(Path(path).read_bytes(), str(path), policy)
+
+    @classmethod
+    def _from_saved(cls, data: bytes, where: str, policy: Policy | None) -> Index:
+        header, body = memory_file.read_header(data, where)
+        chosen = policy or _saved_policy(header.policy, where)
+        index = cls(namespace=header.namespace, policy=chosen)
+        try:
+            if header.scheme is not None:  # refused before the body is read
+                index._run(_scheme_fits(header.namespace, header.scheme, chosen, where))
+            store = index._engine.index
+            assert isinstance(store, MemoryIndex)
+            store.put_space(header.namespace, memory_file.load(header, body, where))
+        except BaseException:
+            index.close()
+            raise
+        return index
+
+    def _saved(self, compress: bool = False) -> bytes:
+        """The bytes :meth:`save` writes (and a pickle carries)."""
+        store = self._engine.index
+        if not isinstance(store, MemoryIndex):
+            raise IndexFileError(
+                f"this Index's texts live in Redis: nothing here to save or pickle; copy "
+                f"namespace {self.namespace!r} with neardup export {self.namespace} -o FILE"
+            )
+        targets = self._engine.targets
+        where, policy = self._run(targets.of(self.namespace))
+        policy = targets.checked.get(where, policy)  # the policy it runs under, as checked
+        fields = policies.as_json(policy)
+        return memory_file.dump(store.space(where), self.namespace, fields, compress=compress)
+
+    def __reduce__(self) -> tuple[Callable[[bytes], Index], tuple[bytes]]:
+        """A pickle of a memory index carries :meth:`save`'s bytes (read back as data)."""
+        return _unpickled, (self._saved(),)
 
     def close(self) -> None:
         """Close the Redis connection and the loop; the index's texts stay in Redis."""

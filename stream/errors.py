@@ -13,6 +13,7 @@
     ├── TableError                retriable=False  reason="table"         also a ValueError
     │   └── BrokenTableError      retriable=False  reason="table"         a file broke off
     └── IndexStoreError           retriable=False  reason="index"
+        ├── IndexFileError        retriable=False  reason="index_file"    also a ValueError
         ├── SchemeMismatchError   retriable=False  reason="scheme_mismatch"
         ├── SeqExhaustedError     retriable=False  reason="seq_exhausted" counter at 2**53
         └── IndexUnavailableError retriable=True   reason="unavailable"
@@ -121,6 +122,14 @@ class IndexStoreError(NeardupError):
     reason = "index"
 
 
+class IndexFileError(IndexStoreError, ValueError):
+    """A saved index file that cannot be loaded (not one, another file format version, cut
+    short or damaged), or an index that cannot be saved (its texts live in Redis): the path
+    and what is wrong are in the message."""
+
+    reason = "index_file"
+
+
 class SchemeMismatchError(IndexStoreError):
     """The namespace was built with other sketch parameters; mixing them is meaningless."""
 
@@ -153,6 +162,7 @@ __all__ = [
     "ConflictError",
     "DeletedError",
     "IndexCredentialsError",
+    "IndexFileError",
     "IndexStoreError",
     "IndexUnavailableError",
     "InvalidMessage",

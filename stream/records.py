@@ -111,6 +111,13 @@ class Record:
         source = self.source.encode("utf-8", "surrogatepass")
         return b"".join((head, ident, buckets, payload, _LEN.pack(len(source)), source, raw))
 
+    @staticmethod
+    def id_of(data: bytes) -> str:
+        """The article id of an encoded record, read without decoding the rest (listing a
+        namespace's ids)."""
+        id_len = _HEAD.unpack_from(data)[-1]
+        return data[_HEAD.size : _HEAD.size + id_len].decode("utf-8")
+
     @classmethod
     def decode(cls, data: bytes) -> Record:
         version, kind, n_buckets, items, at, sim, content, id_len = _HEAD.unpack_from(data)

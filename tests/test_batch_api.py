@@ -114,6 +114,8 @@ def test_results_line_up_with_rows_across_chunks() -> None:
         assert [r.row for r in results if isinstance(r, Invalid)] == sorted(bad)
         assert all(r.reason == "empty_text" for r in results if isinstance(r, Invalid))
         assert [r.id for r in results] == [str(i) for i in range(n)]
+        assert len(index) == n - len(bad)
+        assert list(index) == [str(i) for i in range(n) if i not in bad]
 
 
 def test_every_shape_gives_the_same_results() -> None:
@@ -279,6 +281,7 @@ def test_dedup_against_an_open_index_leaves_out_what_it_held() -> None:
         index.add("old", STORIES[1])
         kept = neardup.dedup(_corpus(), index=index)
         assert kept["id"].tolist() == [1, 3, 7]
+        assert "4" in index and 7 in index and 3 not in index  # 3: never judged, never added
     with pytest.raises(ValueError, match="keep must be"):
         neardup.keep_mask(_corpus(), keep="first")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -39,7 +39,15 @@ from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Record
 from neardup.stream.schema import parse_article, parse_tombstone
 
-__all__ = ["Deletion", "Rebuilt", "TopicSource", "batches_of", "export", "reindex"]
+__all__ = [
+    "Deletion",
+    "Rebuilt",
+    "TopicSource",
+    "batches_of",
+    "export",
+    "reindex",
+    "stored_records",
+]
 
 BATCH = 512
 
@@ -66,10 +74,8 @@ async def export(
     where = await aliases.resolve(index, ns)
     if await index.stored_scheme(where) is None:
         raise LookupError(f"no namespace {ns!r} in this index: nothing to export")
-    last = await index.last_seq(where)
     written = textless = 0
-    for lo in range(1, last + 1, BATCH):
-        got = await index.records(where, list(range(lo, min(lo + BATCH, last + 1))))
+    async for upto, last, got in stored_records(index, where):
         for seq in sorted(got):
             rec = Record.decode(got[seq])
             if not rec.raw:
@@ -81,8 +87,22 @@ async def export(
             out.write(orjson.dumps(line) + b"\n")
             written += 1
         if on_batch:
-            on_batch(min(lo + BATCH - 1, last), last)
+            on_batch(upto, last)
     return written, textless
+
+
+async def stored_records(
+    index: Index, where: str, batch: int | None = None
+) -> AsyncGenerator[tuple[int, int, dict[int, bytes]], None]:
+    """A namespace's stored records in their order (seq), ``batch`` seqs a read, so a big one
+    streams: ``(last seq read, the namespace's last seq when it began, records by seq)``.
+    ``where``: where the namespace is indexed (:func:`aliases.resolve`); ``batch``: by default
+    :data:`BATCH`."""
+    batch = batch or BATCH
+    last = await index.last_seq(where)
+    for lo in range(1, last + 1, batch):
+        hi = min(lo + batch, last + 1)
+        yield hi - 1, last, await index.records(where, list(range(lo, hi)))
 
 
 @dataclass

@@ -183,6 +183,15 @@ class Buckets:
         """Merge the dict into the columns once it outgrew a quarter of them."""
         if self._new_entries < max(self._merge_min, len(self._ids) // 4):
             return
+        self._ids, self._seqs = self.entries()
+        self._dead = np.zeros(len(self._ids), np.bool_)
+        self._dead_count = 0
+        self._new = {}
+        self._new_entries = 0
+
+    def entries(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+        """Every live (bucket, seq) entry as two columns, by bucket id and each bucket's
+        earliest first: what a merge leaves (:meth:`settle`; a saved index stores them)."""
         n = self._new_entries
         ids = np.empty(n, np.uint64)
         seqs = np.empty(n, np.int64)
@@ -202,12 +211,26 @@ class Buckets:
             keep = ~self._dead
             old_ids, old_seqs = old_ids[keep], old_seqs[keep]
         at = np.searchsorted(old_ids, ids, "right")  # after the bucket's earlier members
-        self._ids = np.insert(old_ids, at, ids)
-        self._seqs = np.insert(old_seqs, at, seqs)
-        self._dead = np.zeros(len(self._ids), np.bool_)
-        self._dead_count = 0
-        self._new = {}
-        self._new_entries = 0
+        return np.insert(old_ids, at, ids), np.insert(old_seqs, at, seqs)
+
+    @classmethod
+    def of_entries(
+        cls,
+        ids: npt.NDArray[np.uint64],
+        seqs: npt.NDArray[np.int64],
+        merge_min: int = MERGE_MIN,
+    ) -> Buckets:
+        """Buckets holding :meth:`entries`' columns (a ``ValueError`` unless they are of one
+        length and sorted by bucket id, as :meth:`entries` gives them)."""
+        if ids.shape != seqs.shape or ids.ndim != 1:
+            raise ValueError("bucket columns of different lengths")
+        if len(ids) > 1 and not bool(np.all(ids[1:] >= ids[:-1])):
+            raise ValueError("bucket column not sorted by bucket id")
+        out = cls(merge_min)
+        out._ids = ids.astype(np.uint64, copy=True)
+        out._seqs = seqs.astype(np.int64, copy=True)
+        out._dead = np.zeros(len(ids), np.bool_)
+        return out
 
 
 __all__ = ["MERGE_MIN", "Buckets", "Slot", "seqs_of", "size_of", "take_out", "with_seq"]

@@ -32,7 +32,9 @@ from neardup.stream.records import Record
 
 
 @dataclass
-class _Space:
+class Space:
+    """One namespace's state (:mod:`neardup.stream.index.memory_file` saves it to a file)."""
+
     scheme: bytes | None = None
     seq: int = 0
     ids: dict[str, int] = field(default_factory=dict)
@@ -54,14 +56,14 @@ class MemoryIndex:
     """Dicts per namespace; an asyncio program is single-threaded, so each call is atomic."""
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
-        self._spaces: dict[str, _Space] = {}
+        self._spaces: dict[str, Space] = {}
         self._aliases: dict[str, bytes] = {}
         self._clock = clock
         self.round_trips = 0  # nothing leaves the process
         self.remote = False
 
-    def _space(self, ns: str) -> _Space:
-        return self._spaces.setdefault(ns, _Space())
+    def _space(self, ns: str) -> Space:
+        return self._spaces.setdefault(ns, Space())
 
     async def now(self, ns: str) -> float:
         return self._clock()
@@ -105,7 +107,7 @@ class MemoryIndex:
         space.buckets.settle()
         return probes
 
-    def _first_live(self, space: _Space, holders: Slot, live_after: float | None) -> int | None:
+    def _first_live(self, space: Space, holders: Slot, live_after: float | None) -> int | None:
         """The first copy of a text still inside the retention window (swept or not)."""
         if live_after is None:
             return seqs_of(holders)[0]
@@ -113,7 +115,7 @@ class MemoryIndex:
 
     def _register_one(
         self,
-        space: _Space,
+        space: Space,
         reg: Registration,
         cap: int,
         live_after: float | None,
@@ -216,7 +218,7 @@ class MemoryIndex:
         self._remove(space, seq)
         return True
 
-    def _remove(self, space: _Space, seq: int) -> None:
+    def _remove(self, space: Space, seq: int) -> None:
         rec = Record.decode(space.docs.pop(seq))
         space.buckets.remove(rec.buckets, seq)
         take_out(space.exact, rec.content, seq)
@@ -317,6 +319,14 @@ class MemoryIndex:
         if len(cur) > cap:
             space.lines = [Counter(), cur]
 
+    def space(self, ns: str) -> Space:
+        """The namespace's state itself, not a copy (what a saved index file holds)."""
+        return self._space(ns)
+
+    def put_space(self, ns: str, space: Space) -> None:
+        """Make ``space`` the namespace's state (a saved index file, read back)."""
+        self._spaces[ns] = space
+
     def deleted_ids(self, ns: str) -> dict[str, float]:
         """Inspection for tests: the remembered deleted ids and their deletion times."""
         return dict(self._space(ns).deleted)
@@ -326,4 +336,4 @@ class MemoryIndex:
         return self._space(ns).buckets.members(bucket)
 
 
-__all__ = ["MemoryIndex"]
+__all__ = ["MemoryIndex", "Space"]

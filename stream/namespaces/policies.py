@@ -33,15 +33,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from neardup.sketch import lsh
 from neardup.stream.errors import NamespacesFileError
 from neardup.stream.index.base import scheme_fields
 from neardup.stream.index.redis import keys
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import BucketSalts, Policy
 
 __all__ = [
     "NamespacesFileError",
+    "as_json",
     "decision_settings",
+    "from_json",
     "load",
     "parse",
     "pinned",
@@ -157,6 +161,31 @@ def pinned(policy: Policy, stored_scheme: Mapping[str, Any]) -> Policy | None:
     if lsh.recall_at(policy.candidate_jaccard, bands, rows) < policy.recall:
         return None
     return dataclasses.replace(policy, bands=(bands, rows))
+
+
+def as_json(policy: Policy) -> dict[str, Any]:
+    """Every field of a policy as JSON values (a saved index carries its policy so)."""
+    fields: dict[str, Any] = orjson.loads(orjson.dumps(dataclasses.asdict(policy)))
+    return fields
+
+
+def from_json(fields: Mapping[str, Any]) -> Policy:
+    """The policy :func:`as_json` gave; a ``ValueError`` for a field this version lacks or a
+    value the policy refuses."""
+    names = {f.name for f in dataclasses.fields(Policy)}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        raise ValueError(f"unknown policy fields {', '.join(unknown)}")
+    values = dict(fields)
+    if isinstance(values.get("bucket_salts"), dict):
+        values["bucket_salts"] = BucketSalts(**values["bucket_salts"])
+    for name in ("bands", "boilerplate_sources"):
+        if isinstance(values.get(name), list):
+            values[name] = tuple(values[name])
+    try:
+        return Policy(**values)
+    except TypeError as exc:  # a value of another type
+        raise ValueError(str(exc)) from None
 
 
 def scheme_of(stored: bytes) -> dict[str, Any] | None:
