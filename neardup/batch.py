@@ -9,7 +9,7 @@ cannot be judged, as the command writes an ``"verdict": "invalid"`` line in its 
 line up with the rows by position.
 
 :func:`dedup` is ``neardup dedup --kept`` for a DataFrame, an Arrow table or a list of rows: the
-rows kept, in the input's own type, chosen by the same :class:`~neardup.stream.cli.kept.Keeper`.
+rows kept, in the input's own type, chosen by the same :class:`~neardup.stream.keep.Keeper`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from neardup.rows import NotARow, Row, row_chunks
-from neardup.stream.cli.kept import KEEP_MODES, ORIGINALS, Keeper
 from neardup.stream.errors import InvalidMessage, NeardupError
+from neardup.stream.keep import KEEP_MODES, ORIGINALS, Keeper
 from neardup.stream.model import Article, Verdict
 from neardup.stream.schema import OPTIONAL_FIELDS, article_from_obj, exact_id
 
