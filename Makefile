@@ -17,7 +17,7 @@ install: $(STAMP) $(CORE_STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	@if ! command -v cargo >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
-		echo "installing cargo (Debian package) for the compiled core"; \
+		echo "installing cargo (Debian package) for the compiled core: it needs Rust 1.85 (Debian 13)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo >/dev/null \
 		|| echo "apt-get failed: neardup installs without its compiled core (see docs/core.md)"; \
 	fi

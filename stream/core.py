@@ -57,9 +57,9 @@ def _in_use() -> ModuleType | None:
     if kernel is None and not _said and not forced():
         _said = True
         log.warning(
-            "neardup: the compiled core is not built (no Rust toolchain when neardup was "
-            "installed); using the slower python reference. Install cargo and reinstall neardup "
-            "to build it."
+            "neardup: the compiled core is not built, so the slower python reference is in use; "
+            "install cargo (Rust), then reinstall neardup to build it (NEARDUP_CORE=python "
+            "chooses the reference and silences this)"
         )
     return kernel
 
