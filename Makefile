@@ -64,7 +64,7 @@ run: $(STAMP) $(CORE_STAMP)
 # (tests/integration/conftest.py) and stop them even when a test fails. TEST_WORKERS processes
 # (pytest-xdist), one file to each at a time: each process starts its own servers on free ports.
 TEST_WORKERS ?= 4
-# NEARDUP_REQUIRE_CORE=1: tests/test_core.py fails (not skips) if the compiled core is missing.
+# NEARDUP_REQUIRE_CORE=1: tests/stream/test_core.py fails (not skips) if the compiled core is missing.
 test: $(STAMP) $(CORE_STAMP) deploy-tools kafka model-tools
 	NEARDUP_REQUIRE_CORE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 

@@ -3,7 +3,8 @@
 
 ``NEARDUP_CORE=python`` forces the reference (to compare the two, or to rule the compiled one
 out). Where the compiled core is absent and not ruled out, the first batch says so once in the
-log; nothing is said on import. Both give exactly the same results (``tests/test_core.py``).
+log; nothing is said on import. Both give exactly the same results
+(``tests/stream/test_core.py``).
 """
 
 from __future__ import annotations
