@@ -1,6 +1,6 @@
 """The compiled core against the python reference: its kernel, the stage it serves, the command.
 
-``python -m bench.core_bench`` prints a Markdown table (no report file yet):
+``python -m bench core`` (``core.md``, ``core.json``), on the Reuters-21578 stories:
 
 * **kernel**: the sketches of the Reuters-21578 stories' shingle sets
   (:func:`neardup.sketch.sets.sketch_sets` against ``neardup._core.sketch_sets``), batches of 512
@@ -17,7 +17,6 @@ wall time does. Read ratios, not absolutes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -26,11 +25,14 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from bench.readings import write_corpus
+from bench import cli
+from bench.cli import say
+from bench.readings import git_state, machine_info, write_corpus
 from harness.data import reuters
 from neardup.sketch import features, sets
 from neardup.stream import core
@@ -39,6 +41,7 @@ from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
 
 BATCH = 512
+PACKAGES = ("neardup", "numpy")
 NEARDUP = Path(sys.executable).parent / "neardup"
 ROOT = Path(__file__).resolve().parent.parent  # this tree's code first, as the tests run it
 Shingled = tuple[npt.NDArray[np.uint64], npt.NDArray[np.intp], list[int]]
@@ -54,6 +57,15 @@ def best(
         run()
         times.append(clock() - t0)
     return min(times)
+
+
+def rustc() -> str:
+    """The Rust compiler's version (the one on PATH: what built the core, where it is there)."""
+    try:
+        done = subprocess.run(["rustc", "--version"], capture_output=True, text=True, check=False)
+    except OSError:
+        return "not found"
+    return done.stdout.strip() or "not found"
 
 
 def children_cpu() -> float:
@@ -105,20 +117,12 @@ def command_seconds(corpus: Path, name: str | None, repeats: int) -> float:
     return best(run, repeats, children_cpu)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = argparse.ArgumentParser(prog="python -m bench.core_bench", description=__doc__)
-    args.add_argument("--repeats", type=int, default=3)
-    args.add_argument("--docs", type=int, default=0, help="the first N stories (0: all)")
-    opts = args.parse_args(argv)
-    if core.compiled() is None:
-        print("the compiled core is not built (make install): nothing to compare", file=sys.stderr)
-        return 2
-    rows = reuters()[: opts.docs or None]
+def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]]:
+    """The three rows of the report: what, and the reference's and the compiled core's CPU s."""
     texts = [str(r["text"]) for r in rows]
     policy = Policy()
     batches = shingled(texts, policy)
     hasher = policy.hasher
-    table = []
 
     def kernel(fn: Callable[..., object]) -> Callable[[], None]:
         def run() -> None:
@@ -127,29 +131,62 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run
 
-    ref = best(kernel(sets.sketch_sets), opts.repeats)
-    fast = best(kernel(core.sketch_sets), opts.repeats)
-    table.append(("kernel: sketch_sets, batches of 512", ref, fast))
     articles = [Article(str(r["id"]), t) for r, t in zip(rows, texts, strict=True)]
 
     def stage() -> None:
         for lo in range(0, len(articles), BATCH):
             prepare(policy, articles[lo : lo + BATCH])
 
-    ref = best(_with_core("python", stage), opts.repeats)
-    fast = best(_with_core(None, stage), opts.repeats)
-    table.append(("stage: prepare, batches of 512", ref, fast))
+    out = []
+    say("kernel")
+    ref, fast = best(kernel(sets.sketch_sets), repeats), best(kernel(core.sketch_sets), repeats)
+    out.append({"what": "kernel", "reference_s": ref, "compiled_s": fast})
+    say("prepare")
+    ref = best(_with_core("python", stage), repeats)
+    fast = best(_with_core(None, stage), repeats)
+    out.append({"what": "prepare", "reference_s": ref, "compiled_s": fast})
+    say("neardup dedup")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.jsonl"
         write_corpus(rows, corpus)
-        ref = command_seconds(corpus, "python", opts.repeats)
-        fast = command_seconds(corpus, None, opts.repeats)
-    table.append(("command: neardup dedup, memory store", ref, fast))
-    print(f"Reuters-21578, {len(rows):,} stories; CPU seconds, least of {opts.repeats}\n")
-    print("| what | python reference s | compiled s | reference / compiled |")
-    print("|---|---:|---:|---:|")
-    for what, r, c in table:
-        print(f"| {what} | {r:.3f} | {c:.3f} | {r / c:.2f}x |")
+        ref = command_seconds(corpus, "python", repeats)
+        fast = command_seconds(corpus, None, repeats)
+    out.append({"what": "command", "reference_s": ref, "compiled_s": fast})
+    return [{**r, "ratio": r["reference_s"] / r["compiled_s"]} for r in out]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = cli.parser(
+        "core",
+        __doc__,
+        repeats=(5, "runs of each, the least CPU time kept"),
+        docs=(0, "the first N stories (0: all)"),
+    )
+    args = parser.parse_args(argv)
+    if args.repeats < 1 or args.docs < 0:
+        parser.error("need --repeats >= 1 and --docs >= 0")
+    if core.compiled() is None:
+        print("the compiled core is not built (make install): nothing to compare", file=sys.stderr)
+        return 2
+    cli.sigterm_unwinds()
+    started = time.perf_counter()
+    rows = list(reuters()[: args.docs or None])
+    measured = measure(rows, args.repeats)
+    result: dict[str, Any] = {
+        "generated": cli.now(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "command": cli.command("core", argv),
+        "machine": {**machine_info(PACKAGES), "rustc": rustc()},
+        "git": git_state(),
+        "docs": len(rows),
+        "batch": BATCH,
+        "repeats": args.repeats,
+        "rows": measured,
+    }
+    from bench import core_tables
+
+    cli.write(args.out, "core", result, core_tables.markdown(result))
+    say(f"wrote {args.out / 'core.md'} and core.json")
     return 0
 
 
