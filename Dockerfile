@@ -27,7 +27,11 @@ RUN apt-get update \
 
 WORKDIR /src
 COPY deploy/constraints.txt /src/deploy/constraints.txt
-COPY pyproject.toml README.md LICENSE /src/
+COPY pyproject.toml setup.py README.md LICENSE /src/
+# The compiled core's sources: built into the wheel where the builder has cargo (Rust 1.85 or newer);
+# this builder has none yet, so the image runs the python reference (the worker says so once).
+COPY core/Cargo.toml core/Cargo.lock /src/core/
+COPY core/src /src/core/src
 COPY sketch /src/sketch
 COPY stream /src/stream
 COPY neardup /src/neardup

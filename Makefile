@@ -4,14 +4,23 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.core
+# cargo as rustup installs it, when the shell's PATH lacks it: the compiled core needs it
+CARGO_BIN := $(wildcard $(HOME)/.cargo/bin)
+export PATH := $(if $(CARGO_BIN),$(CARGO_BIN):)$(PATH)
 SERVICES := .services
 
 .PHONY: run test check unit lint bench chaos install deploy-tools validate-deploy clean kafka model model-tools
 HELM_VENV := .venv-helm
 
-install: $(STAMP)
+install: $(STAMP) $(CORE_STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
+	@if ! command -v cargo >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "installing cargo (Debian package) for the compiled core: it needs Rust 1.85 (Debian 13)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo >/dev/null \
+		|| echo "apt-get failed: neardup installs without its compiled core (see docs/core.md)"; \
+	fi
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -28,6 +37,13 @@ $(STAMP): pyproject.toml
 	fi
 	touch $(STAMP)
 
+# The editable install builds the compiled core (core/, Rust) in place, as neardup/_core*.so;
+# Python sources are read where they are, but a change to the Rust sources needs this again.
+$(CORE_STAMP): $(STAMP) setup.py core/Cargo.toml core/Cargo.lock $(wildcard core/src/*.rs)
+	$(PY) -m pip install --quiet --no-deps -e .
+	@$(PY) -c "from neardup.stream import core; print('neardup core:', core.name())"
+	touch $(CORE_STAMP)
+
 # spin (Debian's package) checks the sharded namespace's protocol model (model/sharded.pml)
 model-tools:
 	@if ! command -v spin >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
@@ -41,20 +57,21 @@ model: $(STAMP) model-tools
 	$(PY) -m harness.model
 
 # Starts Redis + a Kafka-protocol broker, two workers, streams the bundled sample, then stops all.
-run: $(STAMP)
+run: $(STAMP) $(CORE_STAMP)
 	$(PY) -m harness.demo
 
 # The whole suite; the integration fixtures start a real Redis and a real Kafka-protocol broker
 # (tests/integration/conftest.py) and stop them even when a test fails. TEST_WORKERS processes
 # (pytest-xdist), one file to each at a time: each process starts its own servers on free ports.
 TEST_WORKERS ?= 4
-test: $(STAMP) deploy-tools kafka model-tools
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+# NEARDUP_REQUIRE_CORE=1: tests/stream/test_core.py fails (not skips) if the compiled core is missing.
+test: $(STAMP) $(CORE_STAMP) deploy-tools kafka model-tools
+	NEARDUP_REQUIRE_CORE=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The tests that need no server (everything but tests/integration and tests/deploy), in 2
 # processes, with the dev hypothesis profile's fewer examples and without the slow tests.
-unit: $(STAMP) model-tools
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -n 2 -m "not slow and not kafka" \
+unit: $(STAMP) $(CORE_STAMP) model-tools
+	NEARDUP_REQUIRE_CORE=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-dev} $(PY) -m pytest -n 2 -m "not slow and not kafka" \
 		tests --ignore=tests/integration --ignore=tests/deploy $(PYTEST_ARGS)
 
 # The fast loop before a commit: lint, then the unit tests.
@@ -78,7 +95,7 @@ lint: $(STAMP)
 	$(PY) -m bench.render --check
 
 # The stream benchmark runs Apache Kafka beside Tansu: `kafka` fetches its jars first.
-bench: $(STAMP) kafka
+bench: $(STAMP) $(CORE_STAMP) kafka
 	@if ! command -v valgrind >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 		echo "installing valgrind (Debian package) for the cost benchmark's instruction counts"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null \
@@ -114,4 +131,4 @@ validate-deploy:
 	bash scripts/validate_deploy.sh
 
 clean:
-	rm -rf $(VENV) $(HELM_VENV) $(SERVICES) $(KAFKA_DIR) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(HELM_VENV) $(SERVICES) $(KAFKA_DIR) .pytest_cache .mypy_cache .ruff_cache *.egg-info core/target neardup/_core*.so

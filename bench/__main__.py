@@ -23,6 +23,7 @@ NAMES = [
     "command",
     "hostile",
     "scale",
+    "core",
 ]
 
 

@@ -659,7 +659,9 @@ def cmd_context(_: argparse.Namespace) -> int:
 
 # What an sdist is built from: the tracked files of these (tests/ included, to see it left out).
 SDIST_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "sketch", "stream")
-SDIST_SOURCES += ("neardup", "tests")
+SDIST_SOURCES += ("neardup", "tests", "setup.py", "core")  # core: the compiled core's crate
+# what the sdist must carry of the compiled core, and what of its builds it must not
+CORE_SOURCES = ("setup.py", "core/Cargo.toml", "core/Cargo.lock", "core/src/lib.rs")
 
 
 def _copy_tracked(dest: Path) -> None:
@@ -711,6 +713,10 @@ def cmd_sdist(_: argparse.Namespace) -> int:
             problems.add("sdist", f"{sdist.name} lacks the LICENSE")
         if strays := [n for n in names if n.split("/", 1)[0] == "tests"]:
             problems.add("sdist", f"{sdist.name} carries tests without their fixtures: {strays}")
+        if missing := [n for n in CORE_SOURCES if n not in names]:
+            problems.add("sdist", f"{sdist.name} lacks the compiled core's sources: {missing}")
+        if built := [n for n in names if n.startswith("core/target/") or n.endswith(".so")]:
+            problems.add("sdist", f"{sdist.name} carries built files: {built[:5]}")
         print(f"sdist {sdist.name}: {len(names)} files")
         wheel_checked(sdist, Path(tmp) / "wheels", problems, "the sdist", "wheel from the sdist")
     print(f"sdist check: {time.monotonic() - start:.1f}s")

@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 from importlib import metadata
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 import neardup
 from neardup import _version
+from neardup.stream import core
 
 ROOT = Path(__file__).resolve().parent.parent
 NEARDUP = Path(sys.executable).parent / "neardup"
@@ -54,18 +56,30 @@ def test_otherwise_the_version_is_unknown(
 
 
 def test_the_installed_command_prints_its_version() -> None:
-    """As a user runs it: the console script, exit 0, ``neardup X.Y.Z`` on stdout alone.
+    """As a user runs it: the console script, exit 0, ``neardup X.Y.Z (core: C)`` on stdout
+    alone, C the core in use (:mod:`neardup.stream.core`; ``NEARDUP_CORE=python`` forces the
+    reference).
 
     PYTHONPATH puts this tree's code first (the venv may hold another checkout, editable)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop(core.ENV, None)
     out = subprocess.run(
         [str(NEARDUP), "--version"], capture_output=True, text=True, timeout=60, env=env
     )
+    in_use = "compiled" if find_spec("neardup._core") else "python reference"
     assert (out.returncode, out.stdout, out.stderr) == (
         0,
-        f"neardup {metadata.version('neardup')}\n",
+        f"neardup {metadata.version('neardup')} (core: {in_use})\n",
         "",
     )
+    forced = subprocess.run(
+        [str(NEARDUP), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, core.ENV: "python"},
+    )
+    assert forced.stdout == f"neardup {metadata.version('neardup')} (core: python reference)\n"
     # listed among the options of `neardup --help`
     helped = subprocess.run(
         [str(NEARDUP), "--help"], capture_output=True, text=True, timeout=60, env=env

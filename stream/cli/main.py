@@ -36,9 +36,12 @@ app = typer.Typer(
 
 
 def _print_version(value: bool) -> None:
-    """``--version``: the name and version, then exit 0 before any command is looked for."""
+    """``--version``: the name, the version and the core in use (compiled, or the python
+    reference: :mod:`neardup.stream.core`), then exit 0 before any command is looked for."""
     if value:
-        typer.echo(f"neardup {__version__}")
+        from neardup.stream import core  # only here: no other command start pays for it
+
+        typer.echo(f"neardup {__version__} (core: {core.name()})")
         raise typer.Exit()
 
 

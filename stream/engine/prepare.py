@@ -45,9 +45,9 @@ from neardup.sketch import (
     lsh,
     markup,
     ragged,
-    simhash,
     winnow,
 )
+from neardup.stream import core
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import (
     PASSAGE_PROBES,
@@ -290,15 +290,11 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
         short = [unstamped(sketched or article.text, norm)]
         return _short([article], [content], short, short_buckets(policy, short), [0])[0]
     salts = policy.bucket_salts
-    repeated = np.sort(windows)
-    unique = features.sorted_unique(repeated)
-    sig = policy.hasher.signature(unique).values
-    fp = simhash.simhash_one(repeated)  # repeats weigh as tf
+    sig, fp, shingles = core.sketch_one(policy.hasher, windows)  # repeats weigh as tf in fp
     keys = np.array([key for _, key in hamming.table_keys(fp, policy.table_design)], np.uint64)
     table_no = np.arange(len(keys), dtype=np.uint64) * np.uint64(salts.table_mult)
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
-    shingles = _recorded(unique)
     brief = len(shingles) < policy.numbers_shingles
     numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
     near: list[int] = []
@@ -408,16 +404,13 @@ def _long(
     extra: dict[int, tuple[int, ...]],  # the short buckets of those near the line
 ) -> dict[int, Prepared]:
     salts = policy.bucket_salts
-    sets = ragged.unique_per_doc(hashes, offsets, idx)
-    sigs = policy.hasher.signatures(sets.unique, sets.unique_offsets)
-    fps = simhash.simhash_many(sets.repeated, None, sets.repeated_offsets)  # repeats weigh as tf
+    sigs, fps, s32, off32 = core.sketch_sets(policy.hasher, hashes, offsets, idx)
     bands = lsh.band_hashes(sigs, *policy.bands_rows)
     tables = hamming.table_keys_many(fps, policy.table_design)
     table_no = np.arange(tables.shape[1], dtype=np.uint64) * np.uint64(salts.table_mult)
     band_ids = features.mix64(bands ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(tables ^ np.uint64(salts.simhash_table)) + table_no)
     bucket_ids = np.concatenate([band_ids, table_ids], axis=1).tolist()
-    s32, off32 = ragged.truncated_sets(sets.unique, sets.unique_offsets)
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles

@@ -1,0 +1,57 @@
+"""The sketches of a batch's shingle sets: per document, its MinHash signature, its SimHash
+fingerprint and its shingles as a record keeps them (32-bit, sorted unique).
+
+This is the pure-Python reference of the compiled core's first kernel (``neardup._core``,
+:mod:`neardup.stream.core` chooses): the kernel's results are defined as this function's, and
+the tests hold them equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.sketch import ragged, simhash
+from neardup.sketch.features import sorted_unique
+from neardup.sketch.minhash import MinHasher
+
+U64 = npt.NDArray[np.uint64]
+
+
+class SetSketches(NamedTuple):
+    """Chosen documents' sketches, in the order they were chosen."""
+
+    signatures: U64  # (documents, k)
+    simhashes: U64  # 64-bit SimHash, repeated shingles weighing as term frequency
+    shingles: npt.NDArray[np.uint32]  # each document's low 32 bits of its shingles, sorted unique
+    shingle_offsets: list[int]  # document j owns shingles[offsets[j]:offsets[j + 1]]
+
+
+def sketch_sets(
+    hasher: MinHasher, hashes: U64, offsets: npt.NDArray[np.intp], docs: Sequence[int]
+) -> SetSketches:
+    """The sketches of the documents ``docs`` of a ragged batch of shingle hashes (document
+    ``i`` owns ``hashes[offsets[i]:offsets[i + 1]]``, repeats kept). Every chosen document has
+    at least one shingle (the reference's batch forms need it; the compiled kernel also takes
+    empty ones, as :func:`sketch_one` does)."""
+    sets = ragged.unique_per_doc(hashes, offsets, docs)
+    sigs = hasher.signatures(sets.unique, sets.unique_offsets)
+    fps = simhash.simhash_many(sets.repeated, None, sets.repeated_offsets)
+    s32, off32 = ragged.truncated_sets(sets.unique, sets.unique_offsets)
+    return SetSketches(sigs, fps, s32, off32)
+
+
+def sketch_one(hasher: MinHasher, windows: U64) -> tuple[U64, int, npt.NDArray[np.uint32]]:
+    """One document's signature, fingerprint and recorded shingles: :func:`sketch_sets` of a
+    batch of one, by the one-text forms (a batch's set-up was most of the time of one text)."""
+    repeated = np.sort(np.asarray(windows, dtype=np.uint64))
+    unique = sorted_unique(repeated)
+    sig = hasher.signature(unique).values
+    fp = simhash.simhash_one(repeated)
+    return sig, fp, sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+__all__ = ["SetSketches", "sketch_one", "sketch_sets"]

@@ -1,0 +1,110 @@
+"""Which core does the numeric work: the compiled one (``neardup._core``, the Rust crate in
+``core/``) when it was built, else the pure-Python reference in :mod:`neardup.sketch`.
+
+``NEARDUP_CORE=python`` forces the reference (to compare the two, or to rule the compiled one
+out). Where the compiled core is absent and not ruled out, the first batch says so once in the
+log; nothing is said on import. Both give exactly the same results
+(``tests/stream/test_core.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from functools import cache
+from types import ModuleType
+
+import numpy as np
+import numpy.typing as npt
+
+from neardup.sketch import sets
+from neardup.sketch.minhash import MinHasher
+from neardup.sketch.simhash import DEFAULT_SEED as SIMHASH_SEED
+
+ENV = "NEARDUP_CORE"
+COMPILED, REFERENCE = "compiled", "python reference"
+log = logging.getLogger(__name__)
+_said = False
+
+
+@cache
+def compiled() -> ModuleType | None:
+    """The compiled core's module, or None when it is absent or ``NEARDUP_CORE=python``."""
+    if os.environ.get(ENV, "").strip().lower() == "python":
+        return None
+    try:
+        from neardup import _core  # built from core/ where cargo was found (setup.py)
+    except ImportError:
+        return None
+    module: ModuleType = _core
+    return module
+
+
+def forced() -> bool:
+    """Whether ``NEARDUP_CORE=python`` rules the compiled core out."""
+    return os.environ.get(ENV, "").strip().lower() == "python"
+
+
+def name() -> str:
+    """The core in use, as ``neardup --version`` names it."""
+    return COMPILED if compiled() is not None else REFERENCE
+
+
+def _in_use() -> ModuleType | None:
+    """:func:`compiled`, saying once (in the log, at first use) that it is absent."""
+    global _said
+    kernel = compiled()
+    if kernel is None and not _said and not forced():
+        _said = True
+        log.warning(
+            "neardup: the compiled core is not built, so the slower python reference is in use; "
+            "install cargo (Rust), then reinstall neardup to build it (NEARDUP_CORE=python "
+            "chooses the reference and silences this)"
+        )
+    return kernel
+
+
+def sketch_sets(
+    hasher: MinHasher,
+    hashes: npt.NDArray[np.uint64],
+    offsets: npt.NDArray[np.intp],
+    docs: Sequence[int],
+) -> sets.SetSketches:
+    """:func:`neardup.sketch.sets.sketch_sets`, by the core in use."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.sketch_sets(hasher, hashes, offsets, docs)
+    sigs, fps, s32, off32 = kernel.sketch_sets(
+        np.ascontiguousarray(hashes, dtype=np.uint64),
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        np.asarray(docs, dtype=np.int64),
+        hasher.num_perm,
+        hasher.seed,
+        hasher.scheme == "kperm",
+        SIMHASH_SEED,
+    )
+    return sets.SetSketches(sigs, fps, s32, off32.tolist())
+
+
+def sketch_one(
+    hasher: MinHasher, windows: npt.NDArray[np.uint64]
+) -> tuple[npt.NDArray[np.uint64], int, npt.NDArray[np.uint32]]:
+    """:func:`neardup.sketch.sets.sketch_one`, by the core in use."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.sketch_one(hasher, windows)
+    found = sketch_sets(hasher, windows, np.array([0, len(windows)], np.intp), [0])
+    return found.signatures[0], int(found.simhashes[0]), found.shingles
+
+
+__all__ = [
+    "COMPILED",
+    "ENV",
+    "REFERENCE",
+    "compiled",
+    "forced",
+    "name",
+    "sketch_one",
+    "sketch_sets",
+]
