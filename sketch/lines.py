@@ -16,8 +16,9 @@ Pure: the index keeps the counts; :func:`without` rebuilds the text from the lin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import mmh3
 
@@ -106,15 +107,24 @@ def lines_of(
     whatever its script. Of a long text, the lines at its head and foot (:data:`LINES_READ`);
     with ``max_tokens``, none of more than :data:`LINE_KEY_CHARS` characters."""
     head = source_key(source, seed)
-    spans, out = [], []
+    spans: list[tuple[int, int]] = []
+    out: list[bytes] = []
     bounded = min_tokens > 1 or max_tokens > 0
-    marker, word = _MARKER_RE.match, _WORD_RE.search
+    marker, word, digest = _MARKER_RE.match, _WORD_RE.search, mmh3.hash_bytes
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
     known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
-    read = _read((text.lower() if ascii_text else text).split("\n"))
-    if max_tokens:
-        read = [(start, line) for start, line in read if len(line) <= LINE_KEY_CHARS]
-    folds = {} if ascii_text else _normalized([line for _, line in read], max_tokens)
+    split = (text.lower() if ascii_text else text).split("\n")
+    read: Iterable[tuple[int, str]]
+    if len(split) <= 2 * LINES_READ:  # every line: the starts summed in C, no pairs listed
+        starts = accumulate(map((1).__add__, map(len, split)), initial=0)  # one past the end
+        read = zip(starts, split, strict=False)
+    else:
+        read = _read(split)
+    longest = LINE_KEY_CHARS if max_tokens else len(text)
+    folds: dict[str, tuple[str, int]] = {}
+    if not ascii_text:
+        read = [(start, line) for start, line in read if len(line) <= longest]
+        folds = _normalized([line for _, line in read], max_tokens)
     for start, line in read:
         if line in known:
             key = known[line]
@@ -122,6 +132,8 @@ def lines_of(
                 spans.append((start, start + len(line)))
                 out.append(key)
             continue
+        if len(line) > longest:
+            continue  # never met again with a key: a long line is long wherever it recurs
         known[line] = None
         if ascii_text or line.isascii():
             # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the
@@ -149,7 +161,10 @@ def lines_of(
             if bounded and (n < min_tokens or (max_tokens and n > max_tokens)):
                 continue
             m = marker(folded)
-        key = known[line] = _key(head, folded[m.end() :] if m else folded, seed)
+        if m:
+            folded = folded[m.end() :]
+        # :func:`_key`, inline: a call per line cost a tenth of the whole
+        key = known[line] = head + digest(folded.encode("utf-8", "surrogatepass"), seed)[7::-1]
         spans.append((start, start + len(line)))
         out.append(key)
     return Lines(tuple(spans), tuple(out))

@@ -235,8 +235,9 @@ async def learn(
             extra = between(a.text, found, drop)  # unless they are all the page has left
             if extra and _WORD.search(without(a.text, found, drop | extra)):
                 drop |= extra
-        if not features.has_tokens(a.text, policy.short_tokens):
-            drop = set()  # a short text is judged whole: its lines are its facts
+        if drop and not features.has_tokens(a.text, policy.short_tokens):
+            drop = set()  # a short text is judged whole: its lines are its facts (a text with
+            # nothing to leave out is not counted: a scan of its tokens for nothing)
         if a.source_name() and policy.teaches(a.source_name()):
             new = {i for i, key in enumerate(found.keys) if not counts[key]} - drop
             sampled.append(anchors(a.text, found, new, k=ANCHORS, min_tokens=ANCHOR_TOKENS))
