@@ -374,22 +374,28 @@ def _facts(
     """:func:`numbers_and_dates` of the long texts ``idx`` of a batch (``brief``: each one's
     flag), the same figures found faster: a text with neither a possible time of day nor a
     brief's number words is read from the batch's digit runs in numpy (one pass for the
-    batch: a regex scan per text cost more than the rest of its facts); the others alone."""
+    batch: a regex scan per text cost more than the rest of its facts); a brief without a time
+    of day has only its numbers read alone (its dates are the batch's); the others alone."""
     runs = batch.digit_runs()
     clocks = batch.clock_suspects(runs)
     lows = [0] * len(batch)
     alone: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    valued: dict[int, tuple[str, ...]] = {}  # a brief's numbers as values; its dates the batch's
     for i, short in zip(idx, brief, strict=True):
-        if short or clocks[i]:
-            norm = batch.text(i)
-            if short or figures.may_hold_clock(norm):
-                alone[i] = numbers_and_dates(texts[i], norm, short)
-                continue
+        if clocks[i] and figures.may_hold_clock(norm := batch.text(i)):
+            alone[i] = numbers_and_dates(texts[i], norm, short)
+            continue
         if "\n" in texts[i]:  # else no headline: the body is the whole text
             lows[i] = figures.body_start(texts[i], batch.text(i))
+        if short:  # no time of day: facts_texts would give (norm past lows[i], norm)
+            norm = batch.text(i)
+            valued[i] = facts.numbers_of(norm[lows[i] :]) or facts.numbers_of(norm)
     body, whole = batch.numerals(runs=runs, lows=lows), batch.numerals(runs=runs)
     dates = batch.dates(runs=runs, lows=lows)
-    return {i: alone.get(i) or (body[i] or whole[i], dates[i]) for i in idx}
+    return {
+        i: alone.get(i) or (valued[i] if i in valued else body[i] or whole[i], dates[i])
+        for i in idx
+    }
 
 
 def _long(

@@ -155,6 +155,60 @@ def test_a_batch_reads_each_long_texts_facts_as_the_text_alone(texts: list[str])
         assert found[i] == numbers_and_dates(text, batch.text(i), False)
 
 
+# a brief's numbers are values, number words too; and words of other scripts, marks,
+# zero-width characters
+BRIEF_WORDS = WORDS | st.sampled_from(
+    [
+        "five",
+        "million",
+        "hundred",
+        "twenty-one",
+        "half",
+        "billion",
+        "٣",
+        "๓",
+        "Москва",
+        "αβγ",
+        "\u200b",
+        "e\u0301",
+        "12:30",
+        "５",
+        "三",
+        "Jan",
+        "1st",
+    ]
+)
+BRIEFS = st.tuples(
+    st.lists(BRIEF_WORDS, max_size=12).map(" ".join),
+    st.lists(BRIEF_WORDS, max_size=40).map(" ".join),
+).map("\n".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(BRIEFS | STORIES | TEXTS, st.booleans()), min_size=1, max_size=5))
+def test_a_batch_reads_briefs_facts_as_the_text_alone(found: list[tuple[str, bool]]) -> None:
+    """A brief's facts (its numbers as values) read with the batch's dates are what
+    :func:`numbers_and_dates` gives it alone, with or without a time of day."""
+    texts, brief = [t for t, _ in found], [b for _, b in found]
+    batch = features.normalize_batch(texts)
+    got = _facts(texts, batch, list(range(len(texts))), brief)
+    for i, text in enumerate(texts):
+        assert got[i] == numbers_and_dates(text, batch.text(i), brief[i])
+
+
+def test_a_batch_reads_real_briefs_as_the_text_alone() -> None:
+    texts = [r["text"] for r in data.reuters()[:4000]] + [
+        r["text"] for r in data.zh_reviews()[:500]
+    ]
+    for at in range(0, len(texts), 500):
+        part = texts[at : at + 500]
+        batch = features.normalize_batch(part)
+        brief = [len(t) < 600 for t in part]
+        got = _facts(part, batch, list(range(len(part))), brief)
+        for i, text in enumerate(part):
+            assert got[i] == numbers_and_dates(text, batch.text(i), brief[i])
+
+
 def test_numerals_and_dates_by_example() -> None:
     assert figures.numerals_and_dates("on april 7th, 1,750 tonnes at 4.5 pct in q3") == (
         ("1,750", "4.5"),  # the 7 of "7th" stands beside a letter: a day, not a numeral
