@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -157,19 +158,32 @@ def resembled(
     return out
 
 
+# Texts whose units are kept for a later call: a batch's originals read the units of their
+# candidates (:func:`resembled`), mostly texts that a recent batch read when it learned them.
+# Bounded in count and in a text's length: the cache holds at most some tens of megabytes.
+UNITS_CACHED = 2048
+UNITS_CACHED_CHARS = 8192
+
+
 def units(text: str, source: str, policy: Policy) -> Lines:
     """What a text's boilerplate is learned and left out by: its lines, and for a named source
     (a site, a feed) the passages inside them too (sentences, a box's items: a footer or a box
     that text extraction delivers on one line). Without a source, the namespace is one source
     whose documents are every story and their copies: passages counted across it would make a
-    story's own sentences template once its copies are in."""
+    story's own sentences template once its copies are in. The last :data:`UNITS_CACHED`
+    texts' units are kept (a pure function of its arguments: the same value, once)."""
+    if len(text) > UNITS_CACHED_CHARS:
+        return _units(text, source, policy.seed, policy.boilerplate_tokens)
+    return _cached_units(text, source, policy.seed, policy.boilerplate_tokens)
+
+
+def _units(text: str, source: str, seed: int, max_tokens: int) -> Lines:
     if not source:
-        return lines_of(
-            text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
-        )
-    return passages_of(
-        text, source, policy.seed, min_tokens=2, max_tokens=policy.boilerplate_tokens
-    )
+        return lines_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
+    return passages_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
+
+
+_cached_units = lru_cache(maxsize=UNITS_CACHED)(_units)
 
 
 def anchored(

@@ -604,3 +604,26 @@ async def test_without_a_source_a_template_of_most_lines_is_learned(paragraphs: 
     last = Record.decode((await index.records("default", [6]))[6])
     story = prepare(policy, [Article("x", "\n".join(_stories()[5][:paragraphs]))])[0]
     assert list(last.shingles) == list(story.shingles)
+
+
+def test_units_kept_for_later_calls_are_what_a_fresh_reading_gives() -> None:
+    """:func:`boilerplate.units` keeps recent texts' units: asked again (the text as another
+    object, as a record decodes it), with another policy or source, or for a text too long to
+    keep, it gives what lines_of and passages_of give."""
+    from neardup.sketch.lines import passages_of
+    from neardup.stream.engine import boilerplate
+
+    policies = [Policy(), Policy(boilerplate_tokens=5, seed=7)]
+    texts = [r["text"] for r in data.reuters()[:300]] + [r["text"] for r in data.zh_reviews()[:50]]
+    texts.append("Home | News\n" + "a long story line " * 1000 + "\nHome | News")
+    for _ in range(2):
+        for text in texts:
+            again = "".join(list(text))  # equal, not the same object
+            for policy in policies:
+                args = {"min_tokens": 2, "max_tokens": policy.boilerplate_tokens}
+                assert boilerplate.units(again, "", policy) == lines_of(
+                    text, "", policy.seed, **args
+                )
+                assert boilerplate.units(again, "wire", policy) == passages_of(
+                    text, "wire", policy.seed, **args
+                )
