@@ -112,7 +112,6 @@ def lines_of(
     bounded = min_tokens > 1 or max_tokens > 0
     marker, word, digest = _MARKER_RE.match, _WORD_RE.search, mmh3.hash_bytes
     ascii_text = text.isascii()  # then lowered at once: lower keeps an ASCII text's offsets
-    known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
     split = (text.lower() if ascii_text else text).split("\n")
     read: Iterable[tuple[int, str]]
     if len(split) <= 2 * LINES_READ:  # every line: the starts summed in C, no pairs listed
@@ -121,10 +120,12 @@ def lines_of(
     else:
         read = _read(split)
     longest = LINE_KEY_CHARS if max_tokens else len(text)
-    folds: dict[str, tuple[str, int]] = {}
-    if not ascii_text:
-        read = [(start, line) for start, line in read if len(line) <= longest]
-        folds = _normalized([line for _, line in read], max_tokens)
+    if ascii_text:
+        _key_ascii(read, head, seed, min_tokens, max_tokens, longest, spans, out)
+        return Lines(tuple(spans), tuple(out))
+    known: dict[str, bytes | None] = {}  # a line repeated is read once (None: not a line)
+    read = [(start, line) for start, line in read if len(line) <= longest]
+    folds = _normalized([line for _, line in read], max_tokens)
     for start, line in read:
         if line in known:
             key = known[line]
@@ -132,13 +133,11 @@ def lines_of(
                 spans.append((start, start + len(line)))
                 out.append(key)
             continue
-        if len(line) > longest:
-            continue  # never met again with a key: a long line is long wherever it recurs
         known[line] = None
-        if ascii_text or line.isascii():
+        if line.isascii():
             # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the
             # cost; the words split once serve both the count and the fold
-            low = line if ascii_text else line.lower()
+            low = line.lower()
             words = low.split(None, max_tokens) if max_tokens else low.split()
             n = len(words)
             if not n or n < min_tokens or (max_tokens and n > max_tokens):
@@ -168,6 +167,40 @@ def lines_of(
         spans.append((start, start + len(line)))
         out.append(key)
     return Lines(tuple(spans), tuple(out))
+
+
+def _key_ascii(
+    read: Iterable[tuple[int, str]],
+    head: bytes,
+    seed: int,
+    min_tokens: int,
+    max_tokens: int,
+    longest: int,
+    spans: list[tuple[int, int]],
+    out: list[bytes],
+) -> None:
+    """:func:`lines_of`'s loop for a lowered ASCII text, whose lines fold by a split and a
+    join: a repeated line is keyed again (what it costs is less than a table of lines read)."""
+    marker, word, digest = _MARKER_RE.match, _WORD_RE.search, mmh3.hash_bytes
+    for start, line in read:
+        if len(line) > longest:
+            continue
+        words = line.split(None, max_tokens) if max_tokens else line.split()
+        n = len(words)
+        if not n or n < min_tokens or (max_tokens and n > max_tokens):
+            continue
+        folded = " ".join(words)
+        first = words[0]
+        if not (first[0].isalnum() or first[0] == "_"):  # maybe no word character at all
+            if not word(line):
+                continue
+            m = marker(folded)
+        else:  # list numbering ends its first word with "." or ")", or is not there
+            m = marker(folded) if first[-1] in ".)" else None
+        if m:
+            folded = folded[m.end() :]
+        spans.append((start, start + len(line)))
+        out.append(head + digest(folded.encode(), seed)[7::-1])
 
 
 def _key(head: bytes, norm: str, seed: int) -> bytes:
