@@ -38,6 +38,7 @@ import numpy.typing as npt
 
 from neardup.sketch import (
     canonical,
+    digits,
     facts,
     features,
     figures,
@@ -390,12 +391,25 @@ def _facts(
         if short:  # no time of day: facts_texts would give (norm past lows[i], norm)
             norm = batch.text(i)
             valued[i] = facts.numbers_of(norm[lows[i] :]) or facts.numbers_of(norm)
-    body, whole = batch.numerals(runs=runs, lows=lows), batch.numerals(runs=runs)
+    body = batch.numerals(runs=runs, lows=lows)
+    bare = [i for i in idx if not body[i] and i not in alone and i not in valued]
+    whole = batch.numerals(runs=_runs_of(batch, runs, bare)) if bare else body
     dates = batch.dates(runs=runs, lows=lows)
     return {
         i: alone.get(i) or (valued[i] if i in valued else body[i] or whole[i], dates[i])
         for i in idx
     }
+
+
+def _runs_of(
+    batch: features.TextBatch, runs: digits.DigitRuns, texts: list[int]
+) -> digits.DigitRuns:
+    """The digit runs of some texts of a batch: read from them alone, each of those texts
+    gives what it gives among all (a text's figures are read from its own runs); the whole
+    text's numerals are read only for the texts whose body names none."""
+    starts, ends, alone = runs
+    keep = np.isin(np.searchsorted(batch.ends, starts, side="left"), texts)
+    return starts[keep], ends[keep], alone[keep]
 
 
 def _long(
