@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain, compress, pairwise, repeat
+from operator import is_not
 from typing import TypeVar
 
 import numpy as np
@@ -40,6 +42,10 @@ def size_of(slot: Slot) -> int:
 def with_seq(slot: Slot, seq: int) -> bytes:
     head = slot.to_bytes(8, _ORDER) if isinstance(slot, int) else slot
     return head + seq.to_bytes(8, _ORDER)
+
+
+def _packed(seqs: Sequence[int]) -> bytes:
+    return b"".join(s.to_bytes(8, _ORDER) for s in seqs)
 
 
 def take_out(table: dict[K, Slot], key: K, seq: int) -> None:
@@ -137,6 +143,101 @@ class Buckets:
             else:
                 hot += 1
         return hot
+
+    def add_batch(
+        self, groups: Sequence[Sequence[int]], seqs: Sequence[int], cap: int
+    ) -> tuple[list[tuple[int, ...]], list[int]]:
+        """:meth:`add` for each group of bucket ids with its seq, in order (each sees the ones
+        before), as one pass over the batch: per group the seqs found, ascending, and the number
+        of its buckets at their cap. Python touches only the buckets that already hold seqs or
+        that several groups name; the rest (most) are read and added to in bulk. Call
+        :meth:`settle` after."""
+        n = len(groups)
+        lens = np.fromiter(map(len, groups), np.int64, n)
+        total = int(lens.sum()) if n else 0
+        if not total:
+            return [()] * n, [0] * n
+        flat = np.fromiter(chain.from_iterable(groups), np.uint64, total)
+        uniq, inv = np.unique(flat, return_inverse=True)
+        # distinct (bucket, group) pairs, by bucket then group; a bucket named twice counts twice
+        pairs, mult = np.unique(
+            inv.astype(np.int64) * n + np.repeat(np.arange(n), lens), return_counts=True
+        )
+        pu, pg = np.divmod(pairs, n)
+        first = np.searchsorted(pu, np.arange(len(uniq)))
+        rank = np.arange(len(pairs)) - first[pu]  # earlier groups of the batch naming it
+        named = np.diff(np.append(first, len(pairs)))
+        held, olds, slots = self._held(uniq)
+        allowed = np.maximum(cap - held, 0)
+        added = rank < allowed[pu]
+        hot_pairs = np.where(rank >= allowed[pu], mult, 0)
+        hot = np.bincount(pg, weights=hot_pairs, minlength=n).astype(np.int64).tolist()
+        seq_of = np.asarray(seqs, np.int64)
+        found_g: list[int] = []
+        found_s: list[int] = []
+        busy = np.flatnonzero((held > 0) | (named > 1)).tolist()
+        ulist: list[int] = uniq.tolist()
+        new = self._new
+        for u in busy:
+            at, k, a = int(first[u]), int(named[u]), int(allowed[u])
+            members = olds.get(u, [])
+            slot = slots.get(u)
+            if slot is not None:
+                members = [*members, *seqs_of(slot)]
+            gs: list[int] = pg[at : at + k].tolist()
+            adders: list[int] = seq_of[gs[: min(a, k)]].tolist()
+            for r, g in enumerate(gs):
+                seen = members + adders[: min(r, a)]
+                found_g += [g] * len(seen)
+                found_s += seen
+            if adders:
+                run = ([] if slot is None else list(seqs_of(slot))) + adders
+                new[ulist[u]] = run[0] if len(run) == 1 else _packed(run)
+        quiet = added & ~((held > 0) | (named > 1))[pu]  # first seq of a bucket new to it
+        new.update(zip(uniq[pu[quiet]].tolist(), seq_of[pg[quiet]].tolist(), strict=True))
+        self._new_entries += int(added.sum())
+        return self._split(found_g, found_s, n), hot
+
+    def _held(
+        self, uniq: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.int64], dict[int, list[int]], dict[int, Slot]]:
+        """For sorted distinct bucket ids: the live seqs each holds, counted; the columns' seqs
+        and the dict's slot of those (by position in ``uniq``) that hold any."""
+        held = np.zeros(len(uniq), np.int64)
+        olds: dict[int, list[int]] = {}
+        if len(self._ids):
+            lo = np.searchsorted(self._ids, uniq, "left")
+            hit = np.flatnonzero(self._ids[np.minimum(lo, len(self._ids) - 1)] == uniq)
+            if len(hit):
+                hi = np.searchsorted(self._ids, uniq[hit], "right")
+                for u, a, b in zip(hit.tolist(), lo[hit].tolist(), hi.tolist(), strict=True):
+                    olds[u] = self._old(a, b)
+                    held[u] = len(olds[u])
+        slots: dict[int, Slot] = {}
+        if self._new:
+            got = list(map(self._new.get, uniq.tolist()))
+            for u in compress(range(len(got)), map(is_not, got, repeat(None))):
+                slot = got[u]
+                assert slot is not None
+                slots[u] = slot
+                held[u] += size_of(slot)
+        return held, olds, slots
+
+    @staticmethod
+    def _split(groups: list[int], seqs: list[int], n: int) -> list[tuple[int, ...]]:
+        """(group, seq) pairs -> per group its distinct seqs, ascending."""
+        if not seqs:
+            return [()] * n
+        g = np.asarray(groups, np.int64)
+        s = np.asarray(seqs, np.int64)
+        order = np.lexsort((s, g))
+        g, s = g[order], s[order]
+        keep = np.ones(len(s), np.bool_)
+        keep[1:] = (g[1:] != g[:-1]) | (s[1:] != s[:-1])
+        g, s = g[keep], s[keep]
+        bounds: list[int] = np.searchsorted(g, np.arange(n + 1)).tolist()
+        flat: list[int] = s.tolist()
+        return [tuple(flat[a:b]) for a, b in pairwise(bounds)]
 
     def read(self, ids: Iterable[int]) -> set[int]:
         """Every seq in any of the buckets."""

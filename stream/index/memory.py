@@ -99,11 +99,14 @@ class MemoryIndex:
         forget = window.forget_before
         if forget is not None and space.deleted:
             space.deleted = {d: t for d, t in space.deleted.items() if t >= forget}
-        where = space.buckets.ranges([reg.buckets for reg in regs])  # one search a call
-        probes = [
-            self._register_one(space, reg, cap, window.live_after, at)
-            for reg, at in zip(regs, where, strict=True)
-        ]
+        probes = [self._register_one(space, reg, window.live_after) for reg in regs]
+        fresh = [i for i, p in enumerate(probes) if p.status == "new"]
+        found, hot = space.buckets.add_batch(
+            [regs[i].buckets for i in fresh], [probes[i].seq for i in fresh], cap
+        )
+        for i, cands, h in zip(fresh, found, hot, strict=True):
+            p = probes[i]
+            probes[i] = Probe(p.seq, "new", p.exact_seq, cands, h)
         space.buckets.settle()
         return probes
 
@@ -113,14 +116,9 @@ class MemoryIndex:
             return seqs_of(holders)[0]
         return next((s for s in seqs_of(holders) if space.times[s] >= live_after), None)
 
-    def _register_one(
-        self,
-        space: Space,
-        reg: Registration,
-        cap: int,
-        live_after: float | None,
-        where: tuple[list[int], list[int]],
-    ) -> Probe:
+    def _register_one(self, space: Space, reg: Registration, live_after: float | None) -> Probe:
+        """Everything of one registration but its buckets (:meth:`register` adds a call's
+        buckets at once): a new article's probe has no candidates yet."""
         if reg.doc_id in space.deleted:
             return Probe(0, "deleted", None, ())
         known = space.ids.get(reg.doc_id)
@@ -144,12 +142,10 @@ class MemoryIndex:
             exact = self._first_live(space, holders, live_after)
             if size_of(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
                 space.exact[reg.content] = with_seq(holders, seq)
-        found: set[int] = set()
-        hot = space.buckets.add(reg.buckets, seq, cap, found, where)
         space.ids[reg.doc_id] = seq
         space.docs[seq] = reg.record
         space.times[seq] = reg.at
-        return Probe(seq, "new", exact, tuple(sorted(found)), hot)
+        return Probe(seq, "new", exact, ())
 
     def registration(self, ns: str, cap: int) -> BufferedRegistration:
         return BufferedRegistration(self, ns, cap)  # in-process: nothing to overlap
