@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from neardup.stream.errors import SeqExhaustedError
 from neardup.stream.index.base import (
     COPIES_CAP,
@@ -39,7 +41,7 @@ class Space:
     seq: int = 0
     ids: dict[str, int] = field(default_factory=dict)
     docs: dict[int, bytes] = field(default_factory=dict)
-    verdicts: dict[int, bytes] = field(default_factory=dict)
+    verdicts: dict[int, bytes] = field(default_factory=dict)  # but the plain ones (below)
     times: dict[int, float] = field(default_factory=dict)
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
@@ -50,6 +52,76 @@ class Space:
     cap: int = 0  # the bucket cap of the last registration (stats: buckets at it are hot)
     members: dict[str, dict[int, float]] = field(default_factory=dict)  # cluster -> copies
     cluster_of: dict[int, str] = field(default_factory=dict)  # a copy's seq -> its cluster
+    name: str = ""  # the namespace (what a plain verdict names)
+    # seq - plain_base -> 1: the seq's verdict is plain_verdict(its id, name, seq), not kept
+    plain: bytearray = field(default_factory=bytearray)
+    plain_base: int = 0
+
+    def verdict(self, seq: int) -> bytes | None:
+        """The stored verdict of a seq, rebuilt when it is plain."""
+        blob = self.verdicts.get(seq)
+        if blob is None and self._is_plain(seq) and seq in self.docs:
+            return plain_verdict(Record.id_of(self.docs[seq]), self.name, seq)
+        return blob
+
+    def keep_verdict(self, seq: int, doc_id: str, blob: bytes) -> None:
+        """Store a verdict: a plain one (a new original's, most) as one byte, else as is."""
+        at = seq - self.plain_base
+        if not self.plain:
+            self.plain_base, at = seq, 0
+        if 0 <= at < len(self.plain) + PLAIN_GAP and blob == plain_verdict(doc_id, self.name, seq):
+            if at >= len(self.plain):
+                self.plain.extend(bytes(at + 1 - len(self.plain)))
+            self.plain[at] = 1
+            self.verdicts.pop(seq, None)
+        else:
+            self.drop_verdict(seq)
+            self.verdicts[seq] = blob
+
+    def drop_verdict(self, seq: int) -> None:
+        self.verdicts.pop(seq, None)
+        if self._is_plain(seq):
+            self.plain[seq - self.plain_base] = 0
+
+    def _is_plain(self, seq: int) -> bool:
+        at = seq - self.plain_base
+        return 0 <= at < len(self.plain) and self.plain[at] == 1
+
+    def all_verdicts(self) -> dict[int, bytes]:
+        """Every stored verdict by seq, ascending (a saved index holds them)."""
+        base, plain = self.plain_base, self.plain
+        seqs = sorted([*self.verdicts, *(base + i for i, x in enumerate(plain) if x)])
+        out = {s: self.verdict(s) for s in seqs}
+        return {s: b for s, b in out.items() if b is not None}
+
+    def compact_verdicts(self) -> None:
+        """Keep the plain verdicts of :attr:`verdicts` as such (an index read from a file)."""
+        for seq, blob in sorted(self.verdicts.items()):
+            doc = self.docs.get(seq)
+            if doc is not None:
+                self.keep_verdict(seq, Record.id_of(doc), blob)
+
+
+PLAIN_GAP = 1 << 20  # seqs past the plain bytes a verdict may be at and still be kept plain
+_PLAIN = (
+    b'{"id":',
+    b',"namespace":',
+    b',"verdict":"original","duplicate_of":null,"cluster":',
+    b',"similarity":null,"matches":[],"method":"new","seq":',
+    b',"changes":[],"related":[],"direction":null,"evidence":null}',
+)
+
+
+def plain_verdict(doc_id: str, ns: str, seq: int) -> bytes:
+    """The verdict of an article that is its own cluster's original, found new (no earlier
+    article shared its buckets or content): ``Verdict.to_json()``'s bytes, rebuilt from the id,
+    the namespace and the seq. Most stored verdicts are these; an index keeps a byte for each
+    instead (:meth:`Space.keep_verdict` checks the bytes are equal first)."""
+    ident = orjson.dumps(doc_id)
+    head, space, verdict, similarity, tail = _PLAIN
+    return b"".join(
+        (head, ident, space, orjson.dumps(ns), verdict, ident, similarity, b"%d" % seq, tail)
+    )
 
 
 class MemoryIndex:
@@ -63,7 +135,10 @@ class MemoryIndex:
         self.remote = False
 
     def _space(self, ns: str) -> Space:
-        return self._spaces.setdefault(ns, Space())
+        space = self._spaces.get(ns)
+        if space is None:
+            space = self._spaces[ns] = Space(name=ns)
+        return space
 
     async def now(self, ns: str) -> float:
         return self._clock()
@@ -129,7 +204,7 @@ class MemoryIndex:
                 None,
                 (),
                 record=space.docs.get(known),
-                verdict=space.verdicts.get(known),
+                verdict=space.verdict(known),
             )
         space.seq += 1
         seq = space.seq
@@ -185,8 +260,9 @@ class MemoryIndex:
         return {s: docs[s] for s in seqs if s in docs}
 
     async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
-        v = self._space(ns).verdicts
-        return {s: v[s] for s in seqs if s in v}
+        space = self._space(ns)
+        got = {s: space.verdict(s) for s in seqs}
+        return {s: v for s, v in got.items() if v is not None}
 
     async def put_verdicts(
         self,
@@ -198,7 +274,7 @@ class MemoryIndex:
         space = self._space(ns)
         for seq, (doc_id, blob) in items.items():
             if space.ids.get(doc_id) == seq:
-                space.verdicts[seq] = blob
+                space.keep_verdict(seq, doc_id, blob)
         if lines:  # no await in between: one step
             self._count(space, lines, cap)
 
@@ -219,7 +295,7 @@ class MemoryIndex:
         space.buckets.remove(rec.buckets, seq)
         take_out(space.exact, rec.content, seq)
         space.ids.pop(rec.doc_id, None)
-        space.verdicts.pop(seq, None)
+        space.drop_verdict(seq)
         space.times.pop(seq, None)
         cluster = space.cluster_of.pop(seq, None)
         if cluster is not None:
@@ -259,14 +335,15 @@ class MemoryIndex:
 
     async def stats(self, ns: str) -> NamespaceStats:
         space = self._space(ns)
+        verdicts = space.all_verdicts()
         cap = space.cap
         return NamespaceStats(
             namespace=ns,
             documents=len(space.docs),
             copies=len(space.cluster_of),
-            verdicts=len(space.verdicts),
+            verdicts=len(verdicts),
             line_keys=sum(map(len, space.lines)),
-            bytes=sum(map(len, space.docs.values())) + sum(map(len, space.verdicts.values())),
+            bytes=sum(map(len, space.docs.values())) + sum(map(len, verdicts.values())),
             hot_buckets=space.buckets.hot(cap) if cap else 0,
             scheme=space.scheme.decode() if space.scheme else None,
             policy=space.decisions.decode() if space.decisions else None,
@@ -321,6 +398,8 @@ class MemoryIndex:
 
     def put_space(self, ns: str, space: Space) -> None:
         """Make ``space`` the namespace's state (a saved index file, read back)."""
+        space.name = ns
+        space.compact_verdicts()
         self._spaces[ns] = space
 
     def deleted_ids(self, ns: str) -> dict[str, float]:

@@ -61,7 +61,7 @@ class ReferenceIndex(MemoryIndex):
                 None,
                 (),
                 record=space.docs.get(known),
-                verdict=space.verdicts.get(known),
+                verdict=space.verdict(known),
             )
         space.seq += 1
         seq = space.seq
