@@ -8,6 +8,7 @@ engine uses for registration times, retention and liveness, as it uses Redis's `
 from __future__ import annotations
 
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,8 @@ class Space:
     seq: int = 0
     ids: dict[str, int] = field(default_factory=dict)
     docs: dict[int, bytes] = field(default_factory=dict)
-    verdicts: dict[int, bytes] = field(default_factory=dict)  # but the plain ones (below)
+    # seq -> verdict, deflated (_packed), but the plain ones (below)
+    verdicts: dict[int, bytes] = field(default_factory=dict)
     times: dict[int, float] = field(default_factory=dict)
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
@@ -59,13 +61,16 @@ class Space:
 
     def verdict(self, seq: int) -> bytes | None:
         """The stored verdict of a seq, rebuilt when it is plain."""
-        blob = self.verdicts.get(seq)
-        if blob is None and self._is_plain(seq) and seq in self.docs:
+        packed = self.verdicts.get(seq)
+        if packed is not None:
+            return _unpacked(packed)
+        if self._is_plain(seq) and seq in self.docs:
             return plain_verdict(Record.id_of(self.docs[seq]), self.name, seq)
-        return blob
+        return None
 
     def keep_verdict(self, seq: int, doc_id: str, blob: bytes) -> None:
-        """Store a verdict: a plain one (a new original's, most) as one byte, else as is."""
+        """Store a verdict: a plain one (a new original's, most) as one byte, else deflated
+        (a copy's verdict is read again only for a later copy of it or a replay)."""
         at = seq - self.plain_base
         if not self.plain:
             self.plain_base, at = seq, 0
@@ -76,7 +81,7 @@ class Space:
             self.verdicts.pop(seq, None)
         else:
             self.drop_verdict(seq)
-            self.verdicts[seq] = blob
+            self.verdicts[seq] = _packed(blob)
 
     def drop_verdict(self, seq: int) -> None:
         self.verdicts.pop(seq, None)
@@ -94,12 +99,42 @@ class Space:
         out = {s: self.verdict(s) for s in seqs}
         return {s: b for s, b in out.items() if b is not None}
 
-    def compact_verdicts(self) -> None:
-        """Keep the plain verdicts of :attr:`verdicts` as such (an index read from a file)."""
-        for seq, blob in sorted(self.verdicts.items()):
+    def load_verdicts(self, verdicts: Mapping[int, bytes]) -> None:
+        """Store verdicts as :meth:`keep_verdict` does (an index read from a file; its articles
+        are in :attr:`docs` already)."""
+        for seq, blob in sorted(verdicts.items()):
             doc = self.docs.get(seq)
-            if doc is not None:
+            if doc is None:
+                self.verdicts[seq] = _packed(blob)
+            else:
                 self.keep_verdict(seq, Record.id_of(doc), blob)
+
+    def rename(self, name: str) -> None:
+        """Name the namespace ``name``; its plain verdicts, which name it, follow."""
+        if name != self.name:
+            verdicts = self.all_verdicts()
+            self.name, self.verdicts, self.plain, self.plain_base = name, {}, bytearray(), 0
+            self.load_verdicts(verdicts)
+
+
+# what a verdict's JSON is made of: a deflated verdict refers to it (a copy's 270 bytes -> 70)
+_VERDICT_WORDS = (
+    b'"changes":[{"kind":"number","earlier":"","now":""},{"kind":"date","earlier":"",'
+    b'"now":""}],"related":[{"id":"","similarity":0.9,"changes":[],"direction":"contains"}],'
+    b'"direction":null,"evidence":null}{"id":"","namespace":"default","verdict":'
+    b'"near_duplicate","duplicate_of":"","cluster":"","similarity":0.9,"matches":[{"id":"",'
+    b'"similarity":0.9}],"method":"jaccard","seq":'
+)
+
+
+def _packed(verdict: bytes) -> bytes:
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=_VERDICT_WORDS)
+    return deflate.compress(verdict) + deflate.flush()
+
+
+def _unpacked(packed: bytes) -> bytes:
+    inflate = zlib.decompressobj(-15, zdict=_VERDICT_WORDS)
+    return inflate.decompress(packed) + inflate.flush()
 
 
 PLAIN_GAP = 1 << 20  # seqs past the plain bytes a verdict may be at and still be kept plain
@@ -398,8 +433,7 @@ class MemoryIndex:
 
     def put_space(self, ns: str, space: Space) -> None:
         """Make ``space`` the namespace's state (a saved index file, read back)."""
-        space.name = ns
-        space.compact_verdicts()
+        space.rename(ns)
         self._spaces[ns] = space
 
     def deleted_ids(self, ns: str) -> dict[str, float]:

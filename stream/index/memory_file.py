@@ -307,6 +307,7 @@ def _space(parts: Mapping[str, Part], meta: Mapping[str, Any]) -> Space:
         seq=int(meta["seq"]),
         cap=int(meta["cap"]),
         decisions=None if decisions is None else str(decisions).encode(),
+        name=str(meta["namespace"]),
     )
     seqs = _column(parts, "art.seq").tolist()
     ids = [x.decode() for x in _unstrings(parts, "art.id")]
@@ -317,7 +318,7 @@ def _space(parts: Mapping[str, Part], meta: Mapping[str, Any]) -> Space:
     space.docs = dict(zip(seqs, records, strict=True))
     space.times = dict(zip(seqs, times, strict=True))
     verdict_seqs = _column(parts, "verdict.seq").tolist()
-    space.verdicts = dict(zip(verdict_seqs, _unstrings(parts, "verdict.blob"), strict=True))
+    space.load_verdicts(dict(zip(verdict_seqs, _unstrings(parts, "verdict.blob"), strict=True)))
     deleted = [x.decode() for x in _unstrings(parts, "deleted.id")]
     space.deleted = dict(zip(deleted, _column(parts, "deleted.at").tolist(), strict=True))
     space.exact = _slots(

@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.stream.index import memory_file
 from neardup.stream.index.base import Registration, StoredVerdict
 from neardup.stream.index.memory import MemoryIndex, plain_verdict
 from neardup.stream.model import Verdict
@@ -64,6 +65,12 @@ def test_every_verdict_put_is_read_back(
         assert await index.verdicts("ns", seqs) == want
         assert index.space("ns").all_verdicts() == dict(sorted(want.items()))
         assert (await index.stats("ns")).verdicts == len(want)
+        for name in ("ns", "renamed"):  # a saved file, read back under its name or another
+            data = memory_file.dump(index.space("ns"), "ns", {})
+            header, body = memory_file.read_header(data, "test")
+            copy = MemoryIndex()
+            copy.put_space(name, memory_file.load(header, body, "test"))
+            assert await copy.verdicts(name, seqs) == want  # bytes as stored
         again = await index.register("ns", [_reg(i) for i in ids], 4)
         assert [p.verdict for p in again if p.status == "replay"] == [
             want.get(p.seq) for p in again if p.status == "replay"
