@@ -190,24 +190,27 @@ class Buckets:
         return self._split(found_g, found_s, n), hot
 
     def _held(
-        self, uniq: npt.NDArray[np.uint64]
+        self, uniq: npt.NDArray[np.uint64], count: bool = True
     ) -> tuple[npt.NDArray[np.int64], dict[int, list[int]], dict[int, Slot]]:
         """For sorted distinct bucket ids: the live seqs each holds, counted; the columns' seqs
-        and the dict's slot of those (by position in ``uniq``) that hold any."""
-        held = np.zeros(len(uniq), np.int64)
+        and the dict's slot of those (by position in ``uniq``) that hold any. Without
+        ``count``, the counts are zeros (a read needs none)."""
         olds: dict[int, list[int]] = {}
         for run in self._runs:  # oldest first
             for u, seqs in run.find(uniq):
                 olds[u] = olds.get(u, []) + seqs
-                held[u] += len(seqs)
         slots: dict[int, Slot] = {}
         if self._new:
             got = list(map(self._new.get, uniq.tolist()))
             for u in compress(range(len(got)), map(is_not, got, repeat(None))):
-                slot = got[u]
-                assert slot is not None
-                slots[u] = slot
-                held[u] += size_of(slot)
+                slots[u] = got[u]  # type: ignore[assignment]  # not None: compress chose it
+        held = np.zeros(len(uniq), np.int64)
+        if not count:
+            return held, olds, slots
+        if olds:
+            held[list(olds)] = [len(v) for v in olds.values()]
+        if slots:
+            held[list(slots)] += [size_of(v) for v in slots.values()]  # distinct positions
         return held, olds, slots
 
     @staticmethod
@@ -226,27 +229,20 @@ class Buckets:
         flat: list[int] = s.tolist()
         return [tuple(flat[a:b]) for a, b in pairwise(bounds)]
 
-    def _all(self, ids: Iterable[int]) -> dict[int, list[int]]:
-        """Each bucket's seqs, earliest first, of those that hold any."""
-        uniq = np.unique(np.fromiter(ids, np.uint64))
-        _, olds, slots = self._held(uniq)
-        out = {
-            u: olds.get(u, []) + list(seqs_of(slots[u]) if u in slots else ())
-            for u in {*olds, *slots}
-        }
-        ulist: list[int] = uniq.tolist()
-        return {ulist[u]: seqs for u, seqs in out.items()}
-
     def read(self, ids: Iterable[int]) -> set[int]:
         """Every seq in any of the buckets."""
+        _, olds, slots = self._held(np.unique(np.fromiter(ids, np.uint64)), count=False)
         found: set[int] = set()
-        for seqs in self._all(ids).values():
+        for seqs in olds.values():
             found.update(seqs)
+        for slot in slots.values():
+            found.update(seqs_of(slot))
         return found
 
     def members(self, bucket: int) -> list[int]:
         """A bucket's seqs, earliest first."""
-        return self._all([bucket]).get(bucket, [])
+        _, olds, slots = self._held(np.array([bucket], np.uint64), count=False)
+        return olds.get(0, []) + (list(seqs_of(slots[0])) if 0 in slots else [])
 
     def remove(self, ids: Iterable[int], seq: int) -> None:
         for b in set(ids):
@@ -282,18 +278,18 @@ class Buckets:
 
     def _dict_entries(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
         """The dict's entries as a run: by bucket id, each bucket's in the order added."""
-        n = self._new_entries
-        ids = np.empty(n, np.uint64)
-        seqs = np.empty(n, np.int64)
-        i = 0
-        for b, slot in self._new.items():
-            if isinstance(slot, int):
-                ids[i], seqs[i] = b, slot
-                i += 1
-            else:
-                run = np.frombuffer(slot, dtype=np.int64)
-                ids[i : i + len(run)], seqs[i : i + len(run)] = b, run
-                i += len(run)
+        keys, slots = list(self._new), list(self._new.values())
+        one = np.fromiter(map(isinstance, slots, repeat(int)), np.bool_, len(slots))
+        runs = [np.frombuffer(s, np.int64) for s in slots if isinstance(s, bytes)]  # several
+        ids = np.concatenate(
+            [
+                np.fromiter(compress(keys, one), np.uint64),
+                np.repeat(
+                    np.fromiter(compress(keys, ~one), np.uint64), [len(r) for r in runs]
+                ).astype(np.uint64),
+            ]
+        )
+        seqs = np.concatenate([np.fromiter(compress(slots, one), np.int64), *runs])
         order = np.argsort(ids, kind="stable")  # a bucket's members stay in the order added
         return ids[order], seqs[order]
 
