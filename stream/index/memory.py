@@ -8,10 +8,13 @@ engine uses for registration times, retention and liveness, as it uses Redis's `
 from __future__ import annotations
 
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from neardup.stream.errors import SeqExhaustedError
 from neardup.stream.index.base import (
@@ -39,6 +42,7 @@ class Space:
     seq: int = 0
     ids: dict[str, int] = field(default_factory=dict)
     docs: dict[int, bytes] = field(default_factory=dict)
+    # seq -> verdict, deflated (_packed), but the plain ones (below)
     verdicts: dict[int, bytes] = field(default_factory=dict)
     times: dict[int, float] = field(default_factory=dict)
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
@@ -50,6 +54,109 @@ class Space:
     cap: int = 0  # the bucket cap of the last registration (stats: buckets at it are hot)
     members: dict[str, dict[int, float]] = field(default_factory=dict)  # cluster -> copies
     cluster_of: dict[int, str] = field(default_factory=dict)  # a copy's seq -> its cluster
+    name: str = ""  # the namespace (what a plain verdict names)
+    # seq - plain_base -> 1: the seq's verdict is plain_verdict(its id, name, seq), not kept
+    plain: bytearray = field(default_factory=bytearray)
+    plain_base: int = 0
+
+    def verdict(self, seq: int) -> bytes | None:
+        """The stored verdict of a seq, rebuilt when it is plain."""
+        packed = self.verdicts.get(seq)
+        if packed is not None:
+            return _unpacked(packed)
+        if self._is_plain(seq) and seq in self.docs:
+            return plain_verdict(Record.id_of(self.docs[seq]), self.name, seq)
+        return None
+
+    def keep_verdict(self, seq: int, doc_id: str, blob: bytes) -> None:
+        """Store a verdict: a plain one (a new original's, most) as one byte, else deflated
+        (a copy's verdict is read again only for a later copy of it or a replay)."""
+        at = seq - self.plain_base
+        if not self.plain:
+            self.plain_base, at = seq, 0
+        if 0 <= at < len(self.plain) + PLAIN_GAP and blob == plain_verdict(doc_id, self.name, seq):
+            if at >= len(self.plain):
+                self.plain.extend(bytes(at + 1 - len(self.plain)))
+            self.plain[at] = 1
+            self.verdicts.pop(seq, None)
+        else:
+            self.drop_verdict(seq)
+            self.verdicts[seq] = _packed(blob)
+
+    def drop_verdict(self, seq: int) -> None:
+        self.verdicts.pop(seq, None)
+        if self._is_plain(seq):
+            self.plain[seq - self.plain_base] = 0
+
+    def _is_plain(self, seq: int) -> bool:
+        at = seq - self.plain_base
+        return 0 <= at < len(self.plain) and self.plain[at] == 1
+
+    def all_verdicts(self) -> dict[int, bytes]:
+        """Every stored verdict by seq, ascending (a saved index holds them)."""
+        base, plain = self.plain_base, self.plain
+        seqs = sorted([*self.verdicts, *(base + i for i, x in enumerate(plain) if x)])
+        out = {s: self.verdict(s) for s in seqs}
+        return {s: b for s, b in out.items() if b is not None}
+
+    def load_verdicts(self, verdicts: Mapping[int, bytes]) -> None:
+        """Store verdicts as :meth:`keep_verdict` does (an index read from a file; its articles
+        are in :attr:`docs` already)."""
+        for seq, blob in sorted(verdicts.items()):
+            doc = self.docs.get(seq)
+            if doc is None:
+                self.verdicts[seq] = _packed(blob)
+            else:
+                self.keep_verdict(seq, Record.id_of(doc), blob)
+
+    def rename(self, name: str) -> None:
+        """Name the namespace ``name``; its plain verdicts, which name it, follow."""
+        if name != self.name:
+            verdicts = self.all_verdicts()
+            self.name, self.verdicts, self.plain, self.plain_base = name, {}, bytearray(), 0
+            self.load_verdicts(verdicts)
+
+
+# what a verdict's JSON is made of: a deflated verdict refers to it (a copy's 270 bytes -> 70)
+_VERDICT_WORDS = (
+    b'"changes":[{"kind":"number","earlier":"","now":""},{"kind":"date","earlier":"",'
+    b'"now":""}],"related":[{"id":"","similarity":0.9,"changes":[],"direction":"contains"}],'
+    b'"direction":null,"evidence":null}{"id":"","namespace":"default","verdict":'
+    b'"near_duplicate","duplicate_of":"","cluster":"","similarity":0.9,"matches":[{"id":"",'
+    b'"similarity":0.9}],"method":"jaccard","seq":'
+)
+
+
+def _packed(verdict: bytes) -> bytes:
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=_VERDICT_WORDS)
+    return deflate.compress(verdict) + deflate.flush()
+
+
+def _unpacked(packed: bytes) -> bytes:
+    inflate = zlib.decompressobj(-15, zdict=_VERDICT_WORDS)
+    return inflate.decompress(packed) + inflate.flush()
+
+
+PLAIN_GAP = 1 << 20  # seqs past the plain bytes a verdict may be at and still be kept plain
+_PLAIN = (
+    b'{"id":',
+    b',"namespace":',
+    b',"verdict":"original","duplicate_of":null,"cluster":',
+    b',"similarity":null,"matches":[],"method":"new","seq":',
+    b',"changes":[],"related":[],"direction":null,"evidence":null}',
+)
+
+
+def plain_verdict(doc_id: str, ns: str, seq: int) -> bytes:
+    """The verdict of an article that is its own cluster's original, found new (no earlier
+    article shared its buckets or content): ``Verdict.to_json()``'s bytes, rebuilt from the id,
+    the namespace and the seq. Most stored verdicts are these; an index keeps a byte for each
+    instead (:meth:`Space.keep_verdict` checks the bytes are equal first)."""
+    ident = orjson.dumps(doc_id)
+    head, space, verdict, similarity, tail = _PLAIN
+    return b"".join(
+        (head, ident, space, orjson.dumps(ns), verdict, ident, similarity, b"%d" % seq, tail)
+    )
 
 
 class MemoryIndex:
@@ -63,7 +170,10 @@ class MemoryIndex:
         self.remote = False
 
     def _space(self, ns: str) -> Space:
-        return self._spaces.setdefault(ns, Space())
+        space = self._spaces.get(ns)
+        if space is None:
+            space = self._spaces[ns] = Space(name=ns)
+        return space
 
     async def now(self, ns: str) -> float:
         return self._clock()
@@ -99,11 +209,14 @@ class MemoryIndex:
         forget = window.forget_before
         if forget is not None and space.deleted:
             space.deleted = {d: t for d, t in space.deleted.items() if t >= forget}
-        where = space.buckets.ranges([reg.buckets for reg in regs])  # one search a call
-        probes = [
-            self._register_one(space, reg, cap, window.live_after, at)
-            for reg, at in zip(regs, where, strict=True)
-        ]
+        probes = [self._register_one(space, reg, window.live_after) for reg in regs]
+        fresh = [i for i, p in enumerate(probes) if p.status == "new"]
+        found, hot = space.buckets.add_batch(
+            [regs[i].buckets for i in fresh], [probes[i].seq for i in fresh], cap
+        )
+        for i, cands, h in zip(fresh, found, hot, strict=True):
+            p = probes[i]
+            probes[i] = Probe(p.seq, "new", p.exact_seq, cands, h)
         space.buckets.settle()
         return probes
 
@@ -113,14 +226,9 @@ class MemoryIndex:
             return seqs_of(holders)[0]
         return next((s for s in seqs_of(holders) if space.times[s] >= live_after), None)
 
-    def _register_one(
-        self,
-        space: Space,
-        reg: Registration,
-        cap: int,
-        live_after: float | None,
-        where: tuple[list[int], list[int]],
-    ) -> Probe:
+    def _register_one(self, space: Space, reg: Registration, live_after: float | None) -> Probe:
+        """Everything of one registration but its buckets (:meth:`register` adds a call's
+        buckets at once): a new article's probe has no candidates yet."""
         if reg.doc_id in space.deleted:
             return Probe(0, "deleted", None, ())
         known = space.ids.get(reg.doc_id)
@@ -131,7 +239,7 @@ class MemoryIndex:
                 None,
                 (),
                 record=space.docs.get(known),
-                verdict=space.verdicts.get(known),
+                verdict=space.verdict(known),
             )
         space.seq += 1
         seq = space.seq
@@ -144,12 +252,10 @@ class MemoryIndex:
             exact = self._first_live(space, holders, live_after)
             if size_of(holders) < COPIES_CAP:  # the first copies of a text, as Redis keeps them
                 space.exact[reg.content] = with_seq(holders, seq)
-        found: set[int] = set()
-        hot = space.buckets.add(reg.buckets, seq, cap, found, where)
         space.ids[reg.doc_id] = seq
         space.docs[seq] = reg.record
         space.times[seq] = reg.at
-        return Probe(seq, "new", exact, tuple(sorted(found)), hot)
+        return Probe(seq, "new", exact, ())
 
     def registration(self, ns: str, cap: int) -> BufferedRegistration:
         return BufferedRegistration(self, ns, cap)  # in-process: nothing to overlap
@@ -189,8 +295,9 @@ class MemoryIndex:
         return {s: docs[s] for s in seqs if s in docs}
 
     async def verdicts(self, ns: str, seqs: Sequence[int]) -> dict[int, bytes]:
-        v = self._space(ns).verdicts
-        return {s: v[s] for s in seqs if s in v}
+        space = self._space(ns)
+        got = {s: space.verdict(s) for s in seqs}
+        return {s: v for s, v in got.items() if v is not None}
 
     async def put_verdicts(
         self,
@@ -202,7 +309,7 @@ class MemoryIndex:
         space = self._space(ns)
         for seq, (doc_id, blob) in items.items():
             if space.ids.get(doc_id) == seq:
-                space.verdicts[seq] = blob
+                space.keep_verdict(seq, doc_id, blob)
         if lines:  # no await in between: one step
             self._count(space, lines, cap)
 
@@ -223,7 +330,7 @@ class MemoryIndex:
         space.buckets.remove(rec.buckets, seq)
         take_out(space.exact, rec.content, seq)
         space.ids.pop(rec.doc_id, None)
-        space.verdicts.pop(seq, None)
+        space.drop_verdict(seq)
         space.times.pop(seq, None)
         cluster = space.cluster_of.pop(seq, None)
         if cluster is not None:
@@ -263,14 +370,15 @@ class MemoryIndex:
 
     async def stats(self, ns: str) -> NamespaceStats:
         space = self._space(ns)
+        verdicts = space.all_verdicts()
         cap = space.cap
         return NamespaceStats(
             namespace=ns,
             documents=len(space.docs),
             copies=len(space.cluster_of),
-            verdicts=len(space.verdicts),
+            verdicts=len(verdicts),
             line_keys=sum(map(len, space.lines)),
-            bytes=sum(map(len, space.docs.values())) + sum(map(len, space.verdicts.values())),
+            bytes=sum(map(len, space.docs.values())) + sum(map(len, verdicts.values())),
             hot_buckets=space.buckets.hot(cap) if cap else 0,
             scheme=space.scheme.decode() if space.scheme else None,
             policy=space.decisions.decode() if space.decisions else None,
@@ -325,6 +433,7 @@ class MemoryIndex:
 
     def put_space(self, ns: str, space: Space) -> None:
         """Make ``space`` the namespace's state (a saved index file, read back)."""
+        space.rename(ns)
         self._spaces[ns] = space
 
     def deleted_ids(self, ns: str) -> dict[str, float]:

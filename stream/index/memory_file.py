@@ -273,8 +273,9 @@ def _parts(space: Space) -> dict[str, Part]:
     parts |= _strings((d.encode() for d in space.ids), "art.id")
     parts |= _strings((space.docs[s] for s in seqs), "art.record")
     parts["art.at"] = _col((space.times[s] for s in seqs), "<f8")
-    parts["verdict.seq"] = _col(space.verdicts, "<i8")
-    parts |= _strings(space.verdicts.values(), "verdict.blob")
+    verdicts = space.all_verdicts()
+    parts["verdict.seq"] = _col(verdicts, "<i8")
+    parts |= _strings(verdicts.values(), "verdict.blob")
     parts |= _strings((d.encode() for d in space.deleted), "deleted.id")
     parts["deleted.at"] = _col(space.deleted.values(), "<f8")
     parts |= _strings(space.exact, "exact.key")
@@ -306,6 +307,7 @@ def _space(parts: Mapping[str, Part], meta: Mapping[str, Any]) -> Space:
         seq=int(meta["seq"]),
         cap=int(meta["cap"]),
         decisions=None if decisions is None else str(decisions).encode(),
+        name=str(meta["namespace"]),
     )
     seqs = _column(parts, "art.seq").tolist()
     ids = [x.decode() for x in _unstrings(parts, "art.id")]
@@ -316,7 +318,7 @@ def _space(parts: Mapping[str, Part], meta: Mapping[str, Any]) -> Space:
     space.docs = dict(zip(seqs, records, strict=True))
     space.times = dict(zip(seqs, times, strict=True))
     verdict_seqs = _column(parts, "verdict.seq").tolist()
-    space.verdicts = dict(zip(verdict_seqs, _unstrings(parts, "verdict.blob"), strict=True))
+    space.load_verdicts(dict(zip(verdict_seqs, _unstrings(parts, "verdict.blob"), strict=True)))
     deleted = [x.decode() for x in _unstrings(parts, "deleted.id")]
     space.deleted = dict(zip(deleted, _column(parts, "deleted.at").tolist(), strict=True))
     space.exact = _slots(
