@@ -105,10 +105,17 @@ def _assert_same(a: sets.SetSketches, b: sets.SetSketches) -> None:
 EDGES = [0, 1, 0xFFFFFFFF, 0x100000000, 2**63, 2**64 - 2, 2**64 - 1]
 value = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from(EDGES), st.integers(0, 40))
 document = st.lists(value, max_size=60)
-hasher_args = st.tuples(
-    st.one_of(st.integers(1, 300), st.sampled_from([1, 2, 128, 256, 0xFFFF])),
-    st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 0x6E656172, 2**64 - 1])),
-    st.sampled_from(["oph", "kperm"]),
+seeds = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 1, 0x6E656172, 2**64 - 1]))
+# the largest k with kperm only: the reference's one-permutation densification probes a nearly
+# empty signature in rounds whose width doubles, about k x k steps at once for one shingle
+# (34 GB at k = 65535)
+hasher_args = st.one_of(
+    st.tuples(
+        st.one_of(st.integers(1, 300), st.sampled_from([1, 2, 128, 256])),
+        seeds,
+        st.sampled_from(["oph", "kperm"]),
+    ),
+    st.tuples(st.just(0xFFFF), seeds, st.just("kperm")),
 )
 
 
