@@ -445,4 +445,4 @@ class MemoryIndex:
         return self._space(ns).buckets.members(bucket)
 
 
-__all__ = ["MemoryIndex", "Space"]
+__all__ = ["MemoryIndex", "Space", "plain_verdict"]
