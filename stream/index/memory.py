@@ -31,6 +31,7 @@ from neardup.stream.index.base import (
     scheme_mismatch,
 )
 from neardup.stream.index.columns import Buckets, Slot, seqs_of, size_of, take_out, with_seq
+from neardup.stream.index.seq_times import SeqTimes
 from neardup.stream.records import Record
 
 
@@ -44,7 +45,7 @@ class Space:
     docs: dict[int, bytes] = field(default_factory=dict)
     # seq -> verdict, deflated (_packed), but the plain ones (below)
     verdicts: dict[int, bytes] = field(default_factory=dict)
-    times: dict[int, float] = field(default_factory=dict)
+    times: SeqTimes = field(default_factory=SeqTimes)  # seq -> registration time
     deleted: dict[str, float] = field(default_factory=dict)  # id -> deletion time
     exact: dict[bytes, Slot] = field(default_factory=dict)
     buckets: Buckets = field(default_factory=Buckets)
@@ -341,8 +342,8 @@ class MemoryIndex:
 
     async def expire(self, ns: str, before: float, limit: int = 1000) -> int:
         space = self._space(ns)
-        old = sorted((t, s) for s, t in space.times.items() if t < before)[:limit]
-        for _, seq in old:
+        old = space.times.oldest_before(before, limit)
+        for seq in old:
             self._remove(space, seq)
         return len(old)
 
