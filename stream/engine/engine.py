@@ -37,10 +37,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from neardup.stream.engine import boilerplate
-from neardup.stream.engine.batch import Batch
 from neardup.stream.engine.boilerplate import anchored, copied, lines_taught, resembled
 from neardup.stream.engine.judge import AsSent, Found, matches, verdict
 from neardup.stream.engine.prepare import Prepared, prepare, shows_nothing
+from neardup.stream.engine.state import NamespaceState
 from neardup.stream.engine.targets import ALIAS_TTL_S, Targets
 from neardup.stream.errors import (
     ClusterChainError,
@@ -203,31 +203,31 @@ class Engine:
             AsSent(policy, p, lines[k]) if left_out[k] or learned[k] else None
             for k, p in enumerate(prepared)
         ]
-        batch = Batch(
+        state = NamespaceState(
             ns, policy, "" if name == ns else name, raw_verdicts=verdicts, in_batch=in_batch
         )
-        batch.records.update({s: Record.decode(b) for s, b in records.items()})
+        state.records.update({s: Record.decode(b) for s, b in records.items()})
         wanted = {s for pr in probes for s in (*pr.candidates, pr.exact_seq) if s is not None}
-        await self._load_records(batch, wanted)
+        await self._load_records(state, wanted)
         await self._views(
-            batch, {s for k, pr in enumerate(probes) if learned[k] for s in pr.candidates}
+            state, {s for k, pr in enumerate(probes) if learned[k] for s in pr.candidates}
         )
         # Verify every new article first (pure), then read the stored verdicts of all best
         # matches decided before this batch in one call: their clusters are what copies join.
         found = {
-            k: matches(batch, p, probe, register, now, left_out[k], learned[k], sents[k])
+            k: matches(state, p, probe, register, now, left_out[k], learned[k], sents[k])
             for k, (p, probe) in enumerate(zip(prepared, probes, strict=True))
             if probe.status == "new"
         }
         await self._whole_probes(
-            batch, prepared, probes, found, left_out, learned, sents, register, now
+            state, prepared, probes, found, left_out, learned, sents, register, now
         )
         await self._passage_probes(
-            batch, prepared, probes, found, left_out, learned, sents, register, now
+            state, prepared, probes, found, left_out, learned, sents, register, now
         )
         ours = {pr.seq for pr in probes}
         bests = {f.matches[0].seq for f in found.values() if f.matches}
-        await self._load_verdicts(batch, bests - ours)
+        await self._load_verdicts(state, bests - ours)
         stored: dict[int, StoredVerdict] = {}
         decided: dict[int, Verdict | NeardupError] = {}
         for k in sorted(range(len(prepared)), key=lambda k: probes[k].seq):
@@ -236,22 +236,22 @@ class Engine:
                 decided[k] = DeletedError(f"article id {p.article.id!r} was deleted")
                 continue
             if probe.status == "replay":
-                v_or_err = await self._replay(batch, p, probe)
+                v_or_err = await self._replay(state, p, probe)
                 decided[k] = v_or_err
                 if register and probe.verdict is None and isinstance(v_or_err, Verdict):
                     # registered by an attempt that never stored its verdict (timed out, or
                     # killed in between): store it now, so later copies take their cluster from
                     # what was published instead of re-deriving it from data that may expire
-                    batch.verdicts[probe.seq] = v_or_err
+                    state.verdicts[probe.seq] = v_or_err
                     stored[probe.seq] = StoredVerdict(p.article.id, v_or_err.to_json())
                 continue
             got, doc_id = found[k], p.article.id
             best = got.matches[0].seq if got.matches else None
-            cluster = (await self._resolve(batch, best)).cluster if best is not None else doc_id
-            v = verdict(batch, p, doc_id, probe, got, register, cluster, explain)
+            cluster = (await self._resolve(state, best)).cluster if best is not None else doc_id
+            v = verdict(state, p, doc_id, probe, got, register, cluster, explain)
             decided[k] = v
             if register:
-                batch.verdicts[probe.seq] = v
+                state.verdicts[probe.seq] = v
                 stored[probe.seq] = StoredVerdict(doc_id, v.to_json())
         # The verdicts and the lines they teach are stored in one step, last: an attempt cut
         # off before it is replayed and counts its lines then, one that got through is replayed
@@ -265,8 +265,8 @@ class Engine:
                 lines,
                 probes,
                 decided,
-                copied(batch.records.values(), decided, articles),
-                resembled(policy, batch.records, decided, articles, lines, probes),
+                copied(state.records.values(), decided, articles),
+                resembled(policy, state.records, decided, articles, lines, probes),
             )
             if register and teach
             else []
@@ -274,7 +274,7 @@ class Engine:
         if stored:
             copies = [
                 (v.cluster, seq, now)
-                for seq, v in batch.verdicts.items()
+                for seq, v in state.verdicts.items()
                 if seq in stored and v.verdict != "original"
             ]
             await self.index.add_members(ns, copies)
@@ -326,22 +326,24 @@ class Engine:
                 await stream.send(registrations(part), window)
             return prepared, await stream.probes()
 
-    async def _load_verdicts(self, batch: Batch, seqs: set[int]) -> None:
-        missing = [s for s in seqs if s not in batch.verdicts]
-        for s in [s for s in missing if s in batch.raw_verdicts]:
-            batch.verdicts[s] = Verdict.from_json(batch.raw_verdicts[s])
-        missing = [s for s in missing if s not in batch.verdicts]
+    async def _load_verdicts(self, state: NamespaceState, seqs: set[int]) -> None:
+        missing = [s for s in seqs if s not in state.verdicts]
+        for s in [s for s in missing if s in state.raw_verdicts]:
+            state.verdicts[s] = Verdict.from_json(state.raw_verdicts[s])
+        missing = [s for s in missing if s not in state.verdicts]
         if missing:
-            raw = await self.index.verdicts(batch.ns, sorted(missing))
-            batch.verdicts.update({s: Verdict.from_json(b) for s, b in raw.items()})
+            raw = await self.index.verdicts(state.ns, sorted(missing))
+            state.verdicts.update({s: Verdict.from_json(b) for s, b in raw.items()})
 
-    async def _load_records(self, batch: Batch, seqs: set[int]) -> None:
-        missing = [s for s in seqs if s not in batch.records]
+    async def _load_records(self, state: NamespaceState, seqs: set[int]) -> None:
+        missing = [s for s in seqs if s not in state.records]
         if missing:
-            raw = await self.index.records(batch.ns, sorted(missing))
-            batch.records.update({s: Record.decode(b) for s, b in raw.items()})
+            raw = await self.index.records(state.ns, sorted(missing))
+            state.records.update({s: Record.decode(b) for s, b in raw.items()})
 
-    async def _replay(self, batch: Batch, p: Prepared, probe: Probe) -> Verdict | NeardupError:
+    async def _replay(
+        self, state: NamespaceState, p: Prepared, probe: Probe
+    ) -> Verdict | NeardupError:
         if probe.record is not None and Record.decode(probe.record).content != p.content:
             return ConflictError(
                 f"article id {p.article.id!r} was indexed before (seq {probe.seq}) with a "
@@ -349,14 +351,14 @@ class Engine:
             )
         if probe.verdict is not None:
             return Verdict.from_json(probe.verdict)
-        await self._load_records(batch, {probe.seq})
-        if probe.seq not in batch.records:  # deleted or expired since registered: stays down
+        await self._load_records(state, {probe.seq})
+        if probe.seq not in state.records:  # deleted or expired since registered: stays down
             return DeletedError(f"article id {p.article.id!r} was removed while decided")
-        return await self._resolve(batch, probe.seq)
+        return await self._resolve(state, probe.seq)
 
     async def _whole_probes(
         self,
-        batch: Batch,
+        state: NamespaceState,
         prepared: list[Prepared],
         probes: list[Probe],
         found: dict[int, Found],
@@ -375,7 +377,7 @@ class Engine:
         todo = [k for k in found if left_out[k]]
         if not todo:
             return
-        policy, bands = batch.policy, batch.policy.bands_rows[0]
+        policy, bands = state.policy, state.policy.bands_rows[0]
         live_after = None if policy.retention_s is None else at - policy.retention_s
         wholes = zip(todo, prepare(policy, [prepared[k].article for k in todo]), strict=True)
         longs = [(k, w) for k, w in wholes if w.kind is Kind.LONG]
@@ -386,7 +388,7 @@ class Engine:
         for lo in range(0, len(longs), _CONCURRENT_LOOKUPS):
             looked += await asyncio.gather(
                 *(
-                    self.index.lookup(batch.ns, w.content, w.buckets[:bands], live_after=live_after)
+                    self.index.lookup(state.ns, w.content, w.buckets[:bands], live_after=live_after)
                     for _, w in longs[lo : lo + _CONCURRENT_LOOKUPS]
                 )
             )
@@ -398,16 +400,16 @@ class Engine:
                 new = {s for s in new if s < probe.seq}
             if new:
                 more[k] = replace(probe, candidates=tuple(sorted(new | set(probe.candidates))))
-        await self._load_records(batch, {s for p in more.values() for s in p.candidates})
-        await self._views(batch, {s for p in more.values() for s in p.candidates})
+        await self._load_records(state, {s for p in more.values() for s in p.candidates})
+        await self._views(state, {s for p in more.values() for s in p.candidates})
         for k, probe in more.items():
             found[k] = matches(
-                batch, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
+                state, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
             )
 
     async def _passage_probes(
         self,
-        batch: Batch,
+        state: NamespaceState,
         prepared: list[Prepared],
         probes: list[Probe],
         found: dict[int, Found],
@@ -428,7 +430,7 @@ class Engine:
         todo = [k for k, f in found.items() if not f.matches and prepared[k].passages]
         if not todo:
             return
-        policy = batch.policy
+        policy = state.policy
         live_after = None if policy.retention_s is None else at - policy.retention_s
         wanted: dict[int, list[int]] = {}  # bucket -> the articles that read it
         groups: list[set[int]] = [set()]
@@ -441,7 +443,7 @@ class Engine:
         content = prepared[todo[0]].content  # any: only the buckets' articles are read
         looked = await asyncio.gather(
             *(
-                self.index.lookup(batch.ns, content, sorted(g), live_after=live_after)
+                self.index.lookup(state.ns, content, sorted(g), live_after=live_after)
                 for g in groups
             )
         )
@@ -449,10 +451,10 @@ class Engine:
         # whose passages found it: the batch's own articles' say (each finds itself), the
         # records' buckets say for the others
         own = {probes[k].seq: k for k in range(len(prepared))} if register else {}
-        await self._load_records(batch, found_seqs - own.keys())
+        await self._load_records(state, found_seqs - own.keys())
         leads: dict[int, set[int]] = {}
         for s in found_seqs:
-            rec = batch.records.get(s)
+            rec = state.records.get(s)
             if s in own:
                 buckets: Sequence[int] = prepared[own[s]].passages[:PASSAGES]
             else:
@@ -470,11 +472,11 @@ class Engine:
                 more[k] = replace(probe, exact_seq=None, candidates=tuple(sorted(new)))
         if not more:
             return
-        await self._load_records(batch, {s for p in more.values() for s in p.candidates})
-        await self._views(batch, {s for k, p in more.items() if learned[k] for s in p.candidates})
+        await self._load_records(state, {s for p in more.values() for s in p.candidates})
+        await self._views(state, {s for k, p in more.items() if learned[k] for s in p.candidates})
         for k, probe in more.items():
             got = matches(
-                batch, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
+                state, prepared[k], probe, register, at, left_out[k], learned[k], sents[k]
             )
             extra = [*got.matches, *got.related]
             if extra:
@@ -482,16 +484,16 @@ class Engine:
                 related.sort(key=lambda m: (-m.similarity, m.seq))
                 found[k] = Found(found[k].matches, related)
 
-    async def _views(self, batch: Batch, seqs: set[int]) -> None:
+    async def _views(self, state: NamespaceState, seqs: set[int]) -> None:
         """The views of the records among ``seqs`` not viewed yet (:func:`boilerplate.views`),
         the batch's own documents counted too."""
-        todo = {s: rec for s in seqs - batch.views.keys() if (rec := batch.records.get(s))}
-        if todo and batch.policy.boilerplate_min_docs:
-            batch.views.update(
-                await boilerplate.views(self.index, batch.ns, batch.policy, todo, batch.in_batch)
+        todo = {s: rec for s in seqs - state.views.keys() if (rec := state.records.get(s))}
+        if todo and state.policy.boilerplate_min_docs:
+            state.views.update(
+                await boilerplate.views(self.index, state.ns, state.policy, todo, state.in_batch)
             )
 
-    async def _resolve(self, batch: Batch, seq: int) -> Verdict:
+    async def _resolve(self, state: NamespaceState, seq: int) -> Verdict:
         """The verdict of stored article ``seq``: stored, or decided from its record and the
         articles before it, as its own batch decided it.
 
@@ -505,42 +507,42 @@ class Engine:
         stack = [seq]
         while stack:
             top = stack[-1]
-            await self._load_verdicts(batch, {top})  # no round trip when already loaded
-            if top in batch.verdicts:
+            await self._load_verdicts(state, {top})  # no round trip when already loaded
+            if top in state.verdicts:
                 stack.pop()
                 continue
             if top not in pending:
-                pending[top] = await self._step(batch, top)
+                pending[top] = await self._step(state, top)
             rec, probe, found = pending[top]
             best = found.matches[0].seq if found.matches else None
-            if best is not None and best not in batch.verdicts:
-                await self._load_verdicts(batch, {best})
-                if best not in batch.verdicts:
+            if best is not None and best not in state.verdicts:
+                await self._load_verdicts(state, {best})
+                if best not in state.verdicts:
                     stack.append(best)
                     continue
-            cluster = batch.verdicts[best].cluster if best is not None else rec.doc_id
-            batch.verdicts[top] = verdict(
-                batch, rec, rec.doc_id, probe, found, True, cluster, batch.policy.explain
+            cluster = state.verdicts[best].cluster if best is not None else rec.doc_id
+            state.verdicts[top] = verdict(
+                state, rec, rec.doc_id, probe, found, True, cluster, state.policy.explain
             )
             stack.pop()
-        return batch.verdicts[seq]
+        return state.verdicts[seq]
 
-    async def _step(self, batch: Batch, seq: int) -> tuple[Record, Probe, Found]:
+    async def _step(self, state: NamespaceState, seq: int) -> tuple[Record, Probe, Found]:
         """A stored article's record, its probe of the articles before it, and the matches."""
-        await self._load_records(batch, {seq})
-        rec = batch.records.get(seq)
+        await self._load_records(state, {seq})
+        rec = state.records.get(seq)
         if rec is None:
             raise ClusterChainError(f"seq {seq} vanished while its cluster was resolved")
-        retention = batch.policy.retention_s
+        retention = state.policy.retention_s
         live_after = None if retention is None else rec.registered_at - retention
         first, cands = await self.index.lookup(
-            batch.ns, rec.content, rec.buckets, live_after=live_after
+            state.ns, rec.content, rec.buckets, live_after=live_after
         )
         earlier = tuple(s for s in cands if s < seq)
         exact = first if first is not None and first < seq else None
-        await self._load_records(batch, {*earlier, *([exact] if exact is not None else [])})
+        await self._load_records(state, {*earlier, *([exact] if exact is not None else [])})
         probe = Probe(seq, "new", exact, earlier)
-        return rec, probe, matches(batch, rec, probe, register=True, at=rec.registered_at)
+        return rec, probe, matches(state, rec, probe, register=True, at=rec.registered_at)
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         """Takedown: the article leaves buckets, content slot, records and verdicts."""

@@ -20,7 +20,6 @@ import numpy.typing as npt
 from neardup.sketch import evidence, facts, features, verify
 from neardup.sketch.evidence import Span
 from neardup.sketch.lines import Lines, without
-from neardup.stream.engine.batch import Batch
 from neardup.stream.engine.boilerplate import units
 from neardup.stream.engine.prepare import (
     Prepared,
@@ -29,6 +28,7 @@ from neardup.stream.engine.prepare import (
     unstamped,
     whole_shingles,
 )
+from neardup.stream.engine.state import NamespaceState
 from neardup.stream.index.base import Probe
 from neardup.stream.model import Change, Direction, Match, Method, Related, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -465,7 +465,7 @@ class Found:
 
 
 def matches(
-    batch: Batch,
+    state: NamespaceState,
     me: Prepared | Record,
     probe: Probe,
     register: bool,
@@ -477,17 +477,17 @@ def matches(
     """Every earlier, live candidate that verifies, best first (exact copies win ties), and
     the related ones (short texts alike but for their facts), best first. ``left_out``:
     the fingerprints of the lines ``me`` left out as boilerplate."""
-    policy = batch.policy
+    policy = state.policy
     seq = probe.seq if register else None
     matches: list[Candidate] = []
     related: list[Candidate] = []
     exact = probe.exact_seq
-    if exact is not None and batch.live(exact, at):
+    if exact is not None and state.live(exact, at):
         matches.append(Candidate(1.0, exact, "exact"))
     for s in probe.candidates:
-        if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
+        if s == exact or not state.live(s, at) or (seq is not None and s >= seq):
             continue
-        judged = judge(policy, me, batch.records[s], left_out, batch.views.get(s), learned, sent)
+        judged = judge(policy, me, state.records[s], left_out, state.views.get(s), learned, sent)
         if judged is not None:
             c, copy = judged
             (matches if copy else related).append(
@@ -499,7 +499,7 @@ def matches(
 
 
 def verdict(
-    batch: Batch,
+    state: NamespaceState,
     me: Prepared | Record,
     doc_id: str,
     probe: Probe,
@@ -512,31 +512,31 @@ def verdict(
     ``explain``: with the passages shared with the best match (:mod:`neardup.sketch.evidence`),
     when both texts are at hand (the earlier record kept its text)."""
     seq = probe.seq if register else None
-    cap = batch.policy.max_matches
+    cap = state.policy.max_matches
     related = tuple(
-        Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes, r.direction)
+        Related(state.records[r.seq].doc_id, round(r.similarity, 4), r.changes, r.direction)
         for r in found.related[:cap]
     )
     if not found.matches:
         return Verdict(
-            doc_id, batch.name or batch.ns, "original", None, doc_id, None, (), "new", seq,
+            doc_id, state.name or state.ns, "original", None, doc_id, None, (), "new", seq,
             len(probe.candidates), related=related,
         )  # fmt: skip
     best = found.matches[0]
-    earlier = batch.records[best.seq]
+    earlier = state.records[best.seq]
     changes = best.changes
     if (
         me.kind is earlier.kind is Kind.LONG
         and best.method not in ("exact", "edit")
         and not best.read
     ):
-        changes = number_changes(batch.policy, me, earlier)
+        changes = number_changes(state.policy, me, earlier)
     shown = tuple(
-        Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
+        Match(state.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
     )
     return Verdict(
         doc_id,
-        batch.name or batch.ns,
+        state.name or state.ns,
         "duplicate" if best.method == "exact" else "near_duplicate",
         earlier.doc_id,
         cluster,
@@ -548,7 +548,7 @@ def verdict(
         changes=changes,
         related=related,
         direction=best.direction,
-        evidence=_evidence(batch.policy, me, earlier) if explain else None,
+        evidence=_evidence(state.policy, me, earlier) if explain else None,
     )
 
 
