@@ -68,11 +68,12 @@ class AsSent:
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    """An earlier article that verified: how similar, which one, and which measure decided.
+class Verified:
+    """A candidate that verified: an earlier article found a copy or related, how similar,
+    which one, and which measure decided.
     ``direction``: which text lies inside the other (containment). ``changes``: the facts that
     differ (a short text's, when the policy lets numbers differ; a long text's numbers are
-    compared for the best match only, in :meth:`Engine._verdict`, unless ``read``: the text
+    compared for the best match only, in :func:`verdict`, unless ``read``: the text
     was judged less its source's own template, and ``changes`` are read from that)."""
 
     similarity: float
@@ -91,7 +92,7 @@ def judge(
     view: npt.NDArray[np.uint32] | None = None,
     learned: frozenset[bytes] = frozenset(),
     sent: AsSent | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
     numbers differ), or ``None``; ``seq`` is filled in by the caller.
@@ -176,7 +177,7 @@ def judge(
         sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
         if sim < policy.threshold:
             return _judge_whole(policy, me, other)
-    found = Candidate(sim, 0, policy.measure, direction)
+    found = Verified(sim, 0, policy.measure, direction)
     if policy.facts == "strict" and _another_day(me.dates, other.dates):
         # the same template on another day (a monthly estimate, a weekly price, a daily
         # average): each names a day the other does not. Related, with what changed
@@ -184,7 +185,7 @@ def judge(
             *facts.diff_facts("date", other.dates, me.dates),
             *number_changes(policy, me, other),
         )
-        return Candidate(sim, 0, found.method, direction, changes), False
+        return Verified(sim, 0, found.method, direction, changes), False
     a, b = len(me.shingles), len(other.shingles)
     brief = min(a, b) < policy.facts_tokens
     known = max(a, b) < policy.numbers_shingles  # both records keep their numbers
@@ -192,7 +193,7 @@ def judge(
         # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
         # next release, not a copy: related, with its changed figures
         changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
-        return Candidate(sim, 0, found.method, direction, changes), False
+        return Verified(sim, 0, found.method, direction, changes), False
     if read:  # the numbers the reader sees changed: those of the text as judged
         return replace(found, changes=_text_changes(other.raw, read), read=True), True
     return found, True
@@ -205,7 +206,7 @@ def _judge_as_sent(
     learned: frozenset[bytes],
     view: npt.NDArray[np.uint32] | None,
     sent: AsSent | None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """A text that left too much of itself out, judged as sent: whole, or less only its
     source's own template that ``other`` does not have (:func:`_own_template`), whichever is
     more alike: a copier's own sign-off line, learned from its earlier copies, is no more
@@ -281,7 +282,7 @@ def _judge_whole(
     judged: tuple[float, Direction | None] | None = None,
     mine: str = "",
     mine_shingles: npt.NDArray[np.uint32] | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """A text that left so much out as boilerplate that the rest is short, against an earlier
     long text (registered before those lines were learned), or two texts unlike once the
     same lines are left out of both: the two whole texts as sent (or as ``judged``: the
@@ -296,7 +297,7 @@ def _judge_whole(
     if sim < policy.threshold:
         return None
     changes = _text_changes(other.raw, mine or me.article.text)
-    return Candidate(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
+    return Verified(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
 
 
 def _text_changes(earlier: str, now: str) -> tuple[Change, ...]:
@@ -329,7 +330,7 @@ def inside(
     mine: npt.NDArray[np.uint32],
     theirs: npt.NDArray[np.uint32],
     jaccard: float | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """Two long texts unlike by Jaccard of which one lies inside the other: related (never a
     copy), method ``containment``, with its ``direction``, when at least ``threshold`` of the
     smaller one's shingles are in the larger (an earlier article quoted whole in a longer text,
@@ -353,7 +354,7 @@ def inside(
     best, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
     if best < policy.threshold or min(part, whole) >= policy.threshold:
         return None
-    return Candidate(best, 0, "containment", cast(Direction, direction)), False
+    return Verified(best, 0, "containment", cast(Direction, direction)), False
 
 
 def _similarity(
@@ -395,7 +396,7 @@ def number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> tu
 
 def judge_across(
     policy: Policy, me: Prepared | Record, other: Record
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """Two texts near the line, one short and one long, or both long and unlike by shingles,
     each long one of at most :func:`boundary` tokens (they share a short text's buckets):
     each is read as a short text, and the two compared by the short rule (:func:`judge_short`:
@@ -419,7 +420,7 @@ def judge_across(
     a, b = (numbers, long.numbers) if me is long else (long.numbers, numbers)
     changes = tuple(facts.diff_facts("number", b, a)) if a != b else ()
     copy = not changes or policy.facts != "strict"
-    return Candidate(sim, 0, policy.measure, direction, changes), copy
+    return Verified(sim, 0, policy.measure, direction, changes), copy
 
 
 def _as_short(text: Prepared | Record) -> str | None:
@@ -431,13 +432,13 @@ def _as_short(text: Prepared | Record) -> str | None:
     return unstamped(sent, features.normalize(sent)) if sent else None
 
 
-def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
+def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Verified, bool] | None:
     """Edit similarity of the cores; then the facts decide (see :mod:`neardup.sketch.facts`). Texts
     with no core (only links or symbols) compare as written and have no facts."""
     me, other = facts.facts_of(mine), facts.facts_of(theirs)
     if not (me.core and other.core):
         sim = verify.edit_similarity(mine, theirs)
-        return (Candidate(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
+        return (Verified(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
     sim = verify.edit_similarity(me.core, other.core)
     unlike = sim < policy.short_threshold
     if unlike and not facts.framed(other, me, policy.short_threshold):
@@ -453,15 +454,15 @@ def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool
     changes = compared.changes
     strict = policy.facts == "strict"
     copy = not any(strict or c.kind != "number" for c in changes)
-    return Candidate(sim, 0, "edit", None, changes), copy
+    return Verified(sim, 0, "edit", None, changes), copy
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
     """What an article's candidates verified as: matches (copies) and related texts."""
 
-    matches: list[Candidate]
-    related: list[Candidate]
+    matches: list[Verified]
+    related: list[Verified]
 
 
 def matches(
@@ -479,11 +480,11 @@ def matches(
     the fingerprints of the lines ``me`` left out as boilerplate."""
     policy = state.policy
     seq = probe.seq if register else None
-    matches: list[Candidate] = []
-    related: list[Candidate] = []
+    matches: list[Verified] = []
+    related: list[Verified] = []
     exact = probe.exact_seq
     if exact is not None and state.live(exact, at):
-        matches.append(Candidate(1.0, exact, "exact"))
+        matches.append(Verified(1.0, exact, "exact"))
     for s in probe.candidates:
         if s == exact or not state.live(s, at) or (seq is not None and s >= seq):
             continue
@@ -491,7 +492,7 @@ def matches(
         if judged is not None:
             c, copy = judged
             (matches if copy else related).append(
-                Candidate(c.similarity, s, c.method, c.direction, c.changes, c.read)
+                Verified(c.similarity, s, c.method, c.direction, c.changes, c.read)
             )
     matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
     related.sort(key=lambda m: (-m.similarity, m.seq))
@@ -561,8 +562,8 @@ def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[S
 
 __all__ = [
     "AsSent",
-    "Candidate",
     "Found",
+    "Verified",
     "inside",
     "judge",
     "judge_across",
