@@ -175,17 +175,17 @@ class Engine:
         if policy.retention_s is not None and register:
             await self.index.expire(ns, now - policy.retention_s, limit=2 * len(articles) + 10)
         in_batch: Counter[bytes] = Counter()
-        lines, sketched, left_out, sampled, learned = await boilerplate.learn(
+        lines, without_boilerplate, left_out, sampled, learned = await boilerplate.learn(
             self.index, ns, policy, articles, teach, in_batch
         )
         records: dict[int, bytes] = {}  # read with a check's probe: not read again
         verdicts: dict[int, bytes] = {}
         if register:
             prepared, probes = await self._prepare_and_register(
-                ns, policy, articles, sketched, sampled, now
+                ns, policy, articles, without_boilerplate, sampled, now
             )
         else:
-            prepared = anchored(policy, prepare(policy, articles, sketched), sampled)
+            prepared = anchored(policy, prepare(policy, articles, without_boilerplate), sampled)
             probes = []
             for p in prepared:  # one read each: id, buckets, and the records and verdicts found
                 read = await self.index.check(
@@ -288,7 +288,7 @@ class Engine:
         ns: str,
         policy: Policy,
         articles: list[Article],
-        sketched: list[str | None],
+        without_boilerplate: list[str | None],
         sampled: list[tuple[int, ...]],
         now: float,
     ) -> tuple[list[Prepared], list[Probe]]:
@@ -319,7 +319,7 @@ class Engine:
                 # sketched while the server registers the chunk before
                 part = anchored(
                     policy,
-                    prepare(policy, articles[lo : lo + size], sketched[lo : lo + size]),
+                    prepare(policy, articles[lo : lo + size], without_boilerplate[lo : lo + size]),
                     sampled[lo : lo + size],
                 )
                 prepared += part
