@@ -50,8 +50,8 @@ from neardup.stream.errors import (
     NeardupError,
 )
 from neardup.stream.index.base import Index, Probe, Registration, StoredVerdict, Window
-from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policy import PASSAGES, Policy
 from neardup.stream.records import Kind, Record
 
@@ -137,7 +137,7 @@ class Engine:
         for ns, idx in by_ns.items():
             decided: list[Verdict | NeardupError]
             try:
-                keys.check_namespace(ns)
+                names.check_namespace(ns)
                 where, policy = await self.targets.of(ns)
                 if register:
                     policy = await self.targets.ensure(where, policy)
@@ -546,7 +546,7 @@ class Engine:
 
     async def delete(self, ns: str, doc_id: str) -> bool:
         """Takedown: the article leaves buckets, content slot, records and verdicts."""
-        keys.check_namespace(ns)
+        names.check_namespace(ns)
         where, _ = await self.targets.of(ns)
         return await self.index.delete(where, doc_id)
 

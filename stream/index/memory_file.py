@@ -55,7 +55,7 @@ import orjson
 from neardup.stream.errors import IndexFileError
 from neardup.stream.index.columns import Buckets, Slot, seqs_of
 from neardup.stream.index.memory import Space
-from neardup.stream.index.redis import keys
+from neardup.stream.namespaces import names
 
 MAGIC = b"\x89NDIDX\r\n"
 FORMAT = "neardup-memory-index"
@@ -159,7 +159,7 @@ def read_header(data: bytes, where: str) -> tuple[Header, memoryview]:
             "index again from its texts"
         )
     try:
-        namespace = keys.check_namespace(str(meta["namespace"]))
+        namespace = names.check_namespace(str(meta["namespace"]))
         scheme = meta["scheme"]
         header = Header(
             version,
