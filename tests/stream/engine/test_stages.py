@@ -18,8 +18,13 @@ from typing import Any
 import pytest
 
 from harness import data
+from neardup.stream.engine import boilerplate
+from neardup.stream.engine.boilerplate import anchored
 from neardup.stream.engine.engine import Engine
+from neardup.stream.engine.prepare import prepare
+from neardup.stream.engine.stages import decision_order, in_flight, prepare_all, take_learned
 from neardup.stream.errors import NeardupError
+from neardup.stream.index.base import Probe
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -263,3 +268,54 @@ def _print(show: Callable[[object], None] = print) -> None:  # pragma: no cover
     for remote in (True, False):
         for retention in (False, True):
             show((remote, retention, asyncio.run(_run(remote, retention))))
+
+
+# ------------------------------------------------------------------ the stages' own contracts
+
+
+async def test_prepare_gives_one_record_per_article_in_input_order() -> None:
+    """Each record holds its own article's part of what the boilerplate pass found, and its
+    sketch is what :func:`prepare` makes of it alone (its text less its boilerplate, with its
+    anchors), whatever the batch around it."""
+    index = MemoryIndex()
+    engine = Engine(index, clock=lambda: 1000.0)
+    for how, batch in _batches()[:2]:
+        await engine.process(batch, register=how == "register")
+    policy = engine.default_policy
+    articles = [*_batches()[2][1], _page("late", _stories()[7]), Article("one line", "Fed at 5")]
+    learned = await boilerplate.learn(index, "default", policy, articles, teach=False)
+    items = in_flight(articles)
+    take_learned(items, learned)
+    prepare_all(policy, items)
+    assert [it.article for it in items] == articles
+    assert any(it.without_boilerplate for it in items)  # the site's template was left out
+    for k, it in enumerate(items):
+        assert (it.lines, it.without_boilerplate, it.left_out, it.anchors, it.learned) == (
+            learned.lines[k],
+            learned.without_boilerplate[k],
+            learned.left_out[k],
+            learned.anchors[k],
+            learned.learned[k],
+        )
+        (alone,) = anchored(
+            policy, prepare(policy, [it.article], [it.without_boilerplate]), [it.anchors]
+        )
+        assert it.prepared.content == alone.content
+        assert it.prepared.buckets == alone.buckets
+
+
+def test_articles_are_decided_in_seq_order_ties_in_input_order() -> None:
+    items = in_flight([Article(str(k), "x") for k in range(5)])
+    for it, seq in zip(items, (7, 0, 3, 0, 5), strict=True):
+        it.probe = Probe(seq, "new", None, ())
+    assert decision_order(items) == [1, 3, 2, 4, 0]
+    assert decision_order([]) == []
+
+
+def test_a_record_has_no_value_before_its_stage_writes_it() -> None:
+    """Reading ``prepared`` before the prepare stage is a bug, and says so."""
+    (it,) = in_flight([Article("a", "text")])
+    with pytest.raises(AttributeError):
+        _ = it.prepared
+    with pytest.raises(AttributeError):
+        it.extra = 1  # type: ignore[attr-defined]  # slotted: no field outside the record
