@@ -11,7 +11,9 @@ compared again as sent when what it kept is too little to judge alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from typing import cast
 
 import numpy as np
@@ -84,6 +86,48 @@ class Verified:
     read: bool = False
 
 
+Judged = tuple[Verified, bool] | None  # a match (True), related (False), or neither (None)
+
+
+class _Next(Enum):
+    """A rule's answer when the pair is not its case: the next rule decides."""
+
+    NEXT = 0
+
+
+NEXT = _Next.NEXT
+
+
+@dataclass(slots=True)
+class Pair:
+    """A new text (``me``) and an earlier stored one (``other``) as :func:`judge`'s rules see
+    them, and what the rules measured of two long texts so far.
+
+    ``as_sent``: ``me``, when it can be compared again as sent (it left lines out as its
+    source's boilerplate, and ``other`` kept its text); ``sent``: ``me`` as sent, read once.
+    ``sim``, ``direction``: the namespace's measure of the two (:func:`_measure`), ``plain``
+    the Jaccard of their sketches (what :func:`inside` reads), ``read``: ``me`` less its own
+    template, when that decided."""
+
+    policy: Policy
+    me: Prepared | Record
+    other: Record
+    left_out: frozenset[bytes]
+    view: npt.NDArray[np.uint32] | None
+    learned: frozenset[bytes]
+    sent: AsSent | None
+    as_sent: Prepared | None
+    sim: float = 0.0
+    direction: Direction | None = None
+    plain: float | None = None
+    read: str = ""
+
+    @property
+    def long(self) -> bool:
+        """Whether both texts are long (compared by shingles)."""
+        return self.me.kind is self.other.kind is Kind.LONG
+
+
 def judge(
     policy: Policy,
     me: Prepared | Record,
@@ -92,10 +136,11 @@ def judge(
     view: npt.NDArray[np.uint32] | None = None,
     learned: frozenset[bytes] = frozenset(),
     sent: AsSent | None = None,
-) -> tuple[Verified, bool] | None:
+) -> Judged:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
-    numbers differ), or ``None``; ``seq`` is filled in by the caller.
+    numbers differ), or ``None``; ``seq`` is filled in by the caller. The first of
+    :data:`RULES` whose case the pair is decides.
 
     Long texts compare what each sketched: its text less the lines its source repeated when it
     was registered. What a source repeats is learned over time, so ``me`` may have left out
@@ -113,90 +158,197 @@ def judge(
     as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
     if sent is None and isinstance(me, Prepared) and (left_out or learned):
         sent = AsSent(policy, me)
-    if me.kind is not other.kind:
-        if as_sent is not None and other.kind is Kind.LONG:
-            # long, but short without boilerplate: whole, or less only its source's template
-            # that ``other`` does not have (a copier's source taught the story it copies)
-            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
-        return judge_across(policy, me, other)
-    if me.kind is Kind.SHORT:
-        kept = _kept_share(me.text, sent.tokens) if as_sent is not None and sent else 1.0
-        if as_sent is not None and (
-            kept < 1 / 3 or (kept < 1 / 2 and features.has_tokens(other.raw, policy.short_tokens))
-        ):
-            # a long text that is short without its boilerplate is judged as sent: what its
-            # source repeats may be someone else's story, taught as template (a copier that
-            # sends a story's lines as documents of its own, then the story), and two texts
-            # whose remainders alike are a tag or a filler line are not copies of each other.
-            # A remainder of a third of the text or more, against a text short as sent (or of
-            # half or more), is what it says (a brief sent again under tag lines its source
-            # repeats)
-            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
-        judged = judge_short(policy, me.text, other.text)
-        if judged is None and as_sent is not None:
-            return _judge_whole(policy, as_sent, other)
-        return judged
-    sim, direction = _similarity(policy, me.shingles, other.shingles)
-    plain = sim if policy.measure == "jaccard" else None  # what inside() reads
-    if sim < policy.threshold and view is not None:
-        sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
-    read = ""  # ``me`` less its own template, when that decided
-    if sim < policy.threshold and learned and other.raw and sent is not None:
-        own, rest = _own_template(policy, sent, other, learned, view)
-        if own[0] >= policy.threshold:
-            (sim, direction), read = own, rest
-    if (
-        sim >= policy.threshold
-        and as_sent is not None
-        and sent is not None
-        and len(me.shingles) * 3 < len(sent.shingles)
-        and other.source == as_sent.article.source_name()
+    pair = Pair(policy, me, other, left_out, view, learned, sent, as_sent)
+    for rule in RULES:
+        judged = rule(pair)
+        if judged is not NEXT:
+            return judged
+    raise AssertionError("the last rule decides every pair")  # pragma: no cover
+
+
+def short_remainder_against_long(pair: Pair) -> Judged | _Next:
+    """One short and one long: a long text that is short without its boilerplate, against an
+    earlier long one, is judged as sent: whole, or less only its source's template that
+    ``other`` does not have (a copier's source taught the story it copies)."""
+    if pair.me.kind is pair.other.kind or pair.as_sent is None or pair.other.kind is Kind.SHORT:
+        return NEXT
+    return _judge_as_sent(pair.policy, pair.as_sent, pair.other, pair.learned, pair.view, pair.sent)
+
+
+def across_the_line(pair: Pair) -> Judged | _Next:
+    """One short and one long (else): near the line, both read as short texts
+    (:func:`judge_across`)."""
+    if pair.me.kind is pair.other.kind:
+        return NEXT
+    return judge_across(pair.policy, pair.me, pair.other)
+
+
+def short_remainder_as_sent(pair: Pair) -> Judged | _Next:
+    """Both short, ``me`` a long text short without its boilerplate that kept less than a
+    third of itself (or less than half, against a text long as sent): judged as sent. What
+    its source repeats may be someone else's story, taught as template (a copier that sends
+    a story's lines as documents of its own, then the story), and two texts whose remainders
+    alike are a tag or a filler line are not copies of each other. A remainder of a third of
+    the text or more, against a text short as sent (or of half or more), is what it says (a
+    brief sent again under tag lines its source repeats)."""
+    me, as_sent, sent = pair.me, pair.as_sent, pair.sent
+    if me.kind is not Kind.SHORT or pair.other.kind is not Kind.SHORT or as_sent is None:
+        return NEXT
+    kept = _kept_share(me.text, sent.tokens) if sent else 1.0
+    if not (
+        kept < 1 / 3
+        or (kept < 1 / 2 and features.has_tokens(pair.other.raw, pair.policy.short_tokens))
     ):
-        # the same rule as a short remainder's: a long text that kept less than a third of
-        # itself is judged as sent against a text of its own source, whose template is what
-        # it left out (a copier taught its source a story's short lines; what it kept, long
-        # paragraphs, is also in its own documents that carried them). Against another
-        # source's text the remainder is what it says (an excerpt under a large template)
-        return _judge_as_sent(policy, as_sent, other, learned, view, sent)
+        return NEXT
+    return _judge_as_sent(pair.policy, as_sent, pair.other, pair.learned, pair.view, sent)
+
+
+def short_texts(pair: Pair) -> Judged | _Next:
+    """Both short: edit similarity of their cores, then their facts (:func:`judge_short`);
+    when unlike so and ``me`` left lines out, the two whole texts as sent
+    (:func:`_judge_whole`)."""
+    if pair.me.kind is not Kind.SHORT or pair.other.kind is not Kind.SHORT:
+        return NEXT
+    judged = judge_short(pair.policy, pair.me.text, pair.other.text)
+    if judged is None and pair.as_sent is not None:
+        return _judge_whole(pair.policy, pair.as_sent, pair.other)
+    return judged
+
+
+def _measure(pair: Pair) -> Judged | _Next:
+    """Both long (from here on): not a rule, a measure. The namespace's measure of the two
+    sketches; when too unlike, of ``me``'s sketch against ``other``'s view (its text less
+    what its source repeats now), then of ``me`` less its own template
+    (:func:`_own_template`). Decides nothing."""
+    policy, me, other, sent = pair.policy, pair.me, pair.other, pair.sent
+    sim, direction = _similarity(policy, me.shingles, other.shingles)
+    pair.plain = sim if policy.measure == "jaccard" else None  # what inside() reads
+    if sim < policy.threshold and pair.view is not None:
+        sim, direction = max((sim, direction), _similarity(policy, me.shingles, pair.view))
+    if sim < policy.threshold and pair.learned and other.raw and sent is not None:
+        own, rest = _own_template(policy, sent, other, pair.learned, pair.view)
+        if own[0] >= policy.threshold:
+            (sim, direction), pair.read = own, rest
+    pair.sim, pair.direction = sim, direction
+    return NEXT
+
+
+def little_kept_of_its_own_source(pair: Pair) -> Judged | _Next:
+    """Alike, but ``me`` kept less than a third of itself and ``other`` is of its own source:
+    judged as sent, as a short remainder is. Its source's template is what it left out (a
+    copier taught its source a story's short lines; what it kept, long paragraphs, is also
+    in its own documents that carried them). Against another source's text the remainder is
+    what it says (an excerpt under a large template)."""
+    as_sent, sent = pair.as_sent, pair.sent
+    if (
+        pair.sim < pair.policy.threshold
+        or as_sent is None
+        or sent is None
+        or len(pair.me.shingles) * 3 >= len(sent.shingles)
+        or pair.other.source != as_sent.article.source_name()
+    ):
+        return NEXT
+    return _judge_as_sent(pair.policy, as_sent, pair.other, pair.learned, pair.view, sent)
+
+
+def unlike_near_the_line(pair: Pair) -> Judged | _Next:
+    """Unlike, nothing left out to compare again: two texts near the line are a copy as
+    short texts are (a tag on a 30-token text is a tenth of its shingles); what is related
+    the long rule says, or one lies inside the other (an embedded article, :func:`inside`)."""
+    if pair.sim >= pair.policy.threshold or pair.as_sent is not None:
+        return NEXT
+    policy, me, other = pair.policy, pair.me, pair.other
+    near = judge_across(policy, me, other)
+    if near is not None and near[1]:
+        return near
+    return inside(policy, me.shingles, other.shingles, pair.plain)
+
+
+def unlike_less_what_it_left_out(pair: Pair) -> Judged | _Next:
+    """Unlike, ``me`` having left lines out: compared again with the same lines left out of
+    both (:func:`pair_view`) when the whole texts can be alike at all (:func:`_whole_bound`,
+    then their shingles), else one may lie inside the other; still unlike, the whole texts
+    (:func:`_judge_whole`). Alike so, the next rules read the pair's facts."""
+    me, policy, other = pair.as_sent, pair.policy, pair.other
+    if pair.sim >= policy.threshold or me is None:
+        return NEXT
+    sent = pair.sent
+    mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
+    if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
+        return inside(policy, me.shingles, other.shingles, pair.plain)  # too unlike whole
+    if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
+        # unlike whole too (leaving the same lines out of both rarely helps)
+        return inside(policy, me.shingles, other.shingles, pair.plain)
+    sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, pair.left_out))
     if sim < policy.threshold:
-        if as_sent is None:
-            # two texts near the line: a copy as short texts are (a tag on a 30-token text
-            # is a tenth of its shingles); what is related the long rule says, or one lies
-            # inside the other (an embedded article)
-            near = judge_across(policy, me, other)
-            if near is not None and near[1]:
-                return near
-            return inside(policy, me.shingles, other.shingles, plain)
-        me = as_sent
-        mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
-        if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
-            return inside(policy, me.shingles, other.shingles, plain)  # too unlike whole
-        if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
-            # unlike whole too (leaving the same lines out of both rarely helps)
-            return inside(policy, me.shingles, other.shingles, plain)
-        sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
-        if sim < policy.threshold:
-            return _judge_whole(policy, me, other)
-    found = Verified(sim, 0, policy.measure, direction)
-    if policy.facts == "strict" and _another_day(me.dates, other.dates):
-        # the same template on another day (a monthly estimate, a weekly price, a daily
-        # average): each names a day the other does not. Related, with what changed
-        changes = (
-            *facts.diff_facts("date", other.dates, me.dates),
-            *number_changes(policy, me, other),
-        )
-        return Verified(sim, 0, found.method, direction, changes), False
+        return _judge_whole(policy, me, other)
+    pair.sim, pair.direction = sim, direction
+    return NEXT
+
+
+def another_day(pair: Pair) -> Judged | _Next:
+    """Alike, strict facts, and each names a day the other does not: the same template on
+    another day (a monthly estimate, a weekly price, a daily average), related, with what
+    changed."""
+    policy, me, other = pair.policy, pair.me, pair.other
+    if policy.facts != "strict" or not _another_day(me.dates, other.dates):
+        return NEXT
+    changes = (
+        *facts.diff_facts("date", other.dates, me.dates),
+        *number_changes(policy, me, other),
+    )
+    return Verified(pair.sim, 0, policy.measure, pair.direction, changes), False
+
+
+def brief_with_other_figures(pair: Pair) -> Judged | _Next:
+    """Alike, strict facts, one brief (fewer than ``facts_tokens`` shingles), both short
+    enough to keep their numbers, and the numbers differ: a brief templated item (a rate
+    set, an estimate, a fix) whose figures differ is the next release, not a copy: related,
+    with its changed figures."""
+    policy, me, other = pair.policy, pair.me, pair.other
     a, b = len(me.shingles), len(other.shingles)
     brief = min(a, b) < policy.facts_tokens
     known = max(a, b) < policy.numbers_shingles  # both records keep their numbers
-    if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
-        # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
-        # next release, not a copy: related, with its changed figures
-        changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
-        return Verified(sim, 0, found.method, direction, changes), False
-    if read:  # the numbers the reader sees changed: those of the text as judged
-        return replace(found, changes=_text_changes(other.raw, read), read=True), True
-    return found, True
+    if not (brief and known and policy.facts == "strict" and me.numbers != other.numbers):
+        return NEXT
+    changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
+    return Verified(pair.sim, 0, policy.measure, pair.direction, changes), False
+
+
+def alike_less_its_own_template(pair: Pair) -> Judged | _Next:
+    """Alike once ``me`` is read less its own template: a copy, whose changed facts are the
+    numbers the reader sees, those of the text as judged."""
+    if not pair.read:
+        return NEXT
+    changes = _text_changes(pair.other.raw, pair.read)
+    return Verified(pair.sim, 0, pair.policy.measure, pair.direction, changes, True), True
+
+
+def alike(pair: Pair) -> Judged | _Next:
+    """Alike, and no rule above took the pair: a copy (its numbers are compared for the best
+    match only, by :func:`verdict`)."""
+    return Verified(pair.sim, 0, pair.policy.measure, pair.direction), True
+
+
+RULES: tuple[Callable[[Pair], Judged | _Next], ...] = (
+    short_remainder_against_long,
+    across_the_line,
+    short_remainder_as_sent,
+    short_texts,
+    _measure,
+    little_kept_of_its_own_source,
+    unlike_near_the_line,
+    unlike_less_what_it_left_out,
+    another_day,
+    brief_with_other_figures,
+    alike_less_its_own_template,
+    alike,
+)
+""":func:`judge`'s rules, in the order they are tried: the first whose case a pair is decides.
+The texts' kinds first (one short and one long, then two short ones); two long texts are
+measured (:func:`_measure`), then judged as sent when they kept too little, then, unlike,
+compared again or found apart, and, alike, their facts read: another day, a brief's other
+figures, a text read less its own template, else a copy."""
 
 
 def _judge_as_sent(
@@ -561,8 +713,10 @@ def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[S
 
 
 __all__ = [
+    "RULES",
     "AsSent",
     "Found",
+    "Pair",
     "Verified",
     "inside",
     "judge",
