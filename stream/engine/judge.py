@@ -12,7 +12,7 @@ compared again as sent when what it kept is too little to judge alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import cast
 
@@ -117,15 +117,11 @@ class Pair:
     learned: frozenset[bytes]
     sent: AsSent | None
     as_sent: Prepared | None
-    sim: float = 0.0
-    direction: Direction | None = None
-    plain: float | None = None
-    read: str = ""
-
-    @property
-    def long(self) -> bool:
-        """Whether both texts are long (compared by shingles)."""
-        return self.me.kind is self.other.kind is Kind.LONG
+    # two long texts, once measured (not set before: a pair of short texts never is)
+    sim: float = field(init=False)
+    direction: Direction | None = field(init=False)
+    plain: float | None = field(init=False)
+    read: str = field(init=False)
 
 
 def judge(
@@ -139,8 +135,8 @@ def judge(
 ) -> Judged:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
-    numbers differ), or ``None``; ``seq`` is filled in by the caller. The first of
-    :data:`RULES` whose case the pair is decides.
+    numbers differ), or ``None``; ``seq`` is filled in by the caller. The texts' kinds choose
+    the rules (:data:`RULES`); the first whose case the pair is decides.
 
     Long texts compare what each sketched: its text less the lines its source repeated when it
     was registered. What a source repeats is learned over time, so ``me`` may have left out
@@ -159,7 +155,8 @@ def judge(
     if sent is None and isinstance(me, Prepared) and (left_out or learned):
         sent = AsSent(policy, me)
     pair = Pair(policy, me, other, left_out, view, learned, sent, as_sent)
-    for rule in RULES:
+    kinds = "mixed" if me.kind is not other.kind else "short" if me.kind is Kind.SHORT else "long"
+    for rule in RULES[kinds]:
         judged = rule(pair)
         if judged is not NEXT:
             return judged
@@ -170,7 +167,7 @@ def short_remainder_against_long(pair: Pair) -> Judged | _Next:
     """One short and one long: a long text that is short without its boilerplate, against an
     earlier long one, is judged as sent: whole, or less only its source's template that
     ``other`` does not have (a copier's source taught the story it copies)."""
-    if pair.me.kind is pair.other.kind or pair.as_sent is None or pair.other.kind is Kind.SHORT:
+    if pair.as_sent is None or pair.other.kind is Kind.SHORT:
         return NEXT
     return _judge_as_sent(pair.policy, pair.as_sent, pair.other, pair.learned, pair.view, pair.sent)
 
@@ -178,8 +175,6 @@ def short_remainder_against_long(pair: Pair) -> Judged | _Next:
 def across_the_line(pair: Pair) -> Judged | _Next:
     """One short and one long (else): near the line, both read as short texts
     (:func:`judge_across`)."""
-    if pair.me.kind is pair.other.kind:
-        return NEXT
     return judge_across(pair.policy, pair.me, pair.other)
 
 
@@ -192,7 +187,7 @@ def short_remainder_as_sent(pair: Pair) -> Judged | _Next:
     the text or more, against a text short as sent (or of half or more), is what it says (a
     brief sent again under tag lines its source repeats)."""
     me, as_sent, sent = pair.me, pair.as_sent, pair.sent
-    if me.kind is not Kind.SHORT or pair.other.kind is not Kind.SHORT or as_sent is None:
+    if as_sent is None:
         return NEXT
     kept = _kept_share(me.text, sent.tokens) if sent else 1.0
     if not (
@@ -207,8 +202,6 @@ def short_texts(pair: Pair) -> Judged | _Next:
     """Both short: edit similarity of their cores, then their facts (:func:`judge_short`);
     when unlike so and ``me`` left lines out, the two whole texts as sent
     (:func:`_judge_whole`)."""
-    if pair.me.kind is not Kind.SHORT or pair.other.kind is not Kind.SHORT:
-        return NEXT
     judged = judge_short(pair.policy, pair.me.text, pair.other.text)
     if judged is None and pair.as_sent is not None:
         return _judge_whole(pair.policy, pair.as_sent, pair.other)
@@ -216,13 +209,14 @@ def short_texts(pair: Pair) -> Judged | _Next:
 
 
 def _measure(pair: Pair) -> Judged | _Next:
-    """Both long (from here on): not a rule, a measure. The namespace's measure of the two
+    """Both long, first: not a rule, a measure. The namespace's measure of the two
     sketches; when too unlike, of ``me``'s sketch against ``other``'s view (its text less
     what its source repeats now), then of ``me`` less its own template
     (:func:`_own_template`). Decides nothing."""
     policy, me, other, sent = pair.policy, pair.me, pair.other, pair.sent
     sim, direction = _similarity(policy, me.shingles, other.shingles)
     pair.plain = sim if policy.measure == "jaccard" else None  # what inside() reads
+    pair.read = ""
     if sim < policy.threshold and pair.view is not None:
         sim, direction = max((sim, direction), _similarity(policy, me.shingles, pair.view))
     if sim < policy.threshold and pair.learned and other.raw and sent is not None:
@@ -330,25 +324,28 @@ def alike(pair: Pair) -> Judged | _Next:
     return Verified(pair.sim, 0, pair.policy.measure, pair.direction), True
 
 
-RULES: tuple[Callable[[Pair], Judged | _Next], ...] = (
-    short_remainder_against_long,
-    across_the_line,
-    short_remainder_as_sent,
-    short_texts,
-    _measure,
-    little_kept_of_its_own_source,
-    unlike_near_the_line,
-    unlike_less_what_it_left_out,
-    another_day,
-    brief_with_other_figures,
-    alike_less_its_own_template,
-    alike,
-)
-""":func:`judge`'s rules, in the order they are tried: the first whose case a pair is decides.
-The texts' kinds first (one short and one long, then two short ones); two long texts are
-measured (:func:`_measure`), then judged as sent when they kept too little, then, unlike,
-compared again or found apart, and, alike, their facts read: another day, a brief's other
-figures, a text read less its own template, else a copy."""
+Rule = Callable[[Pair], Judged | _Next]
+
+RULES: dict[str, tuple[Rule, ...]] = {
+    "mixed": (short_remainder_against_long, across_the_line),
+    "short": (short_remainder_as_sent, short_texts),
+    "long": (
+        _measure,
+        little_kept_of_its_own_source,
+        unlike_near_the_line,
+        unlike_less_what_it_left_out,
+        another_day,
+        brief_with_other_figures,
+        alike_less_its_own_template,
+        alike,
+    ),
+}
+""":func:`judge`'s rules by the texts' kinds (one short and one long: ``mixed``), each in the
+order they are tried: the first whose case a pair is decides, and the last of each decides
+every pair that reaches it. Two long texts are measured (:func:`_measure`), then judged as
+sent when they kept too little, then, unlike, compared again or found apart, and, alike,
+their facts read: another day, a brief's other figures, a text read less its own template,
+else a copy."""
 
 
 def _judge_as_sent(
@@ -717,6 +714,7 @@ __all__ = [
     "AsSent",
     "Found",
     "Pair",
+    "Rule",
     "Verified",
     "inside",
     "judge",

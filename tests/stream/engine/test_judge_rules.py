@@ -8,7 +8,6 @@ Pairs from Clough & Stevenson's texts and from the briefs and templates the verd
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -20,17 +19,17 @@ from neardup.stream.errors import NeardupError
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
 
-Rule = Callable[[judge.Pair], judge.Judged | judge._Next]
-
 
 def test_the_rules_are_named_documented_and_in_their_order() -> None:
-    names = [r.__name__ for r in judge.RULES]
-    assert len(set(names)) == len(names)
-    assert all(r.__doc__ and len(r.__doc__.split()) >= 8 for r in judge.RULES)
-    # the texts' kinds first, the long texts measured before they are judged, a copy last
-    assert names.index("short_texts") < names.index("_measure") < names.index("alike")
-    assert names[-1] == "alike"
-    assert judge.RULES[0] is judge.short_remainder_against_long
+    rules = [r for kinds in judge.RULES.values() for r in kinds]
+    assert len({r.__name__ for r in rules}) == len(rules)
+    assert all(r.__doc__ and len(r.__doc__.split()) >= 8 for r in rules)
+    assert set(judge.RULES) == {"mixed", "short", "long"}
+    # a text judged as sent before as sketched; the long texts measured first, a copy last
+    assert judge.RULES["mixed"] == (judge.short_remainder_against_long, judge.across_the_line)
+    assert judge.RULES["short"] == (judge.short_remainder_as_sent, judge.short_texts)
+    assert judge.RULES["long"][0] is judge._measure
+    assert judge.RULES["long"][-1] is judge.alike
 
 
 @pytest.fixture
@@ -38,7 +37,7 @@ def deciding(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The name of the rule that decided each pair :func:`judge` was given, in order."""
     decided: list[str] = []
 
-    def recorded(rule: Rule) -> Rule:
+    def recorded(rule: judge.Rule) -> judge.Rule:
         def wrapped(pair: judge.Pair) -> judge.Judged | judge._Next:
             got = rule(pair)
             if got is not judge.NEXT:
@@ -47,7 +46,8 @@ def deciding(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return wrapped
 
-    monkeypatch.setattr(judge, "RULES", tuple(recorded(r) for r in judge.RULES))
+    rules = {kinds: tuple(map(recorded, rs)) for kinds, rs in judge.RULES.items()}
+    monkeypatch.setattr(judge, "RULES", rules)
     return decided
 
 
