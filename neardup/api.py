@@ -24,9 +24,8 @@ from neardup.stream.index import memory_file
 from neardup.stream.index.base import Index as _Store
 from neardup.stream.index.base import NamespaceStats
 from neardup.stream.index.memory import MemoryIndex
-from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
-from neardup.stream.namespaces import policies
+from neardup.stream.namespaces import names, policies
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Record
 from neardup.stream.schema import exact_id
@@ -83,7 +82,7 @@ class Index:
     ) -> None:
         if store != "memory" and not store.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"store must be 'memory' or a redis:// URL, not {store!r}")
-        keys.check_namespace(namespace)  # a ValueError naming the rule
+        names.check_namespace(namespace)  # a ValueError naming the rule
         self.namespace = namespace
         self._loop = asyncio.new_event_loop()
         self._client: Any = None

@@ -28,7 +28,7 @@ never dead-lettered: a replay of a taken-down article is skipped and counted.
 
 An error that belongs to one article (conflict, invalid message) is dead-lettered; an index
 error stops the batch, which is retried with backoff when ``retriable``. Arguments that break a
-documented precondition (a namespace outside ``keys.NAMESPACE_RE``, ``Policy(threshold=2)``)
+documented precondition (a namespace outside ``names.NAMESPACE_RE``, ``Policy(threshold=2)``)
 raise ``ValueError``, as in the standard library, and so do the pure algorithms in ``sketch``,
 which know nothing of this tree.
 """

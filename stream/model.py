@@ -16,7 +16,6 @@ added; none is removed or changes meaning.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -33,9 +32,8 @@ Method = Literal["new", "exact", "jaccard", "containment", "edit"]
 Direction = Literal["excerpt", "embeds"]
 Change = Difference  # a fact that differs: kind, what the earlier text says, what this one says
 
-# What an article may name, in the index's keys too (neardup.stream.index.redis.keys): a strict
-# charset keeps tenants' keys apart, and an id's bound keeps every key short.
-NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# An id's bound, in the index's keys too (neardup.stream.index.redis.keys): every key stays
+# short. What a namespace may be called: neardup.stream.namespaces.names.
 ID_MAX_BYTES = 512
 
 

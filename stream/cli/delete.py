@@ -50,11 +50,11 @@ def delete(
     is also a tombstone on the input topic (key: the id, header ``namespace``)."""
     if kafka_bootstrap is not None:  # aiokafka
         require_extra("neardup delete", "stream", "--kafka-bootstrap", "aiokafka")
-    from neardup.stream.index.redis import keys
+    from neardup.stream.namespaces import names
     from neardup.stream.schema import check_id
 
     try:
-        keys.check_namespace(namespace)
+        names.check_namespace(namespace)
         for doc_id in ids:
             check_id(doc_id)
     except (ValueError, InvalidMessage) as exc:

@@ -40,11 +40,11 @@ class Learned(NamedTuple):
     """What :func:`learn` found for each article of a batch."""
 
     lines: list[Lines | None]  # its lines and passages (None: one line, or learning off)
-    sketched: list[str | None]  # its text less what its source repeats (None: as sent)
-    left_out: list[frozenset[bytes]]  # the fingerprints left out of ``sketched``
+    without_boilerplate: list[str | None]  # its text less what its source repeats (None: as sent)
+    left_out: list[frozenset[bytes]]  # the fingerprints left out of ``without_boilerplate``
     anchors: list[tuple[int, ...]]  # its anchors' fingerprints
     # the fingerprints of everything its source repeats, even when that left nothing (then
-    # ``sketched`` is None and ``left_out`` empty): what a pair leaves out (judge.judge)
+    # ``without_boilerplate`` is None and ``left_out`` empty): what a pair leaves out (judge.judge)
     learned: list[frozenset[bytes]]
 
 
@@ -231,14 +231,14 @@ async def learn(
     lines = [units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles]
     wanted = list({key for found in lines if found for key in found.keys})
     counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
-    sketched: list[str | None] = []
+    without_boilerplate: list[str | None] = []
     left_out: list[frozenset[bytes]] = []
     sampled: list[tuple[int, ...]] = []
     learned: list[frozenset[bytes]] = []
     seen: set[str] = set()
     for a, found in zip(articles, lines, strict=True):
         if found is None:
-            sketched.append(None)
+            without_boilerplate.append(None)
             left_out.append(frozenset())
             sampled.append(())
             learned.append(frozenset())
@@ -266,11 +266,11 @@ async def learn(
                 in_batch.update(set(found.keys))
         rest = without(a.text, found, drop) if drop else ""
         reduced = bool(drop and _WORD.search(rest))
-        sketched.append(rest if reduced else None)
+        without_boilerplate.append(rest if reduced else None)
         fps = frozenset(found.keys[i][8:] for i in drop)
         left_out.append(fps if reduced else frozenset())
         learned.append(fps)
-    return Learned(lines, sketched, left_out, sampled, learned)
+    return Learned(lines, without_boilerplate, left_out, sampled, learned)
 
 
 def lines_taught(

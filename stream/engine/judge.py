@@ -11,7 +11,9 @@ compared again as sent when what it kept is too little to judge alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import cast
 
 import numpy as np
@@ -20,7 +22,6 @@ import numpy.typing as npt
 from neardup.sketch import evidence, facts, features, verify
 from neardup.sketch.evidence import Span
 from neardup.sketch.lines import Lines, without
-from neardup.stream.engine.batch import Batch
 from neardup.stream.engine.boilerplate import units
 from neardup.stream.engine.prepare import (
     Prepared,
@@ -29,6 +30,7 @@ from neardup.stream.engine.prepare import (
     unstamped,
     whole_shingles,
 )
+from neardup.stream.engine.state import NamespaceState
 from neardup.stream.index.base import Probe
 from neardup.stream.model import Change, Direction, Match, Method, Related, Verdict
 from neardup.stream.namespaces.policy import Policy
@@ -68,11 +70,12 @@ class AsSent:
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    """An earlier article that verified: how similar, which one, and which measure decided.
+class Verified:
+    """A candidate that verified: an earlier article found a copy or related, how similar,
+    which one, and which measure decided.
     ``direction``: which text lies inside the other (containment). ``changes``: the facts that
     differ (a short text's, when the policy lets numbers differ; a long text's numbers are
-    compared for the best match only, in :meth:`Engine._verdict`, unless ``read``: the text
+    compared for the best match only, in :func:`verdict`, unless ``read``: the text
     was judged less its source's own template, and ``changes`` are read from that)."""
 
     similarity: float
@@ -83,6 +86,44 @@ class Candidate:
     read: bool = False
 
 
+Judged = tuple[Verified, bool] | None  # a match (True), related (False), or neither (None)
+
+
+class _Next(Enum):
+    """A rule's answer when the pair is not its case: the next rule decides."""
+
+    NEXT = 0
+
+
+NEXT = _Next.NEXT
+
+
+@dataclass(slots=True)
+class Pair:
+    """A new text (``me``) and an earlier stored one (``other``) as :func:`judge`'s rules see
+    them, and what the rules measured of two long texts so far.
+
+    ``as_sent``: ``me``, when it can be compared again as sent (it left lines out as its
+    source's boilerplate, and ``other`` kept its text); ``sent``: ``me`` as sent, read once.
+    ``sim``, ``direction``: the namespace's measure of the two (:func:`_measure`), ``plain``
+    the Jaccard of their sketches (what :func:`inside` reads), ``read``: ``me`` less its own
+    template, when that decided."""
+
+    policy: Policy
+    me: Prepared | Record
+    other: Record
+    left_out: frozenset[bytes]
+    view: npt.NDArray[np.uint32] | None
+    learned: frozenset[bytes]
+    sent: AsSent | None
+    as_sent: Prepared | None
+    # two long texts, once measured (not set before: a pair of short texts never is)
+    sim: float = field(init=False)
+    direction: Direction | None = field(init=False)
+    plain: float | None = field(init=False)
+    read: str = field(init=False)
+
+
 def judge(
     policy: Policy,
     me: Prepared | Record,
@@ -91,10 +132,11 @@ def judge(
     view: npt.NDArray[np.uint32] | None = None,
     learned: frozenset[bytes] = frozenset(),
     sent: AsSent | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> Judged:
     """An earlier stored article as a match (``True``) or as related (``False``: alike but for
     its facts: a short text, or a brief one of fewer than ``facts_tokens`` shingles whose
-    numbers differ), or ``None``; ``seq`` is filled in by the caller.
+    numbers differ), or ``None``; ``seq`` is filled in by the caller. The texts' kinds choose
+    the rules (:data:`RULES`); the first whose case the pair is decides.
 
     Long texts compare what each sketched: its text less the lines its source repeated when it
     was registered. What a source repeats is learned over time, so ``me`` may have left out
@@ -112,90 +154,198 @@ def judge(
     as_sent = me if left_out and other.raw and isinstance(me, Prepared) else None
     if sent is None and isinstance(me, Prepared) and (left_out or learned):
         sent = AsSent(policy, me)
-    if me.kind is not other.kind:
-        if as_sent is not None and other.kind is Kind.LONG:
-            # long, but short without boilerplate: whole, or less only its source's template
-            # that ``other`` does not have (a copier's source taught the story it copies)
-            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
-        return judge_across(policy, me, other)
-    if me.kind is Kind.SHORT:
-        kept = _kept_share(me.text, sent.tokens) if as_sent is not None and sent else 1.0
-        if as_sent is not None and (
-            kept < 1 / 3 or (kept < 1 / 2 and features.has_tokens(other.raw, policy.short_tokens))
-        ):
-            # a long text that is short without its boilerplate is judged as sent: what its
-            # source repeats may be someone else's story, taught as template (a copier that
-            # sends a story's lines as documents of its own, then the story), and two texts
-            # whose remainders alike are a tag or a filler line are not copies of each other.
-            # A remainder of a third of the text or more, against a text short as sent (or of
-            # half or more), is what it says (a brief sent again under tag lines its source
-            # repeats)
-            return _judge_as_sent(policy, as_sent, other, learned, view, sent)
-        judged = judge_short(policy, me.text, other.text)
-        if judged is None and as_sent is not None:
-            return _judge_whole(policy, as_sent, other)
-        return judged
-    sim, direction = _similarity(policy, me.shingles, other.shingles)
-    plain = sim if policy.measure == "jaccard" else None  # what inside() reads
-    if sim < policy.threshold and view is not None:
-        sim, direction = max((sim, direction), _similarity(policy, me.shingles, view))
-    read = ""  # ``me`` less its own template, when that decided
-    if sim < policy.threshold and learned and other.raw and sent is not None:
-        own, rest = _own_template(policy, sent, other, learned, view)
-        if own[0] >= policy.threshold:
-            (sim, direction), read = own, rest
-    if (
-        sim >= policy.threshold
-        and as_sent is not None
-        and sent is not None
-        and len(me.shingles) * 3 < len(sent.shingles)
-        and other.source == as_sent.article.source_name()
+    pair = Pair(policy, me, other, left_out, view, learned, sent, as_sent)
+    kinds = "mixed" if me.kind is not other.kind else "short" if me.kind is Kind.SHORT else "long"
+    for rule in RULES[kinds]:
+        judged = rule(pair)
+        if judged is not NEXT:
+            return judged
+    raise AssertionError("the last rule decides every pair")  # pragma: no cover
+
+
+def short_remainder_against_long(pair: Pair) -> Judged | _Next:
+    """One short and one long: a long text that is short without its boilerplate, against an
+    earlier long one, is judged as sent: whole, or less only its source's template that
+    ``other`` does not have (a copier's source taught the story it copies)."""
+    if pair.as_sent is None or pair.other.kind is Kind.SHORT:
+        return NEXT
+    return _judge_as_sent(pair.policy, pair.as_sent, pair.other, pair.learned, pair.view, pair.sent)
+
+
+def across_the_line(pair: Pair) -> Judged | _Next:
+    """One short and one long (else): near the line, both read as short texts
+    (:func:`judge_across`)."""
+    return judge_across(pair.policy, pair.me, pair.other)
+
+
+def short_remainder_as_sent(pair: Pair) -> Judged | _Next:
+    """Both short, ``me`` a long text short without its boilerplate that kept less than a
+    third of itself (or less than half, against a text long as sent): judged as sent. What
+    its source repeats may be someone else's story, taught as template (a copier that sends
+    a story's lines as documents of its own, then the story), and two texts whose remainders
+    alike are a tag or a filler line are not copies of each other. A remainder of a third of
+    the text or more, against a text short as sent (or of half or more), is what it says (a
+    brief sent again under tag lines its source repeats)."""
+    me, as_sent, sent = pair.me, pair.as_sent, pair.sent
+    if as_sent is None:
+        return NEXT
+    kept = _kept_share(me.text, sent.tokens) if sent else 1.0
+    if not (
+        kept < 1 / 3
+        or (kept < 1 / 2 and features.has_tokens(pair.other.raw, pair.policy.short_tokens))
     ):
-        # the same rule as a short remainder's: a long text that kept less than a third of
-        # itself is judged as sent against a text of its own source, whose template is what
-        # it left out (a copier taught its source a story's short lines; what it kept, long
-        # paragraphs, is also in its own documents that carried them). Against another
-        # source's text the remainder is what it says (an excerpt under a large template)
-        return _judge_as_sent(policy, as_sent, other, learned, view, sent)
+        return NEXT
+    return _judge_as_sent(pair.policy, as_sent, pair.other, pair.learned, pair.view, sent)
+
+
+def short_texts(pair: Pair) -> Judged | _Next:
+    """Both short: edit similarity of their cores, then their facts (:func:`judge_short`);
+    when unlike so and ``me`` left lines out, the two whole texts as sent
+    (:func:`_judge_whole`)."""
+    judged = judge_short(pair.policy, pair.me.text, pair.other.text)
+    if judged is None and pair.as_sent is not None:
+        return _judge_whole(pair.policy, pair.as_sent, pair.other)
+    return judged
+
+
+def _measure(pair: Pair) -> Judged | _Next:
+    """Both long, first: not a rule, a measure. The namespace's measure of the two
+    sketches; when too unlike, of ``me``'s sketch against ``other``'s view (its text less
+    what its source repeats now), then of ``me`` less its own template
+    (:func:`_own_template`). Decides nothing."""
+    policy, me, other, sent = pair.policy, pair.me, pair.other, pair.sent
+    sim, direction = _similarity(policy, me.shingles, other.shingles)
+    pair.plain = sim if policy.measure == "jaccard" else None  # what inside() reads
+    pair.read = ""
+    if sim < policy.threshold and pair.view is not None:
+        sim, direction = max((sim, direction), _similarity(policy, me.shingles, pair.view))
+    if sim < policy.threshold and pair.learned and other.raw and sent is not None:
+        own, rest = _own_template(policy, sent, other, pair.learned, pair.view)
+        if own[0] >= policy.threshold:
+            (sim, direction), pair.read = own, rest
+    pair.sim, pair.direction = sim, direction
+    return NEXT
+
+
+def little_kept_of_its_own_source(pair: Pair) -> Judged | _Next:
+    """Alike, but ``me`` kept less than a third of itself and ``other`` is of its own source:
+    judged as sent, as a short remainder is. Its source's template is what it left out (a
+    copier taught its source a story's short lines; what it kept, long paragraphs, is also
+    in its own documents that carried them). Against another source's text the remainder is
+    what it says (an excerpt under a large template)."""
+    as_sent, sent = pair.as_sent, pair.sent
+    if (
+        pair.sim < pair.policy.threshold
+        or as_sent is None
+        or sent is None
+        or len(pair.me.shingles) * 3 >= len(sent.shingles)
+        or pair.other.source != as_sent.article.source_name()
+    ):
+        return NEXT
+    return _judge_as_sent(pair.policy, as_sent, pair.other, pair.learned, pair.view, sent)
+
+
+def unlike_near_the_line(pair: Pair) -> Judged | _Next:
+    """Unlike, nothing left out to compare again: two texts near the line are a copy as
+    short texts are (a tag on a 30-token text is a tenth of its shingles); what is related
+    the long rule says, or one lies inside the other (an embedded article, :func:`inside`)."""
+    if pair.sim >= pair.policy.threshold or pair.as_sent is not None:
+        return NEXT
+    policy, me, other = pair.policy, pair.me, pair.other
+    near = judge_across(policy, me, other)
+    if near is not None and near[1]:
+        return near
+    return inside(policy, me.shingles, other.shingles, pair.plain)
+
+
+def unlike_less_what_it_left_out(pair: Pair) -> Judged | _Next:
+    """Unlike, ``me`` having left lines out: compared again with the same lines left out of
+    both (:func:`pair_view`) when the whole texts can be alike at all (:func:`_whole_bound`,
+    then their shingles), else one may lie inside the other; still unlike, the whole texts
+    (:func:`_judge_whole`). Alike so, the next rules read the pair's facts."""
+    me, policy, other = pair.as_sent, pair.policy, pair.other
+    if pair.sim >= policy.threshold or me is None:
+        return NEXT
+    sent = pair.sent
+    mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
+    if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
+        return inside(policy, me.shingles, other.shingles, pair.plain)  # too unlike whole
+    if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
+        # unlike whole too (leaving the same lines out of both rarely helps)
+        return inside(policy, me.shingles, other.shingles, pair.plain)
+    sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, pair.left_out))
     if sim < policy.threshold:
-        if as_sent is None:
-            # two texts near the line: a copy as short texts are (a tag on a 30-token text
-            # is a tenth of its shingles); what is related the long rule says, or one lies
-            # inside the other (an embedded article)
-            near = judge_across(policy, me, other)
-            if near is not None and near[1]:
-                return near
-            return inside(policy, me.shingles, other.shingles, plain)
-        me = as_sent
-        mine = sent.shingles if sent is not None else whole_shingles(policy, me.article.text)
-        if _whole_bound(policy, me.shingles, other.shingles, len(mine)) < policy.threshold:
-            return inside(policy, me.shingles, other.shingles, plain)  # too unlike whole
-        if _similarity(policy, mine, whole_shingles(policy, other.raw))[0] < policy.threshold:
-            # unlike whole too (leaving the same lines out of both rarely helps)
-            return inside(policy, me.shingles, other.shingles, plain)
-        sim, direction = _similarity(policy, me.shingles, pair_view(policy, other, left_out))
-        if sim < policy.threshold:
-            return _judge_whole(policy, me, other)
-    found = Candidate(sim, 0, policy.measure, direction)
-    if policy.facts == "strict" and _another_day(me.dates, other.dates):
-        # the same template on another day (a monthly estimate, a weekly price, a daily
-        # average): each names a day the other does not. Related, with what changed
-        changes = (
-            *facts.diff_facts("date", other.dates, me.dates),
-            *number_changes(policy, me, other),
-        )
-        return Candidate(sim, 0, found.method, direction, changes), False
+        return _judge_whole(policy, me, other)
+    pair.sim, pair.direction = sim, direction
+    return NEXT
+
+
+def another_day(pair: Pair) -> Judged | _Next:
+    """Alike, strict facts, and each names a day the other does not: the same template on
+    another day (a monthly estimate, a weekly price, a daily average), related, with what
+    changed."""
+    policy, me, other = pair.policy, pair.me, pair.other
+    if policy.facts != "strict" or not _another_day(me.dates, other.dates):
+        return NEXT
+    changes = (
+        *facts.diff_facts("date", other.dates, me.dates),
+        *number_changes(policy, me, other),
+    )
+    return Verified(pair.sim, 0, policy.measure, pair.direction, changes), False
+
+
+def brief_with_other_figures(pair: Pair) -> Judged | _Next:
+    """Alike, strict facts, one brief (fewer than ``facts_tokens`` shingles), both short
+    enough to keep their numbers, and the numbers differ: a brief templated item (a rate
+    set, an estimate, a fix) whose figures differ is the next release, not a copy: related,
+    with its changed figures."""
+    policy, me, other = pair.policy, pair.me, pair.other
     a, b = len(me.shingles), len(other.shingles)
     brief = min(a, b) < policy.facts_tokens
     known = max(a, b) < policy.numbers_shingles  # both records keep their numbers
-    if brief and known and policy.facts == "strict" and me.numbers != other.numbers:
-        # a brief templated item (a rate set, an estimate, a fix) whose figures differ is the
-        # next release, not a copy: related, with its changed figures
-        changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
-        return Candidate(sim, 0, found.method, direction, changes), False
-    if read:  # the numbers the reader sees changed: those of the text as judged
-        return replace(found, changes=_text_changes(other.raw, read), read=True), True
-    return found, True
+    if not (brief and known and policy.facts == "strict" and me.numbers != other.numbers):
+        return NEXT
+    changes = tuple(facts.diff_facts("number", other.numbers, me.numbers))
+    return Verified(pair.sim, 0, policy.measure, pair.direction, changes), False
+
+
+def alike_less_its_own_template(pair: Pair) -> Judged | _Next:
+    """Alike once ``me`` is read less its own template: a copy, whose changed facts are the
+    numbers the reader sees, those of the text as judged."""
+    if not pair.read:
+        return NEXT
+    changes = _text_changes(pair.other.raw, pair.read)
+    return Verified(pair.sim, 0, pair.policy.measure, pair.direction, changes, True), True
+
+
+def alike(pair: Pair) -> Judged | _Next:
+    """Alike, and no rule above took the pair: a copy (its numbers are compared for the best
+    match only, by :func:`verdict`)."""
+    return Verified(pair.sim, 0, pair.policy.measure, pair.direction), True
+
+
+Rule = Callable[[Pair], Judged | _Next]
+
+RULES: dict[str, tuple[Rule, ...]] = {
+    "mixed": (short_remainder_against_long, across_the_line),
+    "short": (short_remainder_as_sent, short_texts),
+    "long": (
+        _measure,
+        little_kept_of_its_own_source,
+        unlike_near_the_line,
+        unlike_less_what_it_left_out,
+        another_day,
+        brief_with_other_figures,
+        alike_less_its_own_template,
+        alike,
+    ),
+}
+""":func:`judge`'s rules by the texts' kinds (one short and one long: ``mixed``), each in the
+order they are tried: the first whose case a pair is decides, and the last of each decides
+every pair that reaches it. Two long texts are measured (:func:`_measure`), then judged as
+sent when they kept too little, then, unlike, compared again or found apart, and, alike,
+their facts read: another day, a brief's other figures, a text read less its own template,
+else a copy."""
 
 
 def _judge_as_sent(
@@ -205,7 +355,7 @@ def _judge_as_sent(
     learned: frozenset[bytes],
     view: npt.NDArray[np.uint32] | None,
     sent: AsSent | None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """A text that left too much of itself out, judged as sent: whole, or less only its
     source's own template that ``other`` does not have (:func:`_own_template`), whichever is
     more alike: a copier's own sign-off line, learned from its earlier copies, is no more
@@ -281,7 +431,7 @@ def _judge_whole(
     judged: tuple[float, Direction | None] | None = None,
     mine: str = "",
     mine_shingles: npt.NDArray[np.uint32] | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """A text that left so much out as boilerplate that the rest is short, against an earlier
     long text (registered before those lines were learned), or two texts unlike once the
     same lines are left out of both: the two whole texts as sent (or as ``judged``: the
@@ -296,7 +446,7 @@ def _judge_whole(
     if sim < policy.threshold:
         return None
     changes = _text_changes(other.raw, mine or me.article.text)
-    return Candidate(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
+    return Verified(sim, 0, policy.measure, direction, changes, bool(mine)), not changes
 
 
 def _text_changes(earlier: str, now: str) -> tuple[Change, ...]:
@@ -329,7 +479,7 @@ def inside(
     mine: npt.NDArray[np.uint32],
     theirs: npt.NDArray[np.uint32],
     jaccard: float | None = None,
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """Two long texts unlike by Jaccard of which one lies inside the other: related (never a
     copy), method ``containment``, with its ``direction``, when at least ``threshold`` of the
     smaller one's shingles are in the larger (an earlier article quoted whole in a longer text,
@@ -353,7 +503,7 @@ def inside(
     best, direction = (part, "excerpt") if part >= whole else (whole, "embeds")
     if best < policy.threshold or min(part, whole) >= policy.threshold:
         return None
-    return Candidate(best, 0, "containment", cast(Direction, direction)), False
+    return Verified(best, 0, "containment", cast(Direction, direction)), False
 
 
 def _similarity(
@@ -395,7 +545,7 @@ def number_changes(policy: Policy, me: Prepared | Record, earlier: Record) -> tu
 
 def judge_across(
     policy: Policy, me: Prepared | Record, other: Record
-) -> tuple[Candidate, bool] | None:
+) -> tuple[Verified, bool] | None:
     """Two texts near the line, one short and one long, or both long and unlike by shingles,
     each long one of at most :func:`boundary` tokens (they share a short text's buckets):
     each is read as a short text, and the two compared by the short rule (:func:`judge_short`:
@@ -419,7 +569,7 @@ def judge_across(
     a, b = (numbers, long.numbers) if me is long else (long.numbers, numbers)
     changes = tuple(facts.diff_facts("number", b, a)) if a != b else ()
     copy = not changes or policy.facts != "strict"
-    return Candidate(sim, 0, policy.measure, direction, changes), copy
+    return Verified(sim, 0, policy.measure, direction, changes), copy
 
 
 def _as_short(text: Prepared | Record) -> str | None:
@@ -431,13 +581,13 @@ def _as_short(text: Prepared | Record) -> str | None:
     return unstamped(sent, features.normalize(sent)) if sent else None
 
 
-def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool] | None:
+def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Verified, bool] | None:
     """Edit similarity of the cores; then the facts decide (see :mod:`neardup.sketch.facts`). Texts
     with no core (only links or symbols) compare as written and have no facts."""
     me, other = facts.facts_of(mine), facts.facts_of(theirs)
     if not (me.core and other.core):
         sim = verify.edit_similarity(mine, theirs)
-        return (Candidate(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
+        return (Verified(sim, 0, "edit"), True) if sim >= policy.short_threshold else None
     sim = verify.edit_similarity(me.core, other.core)
     unlike = sim < policy.short_threshold
     if unlike and not facts.framed(other, me, policy.short_threshold):
@@ -453,19 +603,19 @@ def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Candidate, bool
     changes = compared.changes
     strict = policy.facts == "strict"
     copy = not any(strict or c.kind != "number" for c in changes)
-    return Candidate(sim, 0, "edit", None, changes), copy
+    return Verified(sim, 0, "edit", None, changes), copy
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
     """What an article's candidates verified as: matches (copies) and related texts."""
 
-    matches: list[Candidate]
-    related: list[Candidate]
+    matches: list[Verified]
+    related: list[Verified]
 
 
 def matches(
-    batch: Batch,
+    state: NamespaceState,
     me: Prepared | Record,
     probe: Probe,
     register: bool,
@@ -477,21 +627,21 @@ def matches(
     """Every earlier, live candidate that verifies, best first (exact copies win ties), and
     the related ones (short texts alike but for their facts), best first. ``left_out``:
     the fingerprints of the lines ``me`` left out as boilerplate."""
-    policy = batch.policy
+    policy = state.policy
     seq = probe.seq if register else None
-    matches: list[Candidate] = []
-    related: list[Candidate] = []
+    matches: list[Verified] = []
+    related: list[Verified] = []
     exact = probe.exact_seq
-    if exact is not None and batch.live(exact, at):
-        matches.append(Candidate(1.0, exact, "exact"))
+    if exact is not None and state.live(exact, at):
+        matches.append(Verified(1.0, exact, "exact"))
     for s in probe.candidates:
-        if s == exact or not batch.live(s, at) or (seq is not None and s >= seq):
+        if s == exact or not state.live(s, at) or (seq is not None and s >= seq):
             continue
-        judged = judge(policy, me, batch.records[s], left_out, batch.views.get(s), learned, sent)
+        judged = judge(policy, me, state.records[s], left_out, state.views.get(s), learned, sent)
         if judged is not None:
             c, copy = judged
             (matches if copy else related).append(
-                Candidate(c.similarity, s, c.method, c.direction, c.changes, c.read)
+                Verified(c.similarity, s, c.method, c.direction, c.changes, c.read)
             )
     matches.sort(key=lambda m: (-m.similarity, m.method != "exact", m.seq))
     related.sort(key=lambda m: (-m.similarity, m.seq))
@@ -499,7 +649,7 @@ def matches(
 
 
 def verdict(
-    batch: Batch,
+    state: NamespaceState,
     me: Prepared | Record,
     doc_id: str,
     probe: Probe,
@@ -512,31 +662,31 @@ def verdict(
     ``explain``: with the passages shared with the best match (:mod:`neardup.sketch.evidence`),
     when both texts are at hand (the earlier record kept its text)."""
     seq = probe.seq if register else None
-    cap = batch.policy.max_matches
+    cap = state.policy.max_matches
     related = tuple(
-        Related(batch.records[r.seq].doc_id, round(r.similarity, 4), r.changes, r.direction)
+        Related(state.records[r.seq].doc_id, round(r.similarity, 4), r.changes, r.direction)
         for r in found.related[:cap]
     )
     if not found.matches:
         return Verdict(
-            doc_id, batch.name or batch.ns, "original", None, doc_id, None, (), "new", seq,
+            doc_id, state.name or state.ns, "original", None, doc_id, None, (), "new", seq,
             len(probe.candidates), related=related,
         )  # fmt: skip
     best = found.matches[0]
-    earlier = batch.records[best.seq]
+    earlier = state.records[best.seq]
     changes = best.changes
     if (
         me.kind is earlier.kind is Kind.LONG
         and best.method not in ("exact", "edit")
         and not best.read
     ):
-        changes = number_changes(batch.policy, me, earlier)
+        changes = number_changes(state.policy, me, earlier)
     shown = tuple(
-        Match(batch.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
+        Match(state.records[m.seq].doc_id, round(m.similarity, 4)) for m in found.matches[:cap]
     )
     return Verdict(
         doc_id,
-        batch.name or batch.ns,
+        state.name or state.ns,
         "duplicate" if best.method == "exact" else "near_duplicate",
         earlier.doc_id,
         cluster,
@@ -548,7 +698,7 @@ def verdict(
         changes=changes,
         related=related,
         direction=best.direction,
-        evidence=_evidence(batch.policy, me, earlier) if explain else None,
+        evidence=_evidence(state.policy, me, earlier) if explain else None,
     )
 
 
@@ -560,9 +710,12 @@ def _evidence(policy: Policy, me: Prepared | Record, earlier: Record) -> tuple[S
 
 
 __all__ = [
+    "RULES",
     "AsSent",
-    "Candidate",
     "Found",
+    "Pair",
+    "Rule",
+    "Verified",
     "inside",
     "judge",
     "judge_across",

@@ -100,13 +100,15 @@ class Prepared:
 
 
 def prepare(
-    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None] | None = None
+    policy: Policy,
+    articles: Sequence[Article],
+    without_boilerplate: Sequence[str | None] | None = None,
 ) -> list[Prepared]:
     """Every sketch and bucket id of a batch, in input order.
 
-    ``sketched``: per article, the text to sketch instead of its own (its boilerplate left out),
-    or None. The content hash is always the whole text's: a verbatim copy is one, and a replay
-    of the same article is recognised whatever was learned since.
+    ``without_boilerplate``: per article, the text to sketch instead of its own (its text less
+    its boilerplate), or None. The content hash is always the whole text's: a verbatim copy is
+    one, and a replay of the same article is recognised whatever was learned since.
 
     A long text that is short once its boilerplate is left out (a template's next release: a
     wire's daily Fed operation, whose every line but the rate was learned) also has the
@@ -115,8 +117,12 @@ def prepare(
     meet and are judged whole (related, with the changed figure). A remainder that stays long
     (a page's body) does not: its whole bands would make every page of a site a candidate of
     every other."""
-    out = _prepare(policy, articles, sketched)
-    todo = [i for i, p in enumerate(out) if sketched and sketched[i] and p.kind is Kind.SHORT]
+    out = _prepare(policy, articles, without_boilerplate)
+    todo = [
+        i
+        for i, p in enumerate(out)
+        if without_boilerplate and without_boilerplate[i] and p.kind is Kind.SHORT
+    ]
     if todo:
         bands = policy.bands_rows[0]
         wholes = _prepare(policy, [articles[i] for i in todo])
@@ -239,23 +245,29 @@ def _passages(policy: Policy, windows: npt.NDArray[np.uint64]) -> tuple[int, ...
 
 
 def _prepare(
-    policy: Policy, articles: Sequence[Article], sketched: Sequence[str | None] | None = None
+    policy: Policy,
+    articles: Sequence[Article],
+    without_boilerplate: Sequence[str | None] | None = None,
 ) -> list[Prepared]:
     if not articles:
         return []
     if len(articles) == 1:  # /check and library calls: no batch set-up
-        return [_prepare_one(policy, articles[0], sketched[0] if sketched else None)]
+        return [
+            _prepare_one(
+                policy, articles[0], without_boilerplate[0] if without_boilerplate else None
+            )
+        ]
     w, seed = policy.shingle_size, policy.seed
     own = [a.text for a in articles]
-    if sketched is None or not any(sketched):
+    if without_boilerplate is None or not any(without_boilerplate):
         texts = own
     else:
-        texts = [t or a for t, a in zip(sketched, own, strict=True)]
+        texts = [t or a for t, a in zip(without_boilerplate, own, strict=True)]
     batch = features.normalize_batch(texts)
     hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
     contents = batch.content_hashes(seed)
     if texts is not own:  # the content hash is always the whole text's
-        for i, t in enumerate(sketched or ()):
+        for i, t in enumerate(without_boilerplate or ()):
             if t:
                 contents[i] = features.content_hash(features.normalize(own[i]), seed)
     n_windows = np.diff(offsets)
@@ -278,17 +290,17 @@ def _prepare(
     return [out[i] for i in range(len(articles))]
 
 
-def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prepared:
+def _prepare_one(policy: Policy, article: Article, without_boilerplate: str | None) -> Prepared:
     """:func:`prepare` of one article, equal to its batch result (a test holds them equal): the
     same functions where they cost nothing per call, their one-text forms where the batch forms'
     set-up (offsets, owners, runs per document) was most of the time of a single text."""
     w, seed = policy.shingle_size, policy.seed
-    norm = features.normalize(sketched or article.text)
-    own = features.normalize(article.text) if sketched else norm
+    norm = features.normalize(without_boilerplate or article.text)
+    own = features.normalize(article.text) if without_boilerplate else norm
     content = features.content_hash(own, seed)
     windows = _windows(norm, seed, w)
     if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
-        short = [unstamped(sketched or article.text, norm)]
+        short = [unstamped(without_boilerplate or article.text, norm)]
         return _short([article], [content], short, short_buckets(policy, short), [0])[0]
     salts = policy.bucket_salts
     sig, fp, shingles = core.sketch_one(policy.hasher, windows)  # repeats weigh as tf in fp
@@ -297,10 +309,12 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
     brief = len(shingles) < policy.numbers_shingles
-    numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
+    numerals, dates = numbers_and_dates(without_boilerplate or article.text, norm, brief)
     near: list[int] = []
     if len(windows) + w - 1 <= boundary(policy):  # see _prepare
-        (near,) = map(list, short_buckets(policy, [unstamped(sketched or article.text, norm)]))
+        (near,) = map(
+            list, short_buckets(policy, [unstamped(without_boilerplate or article.text, norm)])
+        )
     found = _passages(policy, windows)
     return Prepared(
         article,

@@ -13,8 +13,7 @@ from typing import TypeVar
 import orjson
 
 from neardup.stream.index.base import Index
-from neardup.stream.index.redis import keys
-from neardup.stream.namespaces import aliases
+from neardup.stream.namespaces import aliases, names
 from neardup.stream.namespaces import policies as namespaces
 from neardup.stream.namespaces.policy import Policy
 
@@ -92,7 +91,7 @@ class Targets:
         refused. Changed decision settings are recorded in the index and logged once."""
         if ns in self.checked:
             return self.checked[ns]
-        keys.check_namespace(ns)
+        names.check_namespace(ns)
         stored = await self.index.stored_scheme(ns)
         have = namespaces.scheme_of(stored) if stored is not None else None
         if have is not None and have != policy.scheme():
@@ -120,7 +119,7 @@ class Targets:
         known = self._read_checked.get(ns)
         if known is not None and time.monotonic() - known[1] < self._alias_ttl_s:
             return known[0]
-        keys.check_namespace(ns)
+        names.check_namespace(ns)
         stored = await self.index.stored_scheme(ns)
         if stored is None:
             return policy  # nothing indexed: nothing to refuse, nothing to remember
@@ -134,7 +133,7 @@ class Targets:
     async def known(self, ns: str) -> bool:
         """Whether anything was ever indexed in ``ns`` (or what it is an alias of): a check
         against an unknown namespace has nothing to compare with, and says so."""
-        keys.check_namespace(ns)
+        names.check_namespace(ns)
         where, _ = await self.of(ns)
         if where in self.checked or where in self._read_checked:
             return True  # its scheme was read (or written) already: a scheme stays

@@ -55,8 +55,8 @@ import orjson
 from neardup.stream.errors import IndexFileError
 from neardup.stream.index.columns import Buckets, Slot, seqs_of
 from neardup.stream.index.memory import Space
-from neardup.stream.index.redis import keys
 from neardup.stream.index.seq_times import SeqTimes
+from neardup.stream.namespaces import names
 
 MAGIC = b"\x89NDIDX\r\n"
 FORMAT = "neardup-memory-index"
@@ -160,7 +160,7 @@ def read_header(data: bytes, where: str) -> tuple[Header, memoryview]:
             "index again from its texts"
         )
     try:
-        namespace = keys.check_namespace(str(meta["namespace"]))
+        namespace = names.check_namespace(str(meta["namespace"]))
         scheme = meta["scheme"]
         header = Header(
             version,

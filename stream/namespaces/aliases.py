@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from neardup.stream.index.base import Index
-from neardup.stream.index.redis import keys
+from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policies import SETTABLE
 from neardup.stream.namespaces.policy import Policy
 
@@ -52,7 +52,7 @@ def read(ns: str, raw: bytes | None, default: Policy) -> tuple[str, Policy | Non
     try:
         doc = orjson.loads(raw)
         target = doc["target"]
-        keys.check_namespace(target)
+        names.check_namespace(target)
         fields = dict(doc["policy"])
         if fields.get("bands") is not None:
             fields["bands"] = tuple(fields["bands"])
@@ -66,7 +66,7 @@ def read(ns: str, raw: bytes | None, default: Policy) -> tuple[str, Policy | Non
 
 async def resolve(index: Index, ns: str) -> str:
     """Where ``ns``'s articles are indexed now (``ns`` itself unless it was rebuilt)."""
-    keys.check_namespace(ns)
+    names.check_namespace(ns)
     target, _ = read(ns, await index.alias(ns), Policy())
     return target
 
@@ -77,10 +77,10 @@ def next_target(ns: str, current: str) -> str:
     m = _REBUILT_RE.match(current)
     gen = int(m.group("gen")) + 1 if m and m.group("base") == ns else 2
     target = f"{ns}.r{gen}"
-    if not keys.NAMESPACE_RE.fullmatch(target):
+    if not names.NAMESPACE_RE.fullmatch(target):
         raise ValueError(
             f"namespace {ns!r} is too long to rebuild: {target!r} must match "
-            f"{keys.NAMESPACE_RE.pattern}"
+            f"{names.NAMESPACE_RE.pattern}"
         )
     return target
 

@@ -38,7 +38,7 @@ import orjson
 from neardup.sketch import lsh
 from neardup.stream.errors import NamespacesFileError
 from neardup.stream.index.base import scheme_fields
-from neardup.stream.index.redis import keys
+from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policy import BucketSalts, Policy
 
 __all__ = [
@@ -76,8 +76,8 @@ def parse(text: str, default: Policy, *, source: str = "namespaces file") -> dic
     out: dict[str, Policy] = {}
     for ns, table in tables.items():
         where = f"{source}: namespace {ns!r}"
-        if not keys.NAMESPACE_RE.fullmatch(ns):
-            raise NamespacesFileError(f"{where}: a name must match {keys.NAMESPACE_RE.pattern}")
+        if not names.NAMESPACE_RE.fullmatch(ns):
+            raise NamespacesFileError(f"{where}: a name must match {names.NAMESPACE_RE.pattern}")
         if not isinstance(table, dict):
             raise NamespacesFileError(f"{where}: must be a table of settings")
         for field, value in table.items():

@@ -4,7 +4,9 @@ Every bad message must end as :class:`~neardup.stream.errors.InvalidMessage` wit
 fixed set (the dead-letter topic and the metrics group by it); any other exception would fail a
 whole batch instead of dead-lettering one message. Namespaces become part of Redis key names, so the
 charset check is what keeps a tenant's hash tag ``{ns}`` out of another's keys: it is asserted at
-every layer that builds keys (schema, :mod:`neardup.stream.index.redis.keys`, the engine).
+every layer that builds keys (schema, the namespace rule of
+:mod:`neardup.stream.namespaces.names` that :mod:`neardup.stream.index.redis.keys` re-exports,
+the engine).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from neardup.stream.index.base import BufferedRegistration
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
+from neardup.stream.namespaces import names
 from neardup.stream.schema import article_from_obj, parse_article
 
 REASONS = frozenset(
@@ -463,7 +466,7 @@ HOSTILE_NAMESPACES = [
 @pytest.mark.parametrize("ns", HOSTILE_NAMESPACES)
 def test_hostile_namespaces_are_refused_everywhere(ns: str) -> None:
     with pytest.raises(ValueError, match="namespace"):
-        keys.check_namespace(ns)
+        names.check_namespace(ns)
     got = from_obj({"id": "a", "text": "b", "namespace": ns})
     assert isinstance(got, InvalidMessage) and got.reason == "invalid_namespace"
     got = from_obj({"id": "a", "text": "b"}, default_namespace=ns)
@@ -473,15 +476,21 @@ def test_hostile_namespaces_are_refused_everywhere(ns: str) -> None:
         assert isinstance(got, InvalidMessage) and got.reason == "invalid_namespace"
 
 
+def test_the_key_module_checks_names_by_the_namespace_rule() -> None:
+    """One rule: the Redis key module's check is the namespaces module's, not a copy of it."""
+    assert keys.check_namespace is names.check_namespace
+    assert keys.NAMESPACE_RE is names.NAMESPACE_RE
+
+
 @FAST
 @given(st.one_of(st.text(max_size=70), st.text(string.printable, max_size=70), odd_text))
 def test_namespace_accepted_iff_in_charset(ns: str) -> None:
     ok = NS_OK.fullmatch(ns) is not None
-    assert (keys.NAMESPACE_RE.fullmatch(ns) is not None) == ok
+    assert (names.NAMESPACE_RE.fullmatch(ns) is not None) == ok
     got = from_obj({"id": "a", "text": "b", "namespace": ns})
     assert isinstance(got, Article) == ok
     if ok:
-        assert keys.check_namespace(ns) == ns
+        assert names.check_namespace(ns) == ns
 
 
 KEY_BUILDERS: list[Callable[[str], str]] = [

@@ -40,7 +40,9 @@ keep the keys above on their home slot ``{ns}``, with one more, and their bucket
 and the meta field ``idkey``: the namespace's id-hash key (:data:`ID_KEY_BYTES` random bytes,
 set once, when its scheme is first ensured; a rebuild into a new namespace gets a new one).
 
-``/`` is not a namespace character, so a group's hash tag is never another namespace's.
+``/`` is not a namespace character (:mod:`neardup.stream.namespaces.names`, whose rule and
+:func:`check_namespace` this module re-exports), so a group's hash tag is never another
+namespace's.
 
 ``<shard>`` is the lower-case hex, without leading zeros, of the top ``shard_bits`` bits (1 to 24)
 of the content hash's first 4 bytes or of the 64-bit bucket id (:func:`exact_shard`,
@@ -64,16 +66,10 @@ from functools import lru_cache
 
 import mmh3
 
-from neardup.stream.model import ID_MAX_BYTES, NAMESPACE_RE
+from neardup.stream.model import ID_MAX_BYTES
+from neardup.stream.namespaces.names import NAMESPACE_RE, check_namespace
 
 PREFIX = "nd"
-
-
-def check_namespace(ns: str) -> str:
-    """Namespaces become part of key names: a strict charset keeps tenants' keys apart."""
-    if not NAMESPACE_RE.fullmatch(ns):
-        raise ValueError(f"namespace must match {NAMESPACE_RE.pattern}, got {ns!r}")
-    return ns
 
 
 def base(ns: str) -> str:

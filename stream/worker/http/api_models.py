@@ -3,10 +3,11 @@ OpenAPI document (:mod:`neardup.stream.worker.http.read_api`) is generated from 
 cannot drift.
 
 The rules themselves stay where the stream uses them (:func:`neardup.stream.schema.check_id`,
-``keys.NAMESPACE_RE``); a field here calls the rule to validate and states it to JSON Schema
-beside it. An article id's rule is "printable (``str.isprintable``), at most
-``keys.ID_MAX_BYTES`` UTF-8 bytes": its pattern is built from the same Unicode data
-``isprintable`` reads, so an id in any script is documented as the service takes it.
+``neardup.stream.namespaces.names.NAMESPACE_RE``); a field here calls the rule to validate
+and states it to JSON Schema beside it. An article id's rule is "printable
+(``str.isprintable``), at most ``keys.ID_MAX_BYTES`` UTF-8 bytes": its pattern is built from
+the same Unicode data ``isprintable`` reads, so an id in any script is documented as the
+service takes it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from neardup.sketch.facts import FactKind
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Direction, Method, VerdictKind
+from neardup.stream.namespaces import names
 from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, check_id, exact_id
 
 MAX_PAGE = 500
@@ -101,9 +103,9 @@ WholeId = Annotated[
 
 
 def _valid_namespace(value: str) -> str:
-    if not keys.NAMESPACE_RE.fullmatch(value):
+    if not names.NAMESPACE_RE.fullmatch(value):
         raise InvalidMessage(
-            "invalid_namespace", f"namespace must match {keys.NAMESPACE_RE.pattern}"
+            "invalid_namespace", f"namespace must match {names.NAMESPACE_RE.pattern}"
         )
     return value
 
@@ -111,7 +113,7 @@ def _valid_namespace(value: str) -> str:
 Namespace = Annotated[
     str,
     AfterValidator(_valid_namespace),
-    WithJsonSchema({"type": "string", "pattern": keys.NAMESPACE_RE.pattern}),
+    WithJsonSchema({"type": "string", "pattern": names.NAMESPACE_RE.pattern}),
 ]
 
 # a character neither JSON Schema's \s nor Python's whitespace (\x1c-\x1f, \x85)
@@ -186,7 +188,7 @@ QueryNamespace = Annotated[
     WithJsonSchema(
         {
             "type": "string",
-            "pattern": f"^({keys.NAMESPACE_RE.pattern.strip('^$')})?$",
+            "pattern": f"^({names.NAMESPACE_RE.pattern.strip('^$')})?$",
             "description": "empty or absent: the worker's NEARDUP_NAMESPACE",
         }
     ),

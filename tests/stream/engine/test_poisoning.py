@@ -90,12 +90,12 @@ async def test_the_poison_taught_its_source_the_stories_lines() -> None:
     assert lines[0] is not None and len(left_out[0]) >= len(lines[0]) - 2
 
 
-def _keeps_the_stories(sketched: Sequence[str | None]) -> bool:
+def _keeps_the_stories(without_boilerplate: Sequence[str | None]) -> bool:
     """Whether each copy's sketch keeps every line of its story (the copier's own tail line,
     which its copies repeat, may be left out: that is its template)."""
     return all(
         s is None or all(x in s.split("\n") for x in v.text.split("\n") if x.strip())
-        for s, v in zip(sketched, stories(), strict=True)
+        for s, v in zip(without_boilerplate, stories(), strict=True)
     )
 
 
@@ -104,12 +104,16 @@ async def test_a_check_never_teaches() -> None:
     nothing: no copy leaves a line of the story out."""
     engine = Engine(MemoryIndex())
     await attack(engine, poisoned=True, teach=False)
-    sketched = (await learn(engine.index, "default", Policy(), copies(stories()))).sketched
-    assert _keeps_the_stories(sketched)
+    without_boilerplate = (
+        await learn(engine.index, "default", Policy(), copies(stories()))
+    ).without_boilerplate
+    assert _keeps_the_stories(without_boilerplate)
     taught = Engine(MemoryIndex())
     await attack(taught, poisoned=True)
-    sketched = (await learn(taught.index, "default", Policy(), copies(stories()))).sketched
-    assert not _keeps_the_stories(sketched)  # the same poison, taught, does teach
+    without_boilerplate = (
+        await learn(taught.index, "default", Policy(), copies(stories()))
+    ).without_boilerplate
+    assert not _keeps_the_stories(without_boilerplate)  # the same poison, taught, does teach
 
 
 async def test_only_the_sources_a_namespace_names_teach() -> None:
@@ -117,13 +121,19 @@ async def test_only_the_sources_a_namespace_names_teach() -> None:
     engine = Engine(MemoryIndex(), policy)
     got = await attack(engine, poisoned=True)
     assert {k: v.duplicate_of for k, v in got.items()} == expected()
-    sketched = (await learn(engine.index, "default", policy, copies(stories()))).sketched
-    assert sketched == [None] * len(stories())  # the copier taught nothing, not even its tail
+    without_boilerplate = (
+        await learn(engine.index, "default", policy, copies(stories()))
+    ).without_boilerplate
+    assert without_boilerplate == [None] * len(
+        stories()
+    )  # the copier taught nothing, not even its tail
     # a named source still teaches: three pages of other stories of the victim's site with one
     # navigation line, and a fourth page leaves it out
     nav = "Home | World | Business | Markets | Sport | Weather"
     others = stories(12)[8:]
     site = [Article(f"s{i}", f"{nav}\n{v.text}", source=VICTIM) for i, v in enumerate(others)]
     await _all(engine, site[:3])
-    sketched = (await learn(engine.index, "default", policy, site[3:4])).sketched
-    assert sketched[0] is not None and nav not in sketched[0]
+    without_boilerplate = (
+        await learn(engine.index, "default", policy, site[3:4])
+    ).without_boilerplate
+    assert without_boilerplate[0] is not None and nav not in without_boilerplate[0]

@@ -95,10 +95,14 @@ def same(one: Prepared, batch: Prepared) -> bool:
     return True
 
 
-def check(article: Article, sketched: str | None = None) -> None:
-    (one,) = prepare(POLICY, [article], None if sketched is None else [sketched])
+def check(article: Article, without_boilerplate: str | None = None) -> None:
+    (one,) = prepare(
+        POLICY, [article], None if without_boilerplate is None else [without_boilerplate]
+    )
     batch = prepare(
-        POLICY, [FILLER, article, FILLER], None if sketched is None else [None, sketched, None]
+        POLICY,
+        [FILLER, article, FILLER],
+        None if without_boilerplate is None else [None, without_boilerplate, None],
     )
     assert same(one, batch[1])
 

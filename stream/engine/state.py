@@ -15,8 +15,9 @@ from neardup.stream.records import Record
 
 
 @dataclass
-class Batch:
-    """Per-namespace state while one batch is decided: records and verdicts seen so far."""
+class NamespaceState:
+    """One namespace's state while a batch of its articles is decided: the records and
+    verdicts read or decided so far, the views of earlier texts, what the batch taught."""
 
     ns: str  # where its articles are indexed (the namespace, or what it is an alias of)
     policy: Policy
@@ -39,4 +40,4 @@ class Batch:
         return r is None or rec.registered_at >= at - r
 
 
-__all__ = ["Batch"]
+__all__ = ["NamespaceState"]
