@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import features
-from neardup.sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
+from neardup.sketch.lines import Lines, anchors, between, inside, passages_of, without
+from neardup.stream import core
 from neardup.stream.engine.prepare import Prepared, anchor_buckets, whole_shingles
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.base import Index, Probe
@@ -172,18 +173,60 @@ def units(text: str, source: str, policy: Policy) -> Lines:
     whose documents are every story and their copies: passages counted across it would make a
     story's own sentences template once its copies are in. The last :data:`UNITS_CACHED`
     texts' units are kept (a pure function of its arguments: the same value, once)."""
-    if len(text) > UNITS_CACHED_CHARS:
-        return _units(text, source, policy.seed, policy.boilerplate_tokens)
-    return _cached_units(text, source, policy.seed, policy.boilerplate_tokens)
+    return units_many([text], [source], policy)[0]
 
 
-def _units(text: str, source: str, seed: int, max_tokens: int) -> Lines:
-    if not source:
-        return lines_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
-    return passages_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
+def units_many(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
+    """:func:`units` of each ``texts[i]`` under ``sources[i]``: the lines of those without a
+    source that are not kept already in one call of the core in use
+    (:func:`neardup.stream.core.lines_of_many`)."""
+    seed, most = policy.seed, policy.boilerplate_tokens
+    out: list[Lines | None] = [
+        _UNITS.get((t, s, seed, most)) if len(t) <= UNITS_CACHED_CHARS else None
+        for t, s in zip(texts, sources, strict=True)
+    ]
+    plain = [i for i, got in enumerate(out) if got is None and not sources[i]]
+    if plain:
+        found = core.lines_of_many(
+            [texts[i] for i in plain], [""] * len(plain), seed, min_tokens=2, max_tokens=most
+        )
+        for i, lines in zip(plain, found, strict=True):
+            out[i] = lines
+    done: list[Lines] = []
+    for i, got in enumerate(out):
+        if got is None:
+            got = passages_of(texts[i], sources[i], seed, min_tokens=2, max_tokens=most)
+        if len(texts[i]) <= UNITS_CACHED_CHARS:
+            _UNITS.put((texts[i], sources[i], seed, most), got)
+        done.append(got)
+    return done
 
 
-_cached_units = lru_cache(maxsize=UNITS_CACHED)(_units)
+class _Kept:
+    """The last ``size`` values put, by key (a least-recently-used cache that a batch fills at
+    once, which :func:`functools.lru_cache` cannot)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._kept: OrderedDict[tuple[str, str, int, int], Lines] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, int, int]) -> Lines | None:
+        with self._lock:
+            got = self._kept.get(key)
+            if got is not None:
+                self._kept.move_to_end(key)
+            return got
+
+    def put(self, key: tuple[str, str, int, int], value: Lines) -> None:
+        with self._lock:
+            self._kept[key] = value
+            self._kept.move_to_end(key)
+            if len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+
+
+_UNITS = _Kept(UNITS_CACHED)
 
 
 def anchored(
@@ -228,7 +271,9 @@ async def learn(
     no_anchors: list[tuple[int, ...]] = [()] * len(articles)
     if not k or not any("\n" in a.text for a in articles):
         return Learned(list(none), list(none), nothing, no_anchors, list(nothing))
-    lines = [units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles]
+    multi = [a for a in articles if "\n" in a.text]
+    read = iter(units_many([a.text for a in multi], [a.source_name() for a in multi], policy))
+    lines = [next(read) if "\n" in a.text else None for a in articles]
     wanted = list({key for found in lines if found for key in found.keys})
     counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
     sketched: list[str | None] = []
@@ -335,7 +380,10 @@ async def views(
     }
     if not k or not todo:
         return {}
-    found_in = {s: units(rec.raw, rec.source, policy) for s, rec in todo.items()}
+    read = units_many(
+        [rec.raw for rec in todo.values()], [rec.source for rec in todo.values()], policy
+    )
+    found_in = dict(zip(todo, read, strict=True))
     wanted = list({key for u in found_in.values() for key in u.keys})
     counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
     counts.update(in_batch)
@@ -363,5 +411,6 @@ __all__ = [
     "resembled",
     "teaches",
     "units",
+    "units_many",
     "views",
 ]
