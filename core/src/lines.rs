@@ -24,16 +24,34 @@ pub struct Found {
 
 /// Python's `str.split()` whitespace among ASCII characters: `\t\n\v\f\r`, the four
 /// separators `\x1c`-`\x1f`, and the space.
-#[inline]
-fn is_space(c: u8) -> bool {
+const fn is_space(c: u8) -> bool {
     matches!(c, b'\t'..=b'\r' | 0x1c..=0x1f | b' ')
 }
 
 /// Python's `\w` among ASCII characters.
-#[inline]
-fn is_word(c: u8) -> bool {
+const fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
+
+const SPACE: u8 = 1;
+const WORD: u8 = 2;
+
+/// Each byte's class: [`SPACE`], [`WORD`] or 0 (a table: one load per byte of a text).
+static CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        table[c] = if is_space(c as u8) {
+            SPACE
+        } else if is_word(c as u8) {
+            WORD
+        } else {
+            0
+        };
+        c += 1;
+    }
+    table
+};
 
 /// The `[start, end)` of every line of `text` (what lies between two `\n`).
 fn line_bounds(text: &[u8], out: &mut Vec<(usize, usize)>) {
@@ -53,13 +71,13 @@ fn line_bounds(text: &[u8], out: &mut Vec<(usize, usize)>) {
 /// (0: no bound), as `line.split(None, max_tokens)` then finds.
 fn fold(line: &[u8], max_tokens: usize, buf: &mut Vec<u8>) -> Option<(usize, bool)> {
     buf.clear();
-    let (mut n, mut word, mut i) = (0usize, false, 0usize);
+    let (mut n, mut seen, mut i) = (0usize, 0u8, 0usize);
     loop {
-        while i < line.len() && is_space(line[i]) {
+        while i < line.len() && CLASS[line[i] as usize] == SPACE {
             i += 1;
         }
         if i == line.len() {
-            return Some((n, word));
+            return Some((n, seen & WORD != 0));
         }
         n += 1;
         if max_tokens > 0 && n > max_tokens {
@@ -68,12 +86,18 @@ fn fold(line: &[u8], max_tokens: usize, buf: &mut Vec<u8>) -> Option<(usize, boo
         if n > 1 {
             buf.push(b' ');
         }
-        while i < line.len() && !is_space(line[i]) {
-            let c = line[i];
-            word |= is_word(c);
-            buf.push(c.to_ascii_lowercase());
+        let start = i;
+        while i < line.len() {
+            let class = CLASS[line[i] as usize];
+            if class == SPACE {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
+        let at = buf.len();
+        buf.extend_from_slice(&line[start..i]);
+        buf[at..].make_ascii_lowercase();
     }
 }
 

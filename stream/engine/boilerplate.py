@@ -13,13 +13,13 @@ source cannot teach another's story as its template.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
-import threading
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -173,7 +173,14 @@ def units(text: str, source: str, policy: Policy) -> Lines:
     whose documents are every story and their copies: passages counted across it would make a
     story's own sentences template once its copies are in. The last :data:`UNITS_CACHED`
     texts' units are kept (a pure function of its arguments: the same value, once)."""
-    return units_many([text], [source], policy)[0]
+    if len(text) > UNITS_CACHED_CHARS:
+        return _read([text], [source], policy)[0]
+    key = (text, source, policy.seed, policy.boilerplate_tokens)
+    got = _kept(key)
+    if got is None:
+        got = _read([text], [source], policy)[0]
+        _keep(key, got)
+    return got
 
 
 def units_many(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
@@ -182,51 +189,58 @@ def units_many(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> 
     (:func:`neardup.stream.core.lines_of_many`)."""
     seed, most = policy.seed, policy.boilerplate_tokens
     out: list[Lines | None] = [
-        _UNITS.get((t, s, seed, most)) if len(t) <= UNITS_CACHED_CHARS else None
+        _kept((t, s, seed, most)) if len(t) <= UNITS_CACHED_CHARS else None
         for t, s in zip(texts, sources, strict=True)
     ]
-    plain = [i for i, got in enumerate(out) if got is None and not sources[i]]
+    todo = [i for i, got in enumerate(out) if got is None]
+    found = _read([texts[i] for i in todo], [sources[i] for i in todo], policy)
+    for i, got in zip(todo, found, strict=True):
+        out[i] = got
+        if len(texts[i]) <= UNITS_CACHED_CHARS:
+            _keep((texts[i], sources[i], seed, most), got)
+    return cast(list[Lines], out)
+
+
+def _read(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
+    """The units of texts, none kept: the lines of those without a source in one call."""
+    seed, most = policy.seed, policy.boilerplate_tokens
+    plain = [i for i, s in enumerate(sources) if not s]
+    if not texts:
+        return []
+    if len(plain) == len(texts):
+        return core.lines_of_many(texts, sources, seed, min_tokens=2, max_tokens=most)
+    out: list[Lines | None] = [None] * len(texts)
     if plain:
         found = core.lines_of_many(
             [texts[i] for i in plain], [""] * len(plain), seed, min_tokens=2, max_tokens=most
         )
         for i, lines in zip(plain, found, strict=True):
             out[i] = lines
-    done: list[Lines] = []
-    for i, got in enumerate(out):
-        if got is None:
-            got = passages_of(texts[i], sources[i], seed, min_tokens=2, max_tokens=most)
-        if len(texts[i]) <= UNITS_CACHED_CHARS:
-            _UNITS.put((texts[i], sources[i], seed, most), got)
-        done.append(got)
-    return done
+    return [
+        got if got is not None else passages_of(text, source, seed, min_tokens=2, max_tokens=most)
+        for got, text, source in zip(out, texts, sources, strict=True)
+    ]
 
 
-class _Kept:
-    """The last ``size`` values put, by key (a least-recently-used cache that a batch fills at
-    once, which :func:`functools.lru_cache` cannot)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._kept: OrderedDict[tuple[str, str, int, int], Lines] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str, int, int]) -> Lines | None:
-        with self._lock:
-            got = self._kept.get(key)
-            if got is not None:
-                self._kept.move_to_end(key)
-            return got
-
-    def put(self, key: tuple[str, str, int, int], value: Lines) -> None:
-        with self._lock:
-            self._kept[key] = value
-            self._kept.move_to_end(key)
-            if len(self._kept) > self.size:
-                self._kept.popitem(last=False)
+# The last UNITS_CACHED texts' units, least recently used first: a batch fills it at once,
+# which functools.lru_cache cannot. Each step is one call under the GIL; a race between
+# threads costs at most a miss or an entry over the bound, never a wrong value.
+_KEPT: OrderedDict[tuple[str, str, int, int], Lines] = OrderedDict()
 
 
-_UNITS = _Kept(UNITS_CACHED)
+def _kept(key: tuple[str, str, int, int]) -> Lines | None:
+    got = _KEPT.get(key)
+    if got is not None:
+        with contextlib.suppress(KeyError):
+            _KEPT.move_to_end(key)
+    return got
+
+
+def _keep(key: tuple[str, str, int, int], value: Lines) -> None:
+    _KEPT[key] = value
+    while len(_KEPT) > UNITS_CACHED:
+        with contextlib.suppress(KeyError):
+            _KEPT.popitem(last=False)
 
 
 def anchored(
