@@ -127,30 +127,34 @@ def resembled(
     (:func:`lines_taught`). Pages of a site sent without a source share their template's
     lines, maybe most of them, but their other lines are another story: their template is
     still learned."""
-    keys_of: dict[int, frozenset[bytes]] = {}
     pairs_of: dict[int, set[tuple[str, str]]] = {}
     out: dict[int, frozenset[bytes]] = {}
-    for k, v in decided.items():
-        found = lines[k]
-        if (
-            not isinstance(v, Verdict)
-            or v.verdict != "original"
-            or articles[k].source_name()
-            or found is None
-        ):
-            continue
+    todo = {
+        k: found
+        for k, v in decided.items()
+        if isinstance(v, Verdict)
+        and v.verdict == "original"
+        and not articles[k].source_name()
+        and (found := lines[k]) is not None
+    }
+    texts = {
+        s: rec.raw
+        for k in todo
+        for s in probes[k].candidates
+        if (rec := records.get(s)) is not None and "\n" in rec.raw
+    }
+    read = units_many(list(texts.values()), [""] * len(texts), policy)  # the lot in one call
+    keys_of = {s: frozenset(u.keys) for s, u in zip(texts, read, strict=True)}
+    for k, found in todo.items():
         shared: set[bytes] = set()
         for s in probes[k].candidates:
-            rec = records.get(s)
-            if rec is None or "\n" not in rec.raw:
-                continue
             if s not in keys_of:
-                keys_of[s] = frozenset(units(rec.raw, "", policy).keys)
+                continue
             both = {i for i, key in enumerate(found.keys) if key in keys_of[s]}
             if 2 * len(both) < len(found.keys):
                 continue
             if s not in pairs_of:
-                pairs_of[s] = _pairs(rec.raw)
+                pairs_of[s] = _pairs(texts[s])
             rest = _pairs(without(articles[k].text, found, both))
             if len(rest & pairs_of[s]) >= REST_FOUND * len(rest):
                 shared |= {found.keys[i] for i in both}
