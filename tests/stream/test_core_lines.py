@@ -38,8 +38,11 @@ HOW = (
 
 
 @pytest.fixture(autouse=True)
-def _fresh_choice() -> Iterator[None]:
-    """The core in use is cached per process: chosen again after each test."""
+def _fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The compiled core in use, even when the suite runs on the reference
+    (``NEARDUP_CORE=python``); the choice is cached per process: made again after each test."""
+    monkeypatch.delenv(core.ENV, raising=False)
+    core.compiled.cache_clear()
     yield
     core.compiled.cache_clear()
 
