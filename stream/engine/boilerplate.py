@@ -206,23 +206,15 @@ def units_many(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> 
 
 
 def _read(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
-    """The units of texts, none kept: the lines of those without a source in one call."""
+    """The units of texts, none kept: the lines of all of them in one call of the core in use,
+    then the passages of those with a source."""
     seed, most = policy.seed, policy.boilerplate_tokens
-    plain = [i for i, s in enumerate(sources) if not s]
-    if not texts:
-        return []
-    if len(plain) == len(texts):
-        return core.lines_of_many(texts, sources, seed, min_tokens=2, max_tokens=most)
-    out: list[Lines | None] = [None] * len(texts)
-    if plain:
-        found = core.lines_of_many(
-            [texts[i] for i in plain], [""] * len(plain), seed, min_tokens=2, max_tokens=most
-        )
-        for i, lines in zip(plain, found, strict=True):
-            out[i] = lines
+    found = core.lines_of_many(texts, sources, seed, min_tokens=2, max_tokens=most) if texts else []
     return [
-        got if got is not None else passages_of(text, source, seed, min_tokens=2, max_tokens=most)
-        for got, text, source in zip(out, texts, sources, strict=True)
+        passages_of(text, source, seed, min_tokens=2, max_tokens=most, whole=lines)
+        if source
+        else lines
+        for text, source, lines in zip(texts, sources, found, strict=True)
     ]
 
 

@@ -25,7 +25,14 @@ from hypothesis import strategies as st
 
 from harness.data import reuters
 from neardup.sketch.features import DEFAULT_SEED
-from neardup.sketch.lines import LINE_KEY_CHARS, LINES_READ, Lines, lines_of, source_key
+from neardup.sketch.lines import (
+    LINE_KEY_CHARS,
+    LINES_READ,
+    Lines,
+    lines_of,
+    passages_of,
+    source_key,
+)
 from neardup.stream import core
 from neardup.stream.engine import boilerplate
 from neardup.stream.namespaces.policy import Policy
@@ -240,15 +247,21 @@ def test_neardup_core_python_forces_the_reference(
 
 
 def test_units_of_a_batch_are_each_texts_units(kernel: ModuleType) -> None:
-    """:func:`boilerplate.units_many` (the learner's batch) gives what :func:`units` gives
-    text by text, kept or not (a text read twice in a batch, one too long to keep)."""
+    """:func:`boilerplate.units_many` (the learner's batch) gives what the reference gives text
+    by text (lines without a source, lines and passages with one), and what :func:`units`
+    gives, kept or not (a text read twice in a batch, one too long to keep)."""
     texts = [r["text"] for r in reuters()[:200]]
     texts += [texts[3], "Home | News\n" + "a long story line " * 1000, "Главная\nНовости дня"]
+    texts += ["Most read: One story | Two story | Three\nA story. Its second sentence."]
     sources = ["" if i % 4 else "wire" for i in range(len(texts))]
     for policy in [Policy(), Policy(boilerplate_tokens=5, seed=7)]:
+        bounds = {"min_tokens": 2, "max_tokens": policy.boilerplate_tokens}
         batch = boilerplate.units_many(texts, sources, policy)
         for t, s, got in zip(texts, sources, batch, strict=True):
+            read = passages_of if s else lines_of
+            assert got == read(t, s, policy.seed, **bounds)
             assert got == boilerplate.units("".join(list(t)), s, policy)
+        assert any(not got.is_line(i) for got in batch for i in range(len(got)))  # passages
 
 
 def _dedup(src: Path, out: Path, env: dict[str, str]) -> list[bytes]:
