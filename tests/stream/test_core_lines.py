@@ -270,14 +270,19 @@ def _dedup(src: Path, out: Path, env: dict[str, str]) -> list[bytes]:
     return out.read_bytes().splitlines()
 
 
-def test_dedup_gives_the_same_verdicts_with_either_core(kernel: ModuleType, tmp_path: Path) -> None:
-    """3,000 Reuters stories (their repeated lines, their copies) through ``neardup dedup``:
-    the compiled core's verdicts are the reference's, line for line."""
+@pytest.mark.parametrize("sourced", [False, True])
+def test_dedup_gives_the_same_verdicts_with_either_core(
+    kernel: ModuleType, tmp_path: Path, sourced: bool
+) -> None:
+    """3,000 Reuters stories (their repeated lines, their copies) through ``neardup dedup``,
+    without a source or one of three wires each (lines and passages): the compiled core's
+    verdicts are the reference's, line for line."""
     src = tmp_path / "in.jsonl"
     stories = reuters()[:3000]
-    src.write_bytes(
-        b"".join(orjson.dumps({"id": r["id"], "text": r["text"]}) + b"\n" for r in stories)
-    )
+    rows = [{"id": r["id"], "text": r["text"]} for r in stories]
+    if sourced:
+        rows = [{**r, "source": f"wire{i % 3}"} for i, r in enumerate(rows)]
+    src.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
     env = {k: v for k, v in os.environ.items() if k != core.ENV}
     got = _dedup(src, tmp_path / "compiled.jsonl", env)
     want = _dedup(src, tmp_path / "reference.jsonl", {**env, core.ENV: "python"})
