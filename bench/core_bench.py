@@ -5,6 +5,9 @@
 * **kernel**: the sketches of the Reuters-21578 stories' shingle sets
   (:func:`neardup.sketch.sets.sketch_sets` against ``neardup._core.sketch_sets``), batches of 512
   as the engine makes them, the shingle hashes made beforehand (not timed);
+* **lines**: the line keys of the same stories (:func:`neardup.sketch.lines.lines_of` text by
+  text against :func:`neardup.stream.core.lines_of_many` a batch at a time), as the boilerplate
+  learner reads them (no source, two to ``boilerplate_tokens`` tokens);
 * **prepare**: the whole per-batch stage (:func:`neardup.stream.engine.prepare.prepare`) over
   the same batches, with the compiled core and with ``NEARDUP_CORE=python``;
 * **command**: ``neardup dedup`` on the whole corpus as a user runs it (start-up in, memory
@@ -35,6 +38,7 @@ from bench.cli import say
 from bench.readings import git_state, machine_info, write_corpus
 from harness.data import reuters
 from neardup.sketch import features, sets
+from neardup.sketch.lines import lines_of
 from neardup.stream import core
 from neardup.stream.engine.prepare import prepare
 from neardup.stream.model import Article
@@ -117,6 +121,23 @@ def command_seconds(corpus: Path, name: str | None, repeats: int) -> float:
     return best(run, repeats, children_cpu)
 
 
+def line_keys(texts: Sequence[str], policy: Policy) -> tuple[Callable[[], None], ...]:
+    """The line keys of every text as the boilerplate learner reads them: by the reference,
+    text by text, and by the core in use, a batch at a time."""
+    bounds = {"min_tokens": 2, "max_tokens": policy.boilerplate_tokens}
+
+    def reference() -> None:
+        for text in texts:
+            lines_of(text, "", policy.seed, **bounds)
+
+    def compiled() -> None:
+        for lo in range(0, len(texts), BATCH):
+            batch = texts[lo : lo + BATCH]
+            core.lines_of_many(batch, [""] * len(batch), policy.seed, **bounds)
+
+    return reference, compiled
+
+
 def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]]:
     """The three rows of the report: what, and the reference's and the compiled core's CPU s."""
     texts = [str(r["text"]) for r in rows]
@@ -141,6 +162,9 @@ def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]
     say("kernel")
     ref, fast = best(kernel(sets.sketch_sets), repeats), best(kernel(core.sketch_sets), repeats)
     out.append({"what": "kernel", "reference_s": ref, "compiled_s": fast})
+    say("lines")
+    ref, fast = (best(run, repeats) for run in line_keys(texts, policy))
+    out.append({"what": "lines", "reference_s": ref, "compiled_s": fast})
     say("prepare")
     ref = best(_with_core("python", stage), repeats)
     fast = best(_with_core(None, stage), repeats)

@@ -10,6 +10,7 @@ from bench.markdown import code_line, data_table, heading, report
 TITLE = "Core benchmark: the compiled core against the python reference"
 WHAT = {
     "kernel": "kernel: `sketch_sets` (MinHash, SimHash, 32-bit sets), batches of {batch}",
+    "lines": "kernel: `line_keys` (the boilerplate learner's `lines_of`), batches of {batch}",
     "prepare": "stage: `prepare`, batches of {batch}",
     "command": "command: `neardup dedup`, memory store, start-up included",
 }

@@ -14,3 +14,12 @@ def sketch_sets(
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.int64]
 ]: ...
+def line_keys(
+    texts: list[str],
+    heads: list[bytes],
+    seed: int,
+    min_tokens: int,
+    max_tokens: int,
+    lines_read: int,
+    key_chars: int,
+) -> list[tuple[tuple[tuple[int, int], ...], tuple[bytes, ...]]]: ...

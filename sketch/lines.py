@@ -210,7 +210,13 @@ def _key(head: bytes, norm: str, seed: int) -> bytes:
 
 
 def passages_of(
-    text: str, source: str, seed: int = DEFAULT_SEED, *, min_tokens: int = 1, max_tokens: int = 0
+    text: str,
+    source: str,
+    seed: int = DEFAULT_SEED,
+    *,
+    min_tokens: int = 1,
+    max_tokens: int = 0,
+    whole: Lines | None = None,
 ) -> Lines:
     """:func:`lines_of`, and the passages of every line that breaks into more than one: its
     sentences, and a box's or a footer's items (:func:`neardup.sketch.pieces.passage_spans`),
@@ -219,8 +225,10 @@ def passages_of(
     template repeats: a footer that text extraction delivers as one paragraph of ten sentences
     has ten passages that recur on every page, though the paragraph, which also holds a
     rotating sign-up line, does not; a box of other stories' headlines on one line has the
-    box's title and headlines."""
-    whole = lines_of(text, source, seed, min_tokens=min_tokens, max_tokens=max_tokens)
+    box's title and headlines. ``whole``: what :func:`lines_of` gives for the same arguments,
+    when the caller has it already (the compiled core reads a batch's lines at once)."""
+    if whole is None:
+        whole = lines_of(text, source, seed, min_tokens=min_tokens, max_tokens=max_tokens)
     units = [(span, key, span) for span, key in zip(whole.spans, whole.keys, strict=True)]
     head = source_key(source, seed)
     marker = _MARKER_RE.match

@@ -18,7 +18,8 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import sets
+from neardup.sketch import lines, sets
+from neardup.sketch.features import DEFAULT_SEED
 from neardup.sketch.minhash import MinHasher
 from neardup.sketch.simhash import DEFAULT_SEED as SIMHASH_SEED
 
@@ -98,12 +99,68 @@ def sketch_one(
     return found.signatures[0], int(found.simhashes[0]), found.shingles
 
 
+_U32 = 0xFFFFFFFF
+_BOUND = 1 << 62
+
+
+def lines_of_many(
+    texts: Sequence[str],
+    sources: Sequence[str],
+    seed: int = DEFAULT_SEED,
+    *,
+    min_tokens: int = 1,
+    max_tokens: int = 0,
+) -> list[lines.Lines]:
+    """:func:`neardup.sketch.lines.lines_of` of each ``texts[i]`` under ``sources[i]``, by the
+    core in use: the ASCII texts in one call of the compiled core, the others (and bounds it
+    does not take: a seed outside mmh3's 32 bits raises there) by the reference. A text that
+    is not ASCII is normalised by NFKC and casefolding, which the compiled core leaves to the
+    reference (docs/core.md)."""
+    if len(texts) != len(sources):
+        raise ValueError("one source per text")
+    kernel = _in_use()
+    if (
+        kernel is None
+        or not 0 <= seed <= _U32
+        or not 0 <= max_tokens <= _U32
+        or not -_BOUND < min_tokens < _BOUND
+    ):
+        return [
+            lines.lines_of(t, s, seed, min_tokens=min_tokens, max_tokens=max_tokens)
+            for t, s in zip(texts, sources, strict=True)
+        ]
+    ascii_at = [i for i, t in enumerate(texts) if t.isascii()]
+    heads: dict[str, bytes] = {}
+    for i in ascii_at:
+        if sources[i] not in heads:
+            heads[sources[i]] = lines.source_key(sources[i], seed)
+    found = kernel.line_keys(
+        [texts[i] for i in ascii_at],
+        [heads[sources[i]] for i in ascii_at],
+        seed,
+        min_tokens,
+        max_tokens,
+        lines.LINES_READ,
+        lines.LINE_KEY_CHARS,
+    )
+    out: list[lines.Lines | None] = [None] * len(texts)
+    for i, (spans, keys) in zip(ascii_at, found, strict=True):
+        out[i] = lines.Lines(spans, keys)
+    return [
+        got
+        if got is not None
+        else lines.lines_of(t, s, seed, min_tokens=min_tokens, max_tokens=max_tokens)
+        for got, t, s in zip(out, texts, sources, strict=True)
+    ]
+
+
 __all__ = [
     "COMPILED",
     "ENV",
     "REFERENCE",
     "compiled",
     "forced",
+    "lines_of_many",
     "name",
     "sketch_one",
     "sketch_sets",

@@ -13,19 +13,20 @@ source cannot teach another's story as its template.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import features
-from neardup.sketch.lines import Lines, anchors, between, inside, lines_of, passages_of, without
+from neardup.sketch.lines import Lines, anchors, between, inside, passages_of, without
+from neardup.stream import core
 from neardup.stream.engine.prepare import Prepared, anchor_buckets, whole_shingles
 from neardup.stream.errors import NeardupError
 from neardup.stream.index.base import Index, Probe
@@ -126,30 +127,34 @@ def resembled(
     (:func:`lines_taught`). Pages of a site sent without a source share their template's
     lines, maybe most of them, but their other lines are another story: their template is
     still learned."""
-    keys_of: dict[int, frozenset[bytes]] = {}
     pairs_of: dict[int, set[tuple[str, str]]] = {}
     out: dict[int, frozenset[bytes]] = {}
-    for k, v in decided.items():
-        found = lines[k]
-        if (
-            not isinstance(v, Verdict)
-            or v.verdict != "original"
-            or articles[k].source_name()
-            or found is None
-        ):
-            continue
+    todo = {
+        k: found
+        for k, v in decided.items()
+        if isinstance(v, Verdict)
+        and v.verdict == "original"
+        and not articles[k].source_name()
+        and (found := lines[k]) is not None
+    }
+    texts = {
+        s: rec.raw
+        for k in todo
+        for s in probes[k].candidates
+        if (rec := records.get(s)) is not None and "\n" in rec.raw
+    }
+    read = units_many(list(texts.values()), [""] * len(texts), policy)  # the lot in one call
+    keys_of = {s: frozenset(u.keys) for s, u in zip(texts, read, strict=True)}
+    for k, found in todo.items():
         shared: set[bytes] = set()
         for s in probes[k].candidates:
-            rec = records.get(s)
-            if rec is None or "\n" not in rec.raw:
-                continue
             if s not in keys_of:
-                keys_of[s] = frozenset(units(rec.raw, "", policy).keys)
+                continue
             both = {i for i, key in enumerate(found.keys) if key in keys_of[s]}
             if 2 * len(both) < len(found.keys):
                 continue
             if s not in pairs_of:
-                pairs_of[s] = _pairs(rec.raw)
+                pairs_of[s] = _pairs(texts[s])
             rest = _pairs(without(articles[k].text, found, both))
             if len(rest & pairs_of[s]) >= REST_FOUND * len(rest):
                 shared |= {found.keys[i] for i in both}
@@ -173,17 +178,65 @@ def units(text: str, source: str, policy: Policy) -> Lines:
     story's own sentences template once its copies are in. The last :data:`UNITS_CACHED`
     texts' units are kept (a pure function of its arguments: the same value, once)."""
     if len(text) > UNITS_CACHED_CHARS:
-        return _units(text, source, policy.seed, policy.boilerplate_tokens)
-    return _cached_units(text, source, policy.seed, policy.boilerplate_tokens)
+        return _read([text], [source], policy)[0]
+    key = (text, source, policy.seed, policy.boilerplate_tokens)
+    got = _kept(key)
+    if got is None:
+        got = _read([text], [source], policy)[0]
+        _keep(key, got)
+    return got
 
 
-def _units(text: str, source: str, seed: int, max_tokens: int) -> Lines:
-    if not source:
-        return lines_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
-    return passages_of(text, source, seed, min_tokens=2, max_tokens=max_tokens)
+def units_many(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
+    """:func:`units` of each ``texts[i]`` under ``sources[i]``: the lines of those without a
+    source that are not kept already in one call of the core in use
+    (:func:`neardup.stream.core.lines_of_many`)."""
+    seed, most = policy.seed, policy.boilerplate_tokens
+    out: list[Lines | None] = [
+        _kept((t, s, seed, most)) if len(t) <= UNITS_CACHED_CHARS else None
+        for t, s in zip(texts, sources, strict=True)
+    ]
+    todo = [i for i, got in enumerate(out) if got is None]
+    found = _read([texts[i] for i in todo], [sources[i] for i in todo], policy)
+    for i, got in zip(todo, found, strict=True):
+        out[i] = got
+        if len(texts[i]) <= UNITS_CACHED_CHARS:
+            _keep((texts[i], sources[i], seed, most), got)
+    return cast(list[Lines], out)
 
 
-_cached_units = lru_cache(maxsize=UNITS_CACHED)(_units)
+def _read(texts: Sequence[str], sources: Sequence[str], policy: Policy) -> list[Lines]:
+    """The units of texts, none kept: the lines of all of them in one call of the core in use,
+    then the passages of those with a source."""
+    seed, most = policy.seed, policy.boilerplate_tokens
+    found = core.lines_of_many(texts, sources, seed, min_tokens=2, max_tokens=most) if texts else []
+    return [
+        passages_of(text, source, seed, min_tokens=2, max_tokens=most, whole=lines)
+        if source
+        else lines
+        for text, source, lines in zip(texts, sources, found, strict=True)
+    ]
+
+
+# The last UNITS_CACHED texts' units, least recently used first: a batch fills it at once,
+# which functools.lru_cache cannot. Each step is one call under the GIL; a race between
+# threads costs at most a miss or an entry over the bound, never a wrong value.
+_KEPT: OrderedDict[tuple[str, str, int, int], Lines] = OrderedDict()
+
+
+def _kept(key: tuple[str, str, int, int]) -> Lines | None:
+    got = _KEPT.get(key)
+    if got is not None:
+        with contextlib.suppress(KeyError):
+            _KEPT.move_to_end(key)
+    return got
+
+
+def _keep(key: tuple[str, str, int, int], value: Lines) -> None:
+    _KEPT[key] = value
+    while len(_KEPT) > UNITS_CACHED:
+        with contextlib.suppress(KeyError):
+            _KEPT.popitem(last=False)
 
 
 def anchored(
@@ -228,7 +281,9 @@ async def learn(
     no_anchors: list[tuple[int, ...]] = [()] * len(articles)
     if not k or not any("\n" in a.text for a in articles):
         return Learned(list(none), list(none), nothing, no_anchors, list(nothing))
-    lines = [units(a.text, a.source_name(), policy) if "\n" in a.text else None for a in articles]
+    multi = [a for a in articles if "\n" in a.text]
+    read = iter(units_many([a.text for a in multi], [a.source_name() for a in multi], policy))
+    lines = [next(read) if "\n" in a.text else None for a in articles]
     wanted = list({key for found in lines if found for key in found.keys})
     counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
     without_boilerplate: list[str | None] = []
@@ -335,7 +390,10 @@ async def views(
     }
     if not k or not todo:
         return {}
-    found_in = {s: units(rec.raw, rec.source, policy) for s, rec in todo.items()}
+    read = units_many(
+        [rec.raw for rec in todo.values()], [rec.source for rec in todo.values()], policy
+    )
+    found_in = dict(zip(todo, read, strict=True))
     wanted = list({key for u in found_in.values() for key in u.keys})
     counts = Counter(dict(zip(wanted, await index.line_counts(ns, wanted), strict=True)))
     counts.update(in_batch)
@@ -363,5 +421,6 @@ __all__ = [
     "resembled",
     "teaches",
     "units",
+    "units_many",
     "views",
 ]
