@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain, compress, pairwise, repeat
 from operator import is_not
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ Slot = int | bytes
 K = TypeVar("K", int, bytes)
 MERGE_MIN = 1 << 16  # dict entries before the first merge
 _ORDER = sys.byteorder  # memoryview.cast reads native order
+_U32_MAX = (1 << 32) - 1
 
 
 def seqs_of(slot: Slot) -> Sequence[int]:
@@ -64,20 +65,22 @@ def take_out(table: dict[K, Slot], key: K, seq: int) -> None:
 
 
 class _Run:
-    """Entries sorted by bucket id, each bucket's earliest first; removed ones marked dead."""
+    """Entries sorted by bucket id, each bucket's earliest first; removed ones marked dead.
+    Seqs are kept in 4 bytes while they fit (:func:`_narrow`); the dead marks only once one
+    dies."""
 
     __slots__ = ("dead", "dead_count", "ids", "seqs")
 
-    def __init__(self, ids: npt.NDArray[np.uint64], seqs: npt.NDArray[np.int64]) -> None:
-        self.ids, self.seqs = ids, seqs
-        self.dead = np.zeros(len(ids), np.bool_)
+    def __init__(self, ids: npt.NDArray[np.uint64], seqs: npt.NDArray[Any]) -> None:
+        self.ids, self.seqs = ids, _narrow(seqs)
+        self.dead: npt.NDArray[np.bool_] | None = None
         self.dead_count = 0
 
     def __len__(self) -> int:
         return len(self.ids) - self.dead_count
 
-    def live(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
-        if not self.dead_count:
+    def live(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[Any]]:
+        if self.dead is None or not self.dead_count:
             return self.ids, self.seqs
         keep = ~self.dead
         return self.ids[keep], self.seqs[keep]
@@ -91,9 +94,10 @@ class _Run:
         if not len(hit):  # most buckets are new: only those found are searched for their end
             return
         hi = np.searchsorted(self.ids, uniq[hit], "right")
+        dead = self.dead if self.dead_count else None
         for u, a, b in zip(hit.tolist(), lo[hit].tolist(), hi.tolist(), strict=True):
-            if self.dead_count and self.dead[a:b].any():
-                yield u, self.seqs[a:b][~self.dead[a:b]].tolist()
+            if dead is not None and dead[a:b].any():
+                yield u, self.seqs[a:b][~dead[a:b]].tolist()
             else:
                 yield u, self.seqs[a:b].tolist()
 
@@ -101,18 +105,31 @@ class _Run:
         """Mark the bucket's entry of ``seq`` dead."""
         a = int(np.searchsorted(self.ids, np.uint64(bucket), "left"))
         b = int(np.searchsorted(self.ids, np.uint64(bucket), "right"))
+        if self.dead is None:
+            self.dead = np.zeros(len(self.ids), np.bool_)
         at = np.flatnonzero((self.seqs[a:b] == seq) & ~self.dead[a:b]) + a
         self.dead[at] = True
         self.dead_count += len(at)
 
 
+def _narrow(seqs: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """Seqs as uint32 when every one fits (a namespace's first four billion articles: 4 bytes
+    an entry instead of 8), else as int64."""
+    if len(seqs) and (int(seqs.min()) < 0 or int(seqs.max()) > _U32_MAX):
+        return seqs.astype(np.int64, copy=False)
+    return seqs.astype(np.uint32, copy=False)
+
+
 def _merged(
-    old: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]],
-    new: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]],
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    old: tuple[npt.NDArray[np.uint64], npt.NDArray[Any]],
+    new: tuple[npt.NDArray[np.uint64], npt.NDArray[Any]],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[Any]]:
     """Two runs' live entries as one, ``new``'s after ``old``'s in each bucket."""
     at = np.searchsorted(old[0], new[0], "right")  # after the bucket's earlier members
-    return np.insert(old[0], at, new[0]), np.insert(old[1], at, new[1])
+    wide = np.int64 if np.int64 in (old[1].dtype, new[1].dtype) else np.uint32
+    return np.insert(old[0], at, new[0]), np.insert(
+        old[1].astype(wide, copy=False), at, new[1].astype(wide, copy=False)
+    )
 
 
 class Buckets:
@@ -293,7 +310,7 @@ class Buckets:
         order = np.argsort(ids, kind="stable")  # a bucket's members stay in the order added
         return ids[order], seqs[order]
 
-    def entries(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    def entries(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[Any]]:
         """Every live (bucket, seq) entry as two columns, by bucket id and each bucket's
         earliest first (a saved index stores them)."""
         out = (np.empty(0, np.uint64), np.empty(0, np.int64))
