@@ -474,14 +474,15 @@ class Engine:
         own = {it.probe.seq: k for k, it in enumerate(items)} if run.register else {}
         await self._load_records(state, found_seqs - own.keys())
         leads: dict[int, set[int]] = {}
+        read = wanted.keys()
         for s in found_seqs:
             rec = state.records.get(s)
             if s in own:
                 buckets: Sequence[int] = items[own[s]].prepared.passages[:PASSAGES]
             else:
                 buckets = rec.buckets if rec is not None else ()
-            for b in buckets:
-                for k in wanted.get(b, ()):
+            for b in read & buckets:  # the few of its buckets read (a set operation, in C)
+                for k in wanted[b]:
                     leads.setdefault(k, set()).add(s)
         more: list[tuple[InFlight, Probe]] = []
         for k, seqs in leads.items():
