@@ -14,3 +14,33 @@ def sketch_sets(
 ) -> tuple[
     npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.int64]
 ]: ...
+def text_features(
+    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    bmp: npt.NDArray[np.uint8],
+    astral: npt.NDArray[np.uint32],
+    astral_cls: npt.NDArray[np.uint8],
+    w: int,
+    seed: int,
+    min_tokens: int,
+    num_perm: int,
+    minhash_seed: int,
+    kperm: bool,
+    simhash_seed: int,
+    passage_width: int,
+    passage_span: int,
+    passage_limit: int,
+) -> tuple[
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    tuple[
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.int64],
+    ],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.int64],
+]: ...

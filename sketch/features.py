@@ -159,6 +159,18 @@ def _powers(size: int) -> tuple[U64, U64]:
     return np.cumprod(p, dtype=np.uint64), np.cumprod(q, dtype=np.uint64)
 
 
+def bmp_classes() -> U8:
+    """The class of every BMP code point (0 separator, 1 word character, 2 CJK), as the
+    tokenizer reads them: what a compiled tokenizer is given, so that it reads Python's Unicode
+    data and never its own."""
+    return _char_classes()
+
+
+def code_classes(codes: npt.NDArray[np.uint32]) -> U8:
+    """The class of each code point (:func:`bmp_classes`'s, past the BMP too)."""
+    return _classify(codes)
+
+
 def _classify(codes: npt.NDArray[np.uint32]) -> U8:
     table = _char_classes()
     if len(codes) == 0 or int(codes.max()) < 0x10000:
@@ -467,7 +479,9 @@ __all__ = [
     "DEFAULT_SHINGLE",
     "TextBatch",
     "batch_shingle_hashes",
+    "bmp_classes",
     "char_ngram_hashes",
+    "code_classes",
     "combine_rows",
     "combine_windows",
     "content_hash",

@@ -14,8 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import ragged, simhash
-from neardup.sketch.features import sorted_unique
+from neardup.sketch import ragged, simhash, winnow
+from neardup.sketch.features import TextBatch, sorted_unique
 from neardup.sketch.minhash import MinHasher
 
 U64 = npt.NDArray[np.uint64]
@@ -44,6 +44,60 @@ def sketch_sets(
     return SetSketches(sigs, fps, s32, off32)
 
 
+class TextFeatures(NamedTuple):
+    """A batch of normalised texts' shingles and the sketches of its long texts."""
+
+    hashes: U64  # every text's shingle hashes in token order, repeats kept, end to end
+    offsets: npt.NDArray[np.intp]  # text i owns hashes[offsets[i]:offsets[i + 1]]
+    long: list[int]  # the texts sketched: n > 0 shingles and n + w - 1 >= min_tokens
+    sketches: SetSketches  # theirs, in that order
+    passages: U64  # theirs (:func:`neardup.sketch.winnow.passages`), the smallest few of each
+    passage_offsets: list[int]  # long text j owns passages[offsets[j]:offsets[j + 1]]
+
+
+class Passages(NamedTuple):
+    """How a long text's passages are read (:func:`neardup.sketch.winnow.passages_many`)."""
+
+    width: int  # shingles a passage spans
+    span: int  # passages a run of which keeps its smallest
+    limit: int  # the smallest this many are kept
+
+
+def text_features(
+    hasher: MinHasher,
+    batch: TextBatch,
+    *,
+    w: int,
+    seed: int,
+    min_tokens: int,
+    passages: Passages,
+) -> TextFeatures:
+    """The shingles of every text of ``batch`` (normalised texts,
+    :meth:`~neardup.sketch.features.TextBatch.shingle_hashes`), and the sketches
+    (:func:`sketch_sets`) and passages of its texts of at least ``min_tokens`` tokens: what
+    the compiled core does in one call, so that the shingles of a batch never come back to
+    Python before they are sketched."""
+    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
+    n_windows = np.diff(offsets)
+    long: list[int] = np.flatnonzero((n_windows + w - 1 >= min_tokens) & (n_windows > 0)).tolist()
+    if not long:
+        empty = np.empty((0, hasher.num_perm), np.uint64)
+        none = SetSketches(empty, np.empty(0, np.uint64), np.empty(0, np.uint32), [0])
+        return TextFeatures(hashes, offsets, long, none, np.empty(0, np.uint64), [0])
+    found, found_off = winnow.passages_many(
+        hashes, offsets, width=passages.width, span=passages.span, limit=passages.limit
+    )
+    kept = [found[found_off[i] : found_off[i + 1]] for i in long]
+    return TextFeatures(
+        hashes,
+        offsets,
+        long,
+        sketch_sets(hasher, hashes, offsets, long),
+        np.concatenate(kept),
+        ragged.segment_offsets([len(k) for k in kept]).tolist(),
+    )
+
+
 def sketch_one(hasher: MinHasher, windows: U64) -> tuple[U64, int, npt.NDArray[np.uint32]]:
     """One document's signature, fingerprint and recorded shingles: :func:`sketch_sets` of a
     batch of one, by the one-text forms (a batch's set-up was most of the time of one text)."""
@@ -54,4 +108,4 @@ def sketch_one(hasher: MinHasher, windows: U64) -> tuple[U64, int, npt.NDArray[n
     return sig, fp, sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-__all__ = ["SetSketches", "sketch_one", "sketch_sets"]
+__all__ = ["Passages", "SetSketches", "TextFeatures", "sketch_one", "sketch_sets", "text_features"]

@@ -18,7 +18,7 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import sets
+from neardup.sketch import features, sets
 from neardup.sketch.minhash import MinHasher
 from neardup.sketch.simhash import DEFAULT_SEED as SIMHASH_SEED
 
@@ -87,6 +87,49 @@ def sketch_sets(
     return sets.SetSketches(sigs, fps, s32, off32.tolist())
 
 
+def text_features(
+    hasher: MinHasher,
+    batch: features.TextBatch,
+    *,
+    w: int,
+    seed: int,
+    min_tokens: int,
+    passages: sets.Passages,
+) -> sets.TextFeatures:
+    """:func:`neardup.sketch.sets.text_features`, by the core in use: the compiled one
+    tokenizes, shingles and sketches a batch in one call, reading the reference's classes
+    of code points (:func:`neardup.sketch.features.bmp_classes`, and those past the BMP the
+    batch holds), never Unicode data of its own."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.text_features(
+            hasher, batch, w=w, seed=seed, min_tokens=min_tokens, passages=passages
+        )
+    codes = np.ascontiguousarray(batch.codes)
+    astral: npt.NDArray[np.uint32] = np.empty(0, np.uint32)
+    if codes.dtype == np.uint32:  # the code points past the BMP it holds, classified here
+        wide = codes.view(np.uint32)
+        astral = np.unique(wide[wide >= 0x10000])
+    hashes, offsets, long, (sigs, fps, s32, off32), found, found_off = kernel.text_features(
+        codes,
+        np.ascontiguousarray(batch.starts, dtype=np.int64),
+        np.ascontiguousarray(batch.ends, dtype=np.int64),
+        features.bmp_classes(),
+        astral,
+        features.code_classes(astral),
+        w,
+        seed & 0xFFFFFFFFFFFFFFFF,
+        min_tokens,
+        hasher.num_perm,
+        hasher.seed,
+        hasher.scheme == "kperm",
+        SIMHASH_SEED,
+        *passages,
+    )
+    sketches = sets.SetSketches(sigs, fps, s32, off32.tolist())
+    return sets.TextFeatures(hashes, offsets, long.tolist(), sketches, found, found_off.tolist())
+
+
 def sketch_one(
     hasher: MinHasher, windows: npt.NDArray[np.uint64]
 ) -> tuple[npt.NDArray[np.uint64], int, npt.NDArray[np.uint32]]:
@@ -107,4 +150,5 @@ __all__ = [
     "name",
     "sketch_one",
     "sketch_sets",
+    "text_features",
 ]

@@ -3,6 +3,7 @@
 //! Every function here has a pure-Python reference in `sketch/` that defines its result; the
 //! tests hold the two exactly equal. The GIL is released while a batch is worked on.
 
+mod features;
 mod sets;
 
 use numpy::ndarray::Array2;
@@ -53,8 +54,148 @@ fn sketch_sets<'py>(
     ))
 }
 
+/// What `text_features` returns: every text's shingle hashes (in token order, repeats kept)
+/// with their offsets, the long texts (indices), their sketches as `sketch_sets` gives, and
+/// their winnowed passages with offsets (long text j owns `passages[p[j]:p[j + 1]]`).
+type FeaturesOut<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    SetsOut<'py>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// A batch's code points, one byte each (ASCII) or four.
+enum Codes<'py> {
+    Narrow(PyReadonlyArray1<'py, u8>),
+    Wide(PyReadonlyArray1<'py, u32>),
+}
+
+/// The shingles of a batch of normalised texts laid end to end (text i is
+/// `codes[starts[i]:ends[i]]`), and the sketches of those with `n > 0` shingles and
+/// `n + w - 1 >= min_tokens` (the long path's texts) and their passages: see
+/// `neardup.sketch.sets.text_features`, its reference. `bmp`: every BMP code point's class
+/// (`features._char_classes`); `astral`, `astral_cls`: the sorted code points past the BMP
+/// the batch holds, and theirs.
+#[pyfunction]
+#[pyo3(signature = (codes, starts, ends, bmp, astral, astral_cls, w, seed, min_tokens, num_perm, minhash_seed, kperm, simhash_seed, passage_width, passage_span, passage_limit))]
+#[allow(clippy::too_many_arguments)]
+fn text_features<'py>(
+    py: Python<'py>,
+    codes: &Bound<'py, PyAny>,
+    starts: PyReadonlyArray1<'py, i64>,
+    ends: PyReadonlyArray1<'py, i64>,
+    bmp: PyReadonlyArray1<'py, u8>,
+    astral: PyReadonlyArray1<'py, u32>,
+    astral_cls: PyReadonlyArray1<'py, u8>,
+    w: usize,
+    seed: u64,
+    min_tokens: usize,
+    num_perm: usize,
+    minhash_seed: u64,
+    kperm: bool,
+    simhash_seed: u64,
+    passage_width: usize,
+    passage_span: usize,
+    passage_limit: usize,
+) -> PyResult<FeaturesOut<'py>> {
+    let codes = match codes.extract::<PyReadonlyArray1<'py, u8>>() {
+        Ok(narrow) => Codes::Narrow(narrow),
+        Err(_) => Codes::Wide(codes.extract::<PyReadonlyArray1<'py, u32>>()?),
+    };
+    let (bmp, astral, astral_cls) = (bmp.as_slice()?, astral.as_slice()?, astral_cls.as_slice()?);
+    if bmp.len() != 0x10000 || astral.len() != astral_cls.len() {
+        return Err(PyValueError::new_err(
+            "bmp must hold 65536 classes, astral one per code",
+        ));
+    }
+    if w < 1 || passage_width < 1 || passage_span < 1 || !(1..=0xFFFF).contains(&num_perm) {
+        return Err(PyValueError::new_err(
+            "w, passage_width and passage_span must be >= 1, num_perm in [1, 65535]",
+        ));
+    }
+    let cls = features::Classes {
+        bmp,
+        astral,
+        astral_cls,
+    };
+    let n = match &codes {
+        Codes::Narrow(c) => c.as_slice()?.len(),
+        Codes::Wide(c) => c.as_slice()?.len(),
+    };
+    let texts = features::text_spans(n, starts.as_slice()?, ends.as_slice()?)
+        .map_err(PyValueError::new_err)?;
+    let params = sets::Params::new(num_perm, minhash_seed, kperm, simhash_seed);
+    let run = |hashes: Vec<u64>, offsets: Vec<i64>| {
+        let long: Vec<i64> = (0..texts.len())
+            .filter(|&i| {
+                let m = (offsets[i + 1] - offsets[i]) as usize;
+                m > 0 && m.saturating_add(w - 1) >= min_tokens
+            })
+            .map(|i| i as i64)
+            .collect();
+        let spans: Vec<(usize, usize)> = long
+            .iter()
+            .map(|&i| {
+                (
+                    offsets[i as usize] as usize,
+                    offsets[i as usize + 1] as usize,
+                )
+            })
+            .collect();
+        let out = sets::sketch(&hashes, &spans, &params);
+        let (mut scratch, mut found, mut found_off) = (Vec::new(), Vec::new(), vec![0i64]);
+        for &(a, b) in &spans {
+            let (width, span) = (passage_width, passage_span);
+            features::passages(
+                &hashes[a..b],
+                width,
+                span,
+                passage_limit,
+                &mut scratch,
+                &mut found,
+            );
+            found_off.push(found.len() as i64);
+        }
+        (hashes, offsets, long, out, (found, found_off))
+    };
+    let (hashes, offsets, long, out, (found, found_off)) = match &codes {
+        Codes::Narrow(c) => {
+            let c = c.as_slice()?;
+            py.detach(|| {
+                let (h, o) = features::shingles(c, &texts, &cls, w, seed);
+                run(h, o)
+            })
+        }
+        Codes::Wide(c) => {
+            let c = c.as_slice()?;
+            py.detach(|| {
+                let (h, o) = features::shingles(c, &texts, &cls, w, seed);
+                run(h, o)
+            })
+        }
+    };
+    let sigs = Array2::from_shape_vec((long.len(), num_perm), out.signatures)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((
+        hashes.into_pyarray(py),
+        offsets.into_pyarray(py),
+        long.into_pyarray(py),
+        (
+            sigs.into_pyarray(py),
+            out.simhashes.into_pyarray(py),
+            out.shingles.into_pyarray(py),
+            out.shingle_offsets.into_pyarray(py),
+        ),
+        found.into_pyarray(py),
+        found_off.into_pyarray(py),
+    ))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(text_features, m)?)?;
     Ok(())
 }

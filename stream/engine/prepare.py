@@ -46,6 +46,7 @@ from neardup.sketch import (
     lsh,
     markup,
     ragged,
+    sets,
     winnow,
 )
 from neardup.stream import core
@@ -252,15 +253,23 @@ def _prepare(
     else:
         texts = [t or a for t, a in zip(sketched, own, strict=True)]
     batch = features.normalize_batch(texts)
-    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
+    feats = core.text_features(
+        policy.hasher,
+        batch,
+        w=w,
+        seed=seed,
+        min_tokens=policy.short_tokens,
+        passages=sets.Passages(_passage_width(policy), PASSAGE_SPAN, PASSAGE_PROBES),
+    )
+    offsets, long_idx = feats.offsets, feats.long
     contents = batch.content_hashes(seed)
     if texts is not own:  # the content hash is always the whole text's
         for i, t in enumerate(sketched or ()):
             if t:
                 contents[i] = features.content_hash(features.normalize(own[i]), seed)
     n_windows = np.diff(offsets)
-    is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
-    long_idx: list[int] = np.flatnonzero(is_long).tolist()
+    is_long = np.zeros(len(articles), dtype=bool)
+    is_long[long_idx] = True
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     # long, but near enough the line to be a short text's copy: a short text's buckets too
     edge = boundary(policy) - w + 1  # windows of a text of that many tokens
@@ -270,9 +279,7 @@ def _prepare(
     out: dict[int, Prepared] = {}
     if long_idx:
         extra = dict(zip(near, ids[len(short_idx) :], strict=True))
-        out.update(
-            _long(policy, articles, texts, batch, contents, hashes, offsets, long_idx, extra)
-        )
+        out.update(_long(policy, articles, texts, batch, contents, feats, extra))
     if short_idx:
         out.update(_short(articles, contents, norms, ids, short_idx))
     return [out[i] for i in range(len(articles))]
@@ -418,13 +425,12 @@ def _long(
     texts: Sequence[str],  # what was sketched: the article's text, or without its boilerplate
     batch: features.TextBatch,  # the canonical texts (a disguised digit reads as a digit)
     contents: list[bytes],
-    hashes: npt.NDArray[np.uint64],
-    offsets: npt.NDArray[np.intp],
-    idx: list[int],
+    feats: sets.TextFeatures,  # the batch's shingles, its long texts and their sketches
     extra: dict[int, tuple[int, ...]],  # the short buckets of those near the line
 ) -> dict[int, Prepared]:
     salts = policy.bucket_salts
-    sigs, fps, s32, off32 = core.sketch_sets(policy.hasher, hashes, offsets, idx)
+    idx = feats.long
+    sigs, fps, s32, off32 = feats.sketches
     bands = lsh.band_hashes(sigs, *policy.bands_rows)
     tables = hamming.table_keys_many(fps, policy.table_design)
     table_no = np.arange(tables.shape[1], dtype=np.uint64) * np.uint64(salts.table_mult)
@@ -435,11 +441,9 @@ def _long(
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
     found = _facts(texts, batch, idx, [size < bound for size in sizes])
-    fps, fp_off = winnow.passages_many(
-        hashes, offsets, width=_passage_width(policy), span=PASSAGE_SPAN, limit=PASSAGE_PROBES
-    )
-    fp_all: list[int] = passage_buckets(policy, fps).tolist()
-    kept = [tuple(fp_all[fp_off[i] : fp_off[i + 1]]) for i in idx]
+    fp_all: list[int] = passage_buckets(policy, feats.passages).tolist()
+    fp_off = feats.passage_offsets
+    kept = [tuple(fp_all[fp_off[j] : fp_off[j + 1]]) for j in range(len(idx))]
     return {
         i: Prepared(
             articles[i],
