@@ -10,12 +10,8 @@ use crate::sets::mix64;
 
 const POLY: u64 = 0x0000_0100_0000_01B3; // FNV-64 prime: a token's polynomial hash
 /// `features._WINDOW_MULT`: a window's multipliers, by position modulo 4.
-const WINDOW_MULT: [u64; 4] = [
-    0x9E37_79B9_7F4A_7C15,
-    0xC2B2_AE3D_27D4_EB4F,
-    0x1656_67B1_9E37_79F9,
-    0xD6E8_FEB8_6659_FD93,
-];
+const WINDOW_MULT: [u64; 4] =
+    [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0xD6E8_FEB8_6659_FD93];
 
 /// A code point's class: 0 separator, 1 word character, 2 CJK (`features._char_classes`).
 pub struct Classes<'a> {
@@ -47,10 +43,7 @@ pub fn token_hashes<T: Copy + Into<u64>>(
     out: &mut Vec<u64>,
 ) {
     let finish = |poly: u64, len: u64| {
-        mix64(
-            poly.wrapping_add(len.wrapping_mul(WINDOW_MULT[1]))
-                .wrapping_add(seed),
-        )
+        mix64(poly.wrapping_add(len.wrapping_mul(WINDOW_MULT[1])).wrapping_add(seed))
     };
     let (mut poly, mut power, mut len) = (0u64, 1u64, 0u64); // the word run being read
     for &c in codes {
@@ -89,9 +82,7 @@ pub fn combine_windows(values: &[u64], w: usize, out: &mut Vec<u64>) {
     for window in values.windows(w) {
         let mut acc = window[0].wrapping_mul(WINDOW_MULT[0]);
         for (j, &v) in window.iter().enumerate().skip(1) {
-            acc = acc
-                .wrapping_add(v.wrapping_mul(WINDOW_MULT[j % 4]))
-                .wrapping_add(j as u64);
+            acc = acc.wrapping_add(v.wrapping_mul(WINDOW_MULT[j % 4])).wrapping_add(j as u64);
         }
         out.push(mix64(acc.wrapping_add(w as u64)));
     }
@@ -191,10 +182,7 @@ mod tests {
         let (mut scratch, mut out) = (Vec::new(), Vec::new());
         let shingles: Vec<u64> = (0..40).map(|i| mix64(i * 7919)).collect();
         passages(&shingles, 1, 4, 100, &mut scratch, &mut out);
-        let mut want: Vec<u64> = scratch
-            .windows(4)
-            .map(|r| *r.iter().min().unwrap())
-            .collect();
+        let mut want: Vec<u64> = scratch.windows(4).map(|r| *r.iter().min().unwrap()).collect();
         want.sort_unstable();
         want.dedup();
         assert_eq!(out, want);

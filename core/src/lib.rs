@@ -106,20 +106,14 @@ fn text_features<'py>(
     };
     let (bmp, astral, astral_cls) = (bmp.as_slice()?, astral.as_slice()?, astral_cls.as_slice()?);
     if bmp.len() != 0x10000 || astral.len() != astral_cls.len() {
-        return Err(PyValueError::new_err(
-            "bmp must hold 65536 classes, astral one per code",
-        ));
+        return Err(PyValueError::new_err("bmp must hold 65536 classes, astral one per code"));
     }
     if w < 1 || passage_width < 1 || passage_span < 1 || !(1..=0xFFFF).contains(&num_perm) {
         return Err(PyValueError::new_err(
             "w, passage_width and passage_span must be >= 1, num_perm in [1, 65535]",
         ));
     }
-    let cls = features::Classes {
-        bmp,
-        astral,
-        astral_cls,
-    };
+    let cls = features::Classes { bmp, astral, astral_cls };
     let n = match &codes {
         Codes::Narrow(c) => c.as_slice()?.len(),
         Codes::Wide(c) => c.as_slice()?.len(),
@@ -137,25 +131,13 @@ fn text_features<'py>(
             .collect();
         let spans: Vec<(usize, usize)> = long
             .iter()
-            .map(|&i| {
-                (
-                    offsets[i as usize] as usize,
-                    offsets[i as usize + 1] as usize,
-                )
-            })
+            .map(|&i| (offsets[i as usize] as usize, offsets[i as usize + 1] as usize))
             .collect();
         let out = sets::sketch(&hashes, &spans, &params);
         let (mut scratch, mut found, mut found_off) = (Vec::new(), Vec::new(), vec![0i64]);
         for &(a, b) in &spans {
             let (width, span) = (passage_width, passage_span);
-            features::passages(
-                &hashes[a..b],
-                width,
-                span,
-                passage_limit,
-                &mut scratch,
-                &mut found,
-            );
+            features::passages(&hashes[a..b], width, span, passage_limit, &mut scratch, &mut found);
             found_off.push(found.len() as i64);
         }
         (hashes, offsets, long, out, (found, found_off))

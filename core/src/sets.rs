@@ -33,9 +33,7 @@ impl Params {
     pub fn new(k: usize, seed: u64, kperm: bool, simhash_seed: u64) -> Self {
         let perms = kperm.then(|| {
             let (s1, s2) = (seed_word(seed, 1), seed_word(seed, 2));
-            let a = (0..k as u64)
-                .map(|i| mix64(i.wrapping_add(s1)) | 1)
-                .collect();
+            let a = (0..k as u64).map(|i| mix64(i.wrapping_add(s1)) | 1).collect();
             let b = (0..k as u64).map(|i| mix64(i.wrapping_add(s2))).collect();
             (a, b)
         });
@@ -57,10 +55,7 @@ impl Params {
     /// Step `t` of the probe sequence of bin `j` (`MinHasher._probe_steps`).
     #[inline]
     fn probe(&self, j: usize, t: u64) -> usize {
-        let at = (j as u64)
-            .wrapping_mul(PROBE_MULT)
-            .wrapping_add(t)
-            .wrapping_add(self.probe_salt);
+        let at = (j as u64).wrapping_mul(PROBE_MULT).wrapping_add(t).wrapping_add(self.probe_salt);
         self.bin(mix64(at))
     }
 }
@@ -154,9 +149,7 @@ fn simhash(features: &[u64], key: u64) -> u64 {
         }
     }
     let n = features.len() as u64;
-    (0..64)
-        .filter(|&b| 2 * counts[b] > n)
-        .fold(0, |fp, b| fp | (1 << b))
+    (0..64).filter(|&b| 2 * counts[b] > n).fold(0, |fp, b| fp | (1 << b))
 }
 
 /// The MinHash signature of a set of unique hashes into `row` (already all `EMPTY`).
