@@ -44,3 +44,13 @@ def text_features(
     npt.NDArray[np.uint64],
     npt.NDArray[np.int64],
 ]: ...
+def char_sketches(
+    codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32],
+    starts: npt.NDArray[np.int64],
+    ends: npt.NDArray[np.int64],
+    n: int,
+    seed: int,
+    num_perm: int,
+    minhash_seed: int,
+    kperm: bool,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]: ...

@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import ragged, simhash, winnow
-from neardup.sketch.features import TextBatch, sorted_unique
-from neardup.sketch.minhash import MinHasher
+from neardup.sketch.features import TextBatch, char_ngram_hashes, sorted_unique
+from neardup.sketch.minhash import EMPTY, MinHasher
 
 U64 = npt.NDArray[np.uint64]
 
@@ -98,6 +98,22 @@ def text_features(
     )
 
 
+def char_sketches(
+    hasher: MinHasher, texts: Sequence[str], *, n: int, seed: int
+) -> tuple[U64, npt.NDArray[np.int64]]:
+    """The MinHash signatures of the character n-grams of each text less its spaces
+    (:func:`neardup.sketch.features.char_ngram_hashes`; the short path's sets), and how many
+    distinct n-grams each has: ``(signatures, sizes)``. A text with none has a row of
+    :data:`~neardup.sketch.minhash.EMPTY` (it has no buckets)."""
+    grams = [char_ngram_hashes(t.replace(" ", ""), n=n, seed=seed, normalized=True) for t in texts]
+    sizes = np.array([len(g) for g in grams], dtype=np.int64)
+    if not grams:
+        return np.empty((0, hasher.num_perm), np.uint64), sizes
+    sigs = hasher.signatures(np.concatenate(grams), ragged.segment_offsets(sizes))
+    sigs[sizes == 0] = EMPTY
+    return sigs, sizes
+
+
 def sketch_one(hasher: MinHasher, windows: U64) -> tuple[U64, int, npt.NDArray[np.uint32]]:
     """One document's signature, fingerprint and recorded shingles: :func:`sketch_sets` of a
     batch of one, by the one-text forms (a batch's set-up was most of the time of one text)."""
@@ -108,4 +124,12 @@ def sketch_one(hasher: MinHasher, windows: U64) -> tuple[U64, int, npt.NDArray[n
     return sig, fp, sorted_unique(unique & np.uint64(0xFFFFFFFF)).astype(np.uint32)
 
 
-__all__ = ["Passages", "SetSketches", "TextFeatures", "sketch_one", "sketch_sets", "text_features"]
+__all__ = [
+    "Passages",
+    "SetSketches",
+    "TextFeatures",
+    "char_sketches",
+    "sketch_one",
+    "sketch_sets",
+    "text_features",
+]

@@ -130,6 +130,28 @@ def text_features(
     return sets.TextFeatures(hashes, offsets, long.tolist(), sketches, found, found_off.tolist())
 
 
+def char_sketches(
+    hasher: MinHasher, texts: Sequence[str], *, n: int, seed: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """:func:`neardup.sketch.sets.char_sketches`, by the core in use (the compiled one: one
+    call for the batch's short texts)."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.char_sketches(hasher, texts, n=n, seed=seed)
+    batch = features.TextBatch.of(texts)
+    sigs, sizes = kernel.char_sketches(
+        batch.codes,
+        batch.starts.astype(np.int64),
+        batch.ends.astype(np.int64),
+        n,
+        seed & 0xFFFFFFFFFFFFFFFF,
+        hasher.num_perm,
+        hasher.seed,
+        hasher.scheme == "kperm",
+    )
+    return sigs, sizes
+
+
 def sketch_one(
     hasher: MinHasher, windows: npt.NDArray[np.uint64]
 ) -> tuple[npt.NDArray[np.uint64], int, npt.NDArray[np.uint32]]:
@@ -145,6 +167,7 @@ __all__ = [
     "COMPILED",
     "ENV",
     "REFERENCE",
+    "char_sketches",
     "compiled",
     "forced",
     "name",

@@ -158,6 +158,24 @@ pub fn passages(
     out.truncate(from + n.min(limit));
 }
 
+/// A text's character n-gram hashes, sorted unique, into `out` (cleared first)
+/// (`features.char_ngram_hashes` of the text less its spaces): each code point is
+/// `mix64(c ^ seed)`, the n-grams are `combine_windows` of those. `codes` is scratch space.
+pub fn char_ngrams<T: Copy + Into<u64>>(
+    text: &[T],
+    n: usize,
+    seed: u64,
+    codes: &mut Vec<u64>,
+    out: &mut Vec<u64>,
+) {
+    codes.clear();
+    codes.extend(text.iter().map(|&c| c.into()).filter(|&c| c != 32).map(|c| mix64(c ^ seed)));
+    out.clear();
+    combine_windows(codes, n, out);
+    out.sort_unstable();
+    out.dedup();
+}
+
 /// The `(start, end)` of each text, checked against the codes.
 pub fn text_spans(n: usize, starts: &[i64], ends: &[i64]) -> Result<Vec<(usize, usize)>, String> {
     if starts.len() != ends.len() {

@@ -72,6 +72,24 @@ enum Codes<'py> {
     Wide(PyReadonlyArray1<'py, u32>),
 }
 
+impl<'py> Codes<'py> {
+    /// A uint8 or uint32 array's view.
+    fn of(codes: &Bound<'py, PyAny>) -> PyResult<Self> {
+        match codes.extract::<PyReadonlyArray1<'py, u8>>() {
+            Ok(narrow) => Ok(Codes::Narrow(narrow)),
+            Err(_) => Ok(Codes::Wide(codes.extract::<PyReadonlyArray1<'py, u32>>()?)),
+        }
+    }
+
+    /// How many code points there are.
+    fn len(&self) -> PyResult<usize> {
+        Ok(match self {
+            Codes::Narrow(c) => c.as_slice()?.len(),
+            Codes::Wide(c) => c.as_slice()?.len(),
+        })
+    }
+}
+
 /// The shingles of a batch of normalised texts laid end to end (text i is
 /// `codes[starts[i]:ends[i]]`), and the sketches of those with `n > 0` shingles and
 /// `n + w - 1 >= min_tokens` (the long path's texts) and their passages: see
@@ -100,10 +118,7 @@ fn text_features<'py>(
     passage_span: usize,
     passage_limit: usize,
 ) -> PyResult<FeaturesOut<'py>> {
-    let codes = match codes.extract::<PyReadonlyArray1<'py, u8>>() {
-        Ok(narrow) => Codes::Narrow(narrow),
-        Err(_) => Codes::Wide(codes.extract::<PyReadonlyArray1<'py, u32>>()?),
-    };
+    let codes = Codes::of(codes)?;
     let (bmp, astral, astral_cls) = (bmp.as_slice()?, astral.as_slice()?, astral_cls.as_slice()?);
     if bmp.len() != 0x10000 || astral.len() != astral_cls.len() {
         return Err(PyValueError::new_err("bmp must hold 65536 classes, astral one per code"));
@@ -114,11 +129,7 @@ fn text_features<'py>(
         ));
     }
     let cls = features::Classes { bmp, astral, astral_cls };
-    let n = match &codes {
-        Codes::Narrow(c) => c.as_slice()?.len(),
-        Codes::Wide(c) => c.as_slice()?.len(),
-    };
-    let texts = features::text_spans(n, starts.as_slice()?, ends.as_slice()?)
+    let texts = features::text_spans(codes.len()?, starts.as_slice()?, ends.as_slice()?)
         .map_err(PyValueError::new_err)?;
     let params = sets::Params::new(num_perm, minhash_seed, kperm, simhash_seed);
     let run = |hashes: Vec<u64>, offsets: Vec<i64>| {
@@ -175,9 +186,70 @@ fn text_features<'py>(
     ))
 }
 
+/// What `char_sketches` returns: a signature per text, and how many n-grams it has.
+type CharsOut<'py> = (Bound<'py, PyArray2<u64>>, Bound<'py, PyArray1<i64>>);
+
+/// The MinHash signatures of the character n-grams of each text (less its spaces) of a batch
+/// laid end to end, and how many distinct n-grams each has (a text with none has a row of
+/// `EMPTY`): see `neardup.sketch.sets.char_sketches`, its reference.
+#[pyfunction]
+#[pyo3(signature = (codes, starts, ends, n, seed, num_perm, minhash_seed, kperm))]
+#[allow(clippy::too_many_arguments)]
+fn char_sketches<'py>(
+    py: Python<'py>,
+    codes: &Bound<'py, PyAny>,
+    starts: PyReadonlyArray1<'py, i64>,
+    ends: PyReadonlyArray1<'py, i64>,
+    n: usize,
+    seed: u64,
+    num_perm: usize,
+    minhash_seed: u64,
+    kperm: bool,
+) -> PyResult<CharsOut<'py>> {
+    if n < 1 || !(1..=0xFFFF).contains(&num_perm) {
+        return Err(PyValueError::new_err("n must be >= 1 and num_perm in [1, 65535]"));
+    }
+    let codes = Codes::of(codes)?;
+    let texts = features::text_spans(codes.len()?, starts.as_slice()?, ends.as_slice()?)
+        .map_err(PyValueError::new_err)?;
+    let params = sets::Params::new(num_perm, minhash_seed, kperm, 0);
+    fn run<T: Copy + Into<u64>>(
+        c: &[T],
+        texts: &[(usize, usize)],
+        n: usize,
+        seed: u64,
+        p: &sets::Params,
+        k: usize,
+    ) -> (Vec<u64>, Vec<i64>) {
+        let mut sigs = vec![u64::MAX; texts.len() * k];
+        let mut sizes = Vec::with_capacity(texts.len());
+        let (mut scratch, mut grams) = (Vec::new(), Vec::new());
+        for (row, &(a, b)) in sigs.chunks_exact_mut(k).zip(texts) {
+            features::char_ngrams(&c[a..b], n, seed, &mut scratch, &mut grams);
+            sets::signature(&grams, p, row);
+            sizes.push(grams.len() as i64);
+        }
+        (sigs, sizes)
+    }
+    let (sigs, sizes) = match &codes {
+        Codes::Narrow(c) => {
+            let c = c.as_slice()?;
+            py.detach(|| run(c, &texts, n, seed, &params, num_perm))
+        }
+        Codes::Wide(c) => {
+            let c = c.as_slice()?;
+            py.detach(|| run(c, &texts, n, seed, &params, num_perm))
+        }
+    };
+    let sigs = Array2::from_shape_vec((texts.len(), num_perm), sigs)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((sigs.into_pyarray(py), sizes.into_pyarray(py)))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch_sets, m)?)?;
     m.add_function(wrap_pyfunction!(text_features, m)?)?;
+    m.add_function(wrap_pyfunction!(char_sketches, m)?)?;
     Ok(())
 }

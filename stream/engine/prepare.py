@@ -45,7 +45,6 @@ from neardup.sketch import (
     hamming,
     lsh,
     markup,
-    ragged,
     sets,
     winnow,
 )
@@ -505,21 +504,11 @@ def short_buckets(policy: Policy, norms: Sequence[str]) -> list[tuple[int, ...]]
     ``twoforone``) share them too."""
     if not norms:
         return []
-    grams = [
-        features.char_ngram_hashes(
-            (facts.facts_of(norm).core or norm).replace(" ", ""),
-            n=policy.char_ngram,
-            seed=policy.seed,
-            normalized=True,
-        )
-        for norm in norms
-    ]
-    sigs = policy.hasher.signatures(
-        np.concatenate(grams), ragged.segment_offsets([len(g) for g in grams])
-    )
+    cores = [facts.facts_of(norm).core or norm for norm in norms]
+    sigs, sizes = core.char_sketches(policy.hasher, cores, n=policy.char_ngram, seed=policy.seed)
     salt = np.uint64(policy.bucket_salts.short_band)
-    ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt)
-    return [tuple(ids[j].tolist()) if len(g) else () for j, g in enumerate(grams)]
+    ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt).tolist()
+    return [tuple(row) if size else () for row, size in zip(ids, sizes.tolist(), strict=True)]
 
 
 __all__ = [
