@@ -18,6 +18,7 @@ def text_features(
     codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32],
     starts: npt.NDArray[np.int64],
     ends: npt.NDArray[np.int64],
+    space: npt.NDArray[np.bool_],
     bmp: npt.NDArray[np.uint8],
     astral: npt.NDArray[np.uint32],
     astral_cls: npt.NDArray[np.uint8],
@@ -32,6 +33,11 @@ def text_features(
     passage_span: int,
     passage_limit: int,
 ) -> tuple[
+    tuple[
+        npt.NDArray[np.uint8] | npt.NDArray[np.uint32],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+    ],
     npt.NDArray[np.uint64],
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],

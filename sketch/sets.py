@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import ragged, simhash, winnow
-from neardup.sketch.features import TextBatch, char_ngram_hashes, sorted_unique
+from neardup.sketch.features import TextBatch, char_ngram_hashes, fold_spaces, sorted_unique
 from neardup.sketch.minhash import EMPTY, MinHasher
 
 U64 = npt.NDArray[np.uint64]
@@ -45,8 +45,9 @@ def sketch_sets(
 
 
 class TextFeatures(NamedTuple):
-    """A batch of normalised texts' shingles and the sketches of its long texts."""
+    """A batch of texts normalised, their shingles, and the sketches of its long texts."""
 
+    batch: TextBatch  # the normalised texts (:func:`neardup.sketch.features.normalize_batch`)
     hashes: U64  # every text's shingle hashes in token order, repeats kept, end to end
     offsets: npt.NDArray[np.intp]  # text i owns hashes[offsets[i]:offsets[i + 1]]
     long: list[int]  # the texts sketched: n > 0 shingles and n + w - 1 >= min_tokens
@@ -65,30 +66,34 @@ class Passages(NamedTuple):
 
 def text_features(
     hasher: MinHasher,
-    batch: TextBatch,
+    folded: TextBatch,
     *,
     w: int,
     seed: int,
     min_tokens: int,
     passages: Passages,
 ) -> TextFeatures:
-    """The shingles of every text of ``batch`` (normalised texts,
-    :meth:`~neardup.sketch.features.TextBatch.shingle_hashes`), and the sketches
-    (:func:`sketch_sets`) and passages of its texts of at least ``min_tokens`` tokens: what
-    the compiled core does in one call, so that the shingles of a batch never come back to
-    Python before they are sketched."""
+    """The texts of ``folded`` (their canonical forms,
+    :func:`neardup.sketch.features.fold_batch`) normalised
+    (:func:`~neardup.sketch.features.fold_spaces`), the shingles of each
+    (:meth:`~neardup.sketch.features.TextBatch.shingle_hashes`), and the sketches
+    (:func:`sketch_sets`) and passages (:func:`neardup.sketch.winnow.passages_many`) of its
+    texts of at least ``min_tokens`` tokens: what the compiled core does in one call, so that
+    nothing of a batch comes back to Python between its canonical form and its sketches."""
+    batch = fold_spaces(folded)
     hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
     n_windows = np.diff(offsets)
     long: list[int] = np.flatnonzero((n_windows + w - 1 >= min_tokens) & (n_windows > 0)).tolist()
     if not long:
         empty = np.empty((0, hasher.num_perm), np.uint64)
         none = SetSketches(empty, np.empty(0, np.uint64), np.empty(0, np.uint32), [0])
-        return TextFeatures(hashes, offsets, long, none, np.empty(0, np.uint64), [0])
+        return TextFeatures(batch, hashes, offsets, long, none, np.empty(0, np.uint64), [0])
     found, found_off = winnow.passages_many(
         hashes, offsets, width=passages.width, span=passages.span, limit=passages.limit
     )
     kept = [found[found_off[i] : found_off[i + 1]] for i in long]
     return TextFeatures(
+        batch,
         hashes,
         offsets,
         long,

@@ -89,7 +89,7 @@ def sketch_sets(
 
 def text_features(
     hasher: MinHasher,
-    batch: features.TextBatch,
+    folded: features.TextBatch,
     *,
     w: int,
     seed: int,
@@ -97,23 +97,25 @@ def text_features(
     passages: sets.Passages,
 ) -> sets.TextFeatures:
     """:func:`neardup.sketch.sets.text_features`, by the core in use: the compiled one
-    tokenizes, shingles and sketches a batch in one call, reading the reference's classes
-    of code points (:func:`neardup.sketch.features.bmp_classes`, and those past the BMP the
-    batch holds), never Unicode data of its own."""
+    folds white space, tokenizes, shingles and sketches a batch in one call, reading the
+    reference's white space and classes of code points
+    (:func:`neardup.sketch.features.space_table`, :func:`~neardup.sketch.features.bmp_classes`
+    and the classes of those past the BMP the batch holds), never Unicode data of its own."""
     kernel = _in_use()
     if kernel is None:
         return sets.text_features(
-            hasher, batch, w=w, seed=seed, min_tokens=min_tokens, passages=passages
+            hasher, folded, w=w, seed=seed, min_tokens=min_tokens, passages=passages
         )
-    codes = np.ascontiguousarray(batch.codes)
+    codes = np.ascontiguousarray(folded.codes)
     astral: npt.NDArray[np.uint32] = np.empty(0, np.uint32)
     if codes.dtype == np.uint32:  # the code points past the BMP it holds, classified here
         wide = codes.view(np.uint32)
         astral = np.unique(wide[wide >= 0x10000])
-    hashes, offsets, long, (sigs, fps, s32, off32), found, found_off = kernel.text_features(
+    norm, hashes, offsets, long, (sigs, fps, s32, off32), found, found_off = kernel.text_features(
         codes,
-        np.ascontiguousarray(batch.starts, dtype=np.int64),
-        np.ascontiguousarray(batch.ends, dtype=np.int64),
+        np.ascontiguousarray(folded.starts, dtype=np.int64),
+        np.ascontiguousarray(folded.ends, dtype=np.int64),
+        features.space_table(),
         features.bmp_classes(),
         astral,
         features.code_classes(astral),
@@ -127,7 +129,10 @@ def text_features(
         *passages,
     )
     sketches = sets.SetSketches(sigs, fps, s32, off32.tolist())
-    return sets.TextFeatures(hashes, offsets, long.tolist(), sketches, found, found_off.tolist())
+    batch = features.TextBatch(*norm)
+    return sets.TextFeatures(
+        batch, hashes, offsets, long.tolist(), sketches, found, found_off.tolist()
+    )
 
 
 def char_sketches(

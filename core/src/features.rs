@@ -176,6 +176,39 @@ pub fn char_ngrams<T: Copy + Into<u64>>(
     out.dedup();
 }
 
+/// Each text with its white space folded (`" ".join(text.split())`,
+/// `features.fold_spaces`), laid end to end with a NUL between two texts: the codes, and
+/// each text's `(start, end)` in them. `space`: `str.isspace` of every BMP code point.
+pub fn fold_spaces<T: Copy + Into<u64> + From<u8>>(
+    codes: &[T],
+    texts: &[(usize, usize)],
+    space: &[bool],
+) -> (Vec<T>, Vec<(usize, usize)>) {
+    let is_space = |c: T| space.get(Into::<u64>::into(c) as usize).copied().unwrap_or(false);
+    let mut out = Vec::with_capacity(codes.len());
+    let mut spans = Vec::with_capacity(texts.len());
+    for (k, &(a, b)) in texts.iter().enumerate() {
+        if k > 0 {
+            out.push(T::from(0));
+        }
+        let start = out.len();
+        let mut gap = false; // white space read since the last character kept
+        for &c in &codes[a..b] {
+            if is_space(c) {
+                gap = out.len() > start;
+            } else {
+                if gap {
+                    out.push(T::from(b' '));
+                    gap = false;
+                }
+                out.push(c);
+            }
+        }
+        spans.push((start, out.len()));
+    }
+    (out, spans)
+}
+
 /// The `(start, end)` of each text, checked against the codes.
 pub fn text_spans(n: usize, starts: &[i64], ends: &[i64]) -> Result<Vec<(usize, usize)>, String> {
     if starts.len() != ends.len() {

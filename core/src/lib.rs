@@ -54,10 +54,12 @@ fn sketch_sets<'py>(
     ))
 }
 
-/// What `text_features` returns: every text's shingle hashes (in token order, repeats kept)
-/// with their offsets, the long texts (indices), their sketches as `sketch_sets` gives, and
-/// their winnowed passages with offsets (long text j owns `passages[p[j]:p[j + 1]]`).
+/// What `text_features` returns: the normalised texts (codes, starts, ends), every text's
+/// shingle hashes (in token order, repeats kept) with their offsets, the long texts
+/// (indices), their sketches as `sketch_sets` gives, and their winnowed passages with offsets
+/// (long text j owns `passages[p[j]:p[j + 1]]`).
 type FeaturesOut<'py> = (
+    (Bound<'py, PyAny>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>),
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<i64>>,
@@ -90,20 +92,22 @@ impl<'py> Codes<'py> {
     }
 }
 
-/// The shingles of a batch of normalised texts laid end to end (text i is
-/// `codes[starts[i]:ends[i]]`), and the sketches of those with `n > 0` shingles and
-/// `n + w - 1 >= min_tokens` (the long path's texts) and their passages: see
+/// The features of a batch of folded texts laid end to end (text i is
+/// `codes[starts[i]:ends[i]]`, its canonical form): their white space folded (`space`: which
+/// BMP code points are white space), their shingles, and the sketches and passages of those
+/// with `n > 0` shingles and `n + w - 1 >= min_tokens` (the long path's texts): see
 /// `neardup.sketch.sets.text_features`, its reference. `bmp`: every BMP code point's class
 /// (`features._char_classes`); `astral`, `astral_cls`: the sorted code points past the BMP
 /// the batch holds, and theirs.
 #[pyfunction]
-#[pyo3(signature = (codes, starts, ends, bmp, astral, astral_cls, w, seed, min_tokens, num_perm, minhash_seed, kperm, simhash_seed, passage_width, passage_span, passage_limit))]
+#[pyo3(signature = (codes, starts, ends, space, bmp, astral, astral_cls, w, seed, min_tokens, num_perm, minhash_seed, kperm, simhash_seed, passage_width, passage_span, passage_limit))]
 #[allow(clippy::too_many_arguments)]
 fn text_features<'py>(
     py: Python<'py>,
     codes: &Bound<'py, PyAny>,
     starts: PyReadonlyArray1<'py, i64>,
     ends: PyReadonlyArray1<'py, i64>,
+    space: PyReadonlyArray1<'py, bool>,
     bmp: PyReadonlyArray1<'py, u8>,
     astral: PyReadonlyArray1<'py, u32>,
     astral_cls: PyReadonlyArray1<'py, u8>,
@@ -120,8 +124,11 @@ fn text_features<'py>(
 ) -> PyResult<FeaturesOut<'py>> {
     let codes = Codes::of(codes)?;
     let (bmp, astral, astral_cls) = (bmp.as_slice()?, astral.as_slice()?, astral_cls.as_slice()?);
-    if bmp.len() != 0x10000 || astral.len() != astral_cls.len() {
-        return Err(PyValueError::new_err("bmp must hold 65536 classes, astral one per code"));
+    let space = space.as_slice()?;
+    if bmp.len() != 0x10000 || space.len() != 0x10000 || astral.len() != astral_cls.len() {
+        return Err(PyValueError::new_err(
+            "bmp and space must hold 65536 values, astral_cls one per astral code",
+        ));
     }
     if w < 1 || passage_width < 1 || passage_span < 1 || !(1..=0xFFFF).contains(&num_perm) {
         return Err(PyValueError::new_err(
@@ -133,7 +140,7 @@ fn text_features<'py>(
         .map_err(PyValueError::new_err)?;
     let params = sets::Params::new(num_perm, minhash_seed, kperm, simhash_seed);
     let run = |hashes: Vec<u64>, offsets: Vec<i64>| {
-        let long: Vec<i64> = (0..texts.len())
+        let long: Vec<i64> = (0..offsets.len() - 1)
             .filter(|&i| {
                 let m = (offsets[i + 1] - offsets[i]) as usize;
                 m > 0 && m.saturating_add(w - 1) >= min_tokens
@@ -153,25 +160,32 @@ fn text_features<'py>(
         }
         (hashes, offsets, long, out, (found, found_off))
     };
-    let (hashes, offsets, long, out, (found, found_off)) = match &codes {
+    let (norm, norm_spans, (hashes, offsets, long, out, (found, found_off))) = match &codes {
         Codes::Narrow(c) => {
             let c = c.as_slice()?;
-            py.detach(|| {
-                let (h, o) = features::shingles(c, &texts, &cls, w, seed);
-                run(h, o)
-            })
+            let (norm, spans, found) = py.detach(|| {
+                let (norm, spans) = features::fold_spaces(c, &texts, space);
+                let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
+                (norm, spans, run(h, o))
+            });
+            (norm.into_pyarray(py).into_any(), spans, found)
         }
         Codes::Wide(c) => {
             let c = c.as_slice()?;
-            py.detach(|| {
-                let (h, o) = features::shingles(c, &texts, &cls, w, seed);
-                run(h, o)
-            })
+            let (norm, spans, found) = py.detach(|| {
+                let (norm, spans) = features::fold_spaces(c, &texts, space);
+                let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
+                (norm, spans, run(h, o))
+            });
+            (norm.into_pyarray(py).into_any(), spans, found)
         }
     };
     let sigs = Array2::from_shape_vec((long.len(), num_perm), out.signatures)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let norm_starts: Vec<i64> = norm_spans.iter().map(|&(a, _)| a as i64).collect();
+    let norm_ends: Vec<i64> = norm_spans.iter().map(|&(_, b)| b as i64).collect();
     Ok((
+        (norm, norm_starts.into_pyarray(py), norm_ends.into_pyarray(py)),
         hashes.into_pyarray(py),
         offsets.into_pyarray(py),
         long.into_pyarray(py),

@@ -251,16 +251,15 @@ def _prepare(
         texts = own
     else:
         texts = [t or a for t, a in zip(sketched, own, strict=True)]
-    batch = features.normalize_batch(texts)
     feats = core.text_features(
         policy.hasher,
-        batch,
+        features.fold_batch(texts),
         w=w,
         seed=seed,
         min_tokens=policy.short_tokens,
         passages=sets.Passages(_passage_width(policy), PASSAGE_SPAN, PASSAGE_PROBES),
     )
-    offsets, long_idx = feats.offsets, feats.long
+    batch, offsets, long_idx = feats.batch, feats.offsets, feats.long
     contents = batch.content_hashes(seed)
     if texts is not own:  # the content hash is always the whole text's
         for i, t in enumerate(sketched or ()):
