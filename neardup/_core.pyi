@@ -49,6 +49,7 @@ def text_features(
     ],
     npt.NDArray[np.uint64],
     npt.NDArray[np.int64],
+    tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_]],
 ]: ...
 def char_sketches(
     codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32],

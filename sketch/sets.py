@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from neardup.sketch import ragged, simhash, winnow
+from neardup.sketch.digits import DigitRuns
 from neardup.sketch.features import TextBatch, char_ngram_hashes, fold_spaces, sorted_unique
 from neardup.sketch.minhash import EMPTY, MinHasher
 
@@ -54,6 +55,7 @@ class TextFeatures(NamedTuple):
     sketches: SetSketches  # theirs, in that order
     passages: U64  # theirs (:func:`neardup.sketch.winnow.passages`), the smallest few of each
     passage_offsets: list[int]  # long text j owns passages[offsets[j]:offsets[j + 1]]
+    digit_runs: DigitRuns  # the normalised batch's (its numbers and dates are read from them)
 
 
 class Passages(NamedTuple):
@@ -81,13 +83,15 @@ def text_features(
     texts of at least ``min_tokens`` tokens: what the compiled core does in one call, so that
     nothing of a batch comes back to Python between its canonical form and its sketches."""
     batch = fold_spaces(folded)
+    runs = batch.digit_runs()
     hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
     n_windows = np.diff(offsets)
     long: list[int] = np.flatnonzero((n_windows + w - 1 >= min_tokens) & (n_windows > 0)).tolist()
     if not long:
         empty = np.empty((0, hasher.num_perm), np.uint64)
         none = SetSketches(empty, np.empty(0, np.uint64), np.empty(0, np.uint32), [0])
-        return TextFeatures(batch, hashes, offsets, long, none, np.empty(0, np.uint64), [0])
+        nothing = np.empty(0, np.uint64)
+        return TextFeatures(batch, hashes, offsets, long, none, nothing, [0], runs)
     found, found_off = winnow.passages_many(
         hashes, offsets, width=passages.width, span=passages.span, limit=passages.limit
     )
@@ -100,6 +104,7 @@ def text_features(
         sketch_sets(hasher, hashes, offsets, long),
         np.concatenate(kept),
         ragged.segment_offsets([len(k) for k in kept]).tolist(),
+        runs,
     )
 
 

@@ -111,7 +111,7 @@ def text_features(
     if codes.dtype == np.uint32:  # the code points past the BMP it holds, classified here
         wide = codes.view(np.uint32)
         astral = np.unique(wide[wide >= 0x10000])
-    norm, hashes, offsets, long, (sigs, fps, s32, off32), found, found_off = kernel.text_features(
+    norm, hashes, offsets, long, sketched, found, found_off, runs = kernel.text_features(
         codes,
         np.ascontiguousarray(folded.starts, dtype=np.int64),
         np.ascontiguousarray(folded.ends, dtype=np.int64),
@@ -128,10 +128,11 @@ def text_features(
         SIMHASH_SEED,
         *passages,
     )
+    sigs, fps, s32, off32 = sketched
     sketches = sets.SetSketches(sigs, fps, s32, off32.tolist())
     batch = features.TextBatch(*norm)
     return sets.TextFeatures(
-        batch, hashes, offsets, long.tolist(), sketches, found, found_off.tolist()
+        batch, hashes, offsets, long.tolist(), sketches, found, found_off.tolist(), runs
     )
 
 

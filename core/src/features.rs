@@ -209,6 +209,41 @@ pub fn fold_spaces<T: Copy + Into<u64> + From<u8>>(
     (out, spans)
 }
 
+/// Every run of ASCII digits in `codes` (a point or comma between two digits joins them), as
+/// `[start, end)`, and whether it stands beside no Latin letter
+/// (`digits.DigitReading.digit_runs`, over the whole batch as it reads it).
+pub fn digit_runs<T: Copy + Into<u64>>(codes: &[T]) -> (Vec<i64>, Vec<i64>, Vec<bool>) {
+    let at = |i: usize| -> u64 { codes[i].into() };
+    let digit = |i: usize| at(i).wrapping_sub(48) < 10;
+    let letter = |i: usize| (97..=122).contains(&(at(i) | 32));
+    let (mut starts, mut ends, mut alone) = (Vec::new(), Vec::new(), Vec::new());
+    let n = codes.len();
+    let mut i = 0;
+    while i < n {
+        if !digit(i) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut last = i; // the run's last digit
+        loop {
+            if last + 1 < n && digit(last + 1) {
+                last += 1;
+            } else if last + 2 < n && digit(last + 2) && matches!(at(last + 1), 44 | 46) {
+                last += 2;
+            } else {
+                break;
+            }
+        }
+        let end = last + 1;
+        starts.push(start as i64);
+        ends.push(end as i64);
+        alone.push(!((start > 0 && letter(start - 1)) || (end < n && letter(end))));
+        i = end;
+    }
+    (starts, ends, alone)
+}
+
 /// The `(start, end)` of each text, checked against the codes.
 pub fn text_spans(n: usize, starts: &[i64], ends: &[i64]) -> Result<Vec<(usize, usize)>, String> {
     if starts.len() != ends.len() {

@@ -57,7 +57,7 @@ fn sketch_sets<'py>(
 /// What `text_features` returns: the normalised texts (codes, starts, ends), every text's
 /// shingle hashes (in token order, repeats kept) with their offsets, the long texts
 /// (indices), their sketches as `sketch_sets` gives, and their winnowed passages with offsets
-/// (long text j owns `passages[p[j]:p[j + 1]]`).
+/// (long text j owns `passages[p[j]:p[j + 1]]`), and the normalised texts' digit runs.
 type FeaturesOut<'py> = (
     (Bound<'py, PyAny>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>),
     Bound<'py, PyArray1<u64>>,
@@ -66,7 +66,12 @@ type FeaturesOut<'py> = (
     SetsOut<'py>,
     Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<i64>>,
+    RunsOut<'py>,
 );
+
+/// Runs of digits: starts, ends, and whether each stands beside no Latin letter.
+type RunsOut<'py> =
+    (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<bool>>);
 
 /// A batch's code points, one byte each (ASCII) or four.
 enum Codes<'py> {
@@ -160,24 +165,26 @@ fn text_features<'py>(
         }
         (hashes, offsets, long, out, (found, found_off))
     };
-    let (norm, norm_spans, (hashes, offsets, long, out, (found, found_off))) = match &codes {
+    let (norm, norm_spans, runs, (hashes, offsets, long, out, (found, found_off))) = match &codes {
         Codes::Narrow(c) => {
             let c = c.as_slice()?;
-            let (norm, spans, found) = py.detach(|| {
+            let (norm, spans, runs, found) = py.detach(|| {
                 let (norm, spans) = features::fold_spaces(c, &texts, space);
                 let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
-                (norm, spans, run(h, o))
+                let runs = features::digit_runs(&norm);
+                (norm, spans, runs, run(h, o))
             });
-            (norm.into_pyarray(py).into_any(), spans, found)
+            (norm.into_pyarray(py).into_any(), spans, runs, found)
         }
         Codes::Wide(c) => {
             let c = c.as_slice()?;
-            let (norm, spans, found) = py.detach(|| {
+            let (norm, spans, runs, found) = py.detach(|| {
                 let (norm, spans) = features::fold_spaces(c, &texts, space);
                 let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
-                (norm, spans, run(h, o))
+                let runs = features::digit_runs(&norm);
+                (norm, spans, runs, run(h, o))
             });
-            (norm.into_pyarray(py).into_any(), spans, found)
+            (norm.into_pyarray(py).into_any(), spans, runs, found)
         }
     };
     let sigs = Array2::from_shape_vec((long.len(), num_perm), out.signatures)
@@ -197,6 +204,7 @@ fn text_features<'py>(
         ),
         found.into_pyarray(py),
         found_off.into_pyarray(py),
+        (runs.0.into_pyarray(py), runs.1.into_pyarray(py), runs.2.into_pyarray(py)),
     ))
 }
 

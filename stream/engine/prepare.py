@@ -375,14 +375,18 @@ def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...
 
 
 def _facts(
-    texts: Sequence[str], batch: features.TextBatch, idx: list[int], brief: list[bool]
+    texts: Sequence[str],
+    batch: features.TextBatch,
+    idx: list[int],
+    brief: list[bool],
+    runs: digits.DigitRuns | None = None,  # the batch's digit runs, when the core read them
 ) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
     """:func:`numbers_and_dates` of the long texts ``idx`` of a batch (``brief``: each one's
     flag), the same figures found faster: a text with neither a possible time of day nor a
     brief's number words is read from the batch's digit runs in numpy (one pass for the
     batch: a regex scan per text cost more than the rest of its facts); a brief without a time
     of day has only its numbers read alone (its dates are the batch's); the others alone."""
-    runs = batch.digit_runs()
+    runs = batch.digit_runs() if runs is None else runs
     clocks = batch.clock_suspects(runs)
     lows = [0] * len(batch)
     alone: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -438,7 +442,7 @@ def _long(
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
-    found = _facts(texts, batch, idx, [size < bound for size in sizes])
+    found = _facts(texts, batch, idx, [size < bound for size in sizes], feats.digit_runs)
     fp_all: list[int] = passage_buckets(policy, feats.passages).tolist()
     fp_off = feats.passage_offsets
     kept = [tuple(fp_all[fp_off[j] : fp_off[j + 1]]) for j in range(len(idx))]

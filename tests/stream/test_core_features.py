@@ -65,7 +65,7 @@ SCRIPTS = {
     "arabic": "العربيةمعتشكيل\u064b\u064e\u0650\u0660\u0661\u0669",
     "devanagari": "हिन्दीभाषा\u093e\u093f\u094d",
     "hangul": "한국어텍스트\u3164\u115f",
-    "digits": "0123456789.,:%$-",
+    "digits": "0123456789.,:%$-0.5,1.2.3,,4..5x9q3",
     "invisible": "\u200b\u200c\u200d\u2060\ufeff\u00ad\u034f",
     "astral": "😀👍🏽🇫🇷\U000e0067🏴𝐀𝐛𝟏𠀀𠀁𪜀\U0001f3fb",  # emoji, tags, math letters, CJK ext B
     "spaces": " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2007\u2028\u2029\u202f\u3000",
@@ -128,6 +128,8 @@ def _assert_same_features(a: sets.TextFeatures, b: sets.TextFeatures) -> None:
     assert a.passages.dtype == b.passages.dtype == np.uint64
     assert np.array_equal(a.passages, b.passages)
     assert a.passage_offsets == b.passage_offsets
+    for x, y in zip(a.digit_runs, b.digit_runs, strict=True):
+        assert x.dtype.kind == y.dtype.kind and np.array_equal(x, y)
 
 
 def _both(
@@ -157,7 +159,15 @@ def _both(
     st.one_of(st.integers(0, 60), st.just(30)),
     passage_args,
 )
-@example(["", "a", "a b c d"], True, MinHasher(), 3, 0x6E656172, 30, sets.Passages(6, 16, 64))
+@example(
+    ["", "a", "a b c d", "1,750 4.5 q3 9x 7..8 9,,0 3:00 1.2.3"],
+    True,
+    MinHasher(),
+    3,
+    0x6E656172,
+    30,
+    sets.Passages(6, 16, 64),
+)
 @example([" \u3000 ", "\x1c a \x85 b \xa0"], False, MinHasher(), 1, 0, 0, sets.Passages(1, 1, 1))
 @example(["𝐀𝐛 𠀀𠀁 😀", "a" * 3000], False, MinHasher(), 3, 1, 1, sets.Passages(6, 16, 64))
 # many distinct words: runs of passages whose smallest differ
