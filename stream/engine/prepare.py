@@ -257,7 +257,7 @@ def _prepare(
         w=w,
         seed=seed,
         min_tokens=policy.short_tokens,
-        passages=sets.Passages(_passage_width(policy), PASSAGE_SPAN, PASSAGE_PROBES),
+        passages=_passage_reading(policy),
     )
     batch, offsets, long_idx = feats.batch, feats.offsets, feats.long
     contents = batch.content_hashes(seed)
@@ -286,27 +286,27 @@ def _prepare(
 def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prepared:
     """:func:`prepare` of one article, equal to its batch result (a test holds them equal): the
     same functions where they cost nothing per call, their one-text forms where the batch forms'
-    set-up (offsets, owners, runs per document) was most of the time of a single text."""
+    set-up (offsets, owners, runs per document) was most of the time of a single text (with
+    the compiled core, its one call: its set-up is a few microseconds)."""
     w, seed = policy.shingle_size, policy.seed
-    norm = features.normalize(sketched or article.text)
+    text = sketched or article.text
+    norm, n_windows, sketch, found = _one_text(policy, text)
     own = features.normalize(article.text) if sketched else norm
     content = features.content_hash(own, seed)
-    windows = _windows(norm, seed, w)
-    if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
-        short = [unstamped(sketched or article.text, norm)]
+    if sketch is None:
+        short = [unstamped(text, norm)]
         return _short([article], [content], short, short_buckets(policy, short), [0])[0]
     salts = policy.bucket_salts
-    sig, fp, shingles = core.sketch_one(policy.hasher, windows)  # repeats weigh as tf in fp
+    sig, fp, shingles = sketch  # repeats weigh as tf in fp
     keys = np.array([key for _, key in hamming.table_keys(fp, policy.table_design)], np.uint64)
     table_no = np.arange(len(keys), dtype=np.uint64) * np.uint64(salts.table_mult)
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
     brief = len(shingles) < policy.numbers_shingles
-    numerals, dates = numbers_and_dates(sketched or article.text, norm, brief)
+    numerals, dates = numbers_and_dates(text, norm, brief)
     near: list[int] = []
-    if len(windows) + w - 1 <= boundary(policy):  # see _prepare
-        (near,) = map(list, short_buckets(policy, [unstamped(sketched or article.text, norm)]))
-    found = _passages(policy, windows)
+    if n_windows + w - 1 <= boundary(policy):  # see _prepare
+        (near,) = map(list, short_buckets(policy, [unstamped(text, norm)]))
     return Prepared(
         article,
         Kind.LONG,
@@ -319,6 +319,41 @@ def _prepare_one(policy: Policy, article: Article, sketched: str | None) -> Prep
         dates,
         found,
     )
+
+
+OneSketch = tuple[npt.NDArray[np.uint64], int, npt.NDArray[np.uint32]]
+
+
+def _one_text(policy: Policy, text: str) -> tuple[str, int, OneSketch | None, tuple[int, ...]]:
+    """One text's normalised form, its number of shingles, and, when it takes the long path,
+    its signature, fingerprint and recorded shingles, and its passages' bucket ids: by the
+    compiled core's one call where it is built, else by the reference's one-text forms."""
+    w, seed = policy.shingle_size, policy.seed
+    if core.compiled() is not None:
+        feats = core.text_features(
+            policy.hasher,
+            features.fold_batch([text]),
+            w=w,
+            seed=seed,
+            min_tokens=policy.short_tokens,
+            passages=_passage_reading(policy),
+        )
+        norm, n_windows = feats.batch.text(0), int(feats.offsets[1])
+        if not feats.long:
+            return norm, n_windows, None, ()
+        sk = feats.sketches
+        found: list[int] = passage_buckets(policy, feats.passages).tolist()
+        return norm, n_windows, (sk.signatures[0], int(sk.simhashes[0]), sk.shingles), tuple(found)
+    norm = features.normalize(text)
+    windows = _windows(norm, seed, w)
+    if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
+        return norm, len(windows), None, ()
+    return norm, len(windows), core.sketch_one(policy.hasher, windows), _passages(policy, windows)
+
+
+def _passage_reading(policy: Policy) -> sets.Passages:
+    """How :func:`prepare` reads a long text's passages."""
+    return sets.Passages(_passage_width(policy), PASSAGE_SPAN, PASSAGE_PROBES)
 
 
 def unstamped(text: str, norm: str) -> str:
