@@ -264,6 +264,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn white_space_folds_to_one_space_inside_a_text_and_goes_at_its_ends() {
+        let space: Vec<bool> = (0..0x10000u32).map(|c| c == 32 || c == 0x3000).collect();
+        let codes: Vec<u32> =
+            " a\u{3000} b ".chars().chain("c".chars()).map(|c| c as u32).collect();
+        let (out, spans) = fold_spaces(&codes, &[(0, 6), (6, 7)], &space);
+        assert_eq!(out, vec![97, 32, 98, 0, 99]);
+        assert_eq!(spans, vec![(0, 3), (4, 5)]);
+    }
+
+    #[test]
+    fn digit_runs_join_across_one_point_or_comma_and_see_letters_beside() {
+        let codes = b"1,750 q3 4.5. 7..8".to_vec();
+        let (starts, ends, alone) = digit_runs(&codes);
+        assert_eq!(starts, vec![0, 7, 9, 14, 17]);
+        assert_eq!(ends, vec![5, 8, 12, 15, 18]);
+        assert_eq!(alone, vec![true, false, true, true, true]);
+    }
+
+    #[test]
     fn a_run_keeps_its_smallest_passage() {
         let (mut scratch, mut out) = (Vec::new(), Vec::new());
         let shingles: Vec<u64> = (0..40).map(|i| mix64(i * 7919)).collect();
