@@ -8,6 +8,9 @@
 * **lines**: the line keys of the same stories (:func:`neardup.sketch.lines.lines_of` text by
   text against :func:`neardup.stream.core.lines_of_many` a batch at a time), as the boilerplate
   learner reads them (no source, two to ``boilerplate_tokens`` tokens);
+* **features**: a batch's canonical forms to white space folded, shingles, and the long texts'
+  sketches and passages (:func:`neardup.sketch.sets.text_features` against
+  ``neardup._core.text_features``), the canonical forms made beforehand (not timed);
 * **prepare**: the whole per-batch stage (:func:`neardup.stream.engine.prepare.prepare`) over
   the same batches, with the compiled core and with ``NEARDUP_CORE=python``;
 * **command**: ``neardup dedup`` on the whole corpus as a user runs it (start-up in, memory
@@ -42,7 +45,7 @@ from neardup.sketch.lines import lines_of
 from neardup.stream import core
 from neardup.stream.engine.prepare import prepare
 from neardup.stream.model import Article
-from neardup.stream.namespaces.policy import Policy
+from neardup.stream.namespaces.policy import PASSAGE_PROBES, PASSAGE_SPAN, PASSAGE_TOKENS, Policy
 
 BATCH = 512
 PACKAGES = ("neardup", "numpy")
@@ -139,7 +142,7 @@ def line_keys(texts: Sequence[str], policy: Policy) -> tuple[Callable[[], None],
 
 
 def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]]:
-    """The three rows of the report: what, and the reference's and the compiled core's CPU s."""
+    """The four rows of the report: what, and the reference's and the compiled core's CPU s."""
     texts = [str(r["text"]) for r in rows]
     policy = Policy()
     batches = shingled(texts, policy)
@@ -158,6 +161,25 @@ def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]
         for lo in range(0, len(articles), BATCH):
             prepare(policy, articles[lo : lo + BATCH])
 
+    folded = [features.fold_batch(texts[lo : lo + BATCH]) for lo in range(0, len(texts), BATCH)]
+    passages = sets.Passages(
+        max(1, PASSAGE_TOKENS - policy.shingle_size + 1), PASSAGE_SPAN, PASSAGE_PROBES
+    )
+
+    def featured(fn: Callable[..., object]) -> Callable[[], None]:
+        def run() -> None:
+            for batch in folded:
+                fn(
+                    hasher,
+                    batch,
+                    w=policy.shingle_size,
+                    seed=policy.seed,
+                    min_tokens=policy.short_tokens,
+                    passages=passages,
+                )
+
+        return run
+
     out = []
     say("kernel")
     ref, fast = best(kernel(sets.sketch_sets), repeats), best(kernel(core.sketch_sets), repeats)
@@ -165,6 +187,10 @@ def measure(rows: Sequence[dict[str, Any]], repeats: int) -> list[dict[str, Any]
     say("lines")
     ref, fast = (best(run, repeats) for run in line_keys(texts, policy))
     out.append({"what": "lines", "reference_s": ref, "compiled_s": fast})
+    say("features")
+    ref = best(featured(sets.text_features), repeats)
+    fast = best(featured(core.text_features), repeats)
+    out.append({"what": "features", "reference_s": ref, "compiled_s": fast})
     say("prepare")
     ref = best(_with_core("python", stage), repeats)
     fast = best(_with_core(None, stage), repeats)

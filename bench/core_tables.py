@@ -11,6 +11,8 @@ TITLE = "Core benchmark: the compiled core against the python reference"
 WHAT = {
     "kernel": "kernel: `sketch_sets` (MinHash, SimHash, 32-bit sets), batches of {batch}",
     "lines": "kernel: `line_keys` (the boilerplate learner's `lines_of`), batches of {batch}",
+    "features": "kernel: `text_features` (canonical form to shingles, sketches, passages), "
+    "batches of {batch}",
     "prepare": "stage: `prepare`, batches of {batch}",
     "command": "command: `neardup dedup`, memory store, start-up included",
 }

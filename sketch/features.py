@@ -159,6 +159,18 @@ def _powers(size: int) -> tuple[U64, U64]:
     return np.cumprod(p, dtype=np.uint64), np.cumprod(q, dtype=np.uint64)
 
 
+def bmp_classes() -> U8:
+    """The class of every BMP code point (0 separator, 1 word character, 2 CJK), as the
+    tokenizer reads them: what a compiled tokenizer is given, so that it reads Python's Unicode
+    data and never its own."""
+    return _char_classes()
+
+
+def code_classes(codes: npt.NDArray[np.uint32]) -> U8:
+    """The class of each code point (:func:`bmp_classes`'s, past the BMP too)."""
+    return _classify(codes)
+
+
 def _classify(codes: npt.NDArray[np.uint32]) -> U8:
     table = _char_classes()
     if len(codes) == 0 or int(codes.max()) < 0x10000:
@@ -249,6 +261,12 @@ def batch_shingle_hashes(
 
 
 _LOW_SPACE = np.array([chr(c).isspace() for c in range(33)], dtype=bool)
+
+
+def space_table() -> npt.NDArray[np.bool_]:
+    """``str.isspace`` of every BMP code point (none past it is white space): what a compiled
+    folding of white space is given, so that it reads Python's Unicode data."""
+    return _space_table()
 
 
 @cache
@@ -353,7 +371,19 @@ def normalize_batch(texts: Sequence[str]) -> TextBatch:
     of ``str.isspace`` characters inside a text becomes one space, runs at either end of a text go,
     which is exactly ``" ".join(text.split())`` without building a string per word.
     """
-    batch = TextBatch.of(_fold_each(texts))
+    return fold_spaces(fold_batch(texts))
+
+
+def fold_batch(texts: Sequence[str]) -> TextBatch:
+    """The canonical forms of many texts (:func:`neardup.sketch.canonical.fold_each`), laid end
+    to end, their white space as it is (:func:`fold_spaces` folds it)."""
+    return TextBatch.of(_fold_each(texts))
+
+
+def fold_spaces(batch: TextBatch) -> TextBatch:
+    """Each text of ``batch`` with its white space folded: ``" ".join(text.split())``, the
+    texts laid end to end again (what :func:`normalize_batch` does once the texts are
+    folded)."""
     codes, n = batch.codes, len(batch.codes)
     space = codes <= 32  # most whitespace; controls below 28 that are not are looked up
     low = np.flatnonzero(codes < 28)
@@ -467,10 +497,14 @@ __all__ = [
     "DEFAULT_SHINGLE",
     "TextBatch",
     "batch_shingle_hashes",
+    "bmp_classes",
     "char_ngram_hashes",
+    "code_classes",
     "combine_rows",
     "combine_windows",
     "content_hash",
+    "fold_batch",
+    "fold_spaces",
     "has_tokens",
     "idf_weights",
     "mix64",
@@ -480,6 +514,7 @@ __all__ = [
     "shingle_counts",
     "shingle_hashes",
     "sorted_unique",
+    "space_table",
     "text_token_hashes",
     "token_counts",
     "tokenize",

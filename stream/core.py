@@ -18,7 +18,7 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from neardup.sketch import lines, sets
+from neardup.sketch import features, lines, sets
 from neardup.sketch.features import DEFAULT_SEED
 from neardup.sketch.minhash import MinHasher
 from neardup.sketch.simhash import DEFAULT_SEED as SIMHASH_SEED
@@ -86,6 +86,77 @@ def sketch_sets(
         SIMHASH_SEED,
     )
     return sets.SetSketches(sigs, fps, s32, off32.tolist())
+
+
+def text_features(
+    hasher: MinHasher,
+    folded: features.TextBatch,
+    *,
+    w: int,
+    seed: int,
+    min_tokens: int,
+    passages: sets.Passages,
+) -> sets.TextFeatures:
+    """:func:`neardup.sketch.sets.text_features`, by the core in use: the compiled one
+    folds white space, tokenizes, shingles and sketches a batch in one call, reading the
+    reference's white space and classes of code points
+    (:func:`neardup.sketch.features.space_table`, :func:`~neardup.sketch.features.bmp_classes`
+    and the classes of those past the BMP the batch holds), never Unicode data of its own."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.text_features(
+            hasher, folded, w=w, seed=seed, min_tokens=min_tokens, passages=passages
+        )
+    codes = np.ascontiguousarray(folded.codes)
+    astral: npt.NDArray[np.uint32] = np.empty(0, np.uint32)
+    if codes.dtype == np.uint32:  # the code points past the BMP it holds, classified here
+        wide = codes.view(np.uint32)
+        astral = np.unique(wide[wide >= 0x10000])
+    norm, hashes, offsets, long, sketched, found, found_off, runs = kernel.text_features(
+        codes,
+        np.ascontiguousarray(folded.starts, dtype=np.int64),
+        np.ascontiguousarray(folded.ends, dtype=np.int64),
+        features.space_table(),
+        features.bmp_classes(),
+        astral,
+        features.code_classes(astral),
+        w,
+        seed & 0xFFFFFFFFFFFFFFFF,
+        min_tokens,
+        hasher.num_perm,
+        hasher.seed,
+        hasher.scheme == "kperm",
+        SIMHASH_SEED,
+        *passages,
+    )
+    sigs, fps, s32, off32 = sketched
+    sketches = sets.SetSketches(sigs, fps, s32, off32.tolist())
+    batch = features.TextBatch(*norm)
+    return sets.TextFeatures(
+        batch, hashes, offsets, long.tolist(), sketches, found, found_off.tolist(), runs
+    )
+
+
+def char_sketches(
+    hasher: MinHasher, texts: Sequence[str], *, n: int, seed: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]:
+    """:func:`neardup.sketch.sets.char_sketches`, by the core in use (the compiled one: one
+    call for the batch's short texts)."""
+    kernel = _in_use()
+    if kernel is None:
+        return sets.char_sketches(hasher, texts, n=n, seed=seed)
+    batch = features.TextBatch.of(texts)
+    sigs, sizes = kernel.char_sketches(
+        batch.codes,
+        batch.starts.astype(np.int64),
+        batch.ends.astype(np.int64),
+        n,
+        seed & 0xFFFFFFFFFFFFFFFF,
+        hasher.num_perm,
+        hasher.seed,
+        hasher.scheme == "kperm",
+    )
+    return sigs, sizes
 
 
 def sketch_one(
@@ -158,10 +229,12 @@ __all__ = [
     "COMPILED",
     "ENV",
     "REFERENCE",
+    "char_sketches",
     "compiled",
     "forced",
     "lines_of_many",
     "name",
     "sketch_one",
     "sketch_sets",
+    "text_features",
 ]

@@ -153,7 +153,7 @@ fn simhash(features: &[u64], key: u64) -> u64 {
 }
 
 /// The MinHash signature of a set of unique hashes into `row` (already all `EMPTY`).
-fn signature(unique: &[u64], p: &Params, row: &mut [u64]) {
+pub fn signature(unique: &[u64], p: &Params, row: &mut [u64]) {
     if unique.is_empty() {
         return;
     }

@@ -45,7 +45,7 @@ from neardup.sketch import (
     hamming,
     lsh,
     markup,
-    ragged,
+    sets,
     winnow,
 )
 from neardup.stream import core
@@ -263,16 +263,23 @@ def _prepare(
         texts = own
     else:
         texts = [t or a for t, a in zip(without_boilerplate, own, strict=True)]
-    batch = features.normalize_batch(texts)
-    hashes, offsets = batch.shingle_hashes(w=w, seed=seed)
+    feats = core.text_features(
+        policy.hasher,
+        features.fold_batch(texts),
+        w=w,
+        seed=seed,
+        min_tokens=policy.short_tokens,
+        passages=_passage_reading(policy),
+    )
+    batch, offsets, long_idx = feats.batch, feats.offsets, feats.long
     contents = batch.content_hashes(seed)
     if texts is not own:  # the content hash is always the whole text's
         for i, t in enumerate(without_boilerplate or ()):
             if t:
                 contents[i] = features.content_hash(features.normalize(own[i]), seed)
     n_windows = np.diff(offsets)
-    is_long = (n_windows + w - 1 >= policy.short_tokens) & (n_windows > 0)
-    long_idx: list[int] = np.flatnonzero(is_long).tolist()
+    is_long = np.zeros(len(articles), dtype=bool)
+    is_long[long_idx] = True
     short_idx: list[int] = np.flatnonzero(~is_long).tolist()
     # long, but near enough the line to be a short text's copy: a short text's buckets too
     edge = boundary(policy) - w + 1  # windows of a text of that many tokens
@@ -282,9 +289,7 @@ def _prepare(
     out: dict[int, Prepared] = {}
     if long_idx:
         extra = dict(zip(near, ids[len(short_idx) :], strict=True))
-        out.update(
-            _long(policy, articles, texts, batch, contents, hashes, offsets, long_idx, extra)
-        )
+        out.update(_long(policy, articles, texts, batch, contents, feats, extra))
     if short_idx:
         out.update(_short(articles, contents, norms, ids, short_idx))
     return [out[i] for i in range(len(articles))]
@@ -293,29 +298,27 @@ def _prepare(
 def _prepare_one(policy: Policy, article: Article, without_boilerplate: str | None) -> Prepared:
     """:func:`prepare` of one article, equal to its batch result (a test holds them equal): the
     same functions where they cost nothing per call, their one-text forms where the batch forms'
-    set-up (offsets, owners, runs per document) was most of the time of a single text."""
+    set-up (offsets, owners, runs per document) was most of the time of a single text (with
+    the compiled core, its one call: its set-up is a few microseconds)."""
     w, seed = policy.shingle_size, policy.seed
-    norm = features.normalize(without_boilerplate or article.text)
+    text = without_boilerplate or article.text
+    norm, n_windows, sketch, found = _one_text(policy, text)
     own = features.normalize(article.text) if without_boilerplate else norm
     content = features.content_hash(own, seed)
-    windows = _windows(norm, seed, w)
-    if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
-        short = [unstamped(without_boilerplate or article.text, norm)]
+    if sketch is None:
+        short = [unstamped(text, norm)]
         return _short([article], [content], short, short_buckets(policy, short), [0])[0]
     salts = policy.bucket_salts
-    sig, fp, shingles = core.sketch_one(policy.hasher, windows)  # repeats weigh as tf in fp
+    sig, fp, shingles = sketch  # repeats weigh as tf in fp
     keys = np.array([key for _, key in hamming.table_keys(fp, policy.table_design)], np.uint64)
     table_no = np.arange(len(keys), dtype=np.uint64) * np.uint64(salts.table_mult)
     band_ids = features.mix64(lsh.band_hashes(sig, *policy.bands_rows) ^ np.uint64(salts.long_band))
     table_ids = features.mix64(features.mix64(keys ^ np.uint64(salts.simhash_table)) + table_no)
     brief = len(shingles) < policy.numbers_shingles
-    numerals, dates = numbers_and_dates(without_boilerplate or article.text, norm, brief)
+    numerals, dates = numbers_and_dates(text, norm, brief)
     near: list[int] = []
-    if len(windows) + w - 1 <= boundary(policy):  # see _prepare
-        (near,) = map(
-            list, short_buckets(policy, [unstamped(without_boilerplate or article.text, norm)])
-        )
-    found = _passages(policy, windows)
+    if n_windows + w - 1 <= boundary(policy):  # see _prepare
+        (near,) = map(list, short_buckets(policy, [unstamped(text, norm)]))
     return Prepared(
         article,
         Kind.LONG,
@@ -328,6 +331,41 @@ def _prepare_one(policy: Policy, article: Article, without_boilerplate: str | No
         dates,
         found,
     )
+
+
+OneSketch = tuple[npt.NDArray[np.uint64], int, npt.NDArray[np.uint32]]
+
+
+def _one_text(policy: Policy, text: str) -> tuple[str, int, OneSketch | None, tuple[int, ...]]:
+    """One text's normalised form, its number of shingles, and, when it takes the long path,
+    its signature, fingerprint and recorded shingles, and its passages' bucket ids: by the
+    compiled core's one call where it is built, else by the reference's one-text forms."""
+    w, seed = policy.shingle_size, policy.seed
+    if core.compiled() is not None:
+        feats = core.text_features(
+            policy.hasher,
+            features.fold_batch([text]),
+            w=w,
+            seed=seed,
+            min_tokens=policy.short_tokens,
+            passages=_passage_reading(policy),
+        )
+        norm, n_windows = feats.batch.text(0), int(feats.offsets[1])
+        if not feats.long:
+            return norm, n_windows, None, ()
+        sk = feats.sketches
+        found: list[int] = passage_buckets(policy, feats.passages).tolist()
+        return norm, n_windows, (sk.signatures[0], int(sk.simhashes[0]), sk.shingles), tuple(found)
+    norm = features.normalize(text)
+    windows = _windows(norm, seed, w)
+    if not (len(windows) + w - 1 >= policy.short_tokens and len(windows) > 0):
+        return norm, len(windows), None, ()
+    return norm, len(windows), core.sketch_one(policy.hasher, windows), _passages(policy, windows)
+
+
+def _passage_reading(policy: Policy) -> sets.Passages:
+    """How :func:`prepare` reads a long text's passages."""
+    return sets.Passages(_passage_width(policy), PASSAGE_SPAN, PASSAGE_PROBES)
 
 
 def unstamped(text: str, norm: str) -> str:
@@ -384,14 +422,18 @@ def numbers_and_dates(text: str, norm: str, brief: bool) -> tuple[tuple[str, ...
 
 
 def _facts(
-    texts: Sequence[str], batch: features.TextBatch, idx: list[int], brief: list[bool]
+    texts: Sequence[str],
+    batch: features.TextBatch,
+    idx: list[int],
+    brief: list[bool],
+    runs: digits.DigitRuns | None = None,  # the batch's digit runs, when the core read them
 ) -> dict[int, tuple[tuple[str, ...], tuple[str, ...]]]:
     """:func:`numbers_and_dates` of the long texts ``idx`` of a batch (``brief``: each one's
     flag), the same figures found faster: a text with neither a possible time of day nor a
     brief's number words is read from the batch's digit runs in numpy (one pass for the
     batch: a regex scan per text cost more than the rest of its facts); a brief without a time
     of day has only its numbers read alone (its dates are the batch's); the others alone."""
-    runs = batch.digit_runs()
+    runs = batch.digit_runs() if runs is None else runs
     clocks = batch.clock_suspects(runs)
     lows = [0] * len(batch)
     alone: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -432,13 +474,12 @@ def _long(
     texts: Sequence[str],  # what was sketched: the article's text, or without its boilerplate
     batch: features.TextBatch,  # the canonical texts (a disguised digit reads as a digit)
     contents: list[bytes],
-    hashes: npt.NDArray[np.uint64],
-    offsets: npt.NDArray[np.intp],
-    idx: list[int],
+    feats: sets.TextFeatures,  # the batch's shingles, its long texts and their sketches
     extra: dict[int, tuple[int, ...]],  # the short buckets of those near the line
 ) -> dict[int, Prepared]:
     salts = policy.bucket_salts
-    sigs, fps, s32, off32 = core.sketch_sets(policy.hasher, hashes, offsets, idx)
+    idx = feats.long
+    sigs, fps, s32, off32 = feats.sketches
     bands = lsh.band_hashes(sigs, *policy.bands_rows)
     tables = hamming.table_keys_many(fps, policy.table_design)
     table_no = np.arange(tables.shape[1], dtype=np.uint64) * np.uint64(salts.table_mult)
@@ -448,12 +489,10 @@ def _long(
     fp_list = fps.tolist()
     sizes = np.diff(off32).tolist()
     bound = policy.numbers_shingles
-    found = _facts(texts, batch, idx, [size < bound for size in sizes])
-    fps, fp_off = winnow.passages_many(
-        hashes, offsets, width=_passage_width(policy), span=PASSAGE_SPAN, limit=PASSAGE_PROBES
-    )
-    fp_all: list[int] = passage_buckets(policy, fps).tolist()
-    kept = [tuple(fp_all[fp_off[i] : fp_off[i + 1]]) for i in idx]
+    found = _facts(texts, batch, idx, [size < bound for size in sizes], feats.digit_runs)
+    fp_all: list[int] = passage_buckets(policy, feats.passages).tolist()
+    fp_off = feats.passage_offsets
+    kept = [tuple(fp_all[fp_off[j] : fp_off[j + 1]]) for j in range(len(idx))]
     return {
         i: Prepared(
             articles[i],
@@ -515,21 +554,11 @@ def short_buckets(policy: Policy, norms: Sequence[str]) -> list[tuple[int, ...]]
     ``twoforone``) share them too."""
     if not norms:
         return []
-    grams = [
-        features.char_ngram_hashes(
-            (facts.facts_of(norm).core or norm).replace(" ", ""),
-            n=policy.char_ngram,
-            seed=policy.seed,
-            normalized=True,
-        )
-        for norm in norms
-    ]
-    sigs = policy.hasher.signatures(
-        np.concatenate(grams), ragged.segment_offsets([len(g) for g in grams])
-    )
+    cores = [facts.facts_of(norm).core or norm for norm in norms]
+    sigs, sizes = core.char_sketches(policy.hasher, cores, n=policy.char_ngram, seed=policy.seed)
     salt = np.uint64(policy.bucket_salts.short_band)
-    ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt)
-    return [tuple(ids[j].tolist()) if len(g) else () for j, g in enumerate(grams)]
+    ids = features.mix64(lsh.band_hashes(sigs, *policy.short_bands_rows) ^ salt).tolist()
+    return [tuple(row) if size else () for row, size in zip(ids, sizes.tolist(), strict=True)]
 
 
 __all__ = [
