@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
 from harness.data import DATA
-from neardup.stream.namespaces.names import NAMESPACE_RE
+from neardup.stream.names import NAMESPACE_RE
 from neardup.stream.worker.config import TOOLING_VARIABLES, Settings
 
 ROOT = Path(__file__).resolve().parents[1]

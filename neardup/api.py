@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any
 
 from neardup.batch import Result, judged
-from neardup.stream import extras
+from neardup.stream import extras, names
 from neardup.stream.engine.engine import Engine
 from neardup.stream.engine.reindex import stored_records
 from neardup.stream.engine.targets import Targets
@@ -25,7 +25,7 @@ from neardup.stream.index.base import Index as _Store
 from neardup.stream.index.base import NamespaceStats
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.model import Article, Verdict
-from neardup.stream.namespaces import names, policies
+from neardup.stream.namespaces import policies
 from neardup.stream.namespaces.policy import Policy
 from neardup.stream.records import Record
 from neardup.stream.schema import exact_id

@@ -33,7 +33,7 @@ Direction = Literal["excerpt", "embeds"]
 Change = Difference  # a fact that differs: kind, what the earlier text says, what this one says
 
 # An id's bound, in the index's keys too (neardup.stream.index.redis.keys): every key stays
-# short. What a namespace may be called: neardup.stream.namespaces.names.
+# short. What a namespace may be called: neardup.stream.names.
 ID_MAX_BYTES = 512
 
 

@@ -25,7 +25,7 @@ from neardup.sketch import canonical
 from neardup.stream import extract
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.model import ID_MAX_BYTES, Article
-from neardup.stream.namespaces.names import NAMESPACE_RE
+from neardup.stream.names import NAMESPACE_RE
 
 MAX_TEXT_BYTES = 1_000_000
 MAX_KEY_BYTES = 1024

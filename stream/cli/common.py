@@ -171,7 +171,7 @@ def fail(command: str, exc: BaseException) -> typer.Exit:
 
 def check_namespace_arg(command: str, ns: str) -> None:
     """A namespace given on the command line, or its rule on stderr and exit status 2."""
-    from neardup.stream.namespaces.names import check_namespace
+    from neardup.stream.names import check_namespace
 
     try:
         check_namespace(ns)

@@ -40,8 +40,8 @@ from neardup.stream.cli.tables import Reader, open_table, write_kept
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import BrokenTableError, InvalidMessage, NeardupError, TableError
 from neardup.stream.model import Article, Verdict
+from neardup.stream.names import NAMESPACE_RE
 from neardup.stream.namespaces import policies as namespaces
-from neardup.stream.namespaces.names import NAMESPACE_RE
 from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
 from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, article_from_obj, exact_id
 

@@ -50,7 +50,7 @@ def delete(
     is also a tombstone on the input topic (key: the id, header ``namespace``)."""
     if kafka_bootstrap is not None:  # aiokafka
         require_extra("neardup delete", "stream", "--kafka-bootstrap", "aiokafka")
-    from neardup.stream.namespaces import names
+    from neardup.stream import names
     from neardup.stream.schema import check_id
 
     try:

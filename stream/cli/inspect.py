@@ -64,7 +64,7 @@ def inspect(
             return got
 
     try:
-        from neardup.stream.namespaces.names import check_namespace
+        from neardup.stream.names import check_namespace
         from neardup.stream.schema import check_id
 
         check_namespace(namespace)

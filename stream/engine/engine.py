@@ -38,6 +38,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from neardup.stream import names
 from neardup.stream.engine import boilerplate
 from neardup.stream.engine.boilerplate import copied, lines_taught, resembled
 from neardup.stream.engine.judge import Found, matches, verdict
@@ -63,7 +64,6 @@ from neardup.stream.errors import (
 )
 from neardup.stream.index.base import Index, Probe, Registration, StoredVerdict, Window
 from neardup.stream.model import Article, Verdict
-from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policy import PASSAGES, Policy
 from neardup.stream.records import Kind, Record
 

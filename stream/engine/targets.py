@@ -12,8 +12,9 @@ from typing import TypeVar
 
 import orjson
 
+from neardup.stream import names
 from neardup.stream.index.base import Index
-from neardup.stream.namespaces import aliases, names
+from neardup.stream.namespaces import aliases
 from neardup.stream.namespaces import policies as namespaces
 from neardup.stream.namespaces.policy import Policy
 

@@ -52,12 +52,12 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from neardup.stream import names
 from neardup.stream.errors import IndexFileError
 from neardup.stream.index.columns import Buckets, Slot, seqs_of
 from neardup.stream.index.memory import Space
 from neardup.stream.index.packed_records import PackedRecords
 from neardup.stream.index.seq_times import SeqTimes
-from neardup.stream.namespaces import names
 
 MAGIC = b"\x89NDIDX\r\n"
 FORMAT = "neardup-memory-index"

@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
+from neardup.stream import names
 from neardup.stream.index.base import Index
-from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policies import SETTABLE
 from neardup.stream.namespaces.policy import Policy
 

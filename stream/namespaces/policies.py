@@ -36,9 +36,9 @@ from typing import Any
 import orjson
 
 from neardup.sketch import lsh
+from neardup.stream import names
 from neardup.stream.errors import NamespacesFileError
 from neardup.stream.index.base import scheme_fields
-from neardup.stream.namespaces import names
 from neardup.stream.namespaces.policy import BucketSalts, Policy
 
 __all__ = [

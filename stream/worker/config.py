@@ -15,8 +15,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from neardup.stream.errors import ClosedWebError
+from neardup.stream.names import NAMESPACE_RE
 from neardup.stream.namespaces import policies as namespaces
-from neardup.stream.namespaces.names import NAMESPACE_RE
 from neardup.stream.namespaces.policy import MAX_SHARDS, Policy
 
 

@@ -5,7 +5,7 @@ fixed set (the dead-letter topic and the metrics group by it); any other excepti
 whole batch instead of dead-lettering one message. Namespaces become part of Redis key names, so the
 charset check is what keeps a tenant's hash tag ``{ns}`` out of another's keys: it is asserted at
 every layer that builds keys (schema, the namespace rule of
-:mod:`neardup.stream.namespaces.names` that :mod:`neardup.stream.index.redis.keys` re-exports,
+:mod:`neardup.stream.names` that :mod:`neardup.stream.index.redis.keys` re-exports,
 the engine).
 """
 
@@ -25,13 +25,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from neardup.sketch import features
+from neardup.stream import names
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.index.base import BufferedRegistration
 from neardup.stream.index.memory import MemoryIndex
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Article, Verdict
-from neardup.stream.namespaces import names
 from neardup.stream.schema import article_from_obj, parse_article
 
 REASONS = frozenset(

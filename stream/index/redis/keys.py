@@ -40,7 +40,7 @@ keep the keys above on their home slot ``{ns}``, with one more, and their bucket
 and the meta field ``idkey``: the namespace's id-hash key (:data:`ID_KEY_BYTES` random bytes,
 set once, when its scheme is first ensured; a rebuild into a new namespace gets a new one).
 
-``/`` is not a namespace character (:mod:`neardup.stream.namespaces.names`, whose rule and
+``/`` is not a namespace character (:mod:`neardup.stream.names`, whose rule and
 :func:`check_namespace` this module re-exports), so a group's hash tag is never another
 namespace's.
 
@@ -67,7 +67,7 @@ from functools import lru_cache
 import mmh3
 
 from neardup.stream.model import ID_MAX_BYTES
-from neardup.stream.namespaces.names import NAMESPACE_RE, check_namespace
+from neardup.stream.names import NAMESPACE_RE, check_namespace
 
 PREFIX = "nd"
 

@@ -3,7 +3,7 @@ OpenAPI document (:mod:`neardup.stream.worker.http.read_api`) is generated from 
 cannot drift.
 
 The rules themselves stay where the stream uses them (:func:`neardup.stream.schema.check_id`,
-``neardup.stream.namespaces.names.NAMESPACE_RE``); a field here calls the rule to validate
+``neardup.stream.names.NAMESPACE_RE``); a field here calls the rule to validate
 and states it to JSON Schema beside it. An article id's rule is "printable
 (``str.isprintable``), at most ``keys.ID_MAX_BYTES`` UTF-8 bytes": its pattern is built from
 the same Unicode data ``isprintable`` reads, so an id in any script is documented as the
@@ -28,10 +28,10 @@ from pydantic import (
 )
 
 from neardup.sketch.facts import FactKind
+from neardup.stream import names
 from neardup.stream.errors import InvalidMessage
 from neardup.stream.index.redis import keys
 from neardup.stream.model import Direction, Method, VerdictKind
-from neardup.stream.namespaces import names
 from neardup.stream.schema import FORMATS, OPTIONAL_FIELDS, check_id, exact_id
 
 MAX_PAGE = 500

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from neardup.stream.engine.engine import Engine
 from neardup.stream.errors import IndexUnavailableError
 from neardup.stream.index.memory import MemoryIndex
-from neardup.stream.namespaces.names import NAMESPACE_RE
+from neardup.stream.names import NAMESPACE_RE
 from neardup.stream.worker.messages import Incoming, split_verdict_key, verdict_key
 from neardup.stream.worker.metrics import Metrics
 from neardup.stream.worker.pipeline import BatchHandler
