@@ -71,8 +71,11 @@ def run_spelling(
     whether with a typo (``typo``: one is allowed; the word then has eight letters or more);
     ``[]`` when none do."""
     near: list[tuple[str | None, str]] = []
+    typo = typo and len(word) >= 8
     for i in range(len(tokens) - 1):
         joined = tokens[i][1]
+        if not (typo and not near) and not word.startswith(joined):
+            continue  # only the exact spelling is looked for, and no run from here spells it
         for j in range(i + 1, min(i + 4, len(tokens))):
             kind, tok = tokens[j]
             if kind == "cjk":
@@ -80,7 +83,7 @@ def run_spelling(
             joined += tok
             if joined == word:
                 return list(tokens[i : j + 1]), False
-            if typo and not near and len(word) >= 8 and is_typo(word, joined):
+            if typo and not near and is_typo(word, joined):
                 near = list(tokens[i : j + 1])
             if len(joined) > len(word) + 1:
                 break

@@ -19,6 +19,7 @@ import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -363,12 +364,20 @@ def lines_taught(
             out += dict.fromkeys(
                 key
                 for (a, b), key in zip(found.spans, found.keys, strict=True)
-                if features.normalize(text[a:b]) not in theirs
+                if _line_form(text[a:b]) not in theirs
             )
         elif teaches(v, source):
             kept = shared.get(k, frozenset())
             out += dict.fromkeys(key for key in found.keys if key not in kept)
     return out
+
+
+@lru_cache(maxsize=8192)
+def _line_form(line: str) -> str:
+    """A line's normalised form, kept for the last 8,192 lines read: a copy's lines are mostly
+    those of the text it copies, and of that text's other copies (the learner's lines are of
+    at most ``LINE_KEY_CHARS`` characters: some MB at most)."""
+    return features.normalize(line)
 
 
 async def views(
