@@ -118,26 +118,6 @@ class Record:
         id_len = _HEAD.unpack_from(data)[-1]
         return data[_HEAD.size : _HEAD.size + id_len].decode("utf-8")
 
-    @staticmethod
-    def raw_at(data: bytes) -> int:
-        """Where the text as sent starts in an encoded record (its length when there is none):
-        what comes before it is read without decoding the text (the memory index keeps the
-        text deflated behind it)."""
-        version, kind, n_buckets, items, _, _, _, id_len = _HEAD.unpack_from(data)
-        pos = _HEAD.size + id_len + 8 * n_buckets
-        if version < 3:
-            return len(data)
-        if kind == Kind.LONG:
-            pos += 4 * items
-            pos += 4 + _LEN.unpack_from(data, pos)[0]  # numbers
-            if version >= 4:
-                pos += 4 + _LEN.unpack_from(data, pos)[0]  # dates
-        else:
-            pos += 4 + _LEN.unpack_from(data, pos)[0]  # normalised text
-        if version >= 4:
-            pos += 4 + _LEN.unpack_from(data, pos)[0]  # source
-        return int(pos)
-
     @classmethod
     def decode(cls, data: bytes) -> Record:
         version, kind, n_buckets, items, at, sim, content, id_len = _HEAD.unpack_from(data)

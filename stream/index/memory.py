@@ -31,7 +31,6 @@ from neardup.stream.index.base import (
     scheme_mismatch,
 )
 from neardup.stream.index.columns import Buckets, Slot, seqs_of, size_of, take_out, with_seq
-from neardup.stream.index.packed_records import PackedRecords
 from neardup.stream.index.seq_times import SeqTimes
 from neardup.stream.records import Record
 
@@ -43,7 +42,7 @@ class Space:
     scheme: bytes | None = None
     seq: int = 0
     ids: dict[str, int] = field(default_factory=dict)
-    docs: PackedRecords = field(default_factory=PackedRecords)  # seq -> encoded record
+    docs: dict[int, bytes] = field(default_factory=dict)
     # seq -> verdict, deflated (_packed), but the plain ones (below)
     verdicts: dict[int, bytes] = field(default_factory=dict)
     times: SeqTimes = field(default_factory=SeqTimes)  # seq -> registration time
@@ -67,7 +66,7 @@ class Space:
         if packed is not None:
             return _unpacked(packed)
         if self._is_plain(seq) and seq in self.docs:
-            return plain_verdict(self.docs.id_of(seq), self.name, seq)
+            return plain_verdict(Record.id_of(self.docs[seq]), self.name, seq)
         return None
 
     def keep_verdict(self, seq: int, doc_id: str, blob: bytes) -> None:
@@ -105,10 +104,11 @@ class Space:
         """Store verdicts as :meth:`keep_verdict` does (an index read from a file; its articles
         are in :attr:`docs` already)."""
         for seq, blob in sorted(verdicts.items()):
-            if seq not in self.docs:
+            doc = self.docs.get(seq)
+            if doc is None:
                 self.verdicts[seq] = _packed(blob)
             else:
-                self.keep_verdict(seq, self.docs.id_of(seq), blob)
+                self.keep_verdict(seq, Record.id_of(doc), blob)
 
     def rename(self, name: str) -> None:
         """Name the namespace ``name``; its plain verdicts, which name it, follow."""
@@ -379,7 +379,7 @@ class MemoryIndex:
             copies=len(space.cluster_of),
             verdicts=len(verdicts),
             line_keys=sum(map(len, space.lines)),
-            bytes=space.docs.held_bytes() + sum(map(len, verdicts.values())),
+            bytes=sum(map(len, space.docs.values())) + sum(map(len, verdicts.values())),
             hot_buckets=space.buckets.hot(cap) if cap else 0,
             scheme=space.scheme.decode() if space.scheme else None,
             policy=space.decisions.decode() if space.decisions else None,

@@ -56,7 +56,6 @@ from neardup.stream import names
 from neardup.stream.errors import IndexFileError
 from neardup.stream.index.columns import Buckets, Slot, seqs_of
 from neardup.stream.index.memory import Space
-from neardup.stream.index.packed_records import PackedRecords
 from neardup.stream.index.seq_times import SeqTimes
 
 MAGIC = b"\x89NDIDX\r\n"
@@ -317,7 +316,7 @@ def _space(parts: Mapping[str, Part], meta: Mapping[str, Any]) -> Space:
     times = _column(parts, "art.at").tolist()
     _same_length(seqs, ids, records, times)
     space.ids = dict(zip(ids, seqs, strict=True))
-    space.docs = PackedRecords(zip(seqs, records, strict=True))
+    space.docs = dict(zip(seqs, records, strict=True))
     space.times = SeqTimes(zip(seqs, times, strict=True))
     verdict_seqs = _column(parts, "verdict.seq").tolist()
     space.load_verdicts(dict(zip(verdict_seqs, _unstrings(parts, "verdict.blob"), strict=True)))
