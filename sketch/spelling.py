@@ -83,7 +83,8 @@ def run_spelling(
             joined += tok
             if joined == word:
                 return list(tokens[i : j + 1]), False
-            if typo and not near and is_typo(word, joined):
+            # a typo is one edit: lengths more than one apart never are (no call made)
+            if typo and not near and abs(len(joined) - len(word)) <= 1 and is_typo(word, joined):
                 near = list(tokens[i : j + 1])
             if len(joined) > len(word) + 1:
                 break

@@ -372,12 +372,15 @@ def lines_taught(
     return out
 
 
-@lru_cache(maxsize=8192)
 def _line_form(line: str) -> str:
-    """A line's normalised form, kept for the last 8,192 lines read: a copy's lines are mostly
-    those of the text it copies, and of that text's other copies (the learner's lines are of
-    at most ``LINE_KEY_CHARS`` characters: some MB at most)."""
-    return features.normalize(line)
+    """A line's normalised form; those of the last 8,192 short lines read are kept: a copy's
+    lines are mostly those of the text it copies and of that text's other copies (lines of at
+    most :data:`_LINE_FORM_CHARS` characters: a few MB at most)."""
+    return _kept_line_form(line) if len(line) <= _LINE_FORM_CHARS else features.normalize(line)
+
+
+_LINE_FORM_CHARS = 256
+_kept_line_form = lru_cache(maxsize=8192)(features.normalize)
 
 
 async def views(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 from typing import cast
 
 import numpy as np
@@ -578,7 +579,19 @@ def _as_short(text: Prepared | Record) -> str | None:
     if text.kind is Kind.SHORT:
         return text.text
     sent = text.article.text if isinstance(text, Prepared) else text.raw
-    return unstamped(sent, features.normalize(sent)) if sent else None
+    if not sent:
+        return None
+    return _short_form(sent) if len(sent) <= _SHORT_FORM_CHARS else _read_short(sent)
+
+
+def _read_short(sent: str) -> str:
+    return unstamped(sent, features.normalize(sent))
+
+
+# a long text near the line read as a short one, kept for the last texts read: a candidate
+# meets every later article of its family (texts of at most this many characters, some MB)
+_SHORT_FORM_CHARS = 2048
+_short_form = lru_cache(maxsize=2048)(_read_short)
 
 
 def judge_short(policy: Policy, mine: str, theirs: str) -> tuple[Verified, bool] | None:
