@@ -136,20 +136,10 @@ def lines_of(
         known[line] = None
         if line.isascii():
             # ASCII: lower and split are what NFKC and casefold do to it, at a fraction of the
-            # cost; the words split once serve both the count and the fold
-            low = line.lower()
-            words = low.split(None, max_tokens) if max_tokens else low.split()
-            n = len(words)
-            if not n or n < min_tokens or (max_tokens and n > max_tokens):
+            # cost (:func:`_ascii_folded`)
+            folded = _ascii_folded(line.lower(), min_tokens, max_tokens)
+            if folded is None:
                 continue
-            folded = " ".join(words)
-            first = words[0]
-            if not (first[0].isalnum() or first[0] == "_"):  # maybe no word character at all
-                if not word(line):
-                    continue
-                m = marker(folded)
-            else:  # list numbering ends its first word with "." or ")", or is not there
-                m = marker(folded) if first[-1] in ".)" else None
         else:
             if not word(line):
                 continue
@@ -160,8 +150,8 @@ def lines_of(
             if bounded and (n < min_tokens or (max_tokens and n > max_tokens)):
                 continue
             m = marker(folded)
-        if m:
-            folded = folded[m.end() :]
+            if m:
+                folded = folded[m.end() :]
         # :func:`_key`, inline: a call per line cost a tenth of the whole
         key = known[line] = head + digest(folded.encode("utf-8", "surrogatepass"), seed)[7::-1]
         spans.append((start, start + len(line)))
@@ -179,28 +169,35 @@ def _key_ascii(
     spans: list[tuple[int, int]],
     out: list[bytes],
 ) -> None:
-    """:func:`lines_of`'s loop for a lowered ASCII text, whose lines fold by a split and a
-    join: a repeated line is keyed again (what it costs is less than a table of lines read)."""
-    marker, word, digest = _MARKER_RE.match, _WORD_RE.search, mmh3.hash_bytes
+    """:func:`lines_of`'s loop for a lowered ASCII text: a repeated line is keyed again (what
+    it costs is less than a table of lines read)."""
+    digest = mmh3.hash_bytes
     for start, line in read:
         if len(line) > longest:
             continue
-        words = line.split(None, max_tokens) if max_tokens else line.split()
-        n = len(words)
-        if not n or n < min_tokens or (max_tokens and n > max_tokens):
-            continue
-        folded = " ".join(words)
-        first = words[0]
-        if not (first[0].isalnum() or first[0] == "_"):  # maybe no word character at all
-            if not word(line):
-                continue
-            m = marker(folded)
-        else:  # list numbering ends its first word with "." or ")", or is not there
-            m = marker(folded) if first[-1] in ".)" else None
-        if m:
-            folded = folded[m.end() :]
-        spans.append((start, start + len(line)))
-        out.append(head + digest(folded.encode(), seed)[7::-1])
+        folded = _ascii_folded(line, min_tokens, max_tokens)
+        if folded is not None:
+            spans.append((start, start + len(line)))
+            out.append(head + digest(folded.encode(), seed)[7::-1])
+
+
+def _ascii_folded(low: str, min_tokens: int, max_tokens: int) -> str | None:
+    """A lowered ASCII line as it is keyed: its words split once, counted and joined by one
+    space, a list number at its head dropped; ``None`` when it is no line (no word character,
+    or its words out of the bounds)."""
+    words = low.split(None, max_tokens) if max_tokens else low.split()
+    n = len(words)
+    if not n or n < min_tokens or (max_tokens and n > max_tokens):
+        return None
+    folded = " ".join(words)
+    first = words[0]
+    if not (first[0].isalnum() or first[0] == "_"):  # maybe no word character at all
+        if not _WORD_RE.search(low):
+            return None
+        m = _MARKER_RE.match(folded)
+    else:  # list numbering ends its first word with "." or ")", or is not there
+        m = _MARKER_RE.match(folded) if first[-1] in ".)" else None
+    return folded[m.end() :] if m else folded
 
 
 def _key(head: bytes, norm: str, seed: int) -> bytes:

@@ -88,6 +88,28 @@ pub fn combine_windows(values: &[u64], w: usize, out: &mut Vec<u64>) {
     }
 }
 
+/// What a batch's texts of one code width read as: their white space folded (the folded
+/// codes and each text's span in them), the folded texts' digit runs, and their shingle
+/// hashes with offsets (`shingles`).
+pub type Read<T> =
+    (Vec<T>, Vec<(usize, usize)>, (Vec<i64>, Vec<i64>, Vec<bool>), (Vec<u64>, Vec<i64>));
+
+/// `fold_spaces`, then `shingles` and `digit_runs` of the folded texts: the text work of
+/// `text_features`, written once for either code width.
+pub fn fold_and_read<T: Copy + Into<u64> + From<u8>>(
+    codes: &[T],
+    texts: &[(usize, usize)],
+    space: &[bool],
+    cls: &Classes,
+    w: usize,
+    seed: u64,
+) -> Read<T> {
+    let (norm, spans) = fold_spaces(codes, texts, space);
+    let shingled = shingles(&norm, &spans, cls, w, seed);
+    let runs = digit_runs(&norm);
+    (norm, spans, runs, shingled)
+}
+
 /// Every text's shingle hashes in token order, repeats kept, end to end, with offsets
 /// (`TextBatch.shingle_hashes`): text i is `codes[spans[i].0..spans[i].1]`.
 pub fn shingles<T: Copy + Into<u64>>(

@@ -3,8 +3,8 @@
 //! Every function here has a pure-Python reference in `sketch/` that defines its result; the
 //! tests hold the two exactly equal. The GIL is released while a batch is worked on.
 
-mod lines;
 mod features;
+mod lines;
 mod sets;
 
 use numpy::ndarray::Array2;
@@ -85,13 +85,7 @@ fn line_keys<'py>(
         }
         read.push(s.as_bytes());
     }
-    let params = lines::Params {
-        seed,
-        min_tokens,
-        max_tokens,
-        lines_read,
-        key_chars,
-    };
+    let params = lines::Params { seed, min_tokens, max_tokens, lines_read, key_chars };
     let found = py.detach(|| lines::keys_many(&read, &params));
     let out = PyList::empty(py);
     let mut key = [0u8; 16];
@@ -225,9 +219,8 @@ fn text_features<'py>(
         Codes::Narrow(c) => {
             let c = c.as_slice()?;
             let (norm, spans, runs, found) = py.detach(|| {
-                let (norm, spans) = features::fold_spaces(c, &texts, space);
-                let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
-                let runs = features::digit_runs(&norm);
+                let (norm, spans, runs, (h, o)) =
+                    features::fold_and_read(c, &texts, space, &cls, w, seed);
                 (norm, spans, runs, run(h, o))
             });
             (norm.into_pyarray(py).into_any(), spans, runs, found)
@@ -235,9 +228,8 @@ fn text_features<'py>(
         Codes::Wide(c) => {
             let c = c.as_slice()?;
             let (norm, spans, runs, found) = py.detach(|| {
-                let (norm, spans) = features::fold_spaces(c, &texts, space);
-                let (h, o) = features::shingles(&norm, &spans, &cls, w, seed);
-                let runs = features::digit_runs(&norm);
+                let (norm, spans, runs, (h, o)) =
+                    features::fold_and_read(c, &texts, space, &cls, w, seed);
                 (norm, spans, runs, run(h, o))
             });
             (norm.into_pyarray(py).into_any(), spans, runs, found)

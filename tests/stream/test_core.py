@@ -9,9 +9,7 @@ compiled core was not built. Without it, the comparisons skip and say how to bui
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
-from dataclasses import fields
 from types import ModuleType
 
 import numpy as np
@@ -27,28 +25,16 @@ from neardup.stream import core
 from neardup.stream.engine.prepare import Prepared, prepare
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import Policy
+from tests.stream.compiled_core import HOW, REQUIRED, import_compiled, same_prepared
 
-REQUIRED = os.environ.get("NEARDUP_REQUIRE_CORE") == "1"
 Offsets = npt.NDArray[np.intp]
-HOW = (
-    "the compiled core is not built: install cargo, then `make install` "
-    "(or `pip install -e .`) builds neardup/_core from core/"
-)
-
-
-def _import_compiled() -> ModuleType | None:
-    try:
-        from neardup import _core
-    except ImportError:
-        return None
-    return _core
 
 
 def test_the_compiled_core_is_built_when_required() -> None:
     """Under ``make test`` the compiled core must be there: a missing one is a failure."""
     if not REQUIRED:
         pytest.skip("NEARDUP_REQUIRE_CORE is not set (make test and make unit set it)")
-    assert _import_compiled() is not None, HOW
+    assert import_compiled() is not None, HOW
     # in use unless NEARDUP_CORE=python asks for the reference (the suite on the reference)
     assert core.name() == (core.REFERENCE if core.forced() else core.COMPILED)
 
@@ -59,16 +45,6 @@ def _fresh_choice() -> Iterator[None]:
     environment is restored (autouse: torn down after ``monkeypatch``)."""
     yield
     core.compiled.cache_clear()
-
-
-@pytest.fixture(scope="module")
-def kernel() -> ModuleType:
-    found = _import_compiled()
-    if found is None:
-        if REQUIRED:
-            pytest.fail(HOW)
-        pytest.skip(HOW)
-    return found
 
 
 def _compiled_sketches(
@@ -201,17 +177,6 @@ def _prepared(articles: list[Article], one_by_one: bool) -> list[Prepared]:
     ]
 
 
-def _same_prepared(a: list[Prepared], b: list[Prepared]) -> None:
-    assert len(a) == len(b)
-    for x, y in zip(a, b, strict=True):
-        for f in fields(Prepared):
-            u, v = getattr(x, f.name), getattr(y, f.name)
-            if isinstance(u, np.ndarray):
-                assert u.dtype == v.dtype and np.array_equal(u, v), (x.article.id, f.name)
-            else:
-                assert u == v, (x.article.id, f.name)
-
-
 @pytest.mark.parametrize("corpus", ["reuters", "zh_reviews"])
 def test_prepare_is_the_same_with_either_core(
     kernel: ModuleType, monkeypatch: pytest.MonkeyPatch, corpus: str
@@ -232,8 +197,8 @@ def test_prepare_is_the_same_with_either_core(
     finally:
         monkeypatch.delenv(core.ENV)
         core.compiled.cache_clear()
-    _same_prepared(fast[0], slow[0])
-    _same_prepared(fast[1], slow[1])
+    same_prepared(fast[0], slow[0])
+    same_prepared(fast[1], slow[1])
     assert sum(p.kind.name == "LONG" for p in fast[0]) > 100  # the kernel's path was taken
 
 

@@ -12,9 +12,7 @@ these tests hold that to be so.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import fields
 from types import ModuleType
 
 import numpy as np
@@ -29,20 +27,7 @@ from neardup.stream import core
 from neardup.stream.engine.prepare import Prepared, prepare
 from neardup.stream.model import Article
 from neardup.stream.namespaces.policy import PASSAGE_PROBES, PASSAGE_SPAN, Policy
-
-REQUIRED = os.environ.get("NEARDUP_REQUIRE_CORE") == "1"
-HOW = "the compiled core is not built: `make install` (or `pip install -e .`) builds it"
-
-
-@pytest.fixture(scope="module")
-def kernel() -> ModuleType:
-    try:
-        from neardup import _core
-    except ImportError:
-        if REQUIRED:
-            pytest.fail(HOW)
-        pytest.skip(HOW)
-    return _core
+from tests.stream.compiled_core import same_prepared
 
 
 @pytest.fixture(autouse=True)
@@ -237,17 +222,6 @@ def _prepared(articles: list[Article], sketched: list[str | None] | None = None)
     return out
 
 
-def _same_prepared(a: list[Prepared], b: list[Prepared]) -> None:
-    assert len(a) == len(b)
-    for x, y in zip(a, b, strict=True):
-        for f in fields(Prepared):
-            u, v = getattr(x, f.name), getattr(y, f.name)
-            if isinstance(u, np.ndarray):
-                assert u.dtype == v.dtype and np.array_equal(u, v), (x.article.id, f.name)
-            else:
-                assert u == v, (x.article.id, f.name)
-
-
 @pytest.mark.parametrize("corpus", ["reuters", "zh_reviews"])
 def test_every_field_of_prepare_is_the_same_with_either_core(
     kernel: ModuleType, monkeypatch: pytest.MonkeyPatch, corpus: str
@@ -272,8 +246,8 @@ def test_every_field_of_prepare_is_the_same_with_either_core(
     finally:
         monkeypatch.delenv(core.ENV)
         core.compiled.cache_clear()
-    _same_prepared(fast[0], slow[0])
-    _same_prepared(fast[1], slow[1])
+    same_prepared(fast[0], slow[0])
+    same_prepared(fast[1], slow[1])
     kinds = {p.kind.name for p in fast[0]}
     assert kinds == {"LONG", "SHORT"}  # both kernels were used
 

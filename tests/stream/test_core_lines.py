@@ -37,12 +37,6 @@ from neardup.stream import core
 from neardup.stream.engine import boilerplate
 from neardup.stream.namespaces.policy import Policy
 
-REQUIRED = os.environ.get("NEARDUP_REQUIRE_CORE") == "1"
-HOW = (
-    "the compiled core is not built: install cargo, then `make install` "
-    "(or `pip install -e .`) builds neardup/_core from core/"
-)
-
 
 @pytest.fixture(autouse=True)
 def _fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -52,17 +46,6 @@ def _fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     core.compiled.cache_clear()
     yield
     core.compiled.cache_clear()
-
-
-@pytest.fixture(scope="module")
-def kernel() -> ModuleType:
-    try:
-        from neardup import _core
-    except ImportError:
-        if REQUIRED:
-            pytest.fail(HOW)
-        pytest.skip(HOW)
-    return _core
 
 
 def _reference(texts: list[str], sources: list[str], seed: int, lo: int, hi: int) -> list[Lines]:
