@@ -32,20 +32,26 @@ def _every_run(
     return near, bool(near)
 
 
-_PIECES = st.sampled_from(["tax", "free", "taxfree", "un", "ited", "states", "a", "s", "u", "x"])
+_PIECES = st.sampled_from(
+    ["tax", "free", "taxfree", "un", "ited", "states", "a", "s", "u", "x", "нало", "говый", "ελεύ"]
+)
+_LETTERS = "abcstналогвыйελεύθρο"  # Latin, Cyrillic, Greek (with a tonos): no rule is ASCII
 _TOKENS = st.lists(
     st.tuples(
-        st.sampled_from(["word", "num", "cjk", None]), _PIECES | st.text("abcst", max_size=5)
+        st.sampled_from(["word", "num", "cjk", None]), _PIECES | st.text(_LETTERS, max_size=5)
     ),
     max_size=12,
 )
-_WORDS = st.sampled_from(["taxfree", "unitedstates", "us", "taxfrees", "untedstates", "sas"])
+_WORDS = st.sampled_from(
+    ["taxfree", "unitedstates", "us", "taxfrees", "untedstates", "sas", "налоговый", "налгоовый"]
+)
 
 
-@given(_WORDS | st.text("abcst", min_size=1, max_size=10), _TOKENS, st.booleans())
+@given(_WORDS | st.text(_LETTERS, min_size=1, max_size=10), _TOKENS, st.booleans())
 @example("unitedstates", [("word", "united"), ("word", "states")], False)
 @example("untiedstates", [("word", "united"), ("word", "states")], True)  # a typo, run together
 @example("taxfree", [("word", "x"), ("word", "tax"), ("word", "free")], True)
+@example("налгоовый", [("word", "нало"), ("word", "говый")], True)  # Cyrillic, a swap
 def test_the_shortcut_finds_what_every_run_finds(
     word: str, tokens: list[tuple[str | None, str]], typo: bool
 ) -> None:
